@@ -1,0 +1,312 @@
+#include "case_runner.h"
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "cuda_check.h"
+#include "device_buffer.h"
+#include "device_ops.h"
+#include "diagnose.h"
+#include "tasks.h"
+
+const char* status_name(CaseStatus s) {
+    switch (s) {
+        case CaseStatus::ok: return "ok";
+        case CaseStatus::wrong: return "wrong";
+        case CaseStatus::not_implemented: return "not_implemented";
+        case CaseStatus::error: return "error";
+    }
+    return "?";
+}
+
+namespace {
+
+// Work (output elements times terms summed) up to which the float64
+// reference is computed on the CPU; above it, on the GPU.
+constexpr double kHostReferenceLimit = 1 << 22;
+
+// Thrown out of the timing loop when a timed run's output is wrong.
+struct TimedRunWrong {
+    int run;
+    CheckResult check;
+};
+
+// A fault in the student's kernel surfaced after the launcher returned.
+struct KernelFault : CudaError {
+    using CudaError::CudaError;
+};
+
+void wait_for_kernels(const char* when) {
+    cudaError_t err = cudaGetLastError();
+    if (err == cudaSuccess) err = cudaDeviceSynchronize();
+    if (err != cudaSuccess)
+        throw KernelFault(err, std::string("your kernel failed ") + when + ": " + cudaGetErrorString(err) + " (" +
+                                   cudaGetErrorName(err) + ")");
+}
+
+std::vector<double> download_as_doubles(DType t, const void* device, std::size_t n) {
+    return dispatch_dtype(t, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        std::vector<T> host(n);
+        if (n) CUDA_CHECK(cudaMemcpy(host.data(), device, n * sizeof(T), cudaMemcpyDeviceToHost));
+        return std::vector<double>(host.begin(), host.end());
+    });
+}
+
+bool element_is_poison(DType t, const void* device, std::size_t index) {
+    unsigned char bytes[8] = {};
+    const std::size_t size = dtype_size(t);
+    CUDA_CHECK(cudaMemcpy(bytes, static_cast<const unsigned char*>(device) + index * size, size,
+                          cudaMemcpyDeviceToHost));
+    switch (t) {
+        case DType::f32: { std::uint32_t v; std::memcpy(&v, bytes, 4); return v == kPoisonF32; }
+        case DType::f64: { std::uint64_t v; std::memcpy(&v, bytes, 8); return v == kPoisonF64; }
+        case DType::i32: { std::int32_t v; std::memcpy(&v, bytes, 4); return v == kPoisonI32; }
+    }
+    return false;
+}
+
+// Device memory for one case.
+struct Workspace {
+    OutputLayout layout;
+    std::vector<DeviceBuffer> inputs, input_copies;
+    DeviceBuffer output, reference, bound;
+    DeviceArgs args;
+};
+
+Workspace allocate(const Task& task, DType t, const Shape& shape) {
+    Workspace w;
+    w.layout = task.output_layout(shape);
+    for (std::size_t n : task.input_elements(shape)) {
+        w.inputs.emplace_back(n * dtype_size(t));
+        w.input_copies.emplace_back(n * dtype_size(t));
+        w.args.inputs.push_back(w.inputs.back().get());
+    }
+    const std::size_t out = w.layout.elements();
+    w.output = DeviceBuffer(out * dtype_size(t));
+    w.reference = DeviceBuffer(out * sizeof(double));
+    w.bound = DeviceBuffer(out * sizeof(double));
+    w.args.output = w.output.get();
+    return w;
+}
+
+void upload(const std::vector<double>& host, double* device) {
+    CUDA_CHECK(cudaMemcpy(device, host.data(), host.size() * sizeof(double), cudaMemcpyHostToDevice));
+}
+
+// Fills the reference and bound arrays; returns where they were computed.
+std::string prepare_reference(const Task& task, DType t, const Shape& shape, Workspace& w, const DataCase* data) {
+    const double k = task.terms_summed(shape), u = unit_roundoff(t), tiny = smallest_normal(t);
+    const double work = static_cast<double>(w.layout.elements()) * k;
+    if (data || work <= kHostReferenceLimit) {
+        std::vector<std::vector<double>> in;
+        for (std::size_t i = 0; i < w.inputs.size(); ++i)
+            in.push_back(download_as_doubles(t, w.inputs[i].get(), w.inputs[i].bytes() / dtype_size(t)));
+        HostReference ref = task.reference_host(shape, in);
+        std::vector<double> bound(ref.value.size());
+        if (data) ref.value = data->expected.to_doubles();
+        for (std::size_t i = 0; i < bound.size(); ++i) {
+            bound[i] = tolerance_bound(task.tolerance, k, u, ref.magnitude[i], tiny);
+            // A stored expected value was rounded to the element type once more.
+            if (data && task.tolerance.model != ToleranceModel::exact) bound[i] += u * std::fabs(ref.value[i]);
+        }
+        upload(ref.value, w.reference.as<double>());
+        upload(bound, w.bound.as<double>());
+        return "cpu";
+    }
+    task.reference_device(t, shape, w.args, w.reference.as<double>(), w.bound.as<double>());
+    bounds_on_device(w.bound.as<double>(), w.layout.elements(), task.tolerance, k, u, tiny);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return "gpu";
+}
+
+CheckResult check_output(const Task& task, DType t, const Workspace& w, bool analyze) {
+    const CompareSummary s =
+        compare_on_device(t, w.output.get(), w.reference.as<double>(), w.bound.as<double>(), w.layout, analyze);
+    CheckResult c;
+    c.elements = w.layout.elements();
+    c.wrong = s.wrong;
+    c.unwritten = s.unwritten;
+    c.nonfinite = s.nonfinite;
+    c.matches_transposed = s.matches_transposed;
+    for (int i = 0; i < kEdgeTileCount; ++i) c.wrong_in_edge[i] = s.wrong_in_edge[i];
+    c.worst_ratio = s.worst_ratio;
+    if (s.wrong > 0) {
+        const std::size_t i = s.first_wrong;
+        c.has_first_wrong = true;
+        c.first_row = static_cast<std::int64_t>(i) / w.layout.cols;
+        c.first_col = static_cast<std::int64_t>(i) % w.layout.cols;
+        c.expected = read_element_as_double(DType::f64, w.reference.get(), i);
+        c.bound = read_element_as_double(DType::f64, w.bound.get(), i);
+        c.got = read_element_as_double(t, w.output.get(), i);
+        c.first_unwritten = element_is_poison(t, w.output.get(), i);
+    }
+    for (std::size_t i = 0; i < w.inputs.size(); ++i)
+        if (!equal_on_device(w.inputs[i].get(), w.input_copies[i].get(), w.inputs[i].bytes()))
+            c.modified_inputs.push_back(task.input_names[i]);
+    return c;
+}
+
+void fill_inputs(const Task& task, DType t, Workspace& w, const CaseOptions& o, const DataCase* data) {
+    for (std::size_t i = 0; i < w.inputs.size(); ++i) {
+        if (data) {
+            CUDA_CHECK(cudaMemcpy(w.inputs[i].get(), data->inputs[i].bytes.data(), w.inputs[i].bytes(),
+                                  cudaMemcpyHostToDevice));
+        } else {
+            generate_on_device(t, w.inputs[i].get(), w.inputs[i].bytes() / dtype_size(t), rng_key(o.seed, i),
+                               task.distribution);
+        }
+        CUDA_CHECK(cudaMemcpy(w.input_copies[i].get(), w.inputs[i].get(), w.inputs[i].bytes(),
+                              cudaMemcpyDeviceToDevice));
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+void fail_with(CaseResult& r, CheckResult c, const OutputLayout& layout) {
+    r.status = CaseStatus::wrong;
+    r.check = std::move(c);
+    r.message = describe_failure(r.check, layout);
+    r.hint = case_hint(r.check, layout, r.shape);
+}
+
+}  // namespace
+
+CaseResult run_case(const Task& task, DType t, const Shape& shape, const CaseOptions& o, const DeviceInfo& device,
+                    const DeviceLimits* limits, L2Flusher& flusher, const DataCase* data) {
+    CaseResult r;
+    r.task = task.id;
+    r.dtype = t;
+    r.shape = shape;
+    r.seed = data ? data->seed : o.seed;
+    r.source = data ? "data:" + data->label : "random";
+    r.metric = task.metric;
+    r.flops = task.flops(shape);
+    r.bytes = task.min_bytes(shape, t);
+    try {
+        Workspace w = allocate(task, t, shape);
+        fill_inputs(task, t, w, o, data);
+        r.reference = prepare_reference(task, t, shape, w, data);
+        auto launch = [&] { task.launch(t, shape, w.args); };
+        auto poison = [&] { poison_on_device(t, w.output.get(), w.layout.elements()); };
+
+        // Check runs: every one verified; a result that differs between runs is a race.
+        std::size_t first_wrong_count = 0;
+        for (int run = 0; run < std::max(1, o.check_runs); ++run) {
+            poison();
+            launch();
+            wait_for_kernels(run == 0 ? "while running" : "on a repeated run");
+            CheckResult c = check_output(task, t, w, run == 0);
+            if (run == 0) {
+                r.check = c;
+                first_wrong_count = c.wrong;
+            } else if (c.wrong != first_wrong_count || !c.modified_inputs.empty()) {
+                if (r.check.runs_wrong == 0) r.check.first_bad_run = run;
+                ++r.check.runs_wrong;
+            }
+            if (!c.passed() && r.check.first_bad_run < 0) r.check.first_bad_run = run;
+            ++r.check.runs_checked;
+            if (!c.modified_inputs.empty()) break;  // later runs would see different inputs
+        }
+        if (!r.check.passed()) {
+            fail_with(r, r.check, w.layout);
+            // A wrong result whose count of wrong elements changes between runs is a race.
+            if (r.check.wrong > 0 && r.check.runs_wrong > 0) r.hint = race_hint() + (r.hint.empty() ? "" : " " + r.hint);
+            return r;
+        }
+        r.status = CaseStatus::ok;
+
+        if (o.time) {
+            r.sm_clock_mhz_before = current_sm_clock_mhz(device);
+            const int checked_before = r.check.runs_checked;
+            auto verify = [&](int run) {
+                CheckResult c = check_output(task, t, w, false);
+                ++r.check.runs_checked;
+                if (!c.passed()) throw TimedRunWrong{run, c};
+            };
+            try {
+                r.timing = time_launcher(launch, poison, verify, o.timing, flusher);
+            } catch (const TimedRunWrong& bad) {
+                CheckResult c = bad.check;
+                c.runs_checked = r.check.runs_checked;
+                c.runs_wrong = 1;
+                c.first_bad_run = r.check.runs_checked - 1;
+                fail_with(r, c, w.layout);
+                r.message = "a timed run gave a wrong result although the " + std::to_string(checked_before) +
+                            " checked run(s) before it were right: " + r.message;
+                r.hint = race_hint() + " Code that behaves differently when it is called again (state kept between "
+                                       "calls) fails this way too.";
+                return r;
+            }
+            r.sm_clock_mhz_after = current_sm_clock_mhz(device);
+            r.clock_limit_reasons = clock_limit_reasons(device);
+            const double seconds = r.timing->stats.median * 1e-3;
+            if (seconds > 0) {
+                r.throughput = (task.metric == Metric::gflops ? r.flops : r.bytes) / seconds / 1e9;
+                if (limits) {
+                    const double limit = task.metric == Metric::gflops ? limits->sgemm_gflops : limits->copy_gbps;
+                    if (limit > 0) r.percent_of_limit = 100.0 * r.throughput / limit;
+                }
+            }
+        }
+    } catch (const TaskNotImplemented&) {
+        r.status = CaseStatus::not_implemented;
+        r.message = "not implemented yet";
+    } catch (const CudaError& e) {
+        r.status = CaseStatus::error;
+        r.message = e.what();
+        // Sticky faults (illegal address, launch failure, ...) poison the whole
+        // context: every later CUDA call in this process fails too.
+        (void)cudaGetLastError();
+        r.context_lost = cudaDeviceSynchronize() != cudaSuccess;
+        if (r.context_lost) r.hint = "A crash like this leaves the GPU unusable for the rest of this run.";
+    } catch (const std::exception& e) {
+        r.status = CaseStatus::error;
+        r.message = e.what();
+        (void)cudaGetLastError();
+        r.context_lost = cudaDeviceSynchronize() != cudaSuccess;
+    }
+    return r;
+}
+
+CaseResult timeout_result(const Task& task, DType t, const Shape& shape, std::uint64_t seed, double seconds) {
+    CaseResult r;
+    r.task = task.id;
+    r.dtype = t;
+    r.shape = shape;
+    r.seed = seed;
+    r.metric = task.metric;
+    r.status = CaseStatus::error;
+    r.message = "no result after " + std::to_string(static_cast<int>(seconds)) +
+                " s: the kernel probably never finishes";
+    r.hint = "Look for a loop whose condition never becomes false, or a __syncthreads() that not every thread "
+             "of the block reaches.";
+    r.context_lost = true;
+    return r;
+}
+
+DataCase load_data_case(const std::string& data_dir, const std::string& relative_dir, const Task& task, DType t,
+                        const Shape& shape, std::uint64_t seed) {
+    DataCase d;
+    d.label = relative_dir;
+    d.seed = seed;
+    const std::string dir = data_dir + "/" + relative_dir + "/";
+    const auto sizes = task.input_elements(shape);
+    auto expect = [&](const NpyArray& a, const std::string& path, std::size_t elements) {
+        if (a.dtype != t)
+            throw DataFileError(path + ": holds " + dtype_name(a.dtype) + " but the case is " + dtype_name(t));
+        if (a.elements() != elements)
+            throw DataFileError(path + ": holds " + std::to_string(a.elements()) + " elements but shape " +
+                                shape.str() + " needs " + std::to_string(elements));
+    };
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+        const std::string path = dir + task.input_names[i] + ".npy";
+        d.inputs.push_back(read_npy(path));
+        expect(d.inputs.back(), path, sizes[i]);
+    }
+    const std::string path = dir + "expected.npy";
+    d.expected = read_npy(path);
+    expect(d.expected, path, task.output_layout(shape).elements());
+    return d;
+}

@@ -1,0 +1,68 @@
+// Runs one case — one (task, element type, shape) — on the GPU: makes the
+// inputs, computes the float64 reference, calls the student's launcher with a
+// poisoned output, checks the result and that the inputs are unchanged, and
+// optionally times it (checking every timed run's output too).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "check_result.h"
+#include "device_info.h"
+#include "device_limits.h"
+#include "npy.h"
+#include "registry.h"
+#include "timing.h"
+
+enum class CaseStatus { ok, wrong, not_implemented, error };
+const char* status_name(CaseStatus s);  // "ok", "wrong", "not_implemented", "error"
+
+// A stored reference case from data/: inputs and the expected output.
+struct DataCase {
+    std::string label;  // path of the case, for messages and JSON
+    std::uint64_t seed = 0;
+    std::vector<NpyArray> inputs;
+    NpyArray expected;
+};
+
+struct CaseOptions {
+    std::uint64_t seed = 0;
+    int check_runs = 1;  // untimed runs whose output is verified before timing
+    bool time = false;
+    TimingOptions timing;
+};
+
+struct CaseResult {
+    std::string task;
+    DType dtype = DType::f32;
+    Shape shape;
+    std::string source = "random";  // or "data:<path>"
+    std::uint64_t seed = 0;
+    CaseStatus status = CaseStatus::error;
+    std::string message;  // one line: what went wrong ("" when ok)
+    std::string hint;     // what to look at ("" when nothing to add)
+    CheckResult check;
+    std::string reference;  // "cpu" or "gpu": where the float64 reference was computed
+    std::optional<TimingResult> timing;
+    double flops = 0, bytes = 0;
+    Metric metric = Metric::gbps;
+    double throughput = 0;                // GFLOP/s or GB/s at the median time
+    std::optional<double> percent_of_limit;
+    int sm_clock_mhz_before = -1, sm_clock_mhz_after = -1;
+    std::string clock_limit_reasons;  // NVML's reasons the clock is below maximum, after timing
+    bool context_lost = false;        // a sticky GPU fault: this process can run no more cases
+};
+
+// Runs a case; never throws for anything the student's code does.
+CaseResult run_case(const Task& task, DType dtype, const Shape& shape, const CaseOptions& options,
+                    const DeviceInfo& device, const DeviceLimits* limits, L2Flusher& flusher,
+                    const DataCase* data = nullptr);
+
+// The result for a case the watchdog stopped after `seconds` without an answer.
+CaseResult timeout_result(const Task& task, DType dtype, const Shape& shape, std::uint64_t seed, double seconds);
+
+// Reads a stored case; throws DataFileError naming the file on any problem.
+DataCase load_data_case(const std::string& data_dir, const std::string& relative_dir, const Task& task, DType dtype,
+                        const Shape& shape, std::uint64_t seed);

@@ -1,0 +1,32 @@
+// What the comparison of one output with its reference found.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "device_ops.h"  // kEdgeTileCount
+
+struct CheckResult {
+    std::size_t elements = 0;
+    std::size_t wrong = 0;      // outside the tolerance, NaN or infinite
+    std::size_t unwritten = 0;  // still holding the poison value
+    std::size_t nonfinite = 0;
+    std::size_t wrong_in_edge[kEdgeTileCount] = {};  // wrong and inside the last partial tile
+    std::size_t matches_transposed = 0;              // square outputs only
+
+    bool has_first_wrong = false;
+    std::int64_t first_row = -1, first_col = -1;
+    double expected = 0, got = 0, bound = 0;
+    bool first_unwritten = false;
+
+    double worst_ratio = 0;  // max |got - expected| / bound over all elements (inf: exact mismatch)
+
+    std::vector<std::string> modified_inputs;  // inputs the call wrote into
+    int runs_checked = 0;                      // verified runs of this case (check runs and timed runs)
+    int runs_wrong = 0;
+    int first_bad_run = -1;                    // index of the first wrong verified run
+
+    bool passed() const { return wrong == 0 && modified_inputs.empty() && runs_wrong == 0; }
+};

@@ -1,0 +1,27 @@
+// What the harness reports about the GPU it ran on.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+struct DeviceInfo {
+    int index = 0;
+    std::string name;
+    int cc_major = 0, cc_minor = 0;
+    int sm_count = 0;
+    std::size_t l2_bytes = 0;
+    std::size_t memory_bytes = 0;
+    int driver_version = 0, runtime_version = 0;  // e.g. 13000 for 13.0
+    std::string pci_bus_id;
+};
+
+// Whether a usable CUDA device exists; when not, `why` is one sentence for people.
+bool cuda_device_available(std::string* why);
+DeviceInfo query_device();
+std::string cuda_version_string(int v);  // 13000 -> "13.0"
+
+// SM clock and the reasons it is held below its maximum, read through NVML
+// when the driver provides it (-1 and "" when it does not).
+int current_sm_clock_mhz(const DeviceInfo& d);
+int max_sm_clock_mhz(const DeviceInfo& d);
+std::string clock_limit_reasons(const DeviceInfo& d);

@@ -1,0 +1,43 @@
+#include "device_limits.h"
+
+#include "counter_rng.h"
+#include "cublas_check.h"
+#include "device_buffer.h"
+#include "device_ops.h"
+
+DeviceLimits measure_limits(const TimingOptions& options) {
+    DeviceLimits lim;
+    L2Flusher flusher;
+    auto nothing = [] {};
+    auto no_check = [](int) {};
+
+    lim.copy_bytes = std::size_t(1) << 30;
+    {
+        DeviceBuffer src(lim.copy_bytes), dst(lim.copy_bytes);
+        generate_on_device(DType::i32, src.get(), lim.copy_bytes / 4, rng_key(1, 0), Distribution::signed_unit);
+        const TimingResult t = time_launcher(
+            [&] { CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), lim.copy_bytes, cudaMemcpyDeviceToDevice, 0)); },
+            nothing, no_check, options, flusher);
+        lim.copy_stats = t.stats;
+        lim.copy_gbps = 2.0 * lim.copy_bytes / (t.stats.median * 1e-3) / 1e9;
+    }
+
+    const int m = static_cast<int>(lim.sgemm_shape.m()), n = static_cast<int>(lim.sgemm_shape.n()),
+              k = static_cast<int>(lim.sgemm_shape.k());
+    DeviceBuffer a(sizeof(float) * m * k), b(sizeof(float) * k * n), c(sizeof(float) * m * n);
+    generate_on_device(DType::f32, a.get(), std::size_t(m) * k, rng_key(1, 1), Distribution::signed_unit);
+    generate_on_device(DType::f32, b.get(), std::size_t(k) * n, rng_key(1, 2), Distribution::signed_unit);
+    CublasHandle handle;
+    CUBLAS_CHECK(cublasSetMathMode(handle.get(), CUBLAS_PEDANTIC_MATH));
+    const float one = 1, zero = 0;
+    // Row-major C = A B is column-major C^T = B^T A^T: swap the operands.
+    const TimingResult t = time_launcher(
+        [&] {
+            CUBLAS_CHECK(cublasSgemm(handle.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b.as<float>(), n,
+                                     a.as<float>(), k, &zero, c.as<float>(), n));
+        },
+        nothing, no_check, options, flusher);
+    lim.sgemm_stats = t.stats;
+    lim.sgemm_gflops = 2.0 * m * n * k / (t.stats.median * 1e-3) / 1e9;
+    return lim;
+}

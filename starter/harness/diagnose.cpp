@@ -1,0 +1,107 @@
+#include "diagnose.h"
+
+#include <cmath>
+#include <cstdio>
+
+std::string format_number(double v) {
+    if (std::isnan(v)) return "NaN";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    char buf[64];
+    if (v == std::floor(v) && std::fabs(v) < 1e15) std::snprintf(buf, sizeof buf, "%.0f", v);
+    else std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
+}
+
+static std::string count_phrase(std::size_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string describe_failure(const CheckResult& c, const OutputLayout& layout) {
+    if (!c.modified_inputs.empty()) {
+        std::string names;
+        for (const auto& n : c.modified_inputs) names += (names.empty() ? "" : ", ") + n;
+        if (c.wrong == 0) return "the call wrote into its input " + names + "; inputs must be left unchanged";
+    }
+    if (c.wrong == 0 && c.runs_wrong > 0)
+        return "run " + std::to_string(c.first_bad_run + 1) + " of " + std::to_string(c.runs_checked) +
+               " gave a wrong result although an earlier run was right";
+    std::string s = c.wrong == c.elements && c.elements > 1
+                        ? "all " + std::to_string(c.elements) + " elements are wrong"
+                        : std::to_string(c.wrong) + " of " + count_phrase(c.elements, "element is", "elements are") +
+                              " wrong";
+    if (c.elements == 1) s = "the result is wrong";
+    if (c.has_first_wrong) {
+        if (c.elements > 1)
+            s += "; the first is at (row " + std::to_string(c.first_row) + ", col " + std::to_string(c.first_col) + ")";
+        s += ": expected " + format_number(c.expected) + ", got " +
+             (c.first_unwritten ? std::string("nothing (never written)") : format_number(c.got));
+        if (c.bound > 0) s += " (allowed error " + format_number(c.bound) + ")";
+    }
+    (void)layout;
+    return s;
+}
+
+std::string race_hint() {
+    return "Results that change from run to run usually mean a race: threads reading shared memory "
+           "before every thread has written it (a missing __syncthreads()), or several threads or blocks "
+           "updating the same location without atomics.";
+}
+
+std::string case_hint(const CheckResult& c, const OutputLayout& layout, const Shape& shape) {
+    (void)shape;
+    if (!c.modified_inputs.empty())
+        return "Your code wrote into an input array. Inputs are read-only: write only to the output.";
+    if (c.wrong == 0 && c.runs_wrong > 0) return race_hint();
+    if (c.wrong == 0) return "";
+    if (c.elements == 1 && c.unwritten == 1)
+        return "The result was never written. The harness fills it with NaN before each run: set it "
+               "(cudaMemsetAsync or a kernel) before you accumulate into it.";
+    if (c.unwritten == c.wrong)
+        return count_phrase(c.unwritten, "element was", "elements were") +
+               " never written (they still hold the value the harness puts in the output before each run). "
+               "Does your grid cover every element? Round the number of blocks up: (cols + block.x - 1) / block.x.";
+    if (layout.rows == layout.cols && layout.rows > 1 && c.matches_transposed == c.elements)
+        return "Your output is the transpose of the right answer: the row and column indices are swapped.";
+    for (int t = 0; t < kEdgeTileCount; ++t)
+        if (c.wrong_in_edge[t] == c.wrong && c.wrong < c.elements) {
+            const std::int64_t T = edge_tile(t);
+            std::string where;
+            if (layout.rows % T) where += "rows >= " + std::to_string(layout.rows - layout.rows % T);
+            if (layout.cols % T) where += std::string(where.empty() ? "" : " or ") + "columns >= " +
+                                          std::to_string(layout.cols - layout.cols % T);
+            return "Every wrong element lies in the last, partial " + std::to_string(T) + "-wide tile (" + where +
+                   "): check the bounds when a tile hangs over the edge of the matrix.";
+        }
+    if (c.nonfinite > c.unwritten)
+        return count_phrase(c.nonfinite - c.unwritten, "result is", "results are") +
+               " NaN or infinite: reading shared memory nothing wrote, or reading past the end of an array?";
+    if (c.unwritten > 0)
+        return count_phrase(c.unwritten, "element was", "elements were") +
+               " never written: does your grid cover every element?";
+    if (c.wrong == c.elements && c.elements > 1)
+        return "Every element is wrong: check the index formula (row * cols + col for row-major) and which "
+               "thread computes which element.";
+    return "";
+}
+
+std::string tile_pattern_hint(const std::vector<ShapeOutcome>& outcomes) {
+    bool any_failed = false;
+    for (const auto& o : outcomes) any_failed |= !o.passed;
+    if (!any_failed) return "";
+    for (int t = 0; t < kEdgeTileCount; ++t) {
+        const std::int64_t T = edge_tile(t);
+        bool fits = true, some_multiple_passed = false;
+        for (const auto& o : outcomes) {
+            const int rank = o.shape.kind == ShapeKind::gemm ? 3 : o.shape.kind == ShapeKind::matrix ? 2 : 1;
+            bool all_multiples = true;
+            for (int i = 0; i < rank; ++i) all_multiples &= o.shape.dims[i] % T == 0;
+            if (all_multiples && !o.passed) fits = false;
+            if (all_multiples && o.passed) some_multiple_passed = true;
+        }
+        if (fits && some_multiple_passed)
+            return "Every shape whose sizes are all multiples of " + std::to_string(T) +
+                   " passed, and only shapes with a size that is not failed: check the bounds in your last, "
+                   "partial tile (guard loads and stores with row < rows, col < cols).";
+    }
+    return "";
+}

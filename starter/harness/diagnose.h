@@ -1,0 +1,31 @@
+// Turns what a check found into words a student can act on.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "check_result.h"
+#include "registry.h"
+#include "shape.h"
+
+// "12 of 561 elements are wrong; the first is at (row 16, col 0): expected 1.25, got 0.75 (allowed error 3.8e-06)"
+std::string describe_failure(const CheckResult& c, const OutputLayout& layout);
+
+// A hint from the pattern of wrong elements in one case, or "" when none fits.
+std::string case_hint(const CheckResult& c, const OutputLayout& layout, const Shape& shape);
+
+// What results that change from run to run usually mean.
+std::string race_hint();
+
+// A hint from which shapes of a task passed and failed: when every failing
+// shape has a dimension that is not a multiple of some tile width T and every
+// shape whose dimensions are all multiples of T passed, the bounds checks for
+// the last, partial tile are the likely culprit. "" when no such T exists.
+struct ShapeOutcome {
+    Shape shape;
+    bool passed = false;
+};
+std::string tile_pattern_hint(const std::vector<ShapeOutcome>& outcomes);
+
+// A number the way a student reads it: integers plainly, others with 6 significant digits.
+std::string format_number(double v);

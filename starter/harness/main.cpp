@@ -1,0 +1,304 @@
+// harness: checks and times the assignment's kernels.
+//
+//   harness                              every task, its benchmark shapes, checked and timed
+//   harness --task matmul_tiled --suite test   the student-suite shapes, checked only
+//   harness --suite data --data-dir ../data    the stored reference cases
+//   harness --limits                     the device's copy bandwidth and cuBLAS FP32 rate
+//   harness --list-tasks --json          the task registry, for the grader
+//   harness --json results.jsonl         also write one JSON record per case
+//
+// Exit status: 0 every case ok; 1 some case wrong or not implemented;
+// 2 bad arguments; 3 some case ended in an error (a GPU fault, a timeout);
+// 4 the harness could not run (no CUDA device, missing or corrupt data file).
+#include <CLI/CLI.hpp>
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <random>
+
+#include "case_runner.h"
+#include "data_manifest.h"
+#include "record.h"
+#include "table.h"
+#include "version.h"
+#include "watchdog.h"
+
+namespace {
+
+enum Exit { kOk = 0, kFailed = 1, kUsage = 2, kError = 3, kCannotRun = 4 };
+
+struct PlannedCase {
+    const Task* task;
+    DType dtype;
+    Shape shape;
+    std::shared_ptr<const DataCase> data;  // a stored case from data/, loaded while planning
+};
+
+struct Options {
+    std::vector<std::string> tasks, dtypes, shapes;
+    std::string suite = "bench";
+    std::string data_dir;
+    std::uint64_t seed = 0;
+    bool seed_given = false;
+    bool check_only = false, time = false, limits_only = false, no_limits = false, list_tasks = false;
+    bool version = false;
+    int check_runs = 1;
+    int device = 0;
+    double case_timeout = 300;
+    std::string json_path;  // "-" for stdout
+    bool json = false;
+    TimingOptions timing;
+};
+
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Every argument and data file is checked here, before the GPU is touched.
+std::vector<PlannedCase> plan(const Options& o, const std::vector<ManifestCase>& stored) {
+    std::vector<const Task*> tasks;
+    for (const std::string& id : o.tasks) {
+        const Task* t = find_task(id);
+        if (!t) throw UsageError("unknown task '" + id + "' (tasks: " + task_ids_joined() + ")");
+        tasks.push_back(t);
+    }
+    if (tasks.empty())
+        for (const Task& t : all_tasks()) tasks.push_back(&t);
+    std::vector<DType> dtypes;
+    for (const std::string& s : o.dtypes) {
+        DType d;
+        if (!parse_dtype(s, &d)) throw UsageError("unknown element type '" + s + "' (float32, float64, int32)");
+        dtypes.push_back(d);
+    }
+    auto wanted = [&](const Task& t, DType d) {
+        if (std::find(t.dtypes.begin(), t.dtypes.end(), d) == t.dtypes.end()) return false;
+        return dtypes.empty() || std::find(dtypes.begin(), dtypes.end(), d) != dtypes.end();
+    };
+
+    std::vector<PlannedCase> cases;
+    if (o.suite == "data") {
+        for (const ManifestCase& m : stored)
+            if (std::find(tasks.begin(), tasks.end(), m.task) != tasks.end() && wanted(*m.task, m.dtype))
+                cases.push_back({m.task, m.dtype, m.shape,
+                                 std::make_shared<const DataCase>(
+                                     load_data_case(o.data_dir, m.dir, *m.task, m.dtype, m.shape, m.seed))});
+        if (cases.empty()) throw UsageError("no stored case in " + o.data_dir + " matches the --task and --dtype given");
+        return cases;
+    }
+    for (const Task* t : tasks) {
+        std::vector<Shape> shapes = o.suite == "test" ? t->test_shapes : t->bench_shapes;
+        if (!o.shapes.empty()) {
+            shapes.clear();
+            for (const std::string& text : o.shapes) {
+                Shape s;
+                std::string why;
+                if (!parse_shape(text, t->shape_kind, &s, &why)) throw UsageError("--shape for task " + t->id + ": " + why);
+                shapes.push_back(s);
+            }
+        }
+        for (DType d : t->dtypes)
+            if (wanted(*t, d))
+                for (const Shape& s : shapes) cases.push_back({t, d, s, nullptr});
+    }
+    if (cases.empty()) throw UsageError("no case matches the --task, --dtype and --shape given");
+    return cases;
+}
+
+void print_registry(std::FILE* out) {
+    std::fprintf(out, "%-13s %-24s %-7s %s\n", "task", "types", "shapes", "what the student writes");
+    for (const Task& t : all_tasks()) {
+        std::string types;
+        for (DType d : t.dtypes) types += (types.empty() ? "" : ",") + std::string(dtype_name(d));
+        std::fprintf(out, "%-13s %-24s %-7s %s\n", t.id.c_str(), types.c_str(), shape_kind_name(t.shape_kind),
+                     t.summary.c_str());
+    }
+}
+
+std::uint64_t random_seed() {
+    std::random_device rd;
+    // 53 bits, so the seed survives a round trip through any JSON reader.
+    return ((static_cast<std::uint64_t>(rd()) << 32) | rd()) & ((std::uint64_t(1) << 53) - 1);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    CLI::App app{"harness " HARNESS_VERSION ": checks and times the assignment's CUDA kernels.\n"
+                 "Exit status: 0 all ok, 1 wrong or not implemented, 2 bad arguments, 3 a case ended in an error, "
+                 "4 cannot run.",
+                 "harness"};
+    app.add_option("--task", o.tasks, "Run only these tasks (repeat or comma-separate): " + task_ids_joined())
+        ->delimiter(',');
+    app.add_option("--dtype", o.dtypes, "Run only these element types: float32, float64, int32")->delimiter(',');
+    app.add_option("--shape", o.shapes, "Run these shapes instead of the suite's: 17x33 (matrix), 17x33x29 (MxNxK), 1000 (dot)")
+        ->delimiter(',');
+    app.add_option("--suite", o.suite, "Which shapes: bench (timed), test (the student suite's), data (stored cases)")
+        ->check(CLI::IsMember({"bench", "test", "data"}));
+    app.add_option("--data-dir", o.data_dir, "Directory with manifest.json (default $HARNESS_DATA_DIR or ../data)");
+    app.add_option("--seed", o.seed, "Seed for the input generator (default: a fresh random seed, printed)");
+    app.add_flag("--check-only", o.check_only, "Check results but do not time them");
+    app.add_flag("--time", o.time, "Also time the test and data suites");
+    app.add_option("--check-runs", o.check_runs, "Untimed, verified runs per case before timing")->check(CLI::Range(1, 100));
+    app.add_option("--budget", o.timing.budget_seconds, "Timing budget per case in seconds")->check(CLI::Range(0.01, 600.0));
+    app.add_option("--warmup", o.timing.warmup_runs, "Warm-up runs before timing")->check(CLI::Range(0, 100));
+    app.add_option("--min-samples", o.timing.min_samples, "Fewest timed samples")->check(CLI::Range(1, 100000));
+    app.add_option("--max-samples", o.timing.max_samples, "Most timed samples")->check(CLI::Range(1, 100000));
+    app.add_option("--target-ci", o.timing.target_relative_ci,
+                   "Stop sampling when the 95% CI half-width is within this fraction of the median")
+        ->check(CLI::Range(0.0001, 1.0));
+    app.add_flag("--limits", o.limits_only, "Measure and print the device limits, then exit");
+    app.add_flag("--no-limits", o.no_limits, "Do not measure the device limits (no % of limit column)");
+    app.add_option("--case-timeout", o.case_timeout, "Seconds a case may take before it is stopped as hung")
+        ->check(CLI::Range(1.0, 86400.0));
+    app.add_option("--device", o.device, "CUDA device index")->check(CLI::NonNegativeNumber);
+    app.add_option("--json", o.json_path, "Write JSON Lines to FILE (stdout when FILE is - or omitted)")
+        ->expected(0, 1)
+        ->default_str("-");
+    app.add_flag("--list-tasks", o.list_tasks, "Print the task registry (as JSON with --json) and exit");
+    app.add_flag("--version", o.version, "Print the harness version and exit");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::fprintf(stderr, "harness: %s\n\n%s", e.what(), app.help().c_str());
+        return kUsage;
+    }
+    o.json = app.count("--json") > 0;
+    if (o.json && o.json_path.empty()) o.json_path = "-";
+    o.seed_given = app.count("--seed") > 0;
+    if (o.timing.max_samples < o.timing.min_samples) {
+        std::fprintf(stderr, "harness: --max-samples must be at least --min-samples\n\n%s", app.help().c_str());
+        return kUsage;
+    }
+    if (o.version) {
+        std::printf("harness %s (JSON schema %d)\n", HARNESS_VERSION, HARNESS_SCHEMA_VERSION);
+        return kOk;
+    }
+    if (o.list_tasks) {
+        if (o.json) std::cout << registry_json().dump(2) << "\n";
+        else print_registry(stdout);
+        return kOk;
+    }
+
+    if (o.data_dir.empty()) o.data_dir = std::getenv("HARNESS_DATA_DIR") ? std::getenv("HARNESS_DATA_DIR") : "../data";
+    std::vector<ManifestCase> stored;
+    std::vector<PlannedCase> cases;
+    try {
+        if (o.suite == "data") stored = read_manifest(o.data_dir);
+        if (!o.limits_only) cases = plan(o, stored);
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "harness: %s\n\n%s", e.what(), app.help().c_str());
+        return kUsage;
+    } catch (const DataFileError& e) {
+        std::fprintf(stderr, "harness: %s\n", e.what());
+        return kCannotRun;
+    }
+
+    // Human output goes to stderr when the JSON goes to stdout.
+    std::unique_ptr<std::ofstream> json_file;
+    std::ostream* json_out = nullptr;
+    if (o.json) {
+        if (o.json_path == "-") {
+            json_out = &std::cout;
+        } else {
+            json_file = std::make_unique<std::ofstream>(o.json_path);
+            if (!*json_file) {
+                std::fprintf(stderr, "harness: cannot write --json file %s\n", o.json_path.c_str());
+                return kCannotRun;
+            }
+            json_out = json_file.get();
+        }
+    }
+    std::FILE* human = json_out == &std::cout ? stderr : stdout;
+    auto emit = [&](const nlohmann::json& j) {
+        if (json_out) *json_out << j.dump() << "\n" << std::flush;
+    };
+
+    std::string why;
+    if (!cuda_device_available(&why)) {
+        std::fprintf(stderr, "%s\n", why.c_str());
+        return kCannotRun;
+    }
+    DeviceInfo device;
+    try {
+        CUDA_CHECK(cudaSetDevice(o.device));
+        device = query_device();
+    } catch (const CudaError& e) {
+        std::fprintf(stderr, "harness: cannot use CUDA device %d: %s\n", o.device, e.what());
+        return kCannotRun;
+    }
+    if (!o.seed_given) o.seed = random_seed();
+    print_device_header(human, device, o.seed);
+
+    const bool timing = o.suite == "bench" ? !o.check_only : o.time && !o.check_only;
+    std::unique_ptr<DeviceLimits> limits;
+    if (o.limits_only || (timing && !o.no_limits)) {
+        try {
+            limits = std::make_unique<DeviceLimits>(measure_limits(TimingOptions{}));
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "harness: measuring the device limits failed: %s\n", e.what());
+            return kError;
+        }
+        print_limits(human, *limits);
+        emit(limits_record(*limits, device));
+        if (o.limits_only) return kOk;
+    }
+
+    // A case that hangs is reported, recorded, and ends the process.
+    const PlannedCase* current = nullptr;
+    Watchdog watchdog(o.case_timeout, kError, [&](const std::string& label, double seconds) {
+        std::fprintf(human, "\n%s: no result after %.0f s; stopping. The kernel probably never finishes.\n",
+                     label.c_str(), seconds);
+        if (current) emit(case_record(timeout_result(*current->task, current->dtype, current->shape, o.seed, seconds),
+                                      *current->task, device));
+    });
+
+    L2Flusher flusher;
+    print_table_header(human);
+    int ok = 0, wrong = 0, not_implemented = 0, errors = 0;
+    const CaseResult* fault = nullptr;
+    std::vector<CaseResult> results;
+    results.reserve(cases.size());
+    for (const PlannedCase& pc : cases) {
+        CaseResult r;
+        if (fault) {
+            r.task = pc.task->id;
+            r.dtype = pc.dtype;
+            r.shape = pc.shape;
+            r.seed = o.seed;
+            r.status = CaseStatus::error;
+            r.message = "not run: the earlier fault in " + fault->task + " " + fault->shape.str() +
+                        " left the GPU unusable in this process";
+        } else {
+            CaseOptions co;
+            co.seed = o.seed;
+            co.check_runs = o.check_runs;
+            co.time = timing;
+            co.timing = o.timing;
+            current = &pc;
+            watchdog.arm(pc.task->id + " " + dtype_name(pc.dtype) + " " + pc.shape.str());
+            r = run_case(*pc.task, pc.dtype, pc.shape, co, device, limits.get(), flusher, pc.data.get());
+            watchdog.disarm();
+        }
+        print_case_row(human, r);
+        emit(case_record(r, *pc.task, device));
+        switch (r.status) {
+            case CaseStatus::ok: ++ok; break;
+            case CaseStatus::wrong: ++wrong; break;
+            case CaseStatus::not_implemented: ++not_implemented; break;
+            case CaseStatus::error: ++errors; break;
+        }
+        results.push_back(std::move(r));
+        if (results.back().context_lost && !fault) fault = &results.back();
+    }
+    std::fprintf(human, "%zu cases: %s\n", cases.size(), status_counts(ok, wrong, not_implemented, errors).c_str());
+    if (errors) return kError;
+    if (wrong || not_implemented) return kFailed;
+    return kOk;
+}

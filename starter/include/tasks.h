@@ -1,0 +1,74 @@
+// tasks.h — the contract between your kernels, the harness and the grader.
+//
+// Each task is a *host launcher*: the harness hands it device pointers and a
+// shape, and the launcher chooses a grid and block and launches the kernel(s)
+// on the default stream. Every matrix is row-major: element (r, c) of a
+// rows x cols matrix lives at index r * cols + c.
+//
+// Do not change these declarations: the harness and the grader are compiled
+// against them. Your code goes in kernels/<task>.cu, one file per task.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+
+// ---------------------------------------------------------------------------
+// Element types each templated task is graded on. The harness's registry and
+// every kernel file expand these same lists, so a type is named in one place.
+// ---------------------------------------------------------------------------
+#define ADD_TYPES(X)       X(float) X(std::int32_t)
+#define TRANSPOSE_TYPES(X) X(float) X(std::int32_t)
+#define MATMUL_TYPES(X)    X(float) X(double) X(std::int32_t)
+
+// fill: thread organization. A 2-D grid of 2-D blocks writes
+//   out[r * cols + c] = r * cols + c      for every 0 <= r < rows, 0 <= c < cols.
+void fill(std::int32_t* out, int rows, int cols);
+
+// add: c = a + b, element by element, for rows x cols matrices.
+template <typename T>
+void add(const T* a, const T* b, T* c, int rows, int cols);
+
+// transpose: out = in^T. `in` is rows x cols, `out` is cols x rows:
+//   out[c * rows + r] = in[r * cols + c].
+// Reads and writes must both be coalesced (use a shared-memory tile).
+template <typename T>
+void transpose(const T* in, T* out, int rows, int cols);
+
+// matmul_*: c = a · b with a (m x k), b (k x n), c (m x n), any m, n, k >= 1.
+//   matmul_naive: one thread per element of c, coalesced indexing.
+//   matmul_tiled: shared-memory tiles; correct when sizes are not tile multiples.
+//   matmul_fast:  the fastest float GEMM you can write (plain FP32 arithmetic).
+template <typename T>
+void matmul_naive(const T* a, const T* b, T* c, int m, int n, int k);
+template <typename T>
+void matmul_tiled(const T* a, const T* b, T* c, int m, int n, int k);
+void matmul_fast(const float* a, const float* b, float* c, int m, int n, int k);
+
+// dot: *result = sum over i of x[i] * y[i], for 1 <= n <= 2^28.
+// `result` points to one float in device memory. The harness does NOT zero it
+// for you: if you accumulate into it, set it first (the harness fills it with
+// NaN before every run, so forgetting shows up as a wrong answer).
+void dot(const float* x, const float* y, float* result, int n);
+
+// ---------------------------------------------------------------------------
+// Explicit instantiations: a kernel file ends with, e.g.,
+//   ADD_TYPES(INSTANTIATE_ADD)
+// which compiles add<T> for every type the harness tests.
+// ---------------------------------------------------------------------------
+#define INSTANTIATE_ADD(T) template void add<T>(const T*, const T*, T*, int, int);
+#define INSTANTIATE_TRANSPOSE(T) template void transpose<T>(const T*, T*, int, int);
+#define INSTANTIATE_MATMUL_NAIVE(T) \
+    template void matmul_naive<T>(const T*, const T*, T*, int, int, int);
+#define INSTANTIATE_MATMUL_TILED(T) \
+    template void matmul_tiled<T>(const T*, const T*, T*, int, int, int);
+
+// ---------------------------------------------------------------------------
+// "Not implemented yet": a launcher you have not written yet says so by
+// calling NOT_IMPLEMENTED_YET(). The harness reports that task as
+// `not_implemented` (a status of its own, not a failure of your code).
+// Delete the line when you write the launcher.
+// ---------------------------------------------------------------------------
+struct TaskNotImplemented : std::logic_error {
+    using std::logic_error::logic_error;
+};
+#define NOT_IMPLEMENTED_YET() throw TaskNotImplemented(__func__)

@@ -1,0 +1,206 @@
+// The student suite: `make test` (all tasks) or `make test TASK=matmul_tiled`.
+//
+// For every task in the harness's registry, every element type it is graded
+// on and every shape of its test set, the suite runs your launcher on fresh
+// random inputs (the seed is printed, so a failure can be repeated with
+// `make test SEED=...`), checks the result against a float64 reference, runs
+// it again to catch results that change between runs, then checks the small
+// stored cases in data/. It ends with a one-line summary such as
+// `3/7 tasks pass`.
+//
+// Options (besides doctest's own): --task=ID[,ID...]  --seed=N  --data-dir=DIR
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "case_runner.h"
+#include "data_manifest.h"
+#include "diagnose.h"
+#include "watchdog.h"
+
+namespace {
+
+enum class Outcome { pass, fail, not_implemented, not_run };
+
+struct Suite {
+    std::set<std::string> selected;  // empty: every task
+    std::uint64_t seed = 0;
+    std::string data_dir = "../data";
+    std::vector<ManifestCase> stored;
+    DeviceInfo device;
+    std::unique_ptr<L2Flusher> flusher;
+    std::vector<std::pair<std::string, Outcome>> outcomes;  // registry order
+    std::string lost_context_in;  // the case whose fault left the GPU unusable
+    std::unique_ptr<Watchdog> watchdog;
+    std::string current_case;
+};
+
+Suite suite;
+
+constexpr int kMaxReportedFailures = 3;  // per task; the rest are counted
+constexpr double kCaseTimeoutSeconds = 120;
+
+std::string case_name(const Task& t, DType d, const Shape& s) {
+    return t.id + " " + dtype_name(d) + " " + s.str();
+}
+
+std::string failure_text(const CaseResult& r, const Task& task) {
+    std::string s = case_name(task, r.dtype, r.shape);
+    if (r.source != "random") s += " (stored case " + r.source.substr(5) + ")";
+    s += ": " + r.message;
+    if (!r.hint.empty()) s += "\n  hint: " + r.hint;
+    if (r.source == "random") s += "\n  (inputs from seed " + std::to_string(r.seed) + ")";
+    return s;
+}
+
+// Runs one case; returns false when the task should stop here.
+bool run_one(const Task& task, DType d, const Shape& shape, const DataCase* data, int& failures,
+             std::vector<ShapeOutcome>& shapes, Outcome& outcome) {
+    CaseOptions o;
+    o.seed = suite.seed;
+    o.check_runs = 2;  // a second verified run exposes results that change between runs
+    suite.watchdog->arm(case_name(task, d, shape));
+    const CaseResult r = run_case(task, d, shape, o, suite.device, nullptr, *suite.flusher, data);
+    suite.watchdog->disarm();
+    if (r.status == CaseStatus::not_implemented) {
+        outcome = Outcome::not_implemented;
+        return false;
+    }
+    if (!data) shapes.push_back({shape, r.status == CaseStatus::ok});
+    if (r.status == CaseStatus::ok) return true;
+    outcome = Outcome::fail;
+    if (++failures <= kMaxReportedFailures) FAIL_CHECK(failure_text(r, task));
+    if (r.context_lost) {
+        suite.lost_context_in = case_name(task, d, shape);
+        return false;
+    }
+    return true;
+}
+
+void check_task(const Task& task) {
+    Outcome outcome = Outcome::pass;
+    if (!suite.lost_context_in.empty()) {
+        suite.outcomes.emplace_back(task.id, Outcome::not_run);
+        return;
+    }
+    std::printf("%-13s ", task.id.c_str());
+    std::fflush(stdout);
+    int failures = 0, cases = 0;
+    bool go_on = true;
+    for (DType d : task.dtypes) {
+        std::vector<ShapeOutcome> shapes;
+        for (const Shape& s : task.test_shapes) {
+            if (!(go_on = run_one(task, d, s, nullptr, failures, shapes, outcome))) break;
+            ++cases;
+        }
+        for (const ManifestCase& m : suite.stored) {
+            if (!go_on || m.task != &task || m.dtype != d) continue;
+            const DataCase data = load_data_case(suite.data_dir, m.dir, task, d, m.shape, m.seed);
+            if (!(go_on = run_one(task, d, m.shape, &data, failures, shapes, outcome))) break;
+            ++cases;
+        }
+        const std::string pattern = tile_pattern_hint(shapes);
+        if (!pattern.empty()) FAIL_CHECK((task.id + " " + dtype_name(d) + ": " + pattern));
+        if (!go_on) break;
+    }
+    switch (outcome) {
+        case Outcome::pass: std::printf("pass (%d cases)\n", cases); break;
+        case Outcome::not_implemented: std::printf("not implemented yet\n"); break;
+        default:
+            std::printf("FAIL (%d of the cases failed%s)\n", failures,
+                        failures > kMaxReportedFailures ? "; the first 3 are shown" : "");
+    }
+    std::fflush(stdout);
+    suite.outcomes.emplace_back(task.id, outcome);
+}
+
+// Takes the suite's own options out of argv, leaving doctest's.
+bool parse_suite_options(int& argc, char** argv) {
+    int kept = 1;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&](const char* name) { return a.rfind(name, 0) == 0 ? a.substr(std::strlen(name)) : std::string(); };
+        if (!value("--task=").empty()) {
+            std::stringstream ss(value("--task="));
+            for (std::string id; std::getline(ss, id, ',');) {
+                if (!find_task(id)) {
+                    std::fprintf(stderr, "unknown task '%s' (tasks: %s)\n", id.c_str(), task_ids_joined().c_str());
+                    return false;
+                }
+                suite.selected.insert(id);
+            }
+        } else if (!value("--seed=").empty()) {
+            suite.seed = std::stoull(value("--seed="));
+        } else if (!value("--data-dir=").empty()) {
+            suite.data_dir = value("--data-dir=");
+        } else {
+            argv[kept++] = argv[i];
+        }
+    }
+    argc = kept;
+    return true;
+}
+
+}  // namespace
+
+TEST_CASE("every task passes on every type and test shape") {
+    for (const Task& task : all_tasks())
+        if (suite.selected.empty() || suite.selected.count(task.id)) SUBCASE(task.id.c_str()) { check_task(task); }
+}
+
+int main(int argc, char** argv) {
+    if (!parse_suite_options(argc, argv)) return 2;
+    std::string why;
+    if (!cuda_device_available(&why)) {
+        std::fprintf(stderr, "%s\n", why.c_str());
+        return 4;
+    }
+    try {
+        suite.stored = read_manifest(suite.data_dir);
+        suite.device = query_device();
+        suite.flusher = std::make_unique<L2Flusher>();
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return 4;
+    }
+    if (suite.seed == 0) suite.seed = std::random_device{}() | 1;
+    std::printf("Testing on %s with inputs from seed %llu (repeat with: make test SEED=%llu)\n\n",
+                suite.device.name.c_str(), static_cast<unsigned long long>(suite.seed),
+                static_cast<unsigned long long>(suite.seed));
+    suite.watchdog = std::make_unique<Watchdog>(kCaseTimeoutSeconds, 3, [](const std::string& label, double s) {
+        std::printf("\n%s: no result after %.0f s, so the suite stops here. The kernel probably never finishes: "
+                    "look for a loop that never ends, or a __syncthreads() that not every thread reaches.\n",
+                    label.c_str(), s);
+    });
+
+    doctest::Context context;
+    context.setOption("no-version", true);
+    context.applyCommandLine(argc, argv);
+    const int doctest_status = context.run();
+    if (context.shouldExit()) return doctest_status;
+
+    int passed = 0;
+    std::string not_implemented, failed, not_run;
+    for (const auto& [id, outcome] : suite.outcomes) {
+        auto add = [&](std::string& list) { list += (list.empty() ? "" : ", ") + id; };
+        if (outcome == Outcome::pass) ++passed;
+        else if (outcome == Outcome::not_implemented) add(not_implemented);
+        else if (outcome == Outcome::fail) add(failed);
+        else add(not_run);
+    }
+    std::printf("%d/%zu tasks pass", passed, suite.outcomes.size());
+    if (!failed.empty()) std::printf("; failing: %s", failed.c_str());
+    if (!not_implemented.empty()) std::printf("; not implemented yet: %s", not_implemented.c_str());
+    if (!not_run.empty())
+        std::printf("; not run, because the crash in %s left the GPU unusable: %s", suite.lost_context_in.c_str(),
+                    not_run.c_str());
+    std::printf("\n");
+    const bool all_pass = passed == static_cast<int>(suite.outcomes.size()) && !suite.outcomes.empty();
+    return all_pass && doctest_status == 0 ? 0 : 1;
+}
