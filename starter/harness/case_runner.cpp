@@ -68,9 +68,16 @@ bool element_is_poison(DType t, const void* device, std::size_t index) {
     return false;
 }
 
+// Elements of poisoned guard region after each output: a store without its
+// bounds check lands there instead of in unrelated memory, and is reported.
+std::size_t guard_elements(std::size_t output_elements) {
+    return std::min<std::size_t>(std::max<std::size_t>(output_elements, 1 << 14), 1 << 22);
+}
+
 // Device memory for one case.
 struct Workspace {
     OutputLayout layout;
+    std::size_t guard = 0;  // elements after the output
     std::vector<DeviceBuffer> inputs, input_copies;
     DeviceBuffer output, reference, bound;
     DeviceArgs args;
@@ -85,7 +92,8 @@ Workspace allocate(const Task& task, DType t, const Shape& shape) {
         w.args.inputs.push_back(w.inputs.back().get());
     }
     const std::size_t out = w.layout.elements();
-    w.output = DeviceBuffer(out * dtype_size(t));
+    w.guard = guard_elements(out);
+    w.output = DeviceBuffer((out + w.guard) * dtype_size(t));
     w.reference = DeviceBuffer(out * sizeof(double));
     w.bound = DeviceBuffer(out * sizeof(double));
     w.args.output = w.output.get();
@@ -97,10 +105,12 @@ void upload(const std::vector<double>& host, double* device) {
 }
 
 // Fills the reference and bound arrays; returns where they were computed.
-std::string prepare_reference(const Task& task, DType t, const Shape& shape, Workspace& w, const DataCase* data) {
+std::string prepare_reference(const Task& task, DType t, const Shape& shape, Workspace& w, const DataCase* data,
+                              ReferencePlace place) {
     const double k = task.terms_summed(shape), u = unit_roundoff(t), tiny = smallest_normal(t);
     const double work = static_cast<double>(w.layout.elements()) * k;
-    if (data || work <= kHostReferenceLimit) {
+    const bool on_cpu = place == ReferencePlace::automatic ? work <= kHostReferenceLimit : place == ReferencePlace::cpu;
+    if (data || on_cpu) {
         std::vector<std::vector<double>> in;
         for (std::size_t i = 0; i < w.inputs.size(); ++i)
             in.push_back(download_as_doubles(t, w.inputs[i].get(), w.inputs[i].bytes() / dtype_size(t)));
@@ -146,6 +156,7 @@ CheckResult check_output(const Task& task, DType t, const Workspace& w, bool ana
     for (std::size_t i = 0; i < w.inputs.size(); ++i)
         if (!equal_on_device(w.inputs[i].get(), w.input_copies[i].get(), w.inputs[i].bytes()))
             c.modified_inputs.push_back(task.input_names[i]);
+    c.written_past_end = count_not_poison(t, w.output.get(), c.elements, c.elements + w.guard);
     return c;
 }
 
@@ -187,12 +198,14 @@ CaseResult run_case(const Task& task, DType t, const Shape& shape, const CaseOpt
     try {
         Workspace w = allocate(task, t, shape);
         fill_inputs(task, t, w, o, data);
-        r.reference = prepare_reference(task, t, shape, w, data);
+        r.reference = prepare_reference(task, t, shape, w, data, o.reference);
         auto launch = [&] { task.launch(t, shape, w.args); };
-        auto poison = [&] { poison_on_device(t, w.output.get(), w.layout.elements()); };
+        auto poison = [&] { poison_on_device(t, w.output.get(), w.layout.elements() + w.guard); };
 
-        // Check runs: every one verified; a result that differs between runs is a race.
-        std::size_t first_wrong_count = 0;
+        // Check runs, every one verified. A deterministic kernel gives bitwise
+        // equal outputs each time; a wrong result that also changes between
+        // runs is the mark of a race.
+        DeviceBuffer first_output;
         for (int run = 0; run < std::max(1, o.check_runs); ++run) {
             poison();
             launch();
@@ -200,19 +213,28 @@ CaseResult run_case(const Task& task, DType t, const Shape& shape, const CaseOpt
             CheckResult c = check_output(task, t, w, run == 0);
             if (run == 0) {
                 r.check = c;
-                first_wrong_count = c.wrong;
-            } else if (c.wrong != first_wrong_count || !c.modified_inputs.empty()) {
-                if (r.check.runs_wrong == 0) r.check.first_bad_run = run;
+                if (o.check_runs > 1) {
+                    first_output = DeviceBuffer(w.output.bytes());
+                    CUDA_CHECK(cudaMemcpy(first_output.get(), w.output.get(), w.output.bytes(),
+                                          cudaMemcpyDeviceToDevice));
+                }
+            } else {
+                r.check.runs_differ |= !equal_on_device(first_output.get(), w.output.get(), w.output.bytes());
+                if (!c.passed()) {
+                    if (r.check.first_bad_run < 0) r.check.first_bad_run = run;
+                    ++r.check.runs_wrong;
+                }
+            }
+            if (run == 0 && !c.passed()) {
+                r.check.first_bad_run = 0;
                 ++r.check.runs_wrong;
             }
-            if (!c.passed() && r.check.first_bad_run < 0) r.check.first_bad_run = run;
             ++r.check.runs_checked;
             if (!c.modified_inputs.empty()) break;  // later runs would see different inputs
         }
         if (!r.check.passed()) {
             fail_with(r, r.check, w.layout);
-            // A wrong result whose count of wrong elements changes between runs is a race.
-            if (r.check.wrong > 0 && r.check.runs_wrong > 0) r.hint = race_hint() + (r.hint.empty() ? "" : " " + r.hint);
+            if (r.check.wrong > 0 && r.check.runs_differ) r.hint = race_hint() + (r.hint.empty() ? "" : " " + r.hint);
             return r;
         }
         r.status = CaseStatus::ok;

@@ -27,8 +27,13 @@ struct DataCase {
     NpyArray expected;
 };
 
+// Where the float64 reference is computed: by size (auto), or forced, which
+// lets the tests check the CPU and GPU references against each other.
+enum class ReferencePlace { automatic, cpu, gpu };
+
 struct CaseOptions {
     std::uint64_t seed = 0;
+    ReferencePlace reference = ReferencePlace::automatic;
     int check_runs = 1;  // untimed runs whose output is verified before timing
     bool time = false;
     TimingOptions timing;

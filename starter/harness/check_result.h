@@ -24,9 +24,13 @@ struct CheckResult {
     double worst_ratio = 0;  // max |got - expected| / bound over all elements (inf: exact mismatch)
 
     std::vector<std::string> modified_inputs;  // inputs the call wrote into
+    std::size_t written_past_end = 0;          // elements of the guard region after the output that changed
     int runs_checked = 0;                      // verified runs of this case (check runs and timed runs)
-    int runs_wrong = 0;
+    int runs_wrong = 0;                        // of those, how many were wrong
     int first_bad_run = -1;                    // index of the first wrong verified run
+    bool runs_differ = false;  // two check runs gave bitwise different outputs
 
-    bool passed() const { return wrong == 0 && modified_inputs.empty() && runs_wrong == 0; }
+    bool passed() const {
+        return wrong == 0 && modified_inputs.empty() && written_past_end == 0 && runs_wrong == 0;
+    }
 };

@@ -58,6 +58,12 @@ __global__ void equal_kernel(const std::uint32_t* a, const std::uint32_t* b, std
         if (a[i] != b[i]) *differs = 1;
 }
 
+template <typename T>
+__global__ void not_poison_kernel(const T* a, std::size_t begin, std::size_t end, unsigned long long* count) {
+    for (std::size_t i = begin + blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < end; i += std::size_t(gridDim.x) * blockDim.x)
+        if (!is_poison(a[i])) atomicAdd(count, 1ull);
+}
+
 __device__ double error_ratio(double got, double ref, double bound) {
     const double diff = fabs(got - ref);
     if (!(diff <= DBL_MAX)) return INFINITY;  // NaN or Inf
@@ -179,6 +185,21 @@ bool equal_on_device(const void* a, const void* b, std::size_t bytes) {
     int differs = 0;
     CUDA_CHECK(cudaMemcpy(&differs, flag.get(), sizeof differs, cudaMemcpyDeviceToHost));
     return differs == 0;
+}
+
+std::size_t count_not_poison(DType t, const void* array, std::size_t begin, std::size_t end) {
+    if (end <= begin) return 0;
+    DeviceBuffer count(sizeof(unsigned long long));
+    CUDA_CHECK(cudaMemset(count.get(), 0, sizeof(unsigned long long)));
+    dispatch_dtype(t, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        not_poison_kernel<<<blocks_for(end - begin), kThreads>>>(static_cast<const T*>(array), begin, end,
+                                                                 count.as<unsigned long long>());
+    });
+    CUDA_CHECK(cudaGetLastError());
+    unsigned long long n = 0;
+    CUDA_CHECK(cudaMemcpy(&n, count.get(), sizeof n, cudaMemcpyDeviceToHost));
+    return static_cast<std::size_t>(n);
 }
 
 double read_element_as_double(DType t, const void* device_array, std::size_t index) {

@@ -43,6 +43,8 @@ void bounds_on_device(double* magnitude_in_bound_out, std::size_t n, Tolerance t
 CompareSummary compare_on_device(DType t, const void* out, const double* ref, const double* bound,
                                  OutputLayout layout, bool analyze);
 bool equal_on_device(const void* a, const void* b, std::size_t bytes);
+// How many of elements [begin, end) of an array of type t no longer hold the poison.
+std::size_t count_not_poison(DType t, const void* array, std::size_t begin, std::size_t end);
 // out[i] = (double)in[i], or |in[i]| when `absolute`.
 void to_double_on_device(DType t, const void* in, double* out, std::size_t n, bool absolute);
 // One element of an array of type t, as a double.

@@ -22,6 +22,9 @@ std::string describe_failure(const CheckResult& c, const OutputLayout& layout) {
         for (const auto& n : c.modified_inputs) names += (names.empty() ? "" : ", ") + n;
         if (c.wrong == 0) return "the call wrote into its input " + names + "; inputs must be left unchanged";
     }
+    if (c.wrong == 0 && c.written_past_end > 0)
+        return "every element is right, but the call also wrote " +
+               count_phrase(c.written_past_end, "element", "elements") + " past the end of the output";
     if (c.wrong == 0 && c.runs_wrong > 0)
         return "run " + std::to_string(c.first_bad_run + 1) + " of " + std::to_string(c.runs_checked) +
                " gave a wrong result although an earlier run was right";
@@ -51,6 +54,9 @@ std::string case_hint(const CheckResult& c, const OutputLayout& layout, const Sh
     (void)shape;
     if (!c.modified_inputs.empty())
         return "Your code wrote into an input array. Inputs are read-only: write only to the output.";
+    if (c.written_past_end > 0)
+        return "Your kernel wrote " + count_phrase(c.written_past_end, "element", "elements") +
+               " past the end of the output: a store is missing its bounds check (row < rows && col < cols).";
     if (c.wrong == 0 && c.runs_wrong > 0) return race_hint();
     if (c.wrong == 0) return "";
     if (c.elements == 1 && c.unwritten == 1)

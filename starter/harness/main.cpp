@@ -46,6 +46,7 @@ struct Options {
     bool check_only = false, time = false, limits_only = false, no_limits = false, list_tasks = false;
     bool version = false;
     int check_runs = 1;
+    std::string reference = "auto";
     int device = 0;
     double case_timeout = 300;
     std::string json_path;  // "-" for stdout
@@ -140,6 +141,8 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"bench", "test", "data"}));
     app.add_option("--data-dir", o.data_dir, "Directory with manifest.json (default $HARNESS_DATA_DIR or ../data)");
     app.add_option("--seed", o.seed, "Seed for the input generator (default: a fresh random seed, printed)");
+    app.add_option("--reference", o.reference, "Where to compute the float64 reference: auto (by size), cpu, gpu")
+        ->check(CLI::IsMember({"auto", "cpu", "gpu"}));
     app.add_flag("--check-only", o.check_only, "Check results but do not time them");
     app.add_flag("--time", o.time, "Also time the test and data suites");
     app.add_option("--check-runs", o.check_runs, "Untimed, verified runs per case before timing")->check(CLI::Range(1, 100));
@@ -279,6 +282,9 @@ int main(int argc, char** argv) {
             CaseOptions co;
             co.seed = o.seed;
             co.check_runs = o.check_runs;
+            co.reference = o.reference == "cpu"   ? ReferencePlace::cpu
+                           : o.reference == "gpu" ? ReferencePlace::gpu
+                                                  : ReferencePlace::automatic;
             co.time = timing;
             co.timing = o.timing;
             current = &pc;

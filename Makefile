@@ -1,0 +1,69 @@
+# A CUDA programming assignment with its autograder.
+#
+#   make demo     build the reference solution and run every task through the
+#                 harness: checked, timed, and rated against the device's limits
+#   make check    the project's own tests; without a GPU it runs everything that
+#                 needs none and lists the GPU tests it skipped
+#   make data     regenerate the reference cases in data/
+#   make deps     install the build's header libraries and the tests' Python
+#                 packages (done by demo and check on first use; idempotent)
+#
+# Students work in starter/ (make test, make bench); see README.md.
+
+NPROC        := $(shell nproc 2>/dev/null || echo 2)
+DEPS_INCLUDE ?=
+export DEPS_INCLUDE
+STARTER      := $(MAKE) -C starter -j$(NPROC)
+SOLUTION     := $(STARTER) KERNELS=../solution/kernels
+PY_REQS      := solution/tests/requirements.txt
+
+# The tests' Python: python3 itself when it already has what they need (as on
+# the GPU machines, which reach no package index), else a virtual environment.
+ifeq ($(shell python3 -c "import numpy, pytest, jsonschema" 2>/dev/null && echo yes),yes)
+PYTHON       := python3
+PYTHON_READY :=
+else
+PYTHON       := .venv/bin/python
+PYTHON_READY := .venv/.installed
+endif
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+HEADER_PACKAGES := doctest/doctest.h:doctest-dev nlohmann/json.hpp:nlohmann-json3-dev CLI/CLI.hpp:libcli11-dev
+
+.PHONY: demo check data deps deps-headers build
+demo: deps-headers
+	$(SOLUTION) harness
+	@mkdir -p results
+	cd starter && ./build/solution/harness --json ../results/demo.jsonl
+
+check: deps build
+	$(STARTER) unit
+	$(PYTHON) -m pytest -ra solution/tests
+
+build: deps-headers
+	$(STARTER) all unit-bin
+	$(SOLUTION) all
+
+data: deps build
+	$(PYTHON) data/generate.py --harness starter/build/starter/harness
+
+deps: deps-headers $(PYTHON_READY)
+
+# Debian's packages where the headers are missing; DEPS_INCLUDE=dir skips this.
+deps-headers:
+	@missing=""; for pair in $(HEADER_PACKAGES); do \
+	  header=$${pair%%:*}; package=$${pair##*:}; \
+	  echo "#include <$$header>" | $(CXX) -std=c++17 -x c++ -fsyntax-only $(if $(DEPS_INCLUDE),-isystem $(DEPS_INCLUDE)) - 2>/dev/null \
+	    || missing="$$missing $$package"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if ! command -v apt-get >/dev/null; then \
+	    echo "Missing header libraries:$$missing. Install them, or set DEPS_INCLUDE=dir." >&2; exit 1; fi; \
+	  echo "Installing$$missing"; \
+	  $(SUDO) apt-get install -y -q $$missing || { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q $$missing; }; \
+	fi
+
+.venv/.installed: $(PY_REQS)
+	python3 -m venv .venv
+	.venv/bin/pip install -q -r $(PY_REQS)
+	touch $@

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Writes the small reference cases in data/ and their manifest.
+
+For every task of the harness's registry (read from `harness --list-tasks
+--json`, never a second list), every element type and every one of its
+`data_shapes`, this script draws the inputs with the harness's counter-based
+generator (re-implemented here in numpy, bit for bit; see
+starter/harness/counter_rng.h), computes the expected output in float64 with
+numpy, rounds it to the task's element type, and stores
+
+    cases/<task>/<dtype>/<shape>/<input>.npy and expected.npy
+
+plus manifest.json with each case's seed and the sha256 of every file.
+
+    python3 data/generate.py --harness starter/build/starter/harness           # rewrite data/
+    python3 data/generate.py --harness ... --check                             # compare, change nothing
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import math
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+U64 = np.uint64
+BASE_SEED = 20261121  # the seed of the first case; case i uses BASE_SEED + i
+DTYPES = {"float32": np.float32, "float64": np.float64, "int32": np.int32}
+
+
+# --- the counter-based generator (counter_rng.h) ---------------------------
+
+def mix(z: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer, on uint64 arrays (arithmetic wraps mod 2^64)."""
+    z = z + U64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> U64(30))) * U64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> U64(27))) * U64(0x94D049BB133111EB)
+    return z ^ (z >> U64(31))
+
+
+def rng_key(seed: int, stream: int) -> np.uint64:
+    stream_mix = mix(np.array([stream], dtype=U64))[0]
+    return mix(np.array([U64(seed) ^ stream_mix], dtype=U64))[0]
+
+
+def rng_values(seed: int, stream: int, n: int, dtype: str, distribution: str) -> np.ndarray:
+    bits = mix(rng_key(seed, stream) + np.arange(n, dtype=U64))
+    if dtype == "int32":
+        if distribution == "signed_unit":
+            r = ((bits >> U64(32)) % U64(16)).astype(np.int64)
+            return np.where(r < 8, r - 8, r - 7).astype(np.int32)
+        return (((bits >> U64(32)) % U64(8)).astype(np.int64) + 1).astype(np.int32)
+    if distribution == "signed_unit":
+        m = (bits >> U64(40)).astype(np.int64)
+        values = (2 * m + 1 - (1 << 24)) / 16777216.0
+    else:
+        m = (bits >> U64(41)).astype(np.int64)
+        values = (2 * m + 1) / 16777216.0
+    return values.astype(DTYPES[dtype])
+
+
+# --- what each task computes, in float64 -----------------------------------
+
+def parse_shape(text: str) -> list[int]:
+    return [int(d) for d in text.split("x")]
+
+
+def input_shapes(task: dict, dims: list[int]) -> list[tuple[int, ...]]:
+    if task["shape_kind"] == "gemm":
+        m, n, k = dims
+        return [(m, k), (k, n)]
+    return [tuple(dims)] * len(task["inputs"])  # matrix and vector tasks: every input has the case's shape
+
+
+def exact_sum_of_products(a: np.ndarray, b: np.ndarray) -> float:
+    """The correctly rounded float64 of sum a_i b_i. Inputs carry at most 24
+    significant bits, so each product is exact in float64, and math.fsum adds
+    them exactly: the result does not depend on numpy's BLAS or summation order."""
+    return math.fsum((a * b).tolist())
+
+
+def expected_output(task_id: str, dims: list[int], inputs: list[np.ndarray]) -> np.ndarray:
+    x = [a.astype(np.float64) for a in inputs]
+    if task_id == "fill":
+        rows, cols = dims
+        return np.arange(rows * cols, dtype=np.float64).reshape(rows, cols)
+    if task_id == "add":
+        return x[0] + x[1]
+    if task_id == "transpose":
+        return np.ascontiguousarray(x[0].T)
+    if task_id.startswith("matmul"):
+        return np.array([[exact_sum_of_products(row, col) for col in x[1].T] for row in x[0]]).reshape(dims[0], dims[1])
+    if task_id == "dot":
+        return np.array([exact_sum_of_products(x[0], x[1])])
+    raise SystemExit(f"generate.py does not know how to compute task '{task_id}': add it to expected_output()")
+
+
+# --- writing ----------------------------------------------------------------
+
+def npy_bytes(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, np.ascontiguousarray(array), version=(1, 0), allow_pickle=False)
+    return buffer.getvalue()
+
+
+def generate(registry: dict, out: Path) -> dict:
+    cases = []
+    index = 0
+    for task in registry["tasks"]:
+        for dtype in task["dtypes"]:
+            for shape_text in task["data_shapes"]:
+                seed = BASE_SEED + index
+                index += 1
+                dims = parse_shape(shape_text)
+                shapes = input_shapes(task, dims)
+                inputs = [rng_values(seed, i, int(np.prod(s)), dtype, task["distribution"]).reshape(s)
+                          for i, s in enumerate(shapes)]
+                expected = expected_output(task["id"], dims, inputs).astype(DTYPES[dtype])
+                rel = Path("cases") / task["id"] / dtype / shape_text
+                files = {}
+                for name, array in [*zip(task["inputs"], inputs), ("expected", expected)]:
+                    data = npy_bytes(array)
+                    (out / rel).mkdir(parents=True, exist_ok=True)
+                    (out / rel / f"{name}.npy").write_bytes(data)
+                    files[f"{name}.npy"] = hashlib.sha256(data).hexdigest()
+                cases.append({"task": task["id"], "dtype": dtype, "shape": shape_text, "seed": seed,
+                              "dir": rel.as_posix(), "files": files})
+    manifest = {
+        "format": 1,
+        "generator": "data/generate.py",
+        "harness_version": registry["harness_version"],
+        "description": "Small reference cases: inputs from the harness's counter-based generator, "
+                       "expected outputs computed in float64 by numpy and rounded to the element type.",
+        "cases": cases,
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return manifest
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file() and (p.suffix == ".npy" or p.name == "manifest.json")}
+
+
+def load_registry(args: argparse.Namespace) -> dict:
+    if args.registry:
+        return json.loads(Path(args.registry).read_text())
+    try:
+        text = subprocess.run([args.harness, "--list-tasks", "--json"], check=True, capture_output=True,
+                              text=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise SystemExit(f"generate.py: could not read the task registry from {args.harness}: {e}")
+    return json.loads(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--harness", help="a built harness binary, asked for its registry")
+    source.add_argument("--registry", help="a file holding the output of harness --list-tasks --json")
+    parser.add_argument("--out", default=str(Path(__file__).resolve().parent), help="data directory (default: data/)")
+    parser.add_argument("--check", action="store_true",
+                        help="regenerate into a temporary directory and compare with --out; change nothing")
+    args = parser.parse_args(argv)
+    registry = load_registry(args)
+    out = Path(args.out)
+
+    if not args.check:
+        if (out / "cases").exists():
+            shutil.rmtree(out / "cases")
+        manifest = generate(registry, out)
+        print(f"wrote {len(manifest['cases'])} cases to {out}")
+        return 0
+
+    with tempfile.TemporaryDirectory() as tmp:
+        generate(registry, Path(tmp))
+        fresh, stored = tree_digest(Path(tmp)), tree_digest(out)
+    differ = sorted(name for name in fresh.keys() | stored.keys() if fresh.get(name) != stored.get(name))
+    for name in differ:
+        state = "missing" if name not in stored else "unexpected" if name not in fresh else "differs"
+        print(f"{out / name}: {state}", file=sys.stderr)
+    if differ:
+        print(f"{len(differ)} file(s) in {out} do not match what generate.py makes; run `make data`",
+              file=sys.stderr)
+        return 1
+    print(f"{len(fresh)} files in {out} match generate.py")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""Shared fixtures for the project's own tests (make check).
+
+Tests that need a GPU carry the `gpu` marker and are skipped, with the reason,
+on machines without one: CI runs everything else.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+STARTER = ROOT / "starter"
+SOLUTION_KERNELS = ROOT / "solution" / "kernels"
+DATA = ROOT / "data"
+NPROC = os.cpu_count() or 2
+
+
+def gpu_available() -> tuple[bool, str]:
+    if shutil.which("nvidia-smi") is None:
+        return False, "no CUDA device on this machine (nvidia-smi not found)"
+    listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
+    if listed.returncode != 0 or "GPU" not in listed.stdout:
+        return False, "no CUDA device on this machine (nvidia-smi lists no GPU)"
+    return True, listed.stdout.strip().splitlines()[0]
+
+
+HAS_GPU, GPU_DESCRIPTION = gpu_available()
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs a CUDA device; skipped without one")
+
+
+def pytest_collection_modifyitems(config, items):
+    if HAS_GPU:
+        return
+    skip = pytest.mark.skip(reason=f"GPU test skipped: {GPU_DESCRIPTION}")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+def pytest_terminal_summary(terminalreporter):
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if "gpu" in r.keywords]
+    if skipped:
+        terminalreporter.section(f"{len(skipped)} GPU tests skipped: {GPU_DESCRIPTION}")
+        for report in skipped:
+            terminalreporter.line(f"  {report.nodeid}")
+
+
+def pytest_report_header(config):
+    return f"GPU: {GPU_DESCRIPTION}"
+
+
+@dataclass
+class Build:
+    """A harness and student suite built against one kernels directory."""
+    tag: str
+    harness: Path
+    suite: Path
+
+    def run_harness(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+        return subprocess.run([str(self.harness), *args], cwd=STARTER, capture_output=True, text=True,
+                              timeout=timeout)
+
+    def run_suite(self, *args: str, timeout: float = 900) -> subprocess.CompletedProcess:
+        return subprocess.run([str(self.suite), f"--data-dir={DATA}", *args], cwd=STARTER, capture_output=True,
+                              text=True, timeout=timeout)
+
+
+def make_starter(*args: str) -> None:
+    subprocess.run(["make", "-C", str(STARTER), f"-j{NPROC}", *args], check=True, capture_output=True, text=True)
+
+
+def build(kernels: Path, tag: str) -> Build:
+    make_starter("all", f"KERNELS={kernels}", f"KTAG={tag}")
+    out = STARTER / "build" / tag
+    return Build(tag, out / "harness", out / "student_suite")
+
+
+@pytest.fixture(scope="session")
+def starter_build() -> Build:
+    return build(STARTER / "kernels", "starter")
+
+
+@pytest.fixture(scope="session")
+def solution_build() -> Build:
+    return build(SOLUTION_KERNELS, "solution")
+
+
+def build_with(tmp_root: Path, name: str, replacement: Path) -> Build:
+    """The solution's kernels with one file replaced. The solution's objects are
+    reused (copied with their times), so only the replaced file is compiled."""
+    solution_objects = STARTER / "build" / "solution" / "kernels"
+    kernels = tmp_root / name / "kernels"
+    kernels.mkdir(parents=True)
+    for source in SOLUTION_KERNELS.iterdir():
+        if source.name != replacement.name:
+            (kernels / source.name).symlink_to(source)
+    shutil.copy(replacement, kernels / replacement.name)
+    tag = f"planted_{name}"
+    objects = STARTER / "build" / tag / "kernels"
+    objects.mkdir(parents=True, exist_ok=True)
+    for obj in solution_objects.glob("*.o"):
+        if obj.stem != replacement.stem:
+            shutil.copy2(obj, objects / obj.name)
+    return build(kernels, tag)
+
+
+def json_lines(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def load_schema(name: str) -> dict:
+    return json.loads((STARTER / "harness" / name).read_text())
+
+
+@pytest.fixture(scope="session")
+def registry(starter_build: Build) -> dict:
+    result = starter_build.run_harness("--list-tasks", "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)

@@ -1,0 +1,79 @@
+"""On a GPU: bugs students really write are caught, each with the message that
+points at it. The kernels are in planted/ (see planted/README.md)."""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from conftest import build_with, json_lines
+
+pytestmark = pytest.mark.gpu
+
+PLANTED = Path(__file__).parent / "planted"
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory, solution_build):
+    """Builds every planted variant at once (each compiles one file)."""
+    root = tmp_path_factory.mktemp("planted")
+    folders = sorted(p for p in PLANTED.iterdir() if p.is_dir())
+    with ThreadPoolExecutor() as pool:
+        builds = dict(zip((f.name for f in folders),
+                          pool.map(lambda f: build_with(root, f.name, next(f.glob("*.cu"))), folders)))
+    return builds.__getitem__
+
+
+# (folder, task, words the student must see)
+CAUGHT = [
+    ("missing_bounds_check", "matmul_tiled", "bounds check"),
+    ("missing_syncthreads", "matmul_tiled", "race"),
+    ("swapped_indices", "matmul_naive", "transpose of the right answer"),
+    ("element_never_written", "fill", "never written"),
+    ("race", "dot", "race"),
+]
+
+
+@pytest.mark.parametrize("name, task, words", CAUGHT, ids=[c[0] for c in CAUGHT])
+def test_planted_bug_fails_the_student_suite_with_its_hint(planted, name, task, words):
+    result = planted(name).run_suite(f"--task={task}")
+    assert result.returncode == 1, result.stdout[-3000:]
+    assert f"{task}" in result.stdout and "FAIL" in result.stdout
+    assert words in result.stdout, result.stdout[-3000:]
+    assert "0/1 tasks pass" in result.stdout
+
+
+def test_inverted_indexing_passes_but_is_much_slower(planted, solution_build):
+    inverted = planted("inverted_indexing")
+    assert inverted.run_suite("--task=matmul_naive").returncode == 0
+
+    def median_ms(build) -> float:
+        result = build.run_harness("--task", "matmul_naive", "--dtype", "float32", "--shape", "2048x2048x2048",
+                                   "--no-limits", "--budget", "0.5", "--json", "-")
+        assert result.returncode == 0, result.stderr[-2000:]
+        (record,) = json_lines(result.stdout)
+        return record["timing"]["median_ms"]
+
+    assert median_ms(inverted) > 2 * median_ms(solution_build)
+
+
+def test_illegal_address_is_an_error_with_cudas_message_and_a_nonzero_exit(planted, registry):
+    result = planted("illegal_address").run_harness("--task", "add", "--suite", "test", "--check-only",
+                                                    "--json", "-")
+    assert result.returncode == 3
+    records = json_lines(result.stdout)
+    assert records[0]["status"] == "error"
+    assert "illegal memory access" in records[0]["message"]
+    assert all(r["status"] == "error" and r["message"].startswith("not run") for r in records[1:])
+    (add,) = [t for t in registry["tasks"] if t["id"] == "add"]
+    assert len(records) == len(add["dtypes"]) * len(add["test_shapes"])  # every planned case is accounted for
+
+
+def test_kernel_that_never_returns_is_stopped_and_reported(planted):
+    result = planted("never_returns").run_harness("--task", "fill", "--suite", "test", "--check-only",
+                                                  "--case-timeout", "5", "--json", "-", timeout=120)
+    assert result.returncode == 3
+    (record,) = json_lines(result.stdout)
+    assert record["status"] == "error" and "never finishes" in record["message"]
+    assert "no result after 5 s" in result.stderr

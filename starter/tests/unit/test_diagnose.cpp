@@ -1,0 +1,110 @@
+#include <doctest/doctest.h>
+
+#include "diagnose.h"
+
+namespace {
+
+CheckResult wrong(std::size_t elements, std::size_t n_wrong) {
+    CheckResult c;
+    c.elements = elements;
+    c.wrong = n_wrong;
+    c.runs_checked = 1;
+    c.has_first_wrong = true;
+    c.first_row = 16;
+    c.first_col = 0;
+    c.expected = 1.25;
+    c.got = 0.75;
+    c.bound = 3.8e-6;
+    return c;
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("a failure names how many elements are wrong and the first one") {
+    const std::string s = describe_failure(wrong(561, 12), {17, 33});
+    CHECK(s == "12 of 561 elements are wrong; the first is at (row 16, col 0): expected 1.25, got 0.75 "
+               "(allowed error 3.8e-06)");
+}
+
+TEST_CASE("an element never written says so instead of printing the poison") {
+    CheckResult c = wrong(10, 1);
+    c.first_unwritten = true;
+    CHECK(contains(describe_failure(c, {2, 5}), "got nothing (never written)"));
+}
+
+TEST_CASE("unwritten elements hint at the grid size") {
+    CheckResult c = wrong(1000, 40);
+    c.unwritten = 40;
+    const std::string h = case_hint(c, {20, 50}, Shape::matrix(20, 50));
+    CHECK(contains(h, "40 elements were never written"));
+    CHECK(contains(h, "Round the number of blocks up"));
+}
+
+TEST_CASE("a scalar result never written hints at initializing it") {
+    CheckResult c = wrong(1, 1);
+    c.unwritten = 1;
+    CHECK(contains(case_hint(c, {1, 1}, Shape::vector(1000)), "set it"));
+}
+
+TEST_CASE("wrong elements confined to the last partial tile hint at bounds checks") {
+    CheckResult c = wrong(1000 * 1000, 5000);
+    c.wrong_in_edge[0] = 4000;  // 16: not all
+    c.wrong_in_edge[1] = 5000;  // 32: all of them
+    c.wrong_in_edge[2] = 5000;
+    c.wrong_in_edge[3] = 5000;
+    const std::string h = case_hint(c, {1000, 1000}, Shape::gemm(1000, 1000, 1000));
+    CHECK(contains(h, "last, partial 32-wide tile"));
+    CHECK(contains(h, "rows >= 992 or columns >= 992"));
+}
+
+TEST_CASE("an output equal to the transposed answer hints at swapped indices") {
+    CheckResult c = wrong(64 * 64, 64 * 63);
+    c.matches_transposed = 64 * 64;
+    CHECK(contains(case_hint(c, {64, 64}, Shape::gemm(64, 64, 64)), "transpose of the right answer"));
+}
+
+TEST_CASE("results that change between runs hint at a race") {
+    CheckResult c;
+    c.elements = 100;
+    c.runs_checked = 2;
+    c.runs_wrong = 1;
+    c.first_bad_run = 1;
+    CHECK(contains(case_hint(c, {10, 10}, Shape::matrix(10, 10)), "race"));
+    CHECK(contains(describe_failure(c, {10, 10}), "run 2 of 2 gave a wrong result"));
+}
+
+TEST_CASE("a modified input is reported first") {
+    CheckResult c;
+    c.elements = 100;
+    c.runs_checked = 1;
+    c.modified_inputs = {"a"};
+    CHECK(contains(describe_failure(c, {10, 10}), "wrote into its input a"));
+    CHECK(contains(case_hint(c, {10, 10}, Shape::matrix(10, 10)), "read-only"));
+}
+
+TEST_CASE("a fully wrong output hints at the index formula") {
+    CHECK(contains(case_hint(wrong(100, 100), {10, 10}, Shape::matrix(10, 10)), "index formula"));
+}
+
+TEST_CASE("failing only on sizes that are not tile multiples names the tile width") {
+    const std::vector<ShapeOutcome> outcomes = {
+        {Shape::gemm(1, 1, 1), false},       {Shape::gemm(17, 33, 29), false}, {Shape::gemm(64, 64, 64), true},
+        {Shape::gemm(128, 256, 96), true},   {Shape::gemm(48, 48, 48), false},  // multiple of 16, not of 32
+        {Shape::gemm(2048, 2048, 2048), true}};
+    CHECK(contains(tile_pattern_hint(outcomes), "multiples of 32"));
+}
+
+TEST_CASE("no tile hint when a tile-multiple shape fails too, or nothing fails") {
+    CHECK(tile_pattern_hint({{Shape::gemm(64, 64, 64), false}, {Shape::gemm(17, 33, 29), false}}).empty());
+    CHECK(tile_pattern_hint({{Shape::gemm(64, 64, 64), true}, {Shape::gemm(17, 33, 29), true}}).empty());
+}
+
+TEST_CASE("numbers print the way a student reads them") {
+    CHECK(format_number(42) == "42");
+    CHECK(format_number(-3) == "-3");
+    CHECK(format_number(0.1) == "0.1");
+    CHECK(format_number(1.0 / 3) == "0.333333");
+    CHECK(format_number(std::nan("")) == "NaN");
+}
