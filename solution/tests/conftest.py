@@ -75,7 +75,9 @@ class Build:
 
 
 def make_starter(*args: str) -> None:
-    subprocess.run(["make", "-C", str(STARTER), f"-j{NPROC}", *args], check=True, capture_output=True, text=True)
+    result = subprocess.run(["make", "-C", str(STARTER), f"-j{NPROC}", *args], capture_output=True, text=True)
+    if result.returncode != 0:
+        pytest.fail(f"make {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}", pytrace=False)
 
 
 def build(kernels: Path, tag: str) -> Build:
