@@ -48,16 +48,20 @@ for step in $steps; do
       run racecheck make -C starter racecheck KERNELS=../solution/kernels
       grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/memcheck.log" "$OUT/racecheck.log" | tee -a "$summary" ;;
     variants)
-      # matmul_fast with other pipeline depths and occupancy targets, each timed beside cuBLAS.
-      for v in "4 2" "3 2" "4 1" "3 1"; do
-        set -- $v
-        tag="fast_s$1_b$2"
-        make -C starter -j16 harness KERNELS=../solution/kernels KTAG=$tag \
-          EXTRA_NVFLAGS="-DMATMUL_FAST_STAGES=$1 -DMATMUL_FAST_MIN_BLOCKS=$2" > "$OUT/build_$tag.log" 2>&1
-        (cd starter && ./build/$tag/harness --task matmul_fast --budget 1 \
-          --shape 2048x2048x2048,4096x4096x4096,8192x8192x8192,4097x4097x4097) > "$OUT/$tag.log" 2>&1
-        note "variant stages=$1 min_blocks=$2:"
-        grep -E "limits|matmul_fast" "$OUT/$tag.log" | tee -a "$summary"
+      # matmul_fast's tile configurations (solution/kernels/matmul_fast.cu,
+      # VariantConfig), built in parallel, each timed beside cuBLAS in its own run.
+      variants=${VARIANTS:-0 1 2 3 4 5}
+      for v in $variants; do
+        make -C starter -j4 harness KERNELS=../solution/kernels KTAG=fast_v$v \
+          EXTRA_NVFLAGS="-DMATMUL_FAST_VARIANT=$v" > "$OUT/build_fast_v$v.log" 2>&1 &
+      done
+      wait
+      for v in $variants; do
+        (cd starter && ./build/fast_v$v/harness --task matmul_fast --budget 1 \
+          --shape 2048x2048x2048,4096x4096x4096,8192x8192x8192,4095x4095x4095,4097x4097x4097,3000x5000x700) \
+          > "$OUT/fast_v$v.log" 2>&1
+        note "matmul_fast variant $v:"
+        grep -E "limits|matmul_fast" "$OUT/fast_v$v.log" | tee -a "$summary"
       done ;;
   esac
 done

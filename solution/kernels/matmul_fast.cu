@@ -1,51 +1,66 @@
 // matmul_fast — reference solution: a register-blocked, warp-tiled FP32 GEMM
 // fed by a multi-stage cp.async pipeline. Plain FP32 FFMA: no tensor cores.
 //
-// Work split
-//   block   128 x 128 tile of c, 256 threads = 8 warps arranged 2 (rows) x 4 (cols)
-//   warp     64 x 32 tile of c, 32 threads arranged 8 x 4
-//   thread    8 x  8 elements of c: rows {0..3, 32..35} + 4*tr, cols {0..3, 16..19} + 4*tc
-//            of its warp tile. Splitting each thread's rows and columns in two
-//            halves makes a quarter-warp's 16-byte shared-memory reads hit
-//            different banks (columns) or the same address (rows).
+// Work split (the shapes are a Config, below)
+//   block   BM x BN tile of c, WARPS_M x WARPS_N warps
+//   warp    64 x (4 * TN) tile of c, its 32 lanes arranged 8 (rows) x 4 (cols)
+//   thread  8 x TN elements of c: rows {0..3, 32..35} + 4 * lane_row and
+//           columns {0..3, 16..19, ...} + 4 * lane_col of its warp tile.
+//           Splitting each thread's rows and columns into groups of four
+//           makes a quarter-warp's 16-byte shared-memory reads hit different
+//           banks (columns) or the same address (rows).
 //
-// Data flow per k-slab of 16
-//   global -> shared: cp.async, 16 bytes per copy (4 bytes when a row of a or b
+// Data flow per k-slab of BK
+//   global -> shared: cp.async, 16 bytes a copy (4 bytes when a row of a or b
 //            does not start on a 16-byte boundary), zero-filled past the
 //            matrix edges, STAGES slabs in flight so loads overlap the math;
-//   shared -> registers: a's tile stays row-major, padded to 20 floats a row,
+//   shared -> registers: a's tile stays row-major, padded by 4 floats a row,
 //            and is read 4 k-steps at a time as float4 (8 rows = 32 values);
-//            b's row for one k-step is read as two float4 (8 values);
-//   math:    64 FFMA per k-step per thread, 16 FFMA for every 16-byte read.
+//            b's row for one k-step is read as TN / 4 float4;
+//   math:    8 * TN FFMA per k-step per thread.
 #include <cstdint>
 
 #include "cuda_check.h"
 #include "tasks.h"
 #include "vector4.cuh"
 
-#ifndef MATMUL_FAST_STAGES
-#define MATMUL_FAST_STAGES 4
-#endif
-#ifndef MATMUL_FAST_MIN_BLOCKS
-#define MATMUL_FAST_MIN_BLOCKS 2
-#endif
-
 namespace {
 
-constexpr int kBM = 128, kBN = 128, kBK = 16;
-constexpr int kThreads = 256;
-constexpr int kStages = MATMUL_FAST_STAGES;
-constexpr int kALd = kBK + 4;  // padded row of a's tile, in floats (rows stay 16-byte aligned)
-constexpr int kBLd = kBN;
-constexpr int kAStage = kBM * kALd, kBStage = kBK * kBLd;
-constexpr std::size_t kSmemBytes = std::size_t(kStages) * (kAStage + kBStage) * sizeof(float);
+template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int TN_, int STAGES_, int MIN_BLOCKS_>
+struct Config {
+    static constexpr int BM = BM_, BN = BN_, BK = BK_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_, TN = TN_;
+    static constexpr int STAGES = STAGES_, MIN_BLOCKS = MIN_BLOCKS_;
+    static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
+    static constexpr int A_LD = BK + 4;  // padded row of a's tile, in floats
+    static constexpr int B_LD = BN;
+    static constexpr int A_STAGE = BM * A_LD, B_STAGE = BK * B_LD;
+    static constexpr std::size_t SMEM_BYTES = std::size_t(STAGES) * (A_STAGE + B_STAGE) * sizeof(float);
 
-static_assert(kStages >= 2, "the pipeline needs at least two stages");
-static_assert(kBM * kBK % (4 * kThreads) == 0 && kBK * kBN % (4 * kThreads) == 0,
-              "every thread copies the same number of 16-byte chunks of each tile");
-static_assert((kALd * sizeof(float)) % 16 == 0, "rows of a's tile must stay 16-byte aligned for cp.async");
+    static_assert(BM == 64 * WARPS_M, "a warp covers 64 rows: 8 lane rows x 8 rows per thread");
+    static_assert(BN == 4 * TN * WARPS_N, "a warp covers 4 lane columns x TN columns per thread");
+    static_assert(TN % 4 == 0, "each thread's columns come in groups of four");
+    static_assert(BK % 4 == 0, "a's tile is read four k-steps at a time");
+    static_assert(STAGES >= 2, "the pipeline needs at least two stages");
+    static_assert(BM * BK % (4 * THREADS) == 0 && BK * BN % (4 * THREADS) == 0,
+                  "every thread copies the same number of 16-byte chunks of each tile");
+    static_assert((A_LD * 4 * sizeof(float)) % 128 == 64,
+                  "rows four apart must land in opposite halves of the banks (conflict-free float4 reads)");
+};
 
-// Copies `bytes` (4 or 16) from global to shared memory, asynchronously on
+#ifndef MATMUL_FAST_VARIANT
+#define MATMUL_FAST_VARIANT 0
+#endif
+// The variants compared in docs/gpu-runs (one per build, -DMATMUL_FAST_VARIANT=n).
+template <int V> struct VariantConfig;
+template <> struct VariantConfig<0> { using type = Config<128, 128, 16, 2, 4, 8, 4, 2>; };
+template <> struct VariantConfig<1> { using type = Config<128, 128, 16, 2, 4, 8, 3, 2>; };
+template <> struct VariantConfig<2> { using type = Config<128, 128, 16, 2, 2, 16, 3, 2>; };
+template <> struct VariantConfig<3> { using type = Config<128, 128, 8, 2, 2, 16, 4, 2>; };
+template <> struct VariantConfig<4> { using type = Config<128, 256, 16, 2, 4, 16, 3, 1>; };
+template <> struct VariantConfig<5> { using type = Config<128, 256, 8, 2, 4, 16, 4, 1>; };
+using Chosen = VariantConfig<MATMUL_FAST_VARIANT>::type;
+
+// Copies `Bytes` (4 or 16) from global to shared memory, asynchronously on
 // sm_80 and newer. `valid` false zero-fills the destination instead (the
 // source address is then not read).
 template <int Bytes>
@@ -82,88 +97,84 @@ __device__ void copy_wait() {
 // Loads the k-slab starting at k0 into one pipeline stage. Vec16: rows of a and
 // b start on 16-byte boundaries (k % 4 == 0 and n % 4 == 0), so 16-byte copies
 // never straddle a row end.
-template <bool Vec16>
+template <class C, bool Vec16>
 __device__ void load_slab(float* a_s, float* b_s, const float* a, const float* b, int m, int n, int k, int m0,
                           int n0, int k0, int tid) {
-    if constexpr (Vec16) {
-        for (int c = tid; c < kBM * kBK / 4; c += kThreads) {
-            const int row = c / (kBK / 4), kc = (c % (kBK / 4)) * 4;
-            const bool ok = m0 + row < m && k0 + kc < k;
-            copy_async<16>(&a_s[row * kALd + kc], ok ? a + std::int64_t(m0 + row) * k + k0 + kc : a, ok);
-        }
-        for (int c = tid; c < kBK * kBN / 4; c += kThreads) {
-            const int row = c / (kBN / 4), nc = (c % (kBN / 4)) * 4;
-            const bool ok = k0 + row < k && n0 + nc < n;
-            copy_async<16>(&b_s[row * kBLd + nc], ok ? b + std::int64_t(k0 + row) * n + n0 + nc : b, ok);
-        }
-    } else {
-        for (int e = tid; e < kBM * kBK; e += kThreads) {
-            const int row = e / kBK, kc = e % kBK;
-            const bool ok = m0 + row < m && k0 + kc < k;
-            copy_async<4>(&a_s[row * kALd + kc], ok ? a + std::int64_t(m0 + row) * k + k0 + kc : a, ok);
-        }
-        for (int e = tid; e < kBK * kBN; e += kThreads) {
-            const int row = e / kBN, nc = e % kBN;
-            const bool ok = k0 + row < k && n0 + nc < n;
-            copy_async<4>(&b_s[row * kBLd + nc], ok ? b + std::int64_t(k0 + row) * n + n0 + nc : b, ok);
-        }
+    constexpr int W = Vec16 ? 4 : 1;  // floats per copy
+#pragma unroll
+    for (int c = tid; c < C::BM * C::BK / W; c += C::THREADS) {
+        const int row = c / (C::BK / W), kc = (c % (C::BK / W)) * W;
+        const bool ok = m0 + row < m && k0 + kc < k;
+        copy_async<4 * W>(&a_s[row * C::A_LD + kc], ok ? a + std::int64_t(m0 + row) * k + k0 + kc : a, ok);
+    }
+#pragma unroll
+    for (int c = tid; c < C::BK * C::BN / W; c += C::THREADS) {
+        const int row = c / (C::BN / W), nc = (c % (C::BN / W)) * W;
+        const bool ok = k0 + row < k && n0 + nc < n;
+        copy_async<4 * W>(&b_s[row * C::B_LD + nc], ok ? b + std::int64_t(k0 + row) * n + n0 + nc : b, ok);
     }
 }
 
 __device__ float component(const float4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
 
-template <bool Vec16>
-__global__ void __launch_bounds__(kThreads, MATMUL_FAST_MIN_BLOCKS)
+template <class C, bool Vec16>
+__global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
     matmul_fast_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int m, int n,
                        int k) {
+    constexpr int TN = C::TN;
     extern __shared__ __align__(16) float smem[];
     float* a_tiles = smem;
-    float* b_tiles = smem + kStages * kAStage;
+    float* b_tiles = smem + C::STAGES * C::A_STAGE;
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const int m0 = blockIdx.y * kBM, n0 = blockIdx.x * kBN;
-    const int warp_row = (warp / 4) * 64, warp_col = (warp % 4) * 32;
-    const int tr = lane / 4, tc = lane % 4;
-    // Shared-memory offsets of this thread's first a row and first b column.
-    const int a_row0 = warp_row + tr * 4;
-    const int b_col0 = warp_col + tc * 4;
+    const int m0 = blockIdx.y * C::BM, n0 = blockIdx.x * C::BN;
+    // Shared-memory offsets of this thread's first row of a and first column of b.
+    const int a_row0 = (warp / C::WARPS_N) * 64 + (lane / 4) * 4;
+    const int b_col0 = (warp % C::WARPS_N) * 4 * TN + (lane % 4) * 4;
 
-    float acc[8][8] = {};
-    const int slabs = (k + kBK - 1) / kBK;
+    float acc[8][TN] = {};
+    const int slabs = (k + C::BK - 1) / C::BK;
 
-    for (int s = 0; s < kStages - 1; ++s) {
+    for (int s = 0; s < C::STAGES - 1; ++s) {
         if (s < slabs)
-            load_slab<Vec16>(a_tiles + s * kAStage, b_tiles + s * kBStage, a, b, m, n, k, m0, n0, s * kBK, tid);
+            load_slab<C, Vec16>(a_tiles + s * C::A_STAGE, b_tiles + s * C::B_STAGE, a, b, m, n, k, m0, n0, s * C::BK,
+                                tid);
         copy_commit();
     }
 
     for (int t = 0; t < slabs; ++t) {
-        copy_wait<kStages - 2>();  // this thread's copies of slab t have landed ...
-        __syncthreads();           // ... and everyone's; everyone is done with slab t - 1
-        const int next = t + kStages - 1;
+        copy_wait<C::STAGES - 2>();  // this thread's copies of slab t have landed ...
+        __syncthreads();             // ... and everyone's; everyone is done with slab t - 1
+        const int next = t + C::STAGES - 1;
         if (next < slabs)
-            load_slab<Vec16>(a_tiles + (next % kStages) * kAStage, b_tiles + (next % kStages) * kBStage, a, b, m, n,
-                             k, m0, n0, next * kBK, tid);
+            load_slab<C, Vec16>(a_tiles + (next % C::STAGES) * C::A_STAGE, b_tiles + (next % C::STAGES) * C::B_STAGE,
+                                a, b, m, n, k, m0, n0, next * C::BK, tid);
         copy_commit();  // an empty group near the end keeps the wait count right
 
-        const float* a_s = a_tiles + (t % kStages) * kAStage;
-        const float* b_s = b_tiles + (t % kStages) * kBStage;
+        const float* a_s = a_tiles + (t % C::STAGES) * C::A_STAGE;
+        const float* b_s = b_tiles + (t % C::STAGES) * C::B_STAGE;
 #pragma unroll
-        for (int kk = 0; kk < kBK; kk += 4) {
+        for (int kk = 0; kk < C::BK; kk += 4) {
             float4 a_frag[8];  // 8 rows x 4 k-steps
 #pragma unroll
             for (int i = 0; i < 8; ++i)
-                a_frag[i] = *reinterpret_cast<const float4*>(&a_s[(a_row0 + (i / 4) * 32 + i % 4) * kALd + kk]);
+                a_frag[i] = *reinterpret_cast<const float4*>(&a_s[(a_row0 + (i / 4) * 32 + i % 4) * C::A_LD + kk]);
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
-                const float4 b_lo = *reinterpret_cast<const float4*>(&b_s[(kk + q) * kBLd + b_col0]);
-                const float4 b_hi = *reinterpret_cast<const float4*>(&b_s[(kk + q) * kBLd + b_col0 + 16]);
-                const float bv[8] = {b_lo.x, b_lo.y, b_lo.z, b_lo.w, b_hi.x, b_hi.y, b_hi.z, b_hi.w};
+                float bv[TN];
+#pragma unroll
+                for (int g = 0; g < TN / 4; ++g) {
+                    const float4 v = *reinterpret_cast<const float4*>(&b_s[(kk + q) * C::B_LD + b_col0 + g * 16]);
+                    bv[4 * g] = v.x;
+                    bv[4 * g + 1] = v.y;
+                    bv[4 * g + 2] = v.z;
+                    bv[4 * g + 3] = v.w;
+                }
 #pragma unroll
                 for (int i = 0; i < 8; ++i) {
                     const float av = component(a_frag[i], q);
 #pragma unroll
-                    for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(av, bv[j], acc[i][j]);
+                    for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(av, bv[j], acc[i][j]);
                 }
             }
         }
@@ -175,10 +186,10 @@ __global__ void __launch_bounds__(kThreads, MATMUL_FAST_MIN_BLOCKS)
         const int row = m0 + a_row0 + (i / 4) * 32 + i % 4;
         if (row >= m) continue;
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int col = n0 + b_col0 + h * 16;
+        for (int g = 0; g < TN / 4; ++g) {
+            const int col = n0 + b_col0 + g * 16;
             float* out = c + std::int64_t(row) * n + col;
-            const float* v = &acc[i][h * 4];
+            const float* v = &acc[i][g * 4];
             if (Vec16 && col + 3 < n) {
                 *reinterpret_cast<float4*>(out) = make_float4(v[0], v[1], v[2], v[3]);
             } else {
@@ -189,17 +200,17 @@ __global__ void __launch_bounds__(kThreads, MATMUL_FAST_MIN_BLOCKS)
     }
 }
 
-template <bool Vec16>
+template <class C, bool Vec16>
 void launch(const float* a, const float* b, float* c, int m, int n, int k) {
     // More than 48 KB of dynamic shared memory must be asked for once per kernel.
     static const bool configured = [] {
-        CUDA_CHECK(cudaFuncSetAttribute(matmul_fast_kernel<Vec16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(kSmemBytes)));
+        CUDA_CHECK(cudaFuncSetAttribute(matmul_fast_kernel<C, Vec16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(C::SMEM_BYTES)));
         return true;
     }();
     (void)configured;
-    const dim3 grid((n + kBN - 1) / kBN, (m + kBM - 1) / kBM);
-    matmul_fast_kernel<Vec16><<<grid, kThreads, kSmemBytes>>>(a, b, c, m, n, k);
+    const dim3 grid((n + C::BN - 1) / C::BN, (m + C::BM - 1) / C::BM);
+    matmul_fast_kernel<C, Vec16><<<grid, C::THREADS, C::SMEM_BYTES>>>(a, b, c, m, n, k);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -207,7 +218,7 @@ void launch(const float* a, const float* b, float* c, int m, int n, int k) {
 
 void matmul_fast(const float* a, const float* b, float* c, int m, int n, int k) {
     if (k % 4 == 0 && n % 4 == 0 && aligned16(a, b, c))
-        launch<true>(a, b, c, m, n, k);
+        launch<Chosen, true>(a, b, c, m, n, k);
     else
-        launch<false>(a, b, c, m, n, k);
+        launch<Chosen, false>(a, b, c, m, n, k);
 }

@@ -62,6 +62,11 @@ std::string case_hint(const CheckResult& c, const OutputLayout& layout, const Sh
     if (c.elements == 1 && c.unwritten == 1)
         return "The result was never written. The harness fills it with NaN before each run: set it "
                "(cudaMemsetAsync or a kernel) before you accumulate into it.";
+    if (c.elements == 1 && c.got > 0 && c.got < c.expected)
+        return "The result is only " + format_number(std::round(100 * c.got / c.expected)) +
+               "% of the expected sum: partial sums were lost. Several blocks adding to *result without "
+               "atomicAdd is a race in which updates get lost; also check that every thread's sum reaches its "
+               "block's total.";
     if (c.unwritten == c.wrong)
         return count_phrase(c.unwritten, "element was", "elements were") +
                " never written (they still hold the value the harness puts in the output before each run). "

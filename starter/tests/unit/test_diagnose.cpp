@@ -48,6 +48,15 @@ TEST_CASE("a scalar result never written hints at initializing it") {
     CHECK(contains(case_hint(c, {1, 1}, Shape::vector(1000)), "set it"));
 }
 
+TEST_CASE("a reduction that comes out low hints at lost updates") {
+    CheckResult c = wrong(1, 1);
+    c.expected = 256.7;
+    c.got = 62.2;
+    const std::string h = case_hint(c, {1, 1}, Shape::vector(1000));
+    CHECK(contains(h, "only 24% of the expected sum"));
+    CHECK(contains(h, "race"));
+}
+
 TEST_CASE("wrong elements confined to the last partial tile hint at bounds checks") {
     CheckResult c = wrong(1000 * 1000, 5000);
     c.wrong_in_edge[0] = 4000;  // 16: not all

@@ -1,4 +1,4 @@
-// PLANTED HANG: the loop's condition never becomes false. The harness's
+// PLANTED HANG: the loop waits for a flag nothing ever sets. The harness's
 // watchdog must stop the case, report it, and exit nonzero.
 #include <cstdint>
 
@@ -7,13 +7,13 @@
 
 namespace {
 
+// Device memory the compiler cannot see through: it must read it every time.
+__device__ volatile int g_done = 0;
+
 __global__ void fill_kernel(std::int32_t* out, int rows, int cols) {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     const int r = blockIdx.y * blockDim.y + threadIdx.y;
-    // BUG: `step` is never advanced, and the volatile read keeps the compiler
-    // from proving the loop endless and dropping it.
-    volatile int step = 0;
-    while (step < 1) {
+    while (g_done == 0) {  // BUG: nothing ever sets g_done
     }
     if (r < rows && c < cols) out[static_cast<long long>(r) * cols + c] = r * cols + c;
 }
