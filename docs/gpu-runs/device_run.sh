@@ -50,7 +50,7 @@ for step in $steps; do
     variants)
       # matmul_fast's tile configurations (solution/kernels/matmul_fast.cu,
       # VariantConfig), built in parallel, each timed beside cuBLAS in its own run.
-      variants=${VARIANTS:-0 1 2 3 4 5}
+      variants=${VARIANTS:-0 1 2 3 4 5 6 7 8 9}
       for v in $variants; do
         make -C starter -j4 harness KERNELS=../solution/kernels KTAG=fast_v$v \
           EXTRA_NVFLAGS="-DMATMUL_FAST_VARIANT=$v" > "$OUT/build_fast_v$v.log" 2>&1 &

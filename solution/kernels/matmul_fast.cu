@@ -1,7 +1,8 @@
 // matmul_fast — reference solution: a register-blocked, warp-tiled FP32 GEMM
 // fed by a multi-stage cp.async pipeline. Plain FP32 FFMA: no tensor cores.
 //
-// Work split (the shapes are a Config, below)
+// Work split (the shapes are a Config, below; the default is 128 x 128 tiles
+// of 4 warps of 64 x 64, 3 stages of BK = 16, blocks grouped 8 rows at a time)
 //   block   BM x BN tile of c, WARPS_M x WARPS_N warps
 //   warp    64 x (4 * TN) tile of c, its 32 lanes arranged 8 (rows) x 4 (cols)
 //   thread  8 x TN elements of c: rows {0..3, 32..35} + 4 * lane_row and
@@ -26,10 +27,14 @@
 
 namespace {
 
-template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int TN_, int STAGES_, int MIN_BLOCKS_>
+template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int TN_, int STAGES_, int MIN_BLOCKS_,
+          int GROUP_M_ = 0>
 struct Config {
     static constexpr int BM = BM_, BN = BN_, BK = BK_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_, TN = TN_;
     static constexpr int STAGES = STAGES_, MIN_BLOCKS = MIN_BLOCKS_;
+    // Blocks run in groups of GROUP_M block rows, column by column, so the
+    // blocks resident at one time share rows of a and columns of b in L2 (0: row by row).
+    static constexpr int GROUP_M = GROUP_M_;
     static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
     static constexpr int A_LD = BK + 4;  // padded row of a's tile, in floats
     static constexpr int B_LD = BN;
@@ -47,17 +52,24 @@ struct Config {
                   "rows four apart must land in opposite halves of the banks (conflict-free float4 reads)");
 };
 
-#ifndef MATMUL_FAST_VARIANT
-#define MATMUL_FAST_VARIANT 0
-#endif
-// The variants compared in docs/gpu-runs (one per build, -DMATMUL_FAST_VARIANT=n).
+// The configurations compared on an H200 (docs/gpu-runs/2026-11-21-h200.md
+// has every number); 7 was fastest and is the default. Another one builds with
+// -DMATMUL_FAST_VARIANT=n (docs/gpu-runs/device_run.sh variants).
+//                                        BM   BN  BK  warps   TN stages blocks group
 template <int V> struct VariantConfig;
-template <> struct VariantConfig<0> { using type = Config<128, 128, 16, 2, 4, 8, 4, 2>; };
-template <> struct VariantConfig<1> { using type = Config<128, 128, 16, 2, 4, 8, 3, 2>; };
+template <> struct VariantConfig<0> { using type = Config<128, 128, 16, 2, 4, 8,  4, 2>; };
+template <> struct VariantConfig<1> { using type = Config<128, 128, 16, 2, 4, 8,  3, 2>; };
 template <> struct VariantConfig<2> { using type = Config<128, 128, 16, 2, 2, 16, 3, 2>; };
-template <> struct VariantConfig<3> { using type = Config<128, 128, 8, 2, 2, 16, 4, 2>; };
+template <> struct VariantConfig<3> { using type = Config<128, 128, 8,  2, 2, 16, 4, 2>; };
 template <> struct VariantConfig<4> { using type = Config<128, 256, 16, 2, 4, 16, 3, 1>; };
-template <> struct VariantConfig<5> { using type = Config<128, 256, 8, 2, 4, 16, 4, 1>; };
+template <> struct VariantConfig<5> { using type = Config<128, 256, 8,  2, 4, 16, 4, 1>; };
+template <> struct VariantConfig<6> { using type = Config<128, 128, 16, 2, 2, 16, 4, 2>; };
+template <> struct VariantConfig<7> { using type = Config<128, 128, 16, 2, 2, 16, 3, 2, 8>; };
+template <> struct VariantConfig<8> { using type = Config<128, 256, 16, 2, 4, 16, 3, 1, 8>; };
+template <> struct VariantConfig<9> { using type = Config<128, 128, 16, 2, 2, 16, 4, 2, 8>; };
+#ifndef MATMUL_FAST_VARIANT
+#define MATMUL_FAST_VARIANT 7
+#endif
 using Chosen = VariantConfig<MATMUL_FAST_VARIANT>::type;
 
 // Copies `Bytes` (4 or 16) from global to shared memory, asynchronously on
@@ -115,6 +127,20 @@ __device__ void load_slab(float* a_s, float* b_s, const float* a, const float* b
     }
 }
 
+// The (block row, block column) of c this block computes.
+template <class C>
+__device__ int2 block_tile() {
+    if constexpr (C::GROUP_M == 0) {
+        return make_int2(blockIdx.y, blockIdx.x);
+    } else {
+        const int id = blockIdx.y * gridDim.x + blockIdx.x;
+        const int per_group = C::GROUP_M * gridDim.x;
+        const int first_row = (id / per_group) * C::GROUP_M;
+        const int rows = min(static_cast<int>(gridDim.y) - first_row, C::GROUP_M);
+        return make_int2(first_row + (id % per_group) % rows, (id % per_group) / rows);
+    }
+}
+
 __device__ float component(const float4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
 
 template <class C, bool Vec16>
@@ -127,7 +153,8 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
     float* b_tiles = smem + C::STAGES * C::A_STAGE;
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const int m0 = blockIdx.y * C::BM, n0 = blockIdx.x * C::BN;
+    const int2 tile = block_tile<C>();
+    const int m0 = tile.x * C::BM, n0 = tile.y * C::BN;
     // Shared-memory offsets of this thread's first row of a and first column of b.
     const int a_row0 = (warp / C::WARPS_N) * 64 + (lane / 4) * 4;
     const int b_col0 = (warp % C::WARPS_N) * 4 * TN + (lane % 4) * 4;

@@ -65,13 +65,13 @@ class Build:
     harness: Path
     suite: Path
 
-    def run_harness(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    def run_harness(self, *args: str, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
         return subprocess.run([str(self.harness), *args], cwd=STARTER, capture_output=True, text=True,
-                              timeout=timeout)
+                              timeout=timeout, env={**os.environ, **(env or {})})
 
-    def run_suite(self, *args: str, timeout: float = 900) -> subprocess.CompletedProcess:
+    def run_suite(self, *args: str, timeout: float = 900, env: dict | None = None) -> subprocess.CompletedProcess:
         return subprocess.run([str(self.suite), f"--data-dir={DATA}", *args], cwd=STARTER, capture_output=True,
-                              text=True, timeout=timeout)
+                              text=True, timeout=timeout, env={**os.environ, **(env or {})})
 
 
 def make_starter(*args: str) -> None:
