@@ -62,6 +62,7 @@ def pytest_report_header(config):
 class Build:
     """A harness and student suite built against one kernels directory."""
     tag: str
+    kernels: Path
     harness: Path
     suite: Path
 
@@ -74,6 +75,12 @@ class Build:
                               text=True, timeout=timeout, env={**os.environ, **(env or {})})
 
 
+    def make(self, target: str, *args: str) -> subprocess.CompletedProcess:
+        """Runs a target of starter/Makefile against this build's kernels."""
+        return subprocess.run(["make", "-C", str(STARTER), target, f"KERNELS={self.kernels}", f"KTAG={self.tag}",
+                               f"DATA={DATA}", *args], capture_output=True, text=True, timeout=900)
+
+
 def make_starter(*args: str) -> None:
     result = subprocess.run(["make", "-C", str(STARTER), f"-j{NPROC}", *args], capture_output=True, text=True)
     if result.returncode != 0:
@@ -83,7 +90,7 @@ def make_starter(*args: str) -> None:
 def build(kernels: Path, tag: str) -> Build:
     make_starter("all", f"KERNELS={kernels}", f"KTAG={tag}")
     out = STARTER / "build" / tag
-    return Build(tag, out / "harness", out / "student_suite")
+    return Build(tag, kernels, out / "harness", out / "student_suite")
 
 
 @pytest.fixture(scope="session")

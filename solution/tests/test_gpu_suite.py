@@ -92,3 +92,10 @@ def test_limits_alone_print_and_exit(solution_build):
     result = solution_build.run_harness("--limits")
     assert result.returncode == 0
     assert "copy bandwidth" in result.stdout and "cuBLAS SGEMM FP32" in result.stdout
+
+
+@pytest.mark.parametrize("tool", ["memcheck", "racecheck"])
+def test_sanitizers_find_nothing_in_the_solution(solution_build, tool):
+    result = solution_build.make(tool)
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert "0 errors" in result.stdout

@@ -77,3 +77,15 @@ def test_kernel_that_never_returns_is_stopped_and_reported(planted):
     (record,) = json_lines(result.stdout)
     assert record["status"] == "error" and "never finishes" in record["message"]
     assert "no result after 5 s" in result.stderr
+
+
+def test_racecheck_reports_the_missing_syncthreads(planted):
+    result = planted("missing_syncthreads").make("racecheck", "TASK=matmul_tiled")
+    assert result.returncode != 0
+    assert "RACECHECK SUMMARY" in result.stdout and "0 hazards" not in result.stdout, result.stdout[-3000:]
+
+
+def test_memcheck_reports_the_illegal_address(planted):
+    result = planted("illegal_address").make("memcheck", "TASK=add")
+    assert result.returncode != 0
+    assert "Invalid __global__ write" in result.stdout, result.stdout[-3000:]
