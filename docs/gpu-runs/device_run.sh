@@ -6,11 +6,11 @@
 #
 # The GPU machines reach no package index: the header libraries come unpacked
 # in .deps/ (apt-get download + dpkg -x) and Python wheels in .whl/.
-#   usage: bash docs/gpu-runs/device_run.sh [check] [demo] [sanitize] [variants]
+#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [demo] [sanitize] [variants]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-run-logs}
 mkdir -p "$OUT"
-steps=${*:-check demo sanitize variants}
+steps=${*:-buildtime check demo sanitize variants}
 export DEPS_INCLUDE=$PWD/.deps/root/usr/include PYTHONUNBUFFERED=1
 if [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
@@ -36,6 +36,11 @@ run() {  # run NAME COMMAND...: log to $OUT/NAME.log, note the exit status and t
 
 for step in $steps; do
   case $step in
+    buildtime)
+      # A clean build of the harness, the student suite and the unit tests
+      # against the starter stubs and against the solution, on every core.
+      rm -rf starter/build
+      run clean_build bash -c "make -C starter -j$(nproc) all unit-bin && make -C starter -j$(nproc) all KERNELS=../solution/kernels" ;;
     check)
       run check make check
       grep -E "passed|failed|skipped|error" "$OUT/check.log" | tail -n 3 | tee -a "$summary" ;;
@@ -65,3 +70,8 @@ for step in $steps; do
       done ;;
   esac
 done
+
+# The device tool brings back only a few files: keep the summary and the demo's
+# JSON apart and pack every log into one archive.
+(cd "$OUT" && tar czf logs.tar.gz --remove-files --exclude=summary.txt --exclude=demo.jsonl --exclude=logs.tar.gz ./*.log device.txt 2>/dev/null)
+
