@@ -11,6 +11,7 @@
 # Students work in starter/ (make test, make bench); see README.md.
 
 NPROC        := $(shell nproc 2>/dev/null || echo 2)
+PYTEST_ARGS  ?=
 DEPS_INCLUDE ?=
 export DEPS_INCLUDE
 STARTER      := $(MAKE) -C starter -j$(NPROC)
@@ -38,7 +39,7 @@ demo: deps-headers
 
 check: deps build
 	$(STARTER) unit
-	$(PYTHON) -m pytest -ra solution/tests
+	$(PYTHON) -m pytest -ra $(PYTEST_ARGS) solution/tests
 
 build: deps-headers
 	$(STARTER) all unit-bin

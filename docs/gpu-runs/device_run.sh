@@ -42,8 +42,9 @@ for step in $steps; do
       rm -rf starter/build
       run clean_build bash -c "make -C starter -j$(nproc) all unit-bin && make -C starter -j$(nproc) all KERNELS=../solution/kernels" ;;
     check)
-      run check make check
-      grep -E "passed|failed|skipped|error" "$OUT/check.log" | tail -n 3 | tee -a "$summary" ;;
+      run check make check PYTEST_ARGS=-v
+      grep -E "passed|failed|skipped|error" "$OUT/check.log" | tail -n 3 | tee -a "$summary"
+      grep -E "(PASSED|FAILED|SKIPPED|ERROR)( |$)" "$OUT/check.log" | sed 's/ *\[ *[0-9]*%\]//' >> "$summary" ;;
     demo)
       run demo make demo
       cp results/demo.jsonl "$OUT/" 2>/dev/null
