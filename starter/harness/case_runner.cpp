@@ -178,8 +178,8 @@ void fill_inputs(const Task& task, DType t, Workspace& w, const CaseOptions& o, 
 void fail_with(CaseResult& r, CheckResult c, const OutputLayout& layout) {
     r.status = CaseStatus::wrong;
     r.check = std::move(c);
-    r.message = describe_failure(r.check, layout);
-    r.hint = case_hint(r.check, layout, r.shape);
+    r.message = describe_failure(r.check);
+    r.hint = case_hint(r.check, layout);
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ static std::string count_phrase(std::size_t n, const char* one, const char* many
     return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
-std::string describe_failure(const CheckResult& c, const OutputLayout& layout) {
+std::string describe_failure(const CheckResult& c) {
     if (!c.modified_inputs.empty()) {
         std::string names;
         for (const auto& n : c.modified_inputs) names += (names.empty() ? "" : ", ") + n;
@@ -40,7 +40,6 @@ std::string describe_failure(const CheckResult& c, const OutputLayout& layout) {
              (c.first_unwritten ? std::string("nothing (never written)") : format_number(c.got));
         if (c.bound > 0) s += " (allowed error " + format_number(c.bound) + ")";
     }
-    (void)layout;
     return s;
 }
 
@@ -50,8 +49,7 @@ std::string race_hint() {
            "updating the same location without atomics.";
 }
 
-std::string case_hint(const CheckResult& c, const OutputLayout& layout, const Shape& shape) {
-    (void)shape;
+std::string case_hint(const CheckResult& c, const OutputLayout& layout) {
     if (!c.modified_inputs.empty())
         return "Your code wrote into an input array. Inputs are read-only: write only to the output.";
     if (c.written_past_end > 0)

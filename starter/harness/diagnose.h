@@ -9,10 +9,10 @@
 #include "shape.h"
 
 // "12 of 561 elements are wrong; the first is at (row 16, col 0): expected 1.25, got 0.75 (allowed error 3.8e-06)"
-std::string describe_failure(const CheckResult& c, const OutputLayout& layout);
+std::string describe_failure(const CheckResult& c);
 
 // A hint from the pattern of wrong elements in one case, or "" when none fits.
-std::string case_hint(const CheckResult& c, const OutputLayout& layout, const Shape& shape);
+std::string case_hint(const CheckResult& c, const OutputLayout& layout);
 
 // What results that change from run to run usually mean.
 std::string race_hint();

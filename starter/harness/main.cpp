@@ -265,19 +265,16 @@ int main(int argc, char** argv) {
     L2Flusher flusher;
     print_table_header(human);
     int ok = 0, wrong = 0, not_implemented = 0, errors = 0;
-    const CaseResult* fault = nullptr;
-    std::vector<CaseResult> results;
-    results.reserve(cases.size());
+    std::string fault;  // the case whose fault left the GPU unusable
     for (const PlannedCase& pc : cases) {
         CaseResult r;
-        if (fault) {
+        if (!fault.empty()) {
             r.task = pc.task->id;
             r.dtype = pc.dtype;
             r.shape = pc.shape;
             r.seed = o.seed;
             r.status = CaseStatus::error;
-            r.message = "not run: the earlier fault in " + fault->task + " " + fault->shape.str() +
-                        " left the GPU unusable in this process";
+            r.message = "not run: the earlier fault in " + fault + " left the GPU unusable in this process";
         } else {
             CaseOptions co;
             co.seed = o.seed;
@@ -300,8 +297,7 @@ int main(int argc, char** argv) {
             case CaseStatus::not_implemented: ++not_implemented; break;
             case CaseStatus::error: ++errors; break;
         }
-        results.push_back(std::move(r));
-        if (results.back().context_lost && !fault) fault = &results.back();
+        if (r.context_lost && fault.empty()) fault = r.task + " " + dtype_name(r.dtype) + " " + r.shape.str();
     }
     std::fprintf(human, "%zu cases: %s\n", cases.size(), status_counts(ok, wrong, not_implemented, errors).c_str());
     if (errors) return kError;

@@ -67,8 +67,6 @@ struct Task {
     std::function<HostReference(const Shape&, const std::vector<std::vector<double>>& inputs)> reference_host;
     // float64 reference on the GPU (any shape): writes value and magnitude.
     std::function<void(DType t, const Shape&, const DeviceArgs&, double* value, double* magnitude)> reference_device;
-    // Work (multiply-adds or elements) above which the GPU reference is used.
-    double host_reference_limit = 1 << 24;
 };
 
 // The element types of a templated task, from the list in tasks.h:

@@ -38,7 +38,6 @@ struct Suite {
     std::vector<std::pair<std::string, Outcome>> outcomes;  // registry order
     std::string lost_context_in;  // the case whose fault left the GPU unusable
     std::unique_ptr<Watchdog> watchdog;
-    std::string current_case;
 };
 
 Suite suite;
