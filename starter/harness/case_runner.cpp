@@ -178,8 +178,8 @@ void fill_inputs(const Task& task, DType t, Workspace& w, const CaseOptions& o, 
 void fail_with(CaseResult& r, CheckResult c, const OutputLayout& layout) {
     r.status = CaseStatus::wrong;
     r.check = std::move(c);
-    r.message = describe_failure(r.check);
-    r.hint = case_hint(r.check, layout);
+    r.message = describe_failure(r.check, r.shape);
+    r.hint = case_hint(r.check, layout, r.shape);
 }
 
 }  // namespace
@@ -234,7 +234,10 @@ CaseResult run_case(const Task& task, DType t, const Shape& shape, const CaseOpt
         }
         if (!r.check.passed()) {
             fail_with(r, r.check, w.layout);
-            if (r.check.wrong > 0 && r.check.runs_differ) r.hint = race_hint() + (r.hint.empty() ? "" : " " + r.hint);
+            // Outputs that change between runs point at a race, unless stores outside
+            // the output explain them (they land on other threads' elements).
+            if (r.check.wrong > 0 && r.check.runs_differ && r.check.written_past_end == 0)
+                r.hint = race_hint() + (r.hint.empty() ? "" : " " + r.hint);
             return r;
         }
         r.status = CaseStatus::ok;

@@ -101,7 +101,9 @@ __global__ void compare_kernel(const T* out, const double* ref, const double* bo
                 const std::int64_t r = static_cast<std::int64_t>(i) / cols, c = static_cast<std::int64_t>(i) % cols;
                 for (int t = 0; t < kEdgeTileCount; ++t) {
                     const std::int64_t T_ = edge_tile(t);
-                    edge[t] = (rows % T_ && r >= rows - rows % T_) || (cols % T_ && c >= cols - cols % T_);
+                    // Only a dimension with at least one full tile has a partial last one.
+                    edge[t] = (rows > T_ && rows % T_ && r >= rows - rows % T_) ||
+                              (cols > T_ && cols % T_ && c >= cols - cols % T_);
                 }
             }
             if (square) {

@@ -16,7 +16,8 @@ static std::string count_phrase(std::size_t n, const char* one, const char* many
     return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
-std::string describe_failure(const CheckResult& c) {
+std::string describe_failure(const CheckResult& c, const Shape& shape) {
+    const bool scalar = shape.kind == ShapeKind::vector;
     if (!c.modified_inputs.empty()) {
         std::string names;
         for (const auto& n : c.modified_inputs) names += (names.empty() ? "" : ", ") + n;
@@ -32,9 +33,9 @@ std::string describe_failure(const CheckResult& c) {
                         ? "all " + std::to_string(c.elements) + " elements are wrong"
                         : std::to_string(c.wrong) + " of " + count_phrase(c.elements, "element is", "elements are") +
                               " wrong";
-    if (c.elements == 1) s = "the result is wrong";
+    if (scalar) s = "the result is wrong";
     if (c.has_first_wrong) {
-        if (c.elements > 1)
+        if (!scalar)
             s += "; the first is at (row " + std::to_string(c.first_row) + ", col " + std::to_string(c.first_col) + ")";
         s += ": expected " + format_number(c.expected) + ", got " +
              (c.first_unwritten ? std::string("nothing (never written)") : format_number(c.got));
@@ -49,7 +50,8 @@ std::string race_hint() {
            "updating the same location without atomics.";
 }
 
-std::string case_hint(const CheckResult& c, const OutputLayout& layout) {
+std::string case_hint(const CheckResult& c, const OutputLayout& layout, const Shape& shape) {
+    const bool scalar = shape.kind == ShapeKind::vector;
     if (!c.modified_inputs.empty())
         return "Your code wrote into an input array. Inputs are read-only: write only to the output.";
     if (c.written_past_end > 0)
@@ -57,10 +59,10 @@ std::string case_hint(const CheckResult& c, const OutputLayout& layout) {
                " past the end of the output: a store is missing its bounds check (row < rows && col < cols).";
     if (c.wrong == 0 && c.runs_wrong > 0) return race_hint();
     if (c.wrong == 0) return "";
-    if (c.elements == 1 && c.unwritten == 1)
+    if (scalar && c.unwritten == 1)
         return "The result was never written. The harness fills it with NaN before each run: set it "
                "(cudaMemsetAsync or a kernel) before you accumulate into it.";
-    if (c.elements == 1 && c.got > 0 && c.got < c.expected)
+    if (scalar && c.got > 0 && c.got < c.expected)
         return "The result is only " + format_number(std::round(100 * c.got / c.expected)) +
                "% of the expected sum: partial sums were lost. Several blocks adding to *result without "
                "atomicAdd is a race in which updates get lost; also check that every thread's sum reaches its "
@@ -75,9 +77,10 @@ std::string case_hint(const CheckResult& c, const OutputLayout& layout) {
         if (c.wrong_in_edge[t] == c.wrong && c.wrong < c.elements) {
             const std::int64_t T = edge_tile(t);
             std::string where;
-            if (layout.rows % T) where += "rows >= " + std::to_string(layout.rows - layout.rows % T);
-            if (layout.cols % T) where += std::string(where.empty() ? "" : " or ") + "columns >= " +
-                                          std::to_string(layout.cols - layout.cols % T);
+            if (layout.rows > T && layout.rows % T) where += "rows >= " + std::to_string(layout.rows - layout.rows % T);
+            if (layout.cols > T && layout.cols % T)
+                where += std::string(where.empty() ? "" : " or ") + "columns >= " +
+                         std::to_string(layout.cols - layout.cols % T);
             return "Every wrong element lies in the last, partial " + std::to_string(T) + "-wide tile (" + where +
                    "): check the bounds when a tile hangs over the edge of the matrix.";
         }
@@ -108,9 +111,10 @@ std::string tile_pattern_hint(const std::vector<ShapeOutcome>& outcomes) {
             if (all_multiples && o.passed) some_multiple_passed = true;
         }
         if (fits && some_multiple_passed)
-            return "Every shape whose sizes are all multiples of " + std::to_string(T) +
-                   " passed, and only shapes with a size that is not failed: check the bounds in your last, "
-                   "partial tile (guard loads and stores with row < rows, col < cols).";
+            return "Only shapes with a size that is not a multiple of " + std::to_string(T) +
+                   " failed (every shape whose sizes are all multiples of " + std::to_string(T) +
+                   " passed): check the bounds in your last, partial tile (load 0 outside the matrix, "
+                   "store only where row < rows && col < cols).";
     }
     return "";
 }

@@ -9,10 +9,11 @@
 #include "shape.h"
 
 // "12 of 561 elements are wrong; the first is at (row 16, col 0): expected 1.25, got 0.75 (allowed error 3.8e-06)"
-std::string describe_failure(const CheckResult& c);
+// `shape` tells a scalar result (dot) from a matrix that happens to be 1 x 1.
+std::string describe_failure(const CheckResult& c, const Shape& shape);
 
 // A hint from the pattern of wrong elements in one case, or "" when none fits.
-std::string case_hint(const CheckResult& c, const OutputLayout& layout);
+std::string case_hint(const CheckResult& c, const OutputLayout& layout, const Shape& shape);
 
 // What results that change from run to run usually mean.
 std::string race_hint();

@@ -88,8 +88,6 @@ void check_task(const Task& task) {
         suite.outcomes.emplace_back(task.id, Outcome::not_run);
         return;
     }
-    std::printf("%-13s ", task.id.c_str());
-    std::fflush(stdout);
     int failures = 0, cases = 0;
     bool go_on = true;
     for (DType d : task.dtypes) {
@@ -108,6 +106,7 @@ void check_task(const Task& task) {
         if (!pattern.empty()) FAIL_CHECK((task.id + " " + dtype_name(d) + ": " + pattern));
         if (!go_on) break;
     }
+    std::printf("%-13s ", task.id.c_str());
     switch (outcome) {
         case Outcome::pass: std::printf("pass (%d cases)\n", cases); break;
         case Outcome::not_implemented: std::printf("not implemented yet\n"); break;

@@ -23,7 +23,7 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 }  // namespace
 
 TEST_CASE("a failure names how many elements are wrong and the first one") {
-    const std::string s = describe_failure(wrong(561, 12));
+    const std::string s = describe_failure(wrong(561, 12), Shape::gemm(17, 33, 29));
     CHECK(s == "12 of 561 elements are wrong; the first is at (row 16, col 0): expected 1.25, got 0.75 "
                "(allowed error 3.8e-06)");
 }
@@ -31,13 +31,13 @@ TEST_CASE("a failure names how many elements are wrong and the first one") {
 TEST_CASE("an element never written says so instead of printing the poison") {
     CheckResult c = wrong(10, 1);
     c.first_unwritten = true;
-    CHECK(contains(describe_failure(c), "got nothing (never written)"));
+    CHECK(contains(describe_failure(c, Shape::matrix(2, 5)), "got nothing (never written)"));
 }
 
 TEST_CASE("unwritten elements hint at the grid size") {
     CheckResult c = wrong(1000, 40);
     c.unwritten = 40;
-    const std::string h = case_hint(c, {20, 50});
+    const std::string h = case_hint(c, {20, 50}, Shape::matrix(20, 50));
     CHECK(contains(h, "40 elements were never written"));
     CHECK(contains(h, "Round the number of blocks up"));
 }
@@ -45,14 +45,29 @@ TEST_CASE("unwritten elements hint at the grid size") {
 TEST_CASE("a scalar result never written hints at initializing it") {
     CheckResult c = wrong(1, 1);
     c.unwritten = 1;
-    CHECK(contains(case_hint(c, {1, 1}), "set it"));
+    CHECK(contains(case_hint(c, {1, 1}, Shape::vector(1000)), "set it"));
+}
+
+TEST_CASE("a 1 x 1 matrix never written gets the grid hint, not the reduction's") {
+    CheckResult c = wrong(1, 1);
+    c.unwritten = 1;
+    c.first_row = 0;
+    const std::string h = case_hint(c, {1, 1}, Shape::matrix(1, 1));
+    CHECK(contains(h, "1 element was never written"));
+    CHECK(contains(describe_failure(c, Shape::matrix(1, 1)), "1 of 1 element is wrong; the first is at (row 0, col 0)"));
+}
+
+TEST_CASE("a dimension smaller than the tile has no partial tile to blame") {
+    CheckResult c = wrong(300, 172);
+    for (auto& e : c.wrong_in_edge) e = 0;
+    CHECK_FALSE(contains(case_hint(c, {1, 300}, Shape::gemm(1, 300, 7)), "partial"));
 }
 
 TEST_CASE("a reduction that comes out low hints at lost updates") {
     CheckResult c = wrong(1, 1);
     c.expected = 256.7;
     c.got = 62.2;
-    const std::string h = case_hint(c, {1, 1});
+    const std::string h = case_hint(c, {1, 1}, Shape::vector(1000));
     CHECK(contains(h, "only 24% of the expected sum"));
     CHECK(contains(h, "race"));
 }
@@ -63,7 +78,7 @@ TEST_CASE("wrong elements confined to the last partial tile hint at bounds check
     c.wrong_in_edge[1] = 5000;  // 32: all of them
     c.wrong_in_edge[2] = 5000;
     c.wrong_in_edge[3] = 5000;
-    const std::string h = case_hint(c, {1000, 1000});
+    const std::string h = case_hint(c, {1000, 1000}, Shape::gemm(1000, 1000, 1000));
     CHECK(contains(h, "last, partial 32-wide tile"));
     CHECK(contains(h, "rows >= 992 or columns >= 992"));
 }
@@ -71,7 +86,7 @@ TEST_CASE("wrong elements confined to the last partial tile hint at bounds check
 TEST_CASE("an output equal to the transposed answer hints at swapped indices") {
     CheckResult c = wrong(64 * 64, 64 * 63);
     c.matches_transposed = 64 * 64;
-    CHECK(contains(case_hint(c, {64, 64}), "transpose of the right answer"));
+    CHECK(contains(case_hint(c, {64, 64}, Shape::gemm(64, 64, 64)), "transpose of the right answer"));
 }
 
 TEST_CASE("results that change between runs hint at a race") {
@@ -80,8 +95,8 @@ TEST_CASE("results that change between runs hint at a race") {
     c.runs_checked = 2;
     c.runs_wrong = 1;
     c.first_bad_run = 1;
-    CHECK(contains(case_hint(c, {10, 10}), "race"));
-    CHECK(contains(describe_failure(c), "run 2 of 2 gave a wrong result"));
+    CHECK(contains(case_hint(c, {10, 10}, Shape::matrix(10, 10)), "race"));
+    CHECK(contains(describe_failure(c, Shape::matrix(10, 10)), "run 2 of 2 gave a wrong result"));
 }
 
 TEST_CASE("a modified input is reported first") {
@@ -89,12 +104,12 @@ TEST_CASE("a modified input is reported first") {
     c.elements = 100;
     c.runs_checked = 1;
     c.modified_inputs = {"a"};
-    CHECK(contains(describe_failure(c), "wrote into its input a"));
-    CHECK(contains(case_hint(c, {10, 10}), "read-only"));
+    CHECK(contains(describe_failure(c, Shape::matrix(10, 10)), "wrote into its input a"));
+    CHECK(contains(case_hint(c, {10, 10}, Shape::matrix(10, 10)), "read-only"));
 }
 
 TEST_CASE("a fully wrong output hints at the index formula") {
-    CHECK(contains(case_hint(wrong(100, 100), {10, 10}), "index formula"));
+    CHECK(contains(case_hint(wrong(100, 100), {10, 10}, Shape::matrix(10, 10)), "index formula"));
 }
 
 TEST_CASE("failing only on sizes that are not tile multiples names the tile width") {
@@ -102,7 +117,7 @@ TEST_CASE("failing only on sizes that are not tile multiples names the tile widt
         {Shape::gemm(1, 1, 1), false},       {Shape::gemm(17, 33, 29), false}, {Shape::gemm(64, 64, 64), true},
         {Shape::gemm(128, 256, 96), true},   {Shape::gemm(48, 48, 48), false},  // multiple of 16, not of 32
         {Shape::gemm(2048, 2048, 2048), true}};
-    CHECK(contains(tile_pattern_hint(outcomes), "multiples of 32"));
+    CHECK(contains(tile_pattern_hint(outcomes), "not a multiple of 32 failed"));
 }
 
 TEST_CASE("no tile hint when a tile-multiple shape fails too, or nothing fails") {
