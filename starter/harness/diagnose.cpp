@@ -68,8 +68,9 @@ std::string case_hint(const CheckResult& c, const OutputLayout& layout, const Sh
                "atomicAdd is a race in which updates get lost; also check that every thread's sum reaches its "
                "block's total.";
     if (c.unwritten == c.wrong)
-        return count_phrase(c.unwritten, "element was", "elements were") +
-               " never written (they still hold the value the harness puts in the output before each run). "
+        return count_phrase(c.unwritten, "element was", "elements were") + " never written (" +
+               (c.unwritten == 1 ? "it still holds" : "they still hold") +
+               " the value the harness puts in the output before each run). "
                "Does your grid cover every element? Round the number of blocks up: (cols + block.x - 1) / block.x.";
     if (layout.rows == layout.cols && layout.rows > 1 && c.matches_transposed == c.elements)
         return "Your output is the transpose of the right answer: the row and column indices are swapped.";
