@@ -146,6 +146,7 @@ CheckResult check_output(const Task& task, DType t, const Workspace& w, bool ana
     if (s.wrong > 0) {
         const std::size_t i = s.first_wrong;
         c.has_first_wrong = true;
+        c.first_index = static_cast<std::int64_t>(i);
         c.first_row = static_cast<std::int64_t>(i) / w.layout.cols;
         c.first_col = static_cast<std::int64_t>(i) % w.layout.cols;
         c.expected = read_element_as_double(DType::f64, w.reference.get(), i);

@@ -17,7 +17,7 @@ struct CheckResult {
     std::size_t matches_transposed = 0;              // square outputs only
 
     bool has_first_wrong = false;
-    std::int64_t first_row = -1, first_col = -1;
+    std::int64_t first_index = -1, first_row = -1, first_col = -1;  // flat index, and as (row, col)
     double expected = 0, got = 0, bound = 0;
     bool first_unwritten = false;
 

@@ -60,7 +60,7 @@ json case_record(const CaseResult& r, const Task& task, const DeviceInfo& d) {
     const CheckResult& c = r.check;
     json first = nullptr;
     if (c.has_first_wrong)
-        first = {{"row", c.first_row},         {"col", c.first_col},
+        first = {{"index", c.first_index},     {"row", c.first_row},         {"col", c.first_col},
                  {"expected", c.expected},     {"got", c.first_unwritten ? json(nullptr) : number_or_null(c.got)},
                  {"unwritten", c.first_unwritten}, {"bound", c.bound}};
     json modified = c.modified_inputs;

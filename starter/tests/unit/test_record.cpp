@@ -32,6 +32,9 @@ CaseResult timed_wrong_case() {
     r.check.wrong = 12;
     r.check.runs_checked = 1;
     r.check.has_first_wrong = true;
+    r.check.first_index = 40;
+    r.check.first_row = 1;
+    r.check.first_col = 7;
     r.check.got = std::nan("");
     r.check.worst_ratio = INFINITY;
     r.reference = "cpu";
@@ -60,6 +63,7 @@ TEST_CASE("a case record carries every field the schema requires") {
     CHECK(j.at("record") == "case");
     CHECK(j.at("shape") == nlohmann::json{{"m", 17}, {"n", 33}, {"k", 29}});
     CHECK(j.at("shape_text") == "17x33x29");
+    CHECK(j.at("check").at("first_wrong").at("index") == 40);
 }
 
 TEST_CASE("NaN and infinity become null, since JSON has neither") {
