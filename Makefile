@@ -16,11 +16,11 @@ DEPS_INCLUDE ?=
 export DEPS_INCLUDE
 STARTER      := $(MAKE) -C starter -j$(NPROC)
 SOLUTION     := $(STARTER) KERNELS=../solution/kernels
-PY_REQS      := solution/tests/requirements.txt
+PY_REQS      := solution/tests/requirements.txt grader/requirements.txt
 
 # The tests' Python: python3 itself when it already has what they need (as on
 # the GPU machines, which reach no package index), else a virtual environment.
-ifeq ($(shell python3 -c "import numpy, pytest, jsonschema" 2>/dev/null && echo yes),yes)
+ifeq ($(shell python3 -c "import numpy, pytest, jsonschema, pandas, jinja2, tqdm, matplotlib" 2>/dev/null && echo yes),yes)
 PYTHON       := python3
 PYTHON_READY :=
 else
@@ -39,7 +39,7 @@ demo: deps-headers
 
 check: deps build
 	$(STARTER) unit
-	$(PYTHON) -m pytest -ra $(PYTEST_ARGS) solution/tests
+	$(PYTHON) -m pytest -ra $(PYTEST_ARGS)
 
 build: deps-headers
 	$(STARTER) all unit-bin
@@ -65,6 +65,6 @@ deps-headers:
 	fi
 
 .venv/.installed: $(PY_REQS)
-	python3 -m venv .venv
-	.venv/bin/pip install -q -r $(PY_REQS)
+	python3 -m venv --system-site-packages .venv
+	.venv/bin/pip install -q $(addprefix -r ,$(PY_REQS))
 	touch $@

@@ -185,24 +185,50 @@ void fail_with(CaseResult& r, CheckResult c, const OutputLayout& layout) {
 
 }  // namespace
 
-CaseResult run_case(const Task& task, DType t, const Shape& shape, const CaseOptions& o, const DeviceInfo& device,
-                    const DeviceLimits* limits, L2Flusher& flusher, const DataCase* data) {
+struct CaseRun::State {
+    const Task& task;
+    DType t;
+    Shape shape;
+    CaseOptions o;
+    const DeviceInfo& device;
+    const DataCase* data;
+    Workspace w;
     CaseResult r;
-    r.task = task.id;
-    r.dtype = t;
-    r.shape = shape;
-    r.seed = data ? data->seed : o.seed;
-    r.source = data ? "data:" + data->label : "random";
-    r.metric = task.metric;
-    r.flops = task.flops(shape);
-    r.bytes = task.min_bytes(shape, t);
-    try {
-        Workspace w = allocate(task, t, shape);
+    bool prepared = false;
+    int warmups_done = 0;
+
+    void launch() { task.launch(t, shape, w.args); }
+    void poison() { poison_on_device(t, w.output.get(), w.layout.elements() + w.guard); }
+
+    // Runs a step; whatever the student's code throws or breaks ends the case
+    // with a status, never an exception.
+    template <typename Step>
+    void guarded(Step step) {
+        try {
+            step();
+        } catch (const TaskNotImplemented&) {
+            r.status = CaseStatus::not_implemented;
+            r.message = "not implemented yet";
+        } catch (const CudaError& e) {
+            r.status = CaseStatus::error;
+            r.message = e.what();
+            // Sticky faults (illegal address, launch failure, ...) poison the whole
+            // context: every later CUDA call in this process fails too.
+            (void)cudaGetLastError();
+            r.context_lost = cudaDeviceSynchronize() != cudaSuccess;
+            if (r.context_lost) r.hint = "A crash like this leaves the GPU unusable for the rest of this run.";
+        } catch (const std::exception& e) {
+            r.status = CaseStatus::error;
+            r.message = e.what();
+            (void)cudaGetLastError();
+            r.context_lost = cudaDeviceSynchronize() != cudaSuccess;
+        }
+    }
+
+    void check_runs() {
+        w = allocate(task, t, shape);
         fill_inputs(task, t, w, o, data);
         r.reference = prepare_reference(task, t, shape, w, data, o.reference);
-        auto launch = [&] { task.launch(t, shape, w.args); };
-        auto poison = [&] { poison_on_device(t, w.output.get(), w.layout.elements() + w.guard); };
-
         // Check runs, every one verified. A deterministic kernel gives bitwise
         // equal outputs each time; a wrong result that also changes between
         // runs is the mark of a race.
@@ -239,61 +265,95 @@ CaseResult run_case(const Task& task, DType t, const Shape& shape, const CaseOpt
             // the output explain them (they land on other threads' elements).
             if (r.check.wrong > 0 && r.check.runs_differ && r.check.written_past_end == 0)
                 r.hint = race_hint() + (r.hint.empty() ? "" : " " + r.hint);
-            return r;
+            return;
         }
         r.status = CaseStatus::ok;
+        prepared = true;
+    }
 
-        if (o.time) {
-            r.sm_clock_mhz_before = current_sm_clock_mhz(device);
-            const int checked_before = r.check.runs_checked;
-            auto verify = [&](int run) {
-                CheckResult c = check_output(task, t, w, false);
-                ++r.check.runs_checked;
-                if (!c.passed()) throw TimedRunWrong{run, c};
-            };
-            try {
-                r.timing = time_launcher(launch, poison, verify, o.timing, flusher);
-            } catch (const TimedRunWrong& bad) {
-                CheckResult c = bad.check;
-                c.runs_checked = r.check.runs_checked;
-                c.runs_wrong = 1;
-                c.first_bad_run = r.check.runs_checked - 1;
-                fail_with(r, c, w.layout);
-                r.message = "a timed run gave a wrong result although the " + std::to_string(checked_before) +
-                            " checked run(s) before it were right: " + r.message;
-                r.hint = race_hint() + " Code that behaves differently when it is called again (state kept between "
-                                       "calls) fails this way too.";
-                return r;
-            }
-            r.sm_clock_mhz_after = current_sm_clock_mhz(device);
-            r.clock_limit_reasons = clock_limit_reasons(device);
-            const double seconds = r.timing->stats.median * 1e-3;
-            if (seconds > 0) {
-                r.throughput = (task.metric == Metric::gflops ? r.flops : r.bytes) / seconds / 1e9;
-                if (limits) {
-                    const double limit = task.metric == Metric::gflops ? limits->sgemm_gflops : limits->copy_gbps;
-                    if (limit > 0) r.percent_of_limit = 100.0 * r.throughput / limit;
-                }
+    void timed_runs(TimingOptions opts, L2Flusher& flusher, const DeviceLimits* limits) {
+        if (r.sm_clock_mhz_before < 0) r.sm_clock_mhz_before = current_sm_clock_mhz(device);
+        const int checked_before = r.check.runs_checked;
+        auto verify = [&](int run) {
+            CheckResult c = check_output(task, t, w, false);
+            ++r.check.runs_checked;
+            if (!c.passed()) throw TimedRunWrong{run, c};
+        };
+        opts.warmup_runs = std::max(0, opts.warmup_runs - warmups_done);  // warm up once per case
+        TimingResult more;
+        try {
+            more = time_launcher([&] { launch(); }, [&] { poison(); }, verify, opts, flusher);
+        } catch (const TimedRunWrong& bad) {
+            CheckResult c = bad.check;
+            c.runs_checked = r.check.runs_checked;
+            c.runs_wrong = 1;
+            c.first_bad_run = r.check.runs_checked - 1;
+            fail_with(r, c, w.layout);
+            r.message = "a timed run gave a wrong result although the " + std::to_string(checked_before) +
+                        " checked run(s) before it were right: " + r.message;
+            r.hint = race_hint() + " Code that behaves differently when it is called again (state kept between "
+                                   "calls) fails this way too.";
+            prepared = false;
+            return;
+        }
+        warmups_done += opts.warmup_runs;
+        TimingResult& all = r.timing ? *r.timing : r.timing.emplace();
+        all.samples_ms.insert(all.samples_ms.end(), more.samples_ms.begin(), more.samples_ms.end());
+        all.stats = summarize(all.samples_ms);
+        all.converged = more.converged;
+        all.stop_reason = more.stop_reason;
+        all.wall_seconds += more.wall_seconds;
+        r.sm_clock_mhz_after = current_sm_clock_mhz(device);
+        r.clock_limit_reasons = clock_limit_reasons(device);
+        const double seconds = all.stats.median * 1e-3;
+        if (seconds > 0) {
+            r.throughput = (task.metric == Metric::gflops ? r.flops : r.bytes) / seconds / 1e9;
+            if (limits) {
+                const double limit = task.metric == Metric::gflops ? limits->sgemm_gflops : limits->copy_gbps;
+                if (limit > 0) r.percent_of_limit = 100.0 * r.throughput / limit;
             }
         }
-    } catch (const TaskNotImplemented&) {
-        r.status = CaseStatus::not_implemented;
-        r.message = "not implemented yet";
-    } catch (const CudaError& e) {
-        r.status = CaseStatus::error;
-        r.message = e.what();
-        // Sticky faults (illegal address, launch failure, ...) poison the whole
-        // context: every later CUDA call in this process fails too.
-        (void)cudaGetLastError();
-        r.context_lost = cudaDeviceSynchronize() != cudaSuccess;
-        if (r.context_lost) r.hint = "A crash like this leaves the GPU unusable for the rest of this run.";
-    } catch (const std::exception& e) {
-        r.status = CaseStatus::error;
-        r.message = e.what();
-        (void)cudaGetLastError();
-        r.context_lost = cudaDeviceSynchronize() != cudaSuccess;
     }
-    return r;
+};
+
+CaseRun::CaseRun(const Task& task, DType t, const Shape& shape, const CaseOptions& o, const DeviceInfo& device,
+                 const DataCase* data)
+    : s_(new State{task, t, shape, o, device, data, {}, {}}) {
+    CaseResult& r = s_->r;
+    r.task = task.id;
+    r.dtype = t;
+    r.shape = shape;
+    r.seed = data ? data->seed : o.seed;
+    r.source = data ? "data:" + data->label : "random";
+    r.metric = task.metric;
+    r.flops = task.flops(shape);
+    r.bytes = task.min_bytes(shape, t);
+}
+
+CaseRun::~CaseRun() = default;
+
+const CaseResult& CaseRun::check() {
+    s_->guarded([&] { s_->check_runs(); });
+    return s_->r;
+}
+
+const CaseResult& CaseRun::time(const TimingOptions& options, L2Flusher& flusher, const DeviceLimits* limits) {
+    if (!s_->prepared) throw std::logic_error("CaseRun::time needs a case whose check passed");
+    s_->guarded([&] { s_->timed_runs(options, flusher, limits); });
+    if (s_->r.status != CaseStatus::ok) s_->prepared = false;
+    return s_->r;
+}
+
+const CaseResult& CaseRun::result() const { return s_->r; }
+
+bool CaseRun::ready_to_time() const { return s_->prepared; }
+
+CaseResult run_case(const Task& task, DType t, const Shape& shape, const CaseOptions& o, const DeviceInfo& device,
+                    const DeviceLimits* limits, L2Flusher& flusher, const DataCase* data) {
+    CaseRun run(task, t, shape, o, device, data);
+    run.check();
+    if (o.time && run.ready_to_time()) run.time(o.timing, flusher, limits);
+    return run.result();
 }
 
 CaseResult timeout_result(const Task& task, DType t, const Shape& shape, std::uint64_t seed, double seconds) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,7 +61,32 @@ struct CaseResult {
     bool context_lost = false;        // a sticky GPU fault: this process can run no more cases
 };
 
-// Runs a case; never throws for anything the student's code does.
+// One case kept on the GPU between steps, so `harness --serve` can check a
+// case and then time it a few samples at a time while the grader alternates
+// with the solution's harness.
+class CaseRun {
+public:
+    CaseRun(const Task& task, DType dtype, const Shape& shape, const CaseOptions& options, const DeviceInfo& device,
+            const DataCase* data = nullptr);
+    ~CaseRun();
+    CaseRun(const CaseRun&) = delete;
+    CaseRun& operator=(const CaseRun&) = delete;
+
+    // Makes the inputs and the float64 reference, then the check runs.
+    const CaseResult& check();
+    // After a passing check: the remaining warm-up runs (once per case), then
+    // timed samples under `options`, every one verified; samples accumulate
+    // over calls. A wrong or failed run changes the status.
+    const CaseResult& time(const TimingOptions& options, L2Flusher& flusher, const DeviceLimits* limits);
+    const CaseResult& result() const;
+    bool ready_to_time() const;  // the check passed and no timed run failed
+
+private:
+    struct State;
+    std::unique_ptr<State> s_;
+};
+
+// Runs a case start to end; never throws for anything the student's code does.
 CaseResult run_case(const Task& task, DType dtype, const Shape& shape, const CaseOptions& options,
                     const DeviceInfo& device, const DeviceLimits* limits, L2Flusher& flusher,
                     const DataCase* data = nullptr);

@@ -6,12 +6,15 @@
 //   harness --limits                     the device's copy bandwidth and cuBLAS FP32 rate
 //   harness --list-tasks --json          the task registry, for the grader
 //   harness --json results.jsonl         also write one JSON record per case
+//   harness --serve                      answer JSON requests on stdin (the grader's paired timing)
 //
 // Exit status: 0 every case ok; 1 some case wrong or not implemented;
 // 2 bad arguments; 3 some case ended in an error (a GPU fault, a timeout);
 // 4 the harness could not run (no CUDA device, missing or corrupt data file).
 #include <CLI/CLI.hpp>
 #include <cuda_runtime.h>
+
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -22,6 +25,7 @@
 #include "case_runner.h"
 #include "data_manifest.h"
 #include "record.h"
+#include "serve.h"
 #include "table.h"
 #include "version.h"
 #include "watchdog.h"
@@ -44,7 +48,7 @@ struct Options {
     std::uint64_t seed = 0;
     bool seed_given = false;
     bool check_only = false, time = false, limits_only = false, no_limits = false, list_tasks = false;
-    bool version = false;
+    bool version = false, serve = false;
     int check_runs = 1;
     std::string reference = "auto";
     int device = 0;
@@ -163,6 +167,7 @@ int main(int argc, char** argv) {
         ->default_str("-");
     app.add_flag("--list-tasks", o.list_tasks, "Print the task registry (as JSON with --json) and exit");
     app.add_flag("--version", o.version, "Print the harness version and exit");
+    app.add_flag("--serve", o.serve, "Answer JSON requests on stdin, one per line (for the grader; see RESULTS_SCHEMA.md)");
 
     try {
         app.parse(argc, argv);
@@ -187,6 +192,28 @@ int main(int argc, char** argv) {
         if (o.json) std::cout << registry_json().dump(2) << "\n";
         else print_registry(stdout);
         return kOk;
+    }
+
+    if (o.serve) {
+        std::string why;
+        if (!cuda_device_available(&why)) {
+            std::fprintf(stderr, "%s\n", why.c_str());
+            return kCannotRun;
+        }
+        // The replies get their own copy of stdout; stdout itself then points at
+        // stderr, so nothing the student's code prints can mix into them.
+        std::FILE* replies = fdopen(dup(STDOUT_FILENO), "w");
+        if (!replies || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+            std::perror("harness: cannot set up --serve's reply channel");
+            return kCannotRun;
+        }
+        try {
+            CUDA_CHECK(cudaSetDevice(o.device));
+            return serve(std::cin, replies, query_device());
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "harness: %s\n", e.what());
+            return kCannotRun;
+        }
     }
 
     if (o.data_dir.empty()) o.data_dir = std::getenv("HARNESS_DATA_DIR") ? std::getenv("HARNESS_DATA_DIR") : "../data";

@@ -109,6 +109,7 @@ json case_record(const CaseResult& r, const Task& task, const DeviceInfo& d) {
     j["clocks"] = {{"sm_mhz_before", r.sm_clock_mhz_before > 0 ? json(r.sm_clock_mhz_before) : json(nullptr)},
                    {"sm_mhz_after", r.sm_clock_mhz_after > 0 ? json(r.sm_clock_mhz_after) : json(nullptr)},
                    {"limit_reasons", r.clock_limit_reasons}};
+    j["work"] = {{"flops", r.flops}, {"bytes", r.bytes}, {"unit", metric_unit(r.metric)}};
     j["device"] = device_json(d);
     return j;
 }

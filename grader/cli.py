@@ -1,0 +1,234 @@
+"""python3 -m grader <command>: the grader's command line.
+
+  grade SUBMISSIONS   grade a directory of submissions into results/ (grades.sqlite, grades.csv, feedback/)
+  report              rewrite grades.csv and feedback/ from results/grades.sqlite
+  export              write results/canvas.csv for Canvas's gradebook import (--roster maps ids)
+  gradescope          grade /autograder/submission into /autograder/results/results.json
+  autolab FILE        grade one handin and print Autolab's autoresult as the last line
+  rubric              check grader/rubric.toml against the harness's registry and print it
+
+Exit status: 0 when grading finished, however the students did; 1 when the
+grader itself could not finish; 2 for bad arguments.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from grader.build import REPO, GraderError, LocalBackend
+from grader.exports import ExportError, autolab_result, canvas_csv, gradescope_results
+from grader.grade import GradeOptions, grade, grade_single
+from grader.registry import Registry, RegistryError
+from grader.report import summary_table, write_reports
+from grader.rubric import DEFAULT_RUBRIC, Rubric, RubricError, load_rubric
+from grader.store import Store, StoreError
+
+
+def gpu_list(spec: str) -> list[str]:
+    """--gpus all|0,1,...: the CUDA device indices to run one worker on each."""
+    if spec != "all":
+        ids = [s.strip() for s in spec.split(",") if s.strip()]
+        if not ids or not all(i.isdigit() for i in ids):
+            raise GraderError(f"--gpus must be 'all' or a comma-separated list of GPU indices, not '{spec}'")
+        return ids
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        ids = [s.strip() for s in visible.split(",") if s.strip()]
+    else:
+        try:
+            out = subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], capture_output=True,
+                                 text=True, timeout=60).stdout
+        except (OSError, subprocess.SubprocessError):
+            out = ""
+        ids = out.split()
+    if not ids:
+        raise GraderError("no GPU found: grading runs the kernels, so it needs a machine with an NVIDIA GPU")
+    return ids
+
+
+def registry_from_store(results: Path) -> Registry:
+    store = Store(results / "grades.sqlite")
+    try:
+        run = store.latest_run()
+    finally:
+        store.close()
+    if run is None:
+        raise GraderError(f"{results / 'grades.sqlite'} holds no grading run yet: run `python3 -m grader grade` first")
+    return Registry.from_json(json.loads(run["registry"]))
+
+
+def cmd_grade(args) -> int:
+    results = Path(args.results)
+    backend = LocalBackend(Path(args.work) if args.work else results / "work", args.arch)
+    gpus = gpu_list(args.gpus)
+    print(f"building the harness and the solution in {backend.workspace.work} ...", file=sys.stderr)
+    registry = backend.prepare(args.jobs)
+    rubric = load_rubric(Path(args.rubric), registry)
+    summary = grade(GradeOptions(Path(args.submissions), results, gpus, args.jobs, args.regrade, args.seed,
+                                 not args.no_progress), rubric, registry, backend)
+    write_reports(results, rubric)
+    for line in summary.skipped_entries:
+        print(f"note: {line}")
+    if summary.skipped_same:
+        print(f"already graded, unchanged (use --regrade to grade again): {', '.join(summary.skipped_same)}")
+    store = Store(results / "grades.sqlite")
+    try:
+        print(summary_table(store, rubric).to_string(index=False))
+    finally:
+        store.close()
+    print(f"results in {results}: grades.sqlite, grades.csv, feedback/")
+    return 0
+
+
+def cmd_report(args) -> int:
+    results = Path(args.results)
+    rubric = load_rubric(Path(args.rubric), registry_from_store(results))
+    paths = write_reports(results, rubric)
+    print(f"wrote {paths['grades']} and {paths['feedback']}/")
+    return 0
+
+
+def cmd_export(args) -> int:
+    results = Path(args.results)
+    rubric = load_rubric(Path(args.rubric), registry_from_store(results))
+    store = Store(results / "grades.sqlite")
+    try:
+        out, warnings = canvas_csv(store, rubric, Path(args.out) if args.out else results / "canvas.csv",
+                                   Path(args.roster) if args.roster else None)
+    finally:
+        store.close()
+    for w in warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    print(f"wrote {out}")
+    return 0
+
+
+def _grade_one(args, entry: Path):
+    backend = LocalBackend(Path(args.work), args.arch)
+    registry = backend.prepare(os.cpu_count() or 2)
+    rubric = load_rubric(Path(args.rubric), registry)
+    return grade_single(entry, rubric, registry, backend, args.gpu), rubric
+
+
+def cmd_gradescope(args) -> int:
+    result, rubric = _grade_one(args, Path(args.submission))
+    out = Path(args.results_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(gradescope_results(result, rubric), indent=2))
+    print(f"wrote {out / 'results.json'}: {result.total:.1f} / {rubric.max_points:.0f}")
+    return 0
+
+
+def cmd_autolab(args) -> int:
+    result, rubric = _grade_one(args, Path(args.handin))
+    for score in result.scores:
+        print(f"{score.task}: {score.total:.1f} / {score.correctness_max + score.performance_max:.0f} {score.note}")
+    print(json.dumps(autolab_result(result, rubric)))
+    return 0
+
+
+def cmd_rubric(args) -> int:
+    if args.harness:
+        registry = Registry.from_harness(Path(args.harness))
+    else:
+        harness = REPO / "starter" / "build" / "starter" / "harness"
+        if not harness.exists():
+            raise GraderError(f"{harness} is not built yet: run `make -C starter harness`, or pass --harness")
+        registry = Registry.from_harness(harness)
+    rubric: Rubric = load_rubric(Path(args.rubric), registry)
+    table = pd.DataFrame([{"task": t.id, "correctness": t.correctness_points, "performance": t.performance_points,
+                           "types": ",".join(t.dtypes), "cases": len(t.dtypes) * len(t.shapes),
+                           "timed": ",".join(t.timed), "s_zero": t.s_zero, "s_full": t.s_full} for t in rubric.tasks])
+    print(f"{rubric.path}: valid; {rubric.max_points:.0f} points; sha256 {rubric.sha256[:12]}")
+    print(table.to_string(index=False))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python3 -m grader", description=__doc__.split("\n\n")[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True, metavar="command")
+
+    def common(q, results=True):
+        q.add_argument("--rubric", default=str(DEFAULT_RUBRIC), help="the grading policy (default: %(default)s)")
+        if results:
+            q.add_argument("--results", default="results", help="results directory (default: %(default)s)")
+
+    def one(q):
+        q.add_argument("--work", default="/tmp/grader-work", help="build directory (default: %(default)s)")
+        q.add_argument("--gpu", default=None, help="CUDA device index to use (default: the first visible)")
+        q.add_argument("--arch", default=None, help="GPU architecture to build for, e.g. sm_90 (default: detected)")
+
+    g = sub.add_parser("grade", help="grade a directory of submissions",
+                       description="Grade every submission in SUBMISSIONS (a folder, .tar.gz, .tgz or .zip per "
+                                   "student, named by student id) and write results/.")
+    g.add_argument("submissions", help="directory with one entry per student")
+    common(g)
+    g.add_argument("--gpus", default="all", help="'all' or GPU indices such as 0,1: one grading worker per GPU")
+    g.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="parallel builds (default: %(default)s)")
+    g.add_argument("--regrade", action="store_true", help="grade again submissions already graded unchanged")
+    g.add_argument("--seed", type=int, default=None, help="input seed (default: a fresh random one, stored)")
+    g.add_argument("--work", default=None, help="build directory (default: RESULTS/work)")
+    g.add_argument("--arch", default=None, help="GPU architecture to build for, e.g. sm_90 (default: detected)")
+    g.add_argument("--no-progress", action="store_true", help="no progress bar")
+    g.set_defaults(func=cmd_grade)
+
+    r = sub.add_parser("report", help="rewrite grades.csv and feedback/ from the store",
+                       description="Rewrite results/grades.csv and results/feedback/ from results/grades.sqlite.")
+    common(r)
+    r.set_defaults(func=cmd_report)
+
+    e = sub.add_parser("export", help="write canvas.csv for Canvas's gradebook import",
+                       description="Write Canvas's gradebook import CSV (Student, ID, SIS User ID, SIS Login ID, "
+                                   "Section, then the assignment). --roster maps student ids through a Canvas "
+                                   "gradebook export; without it ids go in SIS Login ID.")
+    common(e)
+    e.add_argument("--roster", default=None, help="a Canvas gradebook export (CSV) to map student ids")
+    e.add_argument("--out", default=None, help="output file (default: RESULTS/canvas.csv)")
+    e.set_defaults(func=cmd_export)
+
+    gs = sub.add_parser("gradescope", help="grade /autograder/submission for Gradescope",
+                        description="Grade the Gradescope submission folder and write results.json in "
+                                    "Gradescope's format (grader/gradescope/run_autograder calls this).")
+    gs.add_argument("--submission", default="/autograder/submission", help="default: %(default)s")
+    gs.add_argument("--results-dir", default="/autograder/results", help="default: %(default)s")
+    common(gs, results=False)
+    one(gs)
+    gs.set_defaults(func=cmd_gradescope)
+
+    a = sub.add_parser("autolab", help="grade one handin for Autolab",
+                       description="Grade one handin (folder, .tar.gz, .tgz or .zip) and print Autolab's "
+                                   "autoresult JSON as the last line.")
+    a.add_argument("handin", help="the student's handin")
+    common(a, results=False)
+    one(a)
+    a.set_defaults(func=cmd_autolab)
+
+    rb = sub.add_parser("rubric", help="check the rubric against the harness and print it",
+                        description="Validate the rubric against the harness's task registry and print it.")
+    common(rb, results=False)
+    rb.add_argument("--harness", default=None, help="a built harness (default: starter/build/starter/harness)")
+    rb.set_defaults(func=cmd_rubric)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (GraderError, RubricError, RegistryError, StoreError, ExportError) as e:
+        print(f"grader: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("grader: interrupted; every submission finished so far is stored", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,152 @@
+"""What the grader writes from the store: grades.csv, feedback per student, the summary.
+
+Everything here reads results/grades.sqlite, so `python3 -m grader report`
+rewrites the same files at any time, from each student's latest submission.
+"""
+from __future__ import annotations
+
+import base64
+import io
+import json
+from pathlib import Path
+
+import jinja2
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from grader.results import GRADER_STATUSES  # noqa: E402
+from grader.rubric import Rubric  # noqa: E402
+from grader.store import Store  # noqa: E402
+
+_LOADER = jinja2.FileSystemLoader(Path(__file__).parent / "templates")
+# Markdown keeps its whitespace exactly as written; HTML is escaped, since students control its text.
+TEMPLATES = {"md": jinja2.Environment(loader=_LOADER, keep_trailing_newline=True, undefined=jinja2.StrictUndefined),
+             "html": jinja2.Environment(loader=_LOADER, autoescape=True, trim_blocks=True, lstrip_blocks=True,
+                                        undefined=jinja2.StrictUndefined)}
+STATUS_WORDS = {"graded": "graded", "rejected": "rejected at intake", "build_failed": "did not compile"}
+CASE_WORDS = {"ok": "passed", "wrong": "wrong", "not_implemented": "not implemented yet", "error": "error",
+              **{k: k for k in GRADER_STATUSES}}
+LIMIT_NAMES = {"GFLOP/s": "cuBLAS FP32", "GB/s": "the copy bandwidth"}
+
+
+def grades_table(store: Store, rubric: Rubric) -> pd.DataFrame:
+    """One row per student (latest submission): total, status, and each task's two scores."""
+    subs = store.latest_submissions()
+    columns = ["student", "nickname", "status", "total", "max_total"]
+    if subs.empty:
+        task_columns = [f"{t.id}_{part}" for t in rubric.tasks for part in ("correctness", "performance")]
+        return pd.DataFrame(columns=columns + task_columns + ["received", "graded", "sha256"])
+    scores = store.scores(subs["id"].tolist())
+    wide = scores.pivot(index="submission_id", columns="task", values=["correctness", "performance"])
+    wide.columns = [f"{task}_{part}" for part, task in wide.columns]
+    order = [f"{t.id}_{part}" for t in rubric.tasks for part in ("correctness", "performance")]
+    table = subs.set_index("id").join(wide.reindex(columns=order))
+    table = table.reset_index()[columns + order + ["received", "graded", "sha256"]]
+    return table.round(3)
+
+
+def _plot(timed: pd.DataFrame) -> bytes | None:
+    """A bar chart of the student's throughput beside the solution's, per timed case."""
+    timed = timed[timed["speedup"].notna()]
+    if timed.empty:
+        return None
+    labels = [f"{r.task}\n{r.shape}" for r in timed.itertuples()]
+    student = [r.work / (r.student_ms * 1e-3) / 1e9 for r in timed.itertuples()]
+    solution = [r.work / (r.solution_ms * 1e-3) / 1e9 for r in timed.itertuples()]
+    fig, ax = plt.subplots(figsize=(max(4, 1.4 * len(labels)), 3.2), dpi=110)
+    x = range(len(labels))
+    ax.bar([i - 0.2 for i in x], student, width=0.4, label="yours", color="#3b6fb6")
+    ax.bar([i + 0.2 for i in x], solution, width=0.4, label="solution", color="#b0b0b0")
+    ax.set_xticks(list(x), labels, fontsize=8)
+    ax.set_yscale("log")
+    ax.set_ylabel("GFLOP/s or GB/s (log scale)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def _case_view(row, limits: dict) -> dict:
+    view = {"kind": row.kind, "dtype": row.dtype, "shape": row.shape, "status": row.status,
+            "status_text": CASE_WORDS.get(row.status, row.status), "message": row.message, "hint": row.hint,
+            "icon": "✅" if row.status == "ok" else "❌", "speedup": None, "output": row.output}
+    if pd.notna(row.speedup):
+        throughput = row.work / (row.student_ms * 1e-3) / 1e9
+        limit = limits.get("sgemm_fp32_gflops" if row.unit == "GFLOP/s" else "copy_bandwidth_gbps")
+        view.update(speedup=row.speedup, speedup_low=row.speedup_low, speedup_high=row.speedup_high,
+                    student_ms=row.student_ms, solution_ms=row.solution_ms, pairs=int(row.pairs), unit=row.unit,
+                    student_throughput=throughput, credit=row.credit if pd.notna(row.credit) else 0.0,
+                    percent_of_limit=100 * throughput / limit if limit else None,
+                    limit_name=LIMIT_NAMES.get(row.unit, "the device limit"))
+    return view
+
+
+def write_feedback(store: Store, rubric: Rubric, out: Path) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    run = store.latest_run() or {}
+    limits = json.loads(run.get("limits") or "{}")
+    devices = json.loads(run.get("devices") or "[]")
+    device = devices[0].get("name", "") if devices else ""
+    written = []
+    subs = store.latest_submissions()
+    for sub in subs.itertuples():
+        cases = store.cases(sub.id)
+        scores = store.scores([sub.id]).set_index("task")
+        tasks = []
+        for policy in rubric.tasks:
+            s = scores.loc[policy.id] if policy.id in scores.index else None
+            rows = cases[cases["task"] == policy.id]
+            tasks.append({"task": policy.id, "correctness": s.correctness if s is not None else 0.0,
+                          "correctness_max": policy.correctness_points,
+                          "performance": s.performance if s is not None else 0.0,
+                          "performance_max": policy.performance_points, "note": s.note if s is not None else "",
+                          "cases": [_case_view(r, limits) for r in rows.itertuples()]})
+        png = _plot(cases[cases["kind"] == "timed"])
+        context = {"title": rubric.title, "s": sub._asdict(), "tasks": tasks, "status_words": STATUS_WORDS,
+                   "notes": json.loads(sub.notes), "ignored": json.loads(sub.ignored), "device": device,
+                   "plot": f"{sub.student}.png" if png else None,
+                   "plot_data": base64.b64encode(png).decode() if png else None}
+        if png:
+            (out / f"{sub.student}.png").write_bytes(png)
+        for kind in ("md", "html"):
+            path = out / f"{sub.student}.{kind}"
+            path.write_text(TEMPLATES[kind].get_template(f"feedback.{kind}.j2").render(context))
+            written.append(path)
+    return written
+
+
+def summary_table(store: Store, rubric: Rubric) -> pd.DataFrame:
+    """Submissions graded, build failures, timeouts, and the mean score of each task."""
+    subs = store.latest_submissions()
+    if subs.empty:
+        return pd.DataFrame({"submissions": [0]})
+    ids = subs["id"].tolist()
+    marks = ",".join("?" * len(ids))
+    cases = store.table(f"SELECT submission_id, status FROM cases WHERE submission_id IN ({marks})", tuple(ids))
+    scores = store.scores(ids)
+    row = {"submissions": len(subs), "graded": int((subs["status"] == "graded").sum()),
+           "build failures": int((subs["status"] == "build_failed").sum()),
+           "rejected": int((subs["status"] == "rejected").sum()),
+           "with timeouts": int(cases[cases["status"] == "timeout"]["submission_id"].nunique()),
+           "mean total": round(float(subs["total"].mean()), 2), "of": rubric.max_points}
+    means = (scores.assign(points=scores["correctness"] + scores["performance"])
+             .groupby("task")["points"].mean().round(2))
+    for policy in rubric.tasks:
+        row[policy.id] = float(means.get(policy.id, 0.0))
+    return pd.DataFrame([row])
+
+
+def write_reports(results: Path, rubric: Rubric) -> dict[str, Path]:
+    store = Store(results / "grades.sqlite")
+    try:
+        grades = grades_table(store, rubric)
+        grades.to_csv(results / "grades.csv", index=False)
+        write_feedback(store, rubric, results / "feedback")
+    finally:
+        store.close()
+    return {"grades": results / "grades.csv", "feedback": results / "feedback"}

@@ -1,0 +1,47 @@
+"""Scores from case outcomes, following the rubric.
+
+Per task:
+- correctness: correctness_points x (correctness cases passed / cases graded);
+- performance: only when every correctness case passed; performance_points x
+  the mean credit of the task's timed cases, each credit taken from the
+  rubric's curve at the upper end of the speedup's 95% interval (so an
+  interval that straddles a threshold counts on the student's side), and 0
+  for a timed case that went wrong.
+"""
+from __future__ import annotations
+
+from grader.results import CaseOutcome, TaskScore
+from grader.rubric import Rubric, TaskPolicy
+
+
+def timed_credit(policy: TaskPolicy, case: CaseOutcome) -> float:
+    if case.status != "ok" or case.paired is None or not case.paired.pairs:
+        return 0.0
+    return policy.performance_credit(case.paired.speedup.high)
+
+
+def score_task(policy: TaskPolicy, cases: list[CaseOutcome]) -> TaskScore:
+    correctness = [c for c in cases if c.task == policy.id and c.kind == "correctness"]
+    timed = [c for c in cases if c.task == policy.id and c.kind == "timed"]
+    total = len(policy.dtypes) * len(policy.shapes)
+    passed = sum(c.passed for c in correctness)
+    score = TaskScore(policy.id, policy.correctness_points * passed / total, policy.correctness_points, 0.0,
+                      policy.performance_points, passed, total)
+    if any(c.status == "missing" for c in correctness):
+        score.note = "file missing"
+    elif any(c.status == "not_implemented" for c in correctness):
+        score.note = "not implemented"
+    elif passed < total:
+        score.note = f"{total - passed} of {total} correctness cases failed: no performance points"
+    elif policy.timed:
+        for case in timed:
+            case.credit = timed_credit(policy, case)
+        score.performance = policy.performance_points * sum(c.credit for c in timed) / len(policy.timed)
+        failed = [f"{c.shape} ({c.status})" for c in timed if c.status != "ok"]
+        if failed:
+            score.note = f"no performance credit for timed case(s) {', '.join(failed)}"
+    return score
+
+
+def score_submission(rubric: Rubric, cases: list[CaseOutcome]) -> list[TaskScore]:
+    return [score_task(policy, cases) for policy in rubric.tasks]

@@ -1,0 +1,196 @@
+"""results/grades.sqlite: every grading run, submission, case, timing sample and score.
+
+Each submission's results are written in one transaction, so a grader killed
+at any moment leaves either all of a submission or none of it. A submission
+already graded with the same (student, sha256, harness version, rubric hash)
+is skipped on the next run unless --regrade.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+
+from grader.results import SubmissionResult
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS grading_runs (
+    id INTEGER PRIMARY KEY,
+    started TEXT NOT NULL,
+    finished TEXT,
+    seed INTEGER NOT NULL,
+    harness_version TEXT NOT NULL,
+    rubric_sha256 TEXT NOT NULL,
+    registry TEXT NOT NULL,       -- JSON: the harness's task registry (harness --list-tasks --json)
+    devices TEXT NOT NULL,        -- JSON: the harness's device description per GPU worker
+    limits TEXT NOT NULL,         -- JSON: the device limits measured by the solution's harness
+    sandbox TEXT NOT NULL,        -- how student code was isolated
+    command TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS submissions (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES grading_runs(id),
+    student TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    received TEXT NOT NULL,
+    graded TEXT NOT NULL,
+    harness_version TEXT NOT NULL,
+    rubric_sha256 TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('graded', 'rejected', 'build_failed')),
+    total REAL NOT NULL,
+    max_total REAL NOT NULL,
+    nickname TEXT,
+    rejected TEXT,
+    notes TEXT NOT NULL,          -- JSON list
+    ignored TEXT NOT NULL,        -- JSON list of paths not used
+    build_log TEXT NOT NULL,
+    build_seconds REAL,
+    seconds REAL NOT NULL,
+    UNIQUE (student, sha256, harness_version, rubric_sha256)
+);
+CREATE TABLE IF NOT EXISTS cases (
+    id INTEGER PRIMARY KEY,
+    submission_id INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
+    task TEXT NOT NULL,
+    dtype TEXT NOT NULL,
+    shape TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('correctness', 'timed')),
+    status TEXT NOT NULL,
+    message TEXT NOT NULL,
+    hint TEXT NOT NULL,
+    output TEXT NOT NULL,         -- what a process that hung or crashed printed last
+    seed INTEGER NOT NULL,
+    record TEXT,                  -- JSON: the harness's case record
+    unit TEXT NOT NULL,
+    work REAL NOT NULL,
+    speedup REAL, speedup_low REAL, speedup_high REAL,
+    student_ms REAL, solution_ms REAL,
+    pairs INTEGER, stop_reason TEXT, credit REAL
+);
+CREATE TABLE IF NOT EXISTS samples (
+    case_id INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+    pair INTEGER NOT NULL,
+    student_ms REAL NOT NULL,
+    solution_ms REAL NOT NULL,
+    student_sm_mhz INTEGER,
+    solution_sm_mhz INTEGER,
+    throttled INTEGER NOT NULL,
+    PRIMARY KEY (case_id, pair)
+);
+CREATE TABLE IF NOT EXISTS scores (
+    submission_id INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
+    task TEXT NOT NULL,
+    correctness REAL NOT NULL, correctness_max REAL NOT NULL,
+    performance REAL NOT NULL, performance_max REAL NOT NULL,
+    cases_passed INTEGER NOT NULL, cases_total INTEGER NOT NULL,
+    note TEXT NOT NULL,
+    PRIMARY KEY (submission_id, task)
+);
+"""
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class StoreError(RuntimeError):
+    pass
+
+
+class Store:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+            self.db.execute("PRAGMA foreign_keys = ON")
+            self.db.execute("PRAGMA journal_mode = WAL")  # readers never block the writer
+            with self.db:
+                self.db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"{self.path}: not a usable grades store ({e}); move it aside to start a new one") from None
+
+    def close(self):
+        self.db.close()
+
+    def start_run(self, seed: int, harness_version: str, rubric_sha256: str, registry: dict, devices: list,
+                  limits: dict, sandbox: str, command: str) -> int:
+        with self.db:
+            cur = self.db.execute(
+                "INSERT INTO grading_runs (started, seed, harness_version, rubric_sha256, registry, devices, limits,"
+                " sandbox, command) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (now(), seed, harness_version, rubric_sha256, json.dumps(registry), json.dumps(devices),
+                 json.dumps(limits), sandbox, command))
+        return cur.lastrowid
+
+    def finish_run(self, run_id: int):
+        with self.db:
+            self.db.execute("UPDATE grading_runs SET finished = ? WHERE id = ?", (now(), run_id))
+
+    def already_graded(self, student: str, sha256: str, harness_version: str, rubric_sha256: str) -> bool:
+        row = self.db.execute("SELECT 1 FROM submissions WHERE student = ? AND sha256 = ? AND harness_version = ?"
+                              " AND rubric_sha256 = ?", (student, sha256, harness_version, rubric_sha256)).fetchone()
+        return row is not None
+
+    def save(self, run_id: int, result: SubmissionResult, harness_version: str, rubric_sha256: str,
+             max_total: float) -> int:
+        """Writes one submission's results in a single transaction, replacing an earlier grade of the same key."""
+        sub, build = result.submission, result.build
+        with self.db:
+            self.db.execute("DELETE FROM submissions WHERE student = ? AND sha256 = ? AND harness_version = ?"
+                            " AND rubric_sha256 = ?", (sub.student, sub.sha256, harness_version, rubric_sha256))
+            sid = self.db.execute(
+                "INSERT INTO submissions (run_id, student, sha256, received, graded, harness_version, rubric_sha256,"
+                " status, total, max_total, nickname, rejected, notes, ignored, build_log, build_seconds, seconds)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, sub.student, sub.sha256, sub.received, now(), harness_version, rubric_sha256, result.status,
+                 result.total, max_total, sub.nickname, sub.rejected, json.dumps(sub.notes), json.dumps(sub.ignored),
+                 build.log if build else "", build.seconds if build else None, result.seconds)).lastrowid
+            for c in result.cases:
+                p = c.paired
+                ok_pairs = p is not None and p.pairs
+                speed = p.speedup if ok_pairs else None
+                cid = self.db.execute(
+                    "INSERT INTO cases (submission_id, task, dtype, shape, kind, status, message, hint, output, seed,"
+                    " record, unit, work, speedup, speedup_low, speedup_high, student_ms, solution_ms, pairs,"
+                    " stop_reason, credit) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (sid, c.task, c.dtype, c.shape, c.kind, c.status, c.message, c.hint, c.output, c.seed,
+                     json.dumps(c.record) if c.record is not None else None, c.unit, c.work,
+                     speed.median if speed else None, speed.low if speed else None, speed.high if speed else None,
+                     p.student.median if ok_pairs else None, p.solution.median if ok_pairs else None,
+                     len(p.pairs) if p else None, p.stop_reason if p else None, c.credit)).lastrowid
+                if p:
+                    self.db.executemany(
+                        "INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        [(cid, i, q.student_ms, q.solution_ms, q.student_sm_mhz, q.solution_sm_mhz, int(q.throttled))
+                         for i, q in enumerate(p.pairs)])
+            self.db.executemany(
+                "INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(sid, s.task, s.correctness, s.correctness_max, s.performance, s.performance_max, s.cases_passed,
+                  s.cases_total, s.note) for s in result.scores])
+        return sid
+
+    # --- reading, as pandas tables ------------------------------------------------
+
+    def table(self, sql: str, params: tuple = ()) -> pd.DataFrame:
+        return pd.read_sql_query(sql, self.db, params=params)
+
+    def latest_submissions(self) -> pd.DataFrame:
+        """Each student's most recent submission (by time received, then time graded)."""
+        return self.table(
+            "SELECT * FROM submissions s WHERE s.id = (SELECT t.id FROM submissions t WHERE t.student = s.student"
+            " ORDER BY t.received DESC, t.graded DESC, t.id DESC LIMIT 1) ORDER BY s.student")
+
+    def scores(self, submission_ids: list[int]) -> pd.DataFrame:
+        marks = ",".join("?" * len(submission_ids)) or "NULL"
+        return self.table(f"SELECT * FROM scores WHERE submission_id IN ({marks})", tuple(submission_ids))
+
+    def cases(self, submission_id: int) -> pd.DataFrame:
+        return self.table("SELECT * FROM cases WHERE submission_id = ? ORDER BY id", (submission_id,))
+
+    def latest_run(self) -> dict | None:
+        row = self.table("SELECT * FROM grading_runs ORDER BY id DESC LIMIT 1")
+        return None if row.empty else row.iloc[0].to_dict()

@@ -1,0 +1,65 @@
+"""Fixtures for the grader's tests: the real task registry, rubrics, fake submissions."""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from grader.registry import Registry
+from grader.rubric import DEFAULT_RUBRIC, load_rubric
+
+REPO = Path(__file__).resolve().parents[2]
+HARNESS = REPO / "starter" / "build" / "starter" / "harness"
+
+
+@pytest.fixture(scope="session")
+def registry() -> Registry:
+    """The real registry, from the starter harness (built here if `make check` has not built it)."""
+    if not HARNESS.exists():
+        subprocess.run(["make", "-C", str(REPO / "starter"), "harness"], check=True, capture_output=True)
+    return Registry.from_json(json.loads(subprocess.run([str(HARNESS), "--list-tasks", "--json"], check=True,
+                                                        capture_output=True, text=True).stdout))
+
+
+@pytest.fixture(scope="session")
+def rubric(registry):
+    return load_rubric(DEFAULT_RUBRIC, registry)
+
+
+def write_submission(root: Path, student: str, files: dict[str, str]) -> Path:
+    folder = root / student
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return folder
+
+
+@pytest.fixture
+def all_task_files(registry):
+    """{file: marker} for every task: a correct submission at the solution's speed."""
+    return {t.file: f"// fake: ok speed=1.0\n// {t.id}\n" for t in registry.tasks}
+
+
+def small_rubric_text(rubric, min_pairs: int = 3) -> str:
+    """The default rubric cut down to two shapes and one type per task, for fast tests of the flow."""
+    lines = [f'[assignment]\nname = "{rubric.name}"\ntitle = "{rubric.title}"\n'
+             f'leaderboard_task = "{rubric.leaderboard_task}"\n',
+             "[limits]\nbuild = 30\ncase = 5\nsubmission = 120\n",
+             f"[timing]\nmin_pairs = {min_pairs}\nmax_pairs = {min_pairs}\ntarget_relative_ci = 0.01\n"
+             "budget = 5.0\nwarmup = 1\n"]
+    for t in rubric.tasks:
+        lines.append(f"[tasks.{t.id}]\ncorrectness_points = {t.correctness_points}\n"
+                     f"performance_points = {t.performance_points}\ndtypes = [\"{t.dtypes[0]}\"]\n"
+                     f"shapes = [\"{t.shapes[0]}\", \"{t.shapes[-1]}\"]\ntimed = [\"{t.timed[-1]}\"]\n"
+                     f"s_zero = {t.s_zero}\ns_full = {t.s_full}\n")
+    return "\n".join(lines)
+
+
+@pytest.fixture
+def small_rubric(tmp_path, rubric, registry):
+    path = tmp_path / "small_rubric.toml"
+    path.write_text(small_rubric_text(rubric))
+    return load_rubric(path, registry)

@@ -1,0 +1,84 @@
+"""The rubric: the default one is valid, a broken one is refused with a clear message, the curve's edges."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from grader.rubric import DEFAULT_RUBRIC, RubricError, load_rubric
+
+
+def broken(tmp_path: Path, old: str, new: str) -> Path:
+    text = DEFAULT_RUBRIC.read_text()
+    assert old in text, old
+    path = tmp_path / "rubric.toml"
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+def test_the_default_rubric_is_valid_and_worth_100_points(rubric, registry):
+    assert rubric.max_points == 100
+    assert [t.id for t in rubric.tasks] == registry.ids
+
+
+@pytest.mark.parametrize("old, new, complaint", [
+    ("[tasks.dot]", "[tasks.conv2d]", "[tasks.conv2d]: unknown task 'conv2d'"),
+    ("correctness_points = 6\nperformance_points = 6\ndtypes = [\"float32\"]\nshapes = [\"1\"",
+     "correctness_points = -6\nperformance_points = 6\ndtypes = [\"float32\"]\nshapes = [\"1\"",
+     "'correctness_points' must be non-negative, got -6"),
+    ("s_zero = 0.25\ns_full = 0.8\n\n[tasks.add]", "s_zero = 0.9\ns_full = 0.8\n\n[tasks.add]",
+     "[tasks.fill]: thresholds out of order: s_zero (0.9) must be below s_full (0.8)"),
+    ('dtypes = ["int32"]', 'dtypes = ["float16"]', "element type 'float16' is not one of the task's (int32)"),
+    ('timed = ["268435456"]', 'timed = ["16x16"]', "'16x16' is not a vector shape"),
+    ("min_pairs = 10", "min_pairs = 500", "'max_pairs' (200) is smaller than 'min_pairs' (500)"),
+    ("min_pairs = 10", "min_pairs = 1", "'min_pairs' must be at least 3"),
+    ("build = 300", "build = 0", "[limits]: 'build' must be positive"),
+    ("case = 60", 'case = "a minute"', "'case' must be a number"),
+    ('leaderboard_task = "matmul_fast"', 'leaderboard_task = "gemm"', "'leaderboard_task' 'gemm' is not a graded task"),
+    ("s_zero = 0.1\n", "s_zero = 0.1\nbonus = 5\n", "unknown key 'bonus'"),
+    ("[limits]", "[limitz]", "missing the [limits] table"),
+])
+def test_a_broken_rubric_is_refused_with_the_file_and_entry_named(tmp_path, registry, old, new, complaint):
+    path = broken(tmp_path, old, new)
+    with pytest.raises(RubricError) as e:
+        load_rubric(path, registry)
+    assert str(e.value).startswith(str(path))
+    assert complaint in str(e.value)
+
+
+def test_a_file_that_is_not_toml_is_refused(tmp_path, registry):
+    path = tmp_path / "rubric.toml"
+    path.write_text("[tasks\nfill = ")
+    with pytest.raises(RubricError, match="not valid TOML"):
+        load_rubric(path, registry)
+
+
+def test_a_missing_rubric_is_named(tmp_path, registry):
+    with pytest.raises(RubricError, match="no such rubric file"):
+        load_rubric(tmp_path / "nope.toml", registry)
+
+
+def test_the_rubric_hash_changes_with_its_content(tmp_path, registry, rubric):
+    other = load_rubric(broken(tmp_path, "case = 60", "case = 61"), registry)
+    assert other.sha256 != rubric.sha256
+
+
+def test_the_curve_gives_nothing_at_or_below_s_zero(rubric):
+    fast = rubric.task("matmul_fast")
+    assert fast.performance_credit(fast.s_zero) == 0
+    assert fast.performance_credit(fast.s_zero / 2) == 0
+
+
+def test_the_curve_gives_everything_at_or_above_s_full(rubric):
+    fast = rubric.task("matmul_fast")
+    assert fast.performance_credit(fast.s_full) == 1
+    assert fast.performance_credit(3.0) == 1
+
+
+def test_the_curve_is_linear_in_log_speedup_between(rubric):
+    fast = rubric.task("matmul_fast")
+    middle = math.sqrt(fast.s_zero * fast.s_full)  # halfway in log
+    assert fast.performance_credit(middle) == pytest.approx(0.5)
+    points = [fast.performance_credit(s) for s in (0.12, 0.2, 0.3, 0.5, 0.69)]
+    assert points == sorted(points) and 0 < points[0] < points[-1] < 1

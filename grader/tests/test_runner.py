@@ -1,0 +1,104 @@
+"""Running a harness process: replies, timeouts that kill the whole group, crashes, capped output."""
+from __future__ import annotations
+
+import textwrap
+import time
+
+import pytest
+
+from grader.runner import STDERR_CAP, HarnessFailure, HarnessServer
+
+FAKE = textwrap.dedent("""\
+    #!/usr/bin/env python3
+    import json, os, signal, subprocess, sys, time
+    mode = os.environ.get("FAKE_MODE", "ok")
+    for line in sys.stdin:
+        request = json.loads(line)
+        if request["op"] == "quit":
+            break
+        if mode == "hang":
+            child = subprocess.Popen(["sleep", "1000"])
+            open(os.environ["CHILD_PID_FILE"], "w").write(str(child.pid))
+            time.sleep(1000)
+        if mode == "segv":
+            sys.stderr.write("about to crash\\n"); sys.stderr.flush()
+            os.kill(os.getpid(), signal.SIGSEGV)
+        if mode == "flood":
+            sys.stderr.write("x" * (3 * 1024 * 1024)); sys.stderr.flush()
+        if mode == "garbage":
+            print("this is not json", flush=True)
+            continue
+        print("stray text " * 3, end="", file=sys.stdout if mode == "stray" else sys.stderr, flush=True)
+        print(json.dumps({"op": request["op"], "echo": request}), flush=True)
+""")
+
+
+def alive(pid: int) -> bool:
+    """Running or sleeping; a killed process may linger as a zombie until its new parent reaps it."""
+    try:
+        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")
+
+
+@pytest.fixture
+def fake_harness(tmp_path):
+    path = tmp_path / "harness"
+    path.write_text(FAKE)
+    path.chmod(0o755)
+    return path
+
+
+def server(path, monkeypatch, mode, **env):
+    monkeypatch.setenv("FAKE_MODE", mode)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    return HarnessServer(path)
+
+
+def test_a_request_gets_its_reply(fake_harness, monkeypatch):
+    with server(fake_harness, monkeypatch, "ok") as s:
+        assert s.request({"op": "hello", "n": 1}, 10) == {"op": "hello", "echo": {"op": "hello", "n": 1}}
+        assert s.request({"op": "check"}, 10)["op"] == "check"
+
+
+def test_a_request_that_outlives_its_limit_kills_the_process_group(fake_harness, monkeypatch, tmp_path):
+    pid_file = tmp_path / "child.pid"
+    s = server(fake_harness, monkeypatch, "hang", CHILD_PID_FILE=str(pid_file))
+    start = time.monotonic()
+    with pytest.raises(HarnessFailure) as e:
+        s.request({"op": "check"}, 2)
+    assert e.value.kind == "timeout" and "no result after 2 s" in str(e.value)
+    assert time.monotonic() - start < 10
+    assert s.proc.poll() is not None
+    child = int(pid_file.read_text())
+    time.sleep(0.2)
+    assert not alive(child)  # the grandchild went with the group
+    s.close()
+
+
+def test_a_crash_is_reported_with_its_signal_and_last_output(fake_harness, monkeypatch):
+    s = server(fake_harness, monkeypatch, "segv")
+    with pytest.raises(HarnessFailure) as e:
+        s.request({"op": "check"}, 10)
+    assert e.value.kind == "crashed" and "segmentation fault (SIGSEGV)" in str(e.value)
+    assert "about to crash" in e.value.stderr
+    s.close()
+
+
+def test_output_beyond_the_cap_is_dropped_and_the_cut_marked(fake_harness, monkeypatch):
+    with server(fake_harness, monkeypatch, "flood") as s:
+        assert s.request({"op": "check"}, 30)["op"] == "check"
+        time.sleep(0.5)
+        text = s.stderr
+    assert len(text) < STDERR_CAP + 200
+    assert "more bytes cut: output is capped" in text
+
+
+def test_a_reply_that_is_not_json_is_a_protocol_failure(fake_harness, monkeypatch):
+    s = server(fake_harness, monkeypatch, "garbage")
+    with pytest.raises(HarnessFailure) as e:
+        s.request({"op": "check"}, 10)
+    assert e.value.kind == "protocol"
+    s.close()

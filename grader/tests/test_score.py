@@ -1,0 +1,76 @@
+"""Scoring: correctness in proportion, performance only when correct, credit at the interval's better side."""
+from __future__ import annotations
+
+import pytest
+
+from grader.paired import Pair, PairedResult
+from grader.results import CaseOutcome
+from grader.score import score_task
+
+
+def correctness_cases(policy, status_of=lambda dtype, shape: "ok"):
+    return [CaseOutcome(policy.id, d, s, "correctness", status_of(d, s)) for d in policy.dtypes for s in policy.shapes]
+
+
+def timed_case(policy, shape, speedups, status="ok"):
+    paired = PairedResult(pairs=[Pair(1.0 / s, 1.0, 1980, 1980, False) for s in speedups])
+    return CaseOutcome(policy.id, policy.timed_dtype, shape, "timed", status, paired=paired)
+
+
+def test_correctness_points_are_in_proportion_to_cases_passed(rubric):
+    policy = rubric.task("transpose")
+    first = (policy.dtypes[0], policy.shapes[0])
+    cases = correctness_cases(policy, lambda d, s: "wrong" if (d, s) == first else "ok")
+    score = score_task(policy, cases)
+    total = len(policy.dtypes) * len(policy.shapes)
+    assert score.correctness == pytest.approx(policy.correctness_points * (total - 1) / total)
+    assert score.cases_passed == total - 1
+
+
+def test_one_failing_correctness_case_forfeits_the_performance_points(rubric):
+    policy = rubric.task("dot")
+    cases = correctness_cases(policy, lambda d, s: "wrong" if s == policy.shapes[-1] else "ok")
+    cases.append(timed_case(policy, policy.timed[0], [5.0] * 10))
+    score = score_task(policy, cases)
+    assert score.performance == 0
+    assert "no performance points" in score.note
+
+
+def test_matching_the_solution_earns_full_performance_credit(rubric):
+    policy = rubric.task("dot")
+    cases = correctness_cases(policy) + [timed_case(policy, policy.timed[0], [1.0] * 12)]
+    score = score_task(policy, cases)
+    assert score.performance == policy.performance_points
+    assert score.total == policy.max_points
+
+
+def test_credit_is_taken_at_the_upper_end_of_the_interval(rubric):
+    policy = rubric.task("matmul_fast")
+    # Speedups spread around s_zero: the median alone is below it, the interval reaches above it.
+    speedups = [policy.s_zero * f for f in (0.8, 0.85, 0.9, 0.95, 0.97, 1.0, 1.3, 1.4, 1.5, 1.6)]
+    case = timed_case(policy, policy.timed[0], speedups)
+    assert case.paired.speedup.median <= policy.s_zero * 1.0 < case.paired.speedup.high
+    cases = correctness_cases(policy) + [case, timed_case(policy, policy.timed[1], speedups)]
+    score = score_task(policy, cases)
+    assert score.performance > 0
+    assert case.credit == pytest.approx(policy.performance_credit(case.paired.speedup.high))
+
+
+def test_a_timed_case_that_went_wrong_earns_no_credit(rubric):
+    policy = rubric.task("matmul_fast")
+    cases = correctness_cases(policy) + [timed_case(policy, policy.timed[0], [2.0] * 10, status="wrong"),
+                                         timed_case(policy, policy.timed[1], [2.0] * 10)]
+    score = score_task(policy, cases)
+    assert score.performance == pytest.approx(policy.performance_points / 2)
+
+
+def test_a_missing_file_scores_zero_with_a_note(rubric):
+    policy = rubric.task("fill")
+    score = score_task(policy, correctness_cases(policy, lambda d, s: "missing"))
+    assert score.total == 0 and score.note == "file missing"
+
+
+def test_not_implemented_scores_zero_with_a_note(rubric):
+    policy = rubric.task("fill")
+    score = score_task(policy, correctness_cases(policy, lambda d, s: "not_implemented"))
+    assert score.total == 0 and score.note == "not implemented"
