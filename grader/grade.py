@@ -30,7 +30,7 @@ from grader.registry import Registry
 from grader.results import CaseOutcome, SubmissionResult
 from grader.rubric import Rubric
 from grader.runner import HarnessFailure
-from grader.score import score_submission
+from grader.score import score_submission, zero_scores
 from grader.store import Store
 
 
@@ -229,11 +229,11 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
 
     def build_one(sub: Submission) -> tuple[Submission, BuildResult | None]:
         if sub.rejected:
-            finish(SubmissionResult(sub, "rejected", scores=score_submission(rubric, [])))
+            finish(SubmissionResult(sub, "rejected", scores=zero_scores(rubric, "not graded: rejected at intake")))
             return sub, None
         build = backend.build(sub, rubric.limits.build)
         if not build.ok:
-            finish(SubmissionResult(sub, "build_failed", build, scores=score_submission(rubric, [])))
+            finish(SubmissionResult(sub, "build_failed", build, scores=zero_scores(rubric, "does not compile")))
             return sub, None
         return sub, build
 
@@ -278,10 +278,10 @@ def grade_single(entry: Path, rubric: Rubric, registry: Registry, backend: Backe
     """Grades one submission on its own (Gradescope, Autolab): nothing is stored."""
     sub = read_submission(entry, [t.file for t in registry.tasks])
     if sub.rejected:
-        return SubmissionResult(sub, "rejected", scores=score_submission(rubric, []))
+        return SubmissionResult(sub, "rejected", scores=zero_scores(rubric, "not graded: rejected at intake"))
     build = backend.build(sub, rubric.limits.build)
     if not build.ok:
-        return SubmissionResult(sub, "build_failed", build, scores=score_submission(rubric, []))
+        return SubmissionResult(sub, "build_failed", build, scores=zero_scores(rubric, "does not compile"))
     solution = backend.solution_server(gpu)
     try:
         return grade_submission(sub, build, backend, gpu, solution, rubric, registry,

@@ -45,3 +45,9 @@ def score_task(policy: TaskPolicy, cases: list[CaseOutcome]) -> TaskScore:
 
 def score_submission(rubric: Rubric, cases: list[CaseOutcome]) -> list[TaskScore]:
     return [score_task(policy, cases) for policy in rubric.tasks]
+
+
+def zero_scores(rubric: Rubric, note: str) -> list[TaskScore]:
+    """Scores of a submission that never ran (rejected at intake, or did not compile)."""
+    return [TaskScore(p.id, 0.0, p.correctness_points, 0.0, p.performance_points, 0,
+                      len(p.dtypes) * len(p.shapes), note) for p in rubric.tasks]

@@ -6,11 +6,11 @@
 #
 # The GPU machines reach no package index: the header libraries come unpacked
 # in .deps/ (apt-get download + dpkg -x) and Python wheels in .whl/.
-#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [demo] [sanitize] [variants]
+#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [sanitize] [variants]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-run-logs}
 mkdir -p "$OUT"
-steps=${*:-buildtime check demo sanitize variants}
+steps=${*:-buildtime check bench demo sanitize variants}
 export DEPS_INCLUDE=$PWD/.deps/root/usr/include PYTHONUNBUFFERED=1
 if [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
@@ -45,10 +45,15 @@ for step in $steps; do
       run check make check PYTEST_ARGS=-v
       grep -E "passed|failed|skipped|error" "$OUT/check.log" | tail -n 3 | tee -a "$summary"
       grep -E "(PASSED|FAILED|SKIPPED|ERROR)( |$)" "$OUT/check.log" | sed 's/ *\[ *[0-9]*%\]//' >> "$summary" ;;
+    bench)
+      run bench make bench
+      cp results/bench.jsonl "$OUT/" 2>/dev/null
+      sed -n '/^harness /,$p' "$OUT/bench.log" | tee -a "$summary" ;;
     demo)
       run demo make demo
-      cp results/demo.jsonl "$OUT/" 2>/dev/null
-      sed -n '/^harness /,$p' "$OUT/demo.log" | tee -a "$summary" ;;
+      cp results/demo/grades.csv "$OUT/demo-grades.csv" 2>/dev/null
+      (cd results/demo && tar czf "$OUT/demo-feedback.tar.gz" feedback grades.sqlite)
+      tail -n 4 "$OUT/demo.log" | tee -a "$summary" ;;
     sanitize)
       run memcheck make -C starter memcheck KERNELS=../solution/kernels
       run racecheck make -C starter racecheck KERNELS=../solution/kernels
@@ -74,5 +79,5 @@ done
 
 # The device tool brings back only a few files: keep the summary and the demo's
 # JSON apart and pack every log into one archive.
-(cd "$OUT" && tar czf logs.tar.gz --remove-files --exclude=summary.txt --exclude=demo.jsonl --exclude=logs.tar.gz ./*.log device.txt 2>/dev/null)
+(cd "$OUT" && tar czf logs.tar.gz --remove-files ./*.log device.txt 2>/dev/null)
 
