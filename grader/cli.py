@@ -73,6 +73,11 @@ def cmd_grade(args) -> int:
     summary = grade(GradeOptions(Path(args.submissions), results, gpus, args.jobs, args.regrade, args.seed,
                                  not args.no_progress), rubric, registry, backend)
     write_reports(results, rubric)
+    store = Store(results / "grades.sqlite")
+    try:
+        canvas_csv(store, rubric, results / "canvas.csv")  # ids as SIS Login IDs; `export --roster` maps them
+    finally:
+        store.close()
     for line in summary.skipped_entries:
         print(f"note: {line}")
     if summary.skipped_same:
@@ -82,7 +87,7 @@ def cmd_grade(args) -> int:
         print(summary_table(store, rubric).to_string(index=False))
     finally:
         store.close()
-    print(f"results in {results}: grades.sqlite, grades.csv, feedback/")
+    print(f"results in {results}: grades.sqlite, grades.csv, canvas.csv, feedback/")
     return 0
 
 

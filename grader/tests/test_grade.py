@@ -219,3 +219,24 @@ def test_kill_minus_9_midway_loses_only_the_submission_in_flight(tmp_path, regis
     assert len(backend.builds) == 8 - stored
     db = sqlite3.connect(db_path)
     assert sorted(r[0] for r in db.execute("SELECT student FROM submissions")) == [f"student{i:02d}" for i in range(8)]
+
+
+def test_two_gpus_get_a_worker_each_and_share_the_class(tmp_path, registry, small_rubric):
+    subs = make_class(tmp_path / "submissions", registry)
+    results = tmp_path / "results"
+
+    class Recording(FakeBackend):
+        def __init__(self):
+            super().__init__(delay=0.002)
+            self.gpus = []
+
+        def student_server(self, build, gpu):
+            self.gpus.append(gpu)
+            return super().student_server(build, gpu)
+
+    backend = Recording()
+    summary = grade(GradeOptions(subs, results, ["0", "1"], jobs=4, progress=False), small_rubric, registry, backend)
+    assert len(summary.graded) == 9
+    assert set(backend.gpus) == {"0", "1"}
+    write_reports(results, small_rubric)
+    assert totals(results)["alice"] == small_rubric.max_points

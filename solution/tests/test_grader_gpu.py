@@ -4,6 +4,7 @@ hang leaves the next submission untouched."""
 from __future__ import annotations
 
 import csv
+import json
 import shutil
 import sqlite3
 import subprocess
@@ -80,6 +81,7 @@ def test_the_demo_writes_every_output(demo):
     assert 'kernels/transpose.cu(9): error: expected a ";"' in (results / "feedback" / "s07-compile-error.md").read_text()
     assert "never finishes" in (results / "feedback" / "s05-hang.md").read_text()
     assert "build failures" in run.stdout and "mean total" in run.stdout
+    assert (results / "canvas.csv").read_text().startswith("Student,ID,SIS User ID")
     export = subprocess.run([sys.executable, "-m", "grader", "export", "--results", str(results)], cwd=ROOT,
                             capture_output=True, text=True)
     assert export.returncode == 0 and (results / "canvas.csv").read_text().startswith("Student,ID,SIS User ID")
@@ -112,3 +114,19 @@ def test_a_hang_leaves_the_next_submission_untouched(tmp_path, work):
     assert case_statuses(results, "a-hangs", "fill")[0] == "timeout"
     assert set(case_statuses(results, "b-after", "fill")) == {"ok"}
     assert float(rows(results)["b-after"]["total"]) > 60
+
+
+def test_gradescope_and_autolab_grade_one_submission(tmp_path, work):
+    out = tmp_path / "gradescope"
+    run = subprocess.run([sys.executable, "-m", "grader", "gradescope", "--submission", str(SAMPLES / "s02-naive-only"),
+                          "--results-dir", str(out), "--work", str(work)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    doc = json.loads((out / "results.json").read_text())
+    naive = next(t for t in doc["tests"] if t["name"] == "matmul_naive: correctness")
+    assert naive["status"] == "passed" and doc["score"] > 8
+    autolab = subprocess.run([sys.executable, "-m", "grader", "autolab", str(SAMPLES / "s05-hang"), "--work", str(work)],
+                             cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert autolab.returncode == 0, autolab.stderr[-3000:]
+    last = json.loads(autolab.stdout.strip().splitlines()[-1])
+    assert last["scores"]["add"] == 8 and last["scores"]["fill"] == 0
