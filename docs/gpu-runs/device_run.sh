@@ -6,11 +6,11 @@
 #
 # The GPU machines reach no package index: the header libraries come unpacked
 # in .deps/ (apt-get download + dpkg -x) and Python wheels in .whl/.
-#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [sanitize] [variants]
+#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-run-logs}
 mkdir -p "$OUT"
-steps=${*:-buildtime check bench demo sanitize variants}
+steps=${*:-buildtime check bench demo fairness sanitize variants}
 export DEPS_INCLUDE=$PWD/.deps/root/usr/include PYTHONUNBUFFERED=1
 if [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
@@ -54,6 +54,22 @@ for step in $steps; do
       cp results/demo/grades.csv "$OUT/demo-grades.csv" 2>/dev/null
       (cd results/demo && tar czf "$OUT/demo-feedback.tar.gz" feedback grades.sqlite)
       tail -n 4 "$OUT/demo.log" | tee -a "$summary" ;;
+    fairness)
+      # The solution graded as a student: every paired speedup should be 1.
+      rm -rf results/fairness && mkdir -p results/fairness/submissions
+      cp -r solution/kernels results/fairness/submissions/solution-as-student
+      run fairness python3 -m grader grade results/fairness/submissions --results results/fairness --no-progress
+      python3 - "$summary" <<'PY'
+import sqlite3, sys
+rows = sqlite3.connect("results/fairness/grades.sqlite").execute(
+    "SELECT task, shape, speedup, speedup_low, speedup_high, pairs, stop_reason FROM cases WHERE kind = 'timed'")
+with open(sys.argv[1], "a") as out:
+    for r in rows:
+        line = "fairness %-13s %-15s speedup %.4f (95%% CI %.4f to %.4f) over %d pairs, %s" % r
+        print(line)
+        out.write(line + "\n")
+PY
+      ;;
     sanitize)
       run memcheck make -C starter memcheck KERNELS=../solution/kernels
       run racecheck make -C starter racecheck KERNELS=../solution/kernels
