@@ -91,6 +91,3 @@ def time_pairs(student, solution, policy: TimingPolicy, request_timeout: float) 
         if result.stop_reason:
             return result
 
-
-def summarize_interval(ci: MedianCI) -> str:
-    return f"{ci.median:.3g} (95% CI {ci.low:.3g} to {ci.high:.3g})"
