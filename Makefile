@@ -32,7 +32,7 @@ PYTHON_READY := .venv/.installed
 endif
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-HEADER_PACKAGES := doctest/doctest.h:doctest-dev nlohmann/json.hpp:nlohmann-json3-dev CLI/CLI.hpp:libcli11-dev
+HEADER_PACKAGES := $(shell $(MAKE) -s --no-print-directory -C starter header-packages)
 
 RESULTS ?= results
 
