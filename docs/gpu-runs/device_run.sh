@@ -6,7 +6,7 @@
 #
 # The GPU machines reach no package index: the header libraries come unpacked
 # in .deps/ (apt-get download + dpkg -x) and Python wheels in .whl/.
-#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants]
+#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [transpose_variants]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-run-logs}
 mkdir -p "$OUT"
@@ -78,6 +78,7 @@ PY
       # matmul_fast's tile configurations (solution/kernels/matmul_fast.cu,
       # VariantConfig), built in parallel, each timed beside cuBLAS in its own run.
       variants=${VARIANTS:-0 1 2 3 4 5 6 7 8 9}
+      make -C starter -j"$(nproc)" lib > "$OUT/build_lib.log" 2>&1  # shared by every variant: built once, first
       for v in $variants; do
         make -C starter -j4 harness KERNELS=../solution/kernels KTAG=fast_v$v \
           EXTRA_NVFLAGS="-DMATMUL_FAST_VARIANT=$v" > "$OUT/build_fast_v$v.log" 2>&1 &
@@ -85,10 +86,24 @@ PY
       wait
       for v in $variants; do
         (cd starter && ./build/fast_v$v/harness --task matmul_fast --budget 1 \
-          --shape 2048x2048x2048,4096x4096x4096,8192x8192x8192,4095x4095x4095,4097x4097x4097,3000x5000x700) \
+          --shape 2048x2048x2048,4096x4096x4096,8192x8192x8192,4095x4095x4095,4097x4097x4097,3000x5000x700,1025x1025x1025,2049x2049x2049) \
           > "$OUT/fast_v$v.log" 2>&1
         note "matmul_fast variant $v:"
         grep -E "limits|matmul_fast" "$OUT/fast_v$v.log" | tee -a "$summary"
+      done ;;
+    transpose_variants)
+      # transpose's tile shapes (solution/kernels/transpose.cu, kVariants).
+      variants=${TRANSPOSE_VARIANTS:-0 1 2 3 4 5}
+      make -C starter -j"$(nproc)" lib > "$OUT/build_lib.log" 2>&1
+      for v in $variants; do
+        make -C starter -j4 harness KERNELS=../solution/kernels KTAG=transpose_v$v \
+          EXTRA_NVFLAGS="-DTRANSPOSE_VARIANT=$v" > "$OUT/build_transpose_v$v.log" 2>&1 &
+      done
+      wait
+      for v in $variants; do
+        (cd starter && ./build/transpose_v$v/harness --task transpose,fill,add,dot --budget 1) > "$OUT/transpose_v$v.log" 2>&1
+        note "transpose variant $v:"
+        grep -E "limits|transpose|copy" "$OUT/transpose_v$v.log" | tee -a "$summary"
       done ;;
   esac
 done

@@ -19,6 +19,7 @@
 //            and is read 4 k-steps at a time as float4 (8 rows = 32 values);
 //            b's row for one k-step is read as TN / 4 float4;
 //   math:    8 * TN FFMA per k-step per thread.
+#include <algorithm>
 #include <cstdint>
 
 #include "cuda_check.h"
@@ -73,8 +74,17 @@ template <> struct VariantConfig<6> { using type = Config<128, 128, 16, 2, 2, 16
 template <> struct VariantConfig<7> { using type = Config<128, 128, 16, 2, 2, 16, 3, 2, 8>; };
 template <> struct VariantConfig<8> { using type = Config<128, 256, 16, 2, 4, 16, 3, 1, 8>; };
 template <> struct VariantConfig<9> { using type = Config<128, 128, 16, 2, 2, 16, 4, 2, 8>; };
+template <> struct VariantConfig<10> { using type = Config<128, 128, 32, 2, 2, 16, 3, 2, 8>; };
+template <> struct VariantConfig<11> { using type = Config<128, 128, 32, 2, 2, 16, 2, 2, 8>; };
+template <> struct VariantConfig<12> { using type = Config<128, 256, 32, 2, 4, 16, 2, 1, 8>; };
+template <> struct VariantConfig<13> { using type = Config<256, 128, 16, 4, 2, 16, 3, 1, 8>; };
+template <> struct VariantConfig<14> { using type = Config<128, 256, 16, 2, 4, 16, 4, 1, 8>; };
+template <> struct VariantConfig<15> { using type = Config<256, 128, 32, 4, 2, 16, 2, 1, 8>; };
+template <> struct VariantConfig<16> { using type = Config<128, 256, 32, 2, 4, 16, 3, 1, 8>; };
+template <> struct VariantConfig<17> { using type = Config<128, 256, 32, 2, 4, 16, 2, 1, 16>; };
+template <> struct VariantConfig<18> { using type = Config<128, 256, 32, 2, 4, 16, 2, 1, 4>; };
 #ifndef MATMUL_FAST_VARIANT
-#define MATMUL_FAST_VARIANT 7
+#define MATMUL_FAST_VARIANT 17
 #endif
 using Chosen = VariantConfig<MATMUL_FAST_VARIANT>::type;
 
@@ -112,24 +122,25 @@ __device__ void copy_wait() {
 #endif
 }
 
-// Loads the k-slab starting at k0 into one pipeline stage. Vec16: rows of a and
-// b start on 16-byte boundaries (k % 4 == 0 and n % 4 == 0), so 16-byte copies
-// never straddle a row end.
+// Loads the k-slab starting at k0 into one pipeline stage. a's rows are lda
+// floats apart and b's ldb. Vec16: every row of a and b starts on a 16-byte
+// boundary and is padded to a multiple of 4 floats, so a 16-byte copy that
+// starts inside a row stays inside it.
 template <class C, bool Vec16>
-__device__ void load_slab(float* a_s, float* b_s, const float* a, const float* b, int m, int n, int k, int m0,
-                          int n0, int k0, int tid) {
+__device__ void load_slab(float* a_s, float* b_s, const float* a, const float* b, int m, int n, int k, int lda,
+                          int ldb, int m0, int n0, int k0, int tid) {
     constexpr int W = Vec16 ? 4 : 1;  // floats per copy
 #pragma unroll
     for (int c = tid; c < C::BM * C::BK / W; c += C::THREADS) {
         const int row = c / (C::BK / W), kc = (c % (C::BK / W)) * W;
         const bool ok = m0 + row < m && k0 + kc < k;
-        copy_async<4 * W>(&a_s[row * C::A_LD + kc], ok ? a + std::int64_t(m0 + row) * k + k0 + kc : a, ok);
+        copy_async<4 * W>(&a_s[row * C::A_LD + kc], ok ? a + std::int64_t(m0 + row) * lda + k0 + kc : a, ok);
     }
 #pragma unroll
     for (int c = tid; c < C::BK * C::BN / W; c += C::THREADS) {
         const int row = c / (C::BN / W), nc = (c % (C::BN / W)) * W;
         const bool ok = k0 + row < k && n0 + nc < n;
-        copy_async<4 * W>(&b_s[row * C::B_LD + nc], ok ? b + std::int64_t(k0 + row) * n + n0 + nc : b, ok);
+        copy_async<4 * W>(&b_s[row * C::B_LD + nc], ok ? b + std::int64_t(k0 + row) * ldb + n0 + nc : b, ok);
     }
 }
 
@@ -152,7 +163,7 @@ __device__ float component(const float4& v, int i) { return i == 0 ? v.x : i == 
 template <class C, bool Vec16>
 __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
     matmul_fast_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int m, int n,
-                       int k) {
+                       int k, int lda, int ldb, int ldc, bool vector_store) {
     constexpr int TN = C::TN;
     extern __shared__ __align__(16) float smem[];
     float* a_tiles = smem;
@@ -170,7 +181,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
 
     for (int s = 0; s < C::STAGES - 1; ++s) {
         if (s < slabs)
-            load_slab<C, Vec16>(a_tiles + s * C::A_STAGE, b_tiles + s * C::B_STAGE, a, b, m, n, k, m0, n0, s * C::BK,
+            load_slab<C, Vec16>(a_tiles + s * C::A_STAGE, b_tiles + s * C::B_STAGE, a, b, m, n, k, lda, ldb, m0, n0, s * C::BK,
                                 tid);
         copy_commit();
     }
@@ -181,7 +192,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
         const int next = t + C::STAGES - 1;
         if (next < slabs)
             load_slab<C, Vec16>(a_tiles + (next % C::STAGES) * C::A_STAGE, b_tiles + (next % C::STAGES) * C::B_STAGE,
-                                a, b, m, n, k, m0, n0, next * C::BK, tid);
+                                a, b, m, n, k, lda, ldb, m0, n0, next * C::BK, tid);
         copy_commit();  // an empty group near the end keeps the wait count right
 
         const float* a_s = a_tiles + (t % C::STAGES) * C::A_STAGE;
@@ -221,9 +232,9 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
 #pragma unroll
         for (int g = 0; g < TN / 4; ++g) {
             const int col = n0 + b_col0 + g * 16;
-            float* out = c + std::int64_t(row) * n + col;
+            float* out = c + std::int64_t(row) * ldc + col;
             const float* v = &acc[i][g * 4];
-            if (Vec16 && col + 3 < n) {
+            if (vector_store && col + 3 < n) {
                 *reinterpret_cast<float4*>(out) = make_float4(v[0], v[1], v[2], v[3]);
             } else {
                 for (int j = 0; j < 4; ++j)
@@ -234,7 +245,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
 }
 
 template <class C, bool Vec16>
-void launch(const float* a, const float* b, float* c, int m, int n, int k) {
+void launch(const float* a, const float* b, float* c, int m, int n, int k, int lda, int ldb, int ldc) {
     // More than 48 KB of dynamic shared memory must be asked for once per kernel.
     static const bool configured = [] {
         CUDA_CHECK(cudaFuncSetAttribute(matmul_fast_kernel<C, Vec16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -243,15 +254,110 @@ void launch(const float* a, const float* b, float* c, int m, int n, int k) {
     }();
     (void)configured;
     const dim3 grid((n + C::BN - 1) / C::BN, (m + C::BM - 1) / C::BM);
-    matmul_fast_kernel<C, Vec16><<<grid, C::THREADS, C::SMEM_BYTES>>>(a, b, c, m, n, k);
+    const bool vector_store = ldc % 4 == 0 && aligned16(c);
+    matmul_fast_kernel<C, Vec16><<<grid, C::THREADS, C::SMEM_BYTES>>>(a, b, c, m, n, k, lda, ldb, ldc, vector_store);
     CUDA_CHECK_LAUNCH();
 }
 
+// Copies a rows x cols matrix into rows of `ld` floats (ld >= cols, a multiple
+// of 4), zero-filling the padding, so that every row starts on a 16-byte boundary.
+__global__ void pad_rows(const float* __restrict__ src, int rows, int cols, float* __restrict__ dst, int ld) {
+    const std::int64_t total = std::int64_t(rows) * ld;
+    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
+         i += std::int64_t(gridDim.x) * blockDim.x) {
+        const std::int64_t r = i / ld;
+        const int col = static_cast<int>(i - r * ld);
+        dst[i] = col < cols ? src[r * cols + col] : 0.0f;
+    }
+}
+
+// The thin edges of c that the tile grid leaves out: rows [row0, m) of every
+// column, and columns [col0, n) of rows [0, row0). One warp per element, its
+// lanes splitting k, then a shuffle reduction.
+__global__ void edge_elements(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int m,
+                              int n, int k, int row0, int col0) {
+    const std::int64_t bottom = std::int64_t(m - row0) * n, total = bottom + std::int64_t(row0) * (n - col0);
+    const int lane = threadIdx.x % 32;
+    for (std::int64_t e = (blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x) / 32; e < total;
+         e += std::int64_t(gridDim.x) * blockDim.x / 32) {
+        const std::int64_t i = e < bottom ? row0 + e / n : (e - bottom) / (n - col0);
+        const std::int64_t j = e < bottom ? e % n : col0 + (e - bottom) % (n - col0);
+        // Eight partial sums, so that eight loads per lane are in flight at once.
+        float part[8] = {};
+        int kk = lane;
+        for (; kk + 7 * 32 < k; kk += 8 * 32) {
+#pragma unroll
+            for (int u = 0; u < 8; ++u) part[u] = fmaf(a[i * k + kk + 32 * u], b[std::int64_t(kk + 32 * u) * n + j], part[u]);
+        }
+        for (; kk < k; kk += 32) part[0] = fmaf(a[i * k + kk], b[std::int64_t(kk) * n + j], part[0]);
+        float sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+        for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+        if (lane == 0) c[i * n + j] = sum;
+    }
+}
+
+// Scratch memory for the padded copies, kept between calls (it only grows):
+// a cudaMalloc per call would cost more than the copies.
+float* scratch(std::size_t floats) {
+    static float* buffer = nullptr;
+    static std::size_t capacity = 0;
+    if (floats > capacity) {
+        if (buffer) CUDA_CHECK(cudaFree(buffer));
+        CUDA_CHECK(cudaMalloc(&buffer, floats * sizeof(float)));
+        capacity = floats;
+    }
+    return buffer;
+}
+
+int blocks_for(std::int64_t threads) { return static_cast<int>(std::min<std::int64_t>((threads + 255) / 256, 4096)); }
+
+float* padded_copy(const float* src, int rows, int cols, int ld, float* dst) {
+    pad_rows<<<blocks_for(std::int64_t(rows) * ld), 256>>>(src, rows, cols, dst, ld);
+    CUDA_CHECK_LAUNCH();
+    return dst;
+}
+
+int round_up4(int x) { return (x + 3) / 4 * 4; }
+
 }  // namespace
 
+// Large products run on the tile grid; what is left around it goes elsewhere:
+//  - rows whose length is not a multiple of 4 floats (k or n odd, say) cannot
+//    be loaded 16 bytes at a time, so a and b are first copied into padded rows
+//    (a few percent of the product's time, measured in docs/gpu-runs/);
+//  - edges thinner than kThinEdge beyond the last whole tile (4097 = 32 * 128 + 1)
+//    would cost a whole extra wave of tiles; a warp-per-element kernel does them.
+// Small products take the simple 4-byte path for everything.
 void matmul_fast(const float* a, const float* b, float* c, int m, int n, int k) {
-    if (k % 4 == 0 && n % 4 == 0 && aligned16(a, b, c))
-        launch<Chosen, true>(a, b, c, m, n, k);
-    else
-        launch<Chosen, false>(a, b, c, m, n, k);
+    constexpr double kLarge = 1 << 27;  // m * n * k
+    constexpr int kThinEdge = 8;
+    if (double(m) * n * k < kLarge) {
+        if (k % 4 == 0 && n % 4 == 0 && aligned16(a, b))
+            launch<Chosen, true>(a, b, c, m, n, k, k, n, n);
+        else
+            launch<Chosen, false>(a, b, c, m, n, k, k, n, n);
+        return;
+    }
+    int m_grid = m, n_grid = n;  // the part of c the tile grid computes
+    if (m % Chosen::BM <= kThinEdge && n % Chosen::BN <= kThinEdge && m >= Chosen::BM && n >= Chosen::BN) {
+        m_grid = m - m % Chosen::BM;
+        n_grid = n - n % Chosen::BN;
+    }
+    const float* a_rows = a;
+    const float* b_rows = b;
+    int lda = k, ldb = n;
+    if (k % 4 != 0 || n % 4 != 0 || !aligned16(a, b)) {
+        lda = round_up4(k);
+        ldb = round_up4(n);
+        float* a_pad = scratch(std::size_t(m) * lda + std::size_t(k) * ldb);
+        float* b_pad = a_pad + std::size_t(m) * lda;  // a multiple of 4 floats from a_pad: 16-byte aligned
+        a_rows = padded_copy(a, m, k, lda, a_pad);
+        b_rows = padded_copy(b, k, n, ldb, b_pad);
+    }
+    launch<Chosen, true>(a_rows, b_rows, c, m_grid, n_grid, k, lda, ldb, n);
+    if (m_grid < m || n_grid < n) {
+        const std::int64_t edge = std::int64_t(m - m_grid) * n + std::int64_t(m_grid) * (n - n_grid);
+        edge_elements<<<blocks_for(32 * edge), 256>>>(a, b, c, m, n, k, m_grid, n_grid);
+        CUDA_CHECK_LAUNCH();
+    }
 }
