@@ -1,0 +1,177 @@
+"""The hostile corpus (grader/tests/hostile/): adversarial submissions, each with
+its expected verdict. Without a GPU the corpus's form is checked (and the build
+gate's verdicts by test_gate); on a GPU the whole corpus is graded in one batch,
+a normal submission right after each entry."""
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = REPO / "grader" / "tests" / "hostile"
+SOLUTION = REPO / "solution" / "kernels"
+STATUSES = {"graded", "rejected", "build_failed"}
+# The attacks issue 5 names; each must have an entry (folder names).
+REQUIRED = {
+    "kernel-never-returns", "host-infinite-loop", "segfault", "abort", "illegal-address", "exit-mid-run",
+    "printf-flood", "allocate-all-gpu-memory", "fork-bomb", "include-solution", "read-other-submission",
+    "open-socket", "write-outside", "dlopen-cublas", "call-cublas", "private-stream", "cache-by-pointer",
+    "skip-after-first-call", "write-into-inputs", "output-unwritten", "static-constructor", "patch-harness-symbol",
+    "forged-result-lines", "half-precision",
+}
+
+
+@dataclass
+class Entry:
+    name: str
+    path: Path
+    attack: str
+    needs_gpu: bool
+    status: str
+    task: str
+    case_status: str
+    reason: str
+
+
+def load_corpus() -> list[Entry]:
+    entries = []
+    for folder in sorted(p for p in CORPUS.iterdir() if p.is_dir()):
+        spec = tomllib.loads((folder / "expected.toml").read_text())
+        entries.append(Entry(folder.name, folder, spec["attack"], spec["needs_gpu"], spec["status"], spec["task"],
+                             spec["case_status"], spec["reason"]))
+    return entries
+
+
+def task_names() -> set[str]:
+    return {p.stem for p in (REPO / "starter" / "kernels").glob("*.cu")}
+
+
+def test_corpus_has_every_attack_the_issue_names():
+    names = {e.name for e in load_corpus()}
+    assert not REQUIRED - names, f"missing hostile entries: {sorted(REQUIRED - names)}"
+    assert len(names) >= 20
+
+
+@pytest.mark.parametrize("entry", load_corpus(), ids=lambda e: e.name)
+def test_entry_is_well_formed(entry):
+    assert entry.status in STATUSES
+    assert entry.task in task_names()
+    assert entry.attack and entry.reason
+    files = [p.name for p in entry.path.iterdir() if p.name != "expected.toml"]
+    assert files, "an entry holds at least one submitted file"
+    assert all(f in {t + ".cu" for t in task_names()} | {"nickname.txt"} for f in files), files
+
+
+# ---------------------------------------------------------------------------
+# On a GPU: the whole corpus in one batch.
+
+NORMAL_TASKS = ("fill", "add")  # the normal submission: these two right, the rest untouched stubs
+
+
+def fast_rubric(tmp: Path) -> Path:
+    """The real rubric with a short timing budget and case limit, so the batch stays quick."""
+    text = (REPO / "grader" / "rubric.toml").read_text()
+    data = tomllib.loads(text)
+    for key, value in {"budget": 1.0, "min_pairs": 3, "max_pairs": 20}.items():
+        old = f"{key} = {data['timing'][key]}"
+        assert old in text, old
+        text = text.replace(old, f"{key} = {value}", 1)
+    old = f"case = {data['limits']['case']}"
+    text = text.replace(old, "case = 10", 1)
+    path = tmp / "rubric.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("hostile")
+    submissions = tmp / "submissions"
+    submissions.mkdir()
+    corpus = load_corpus()
+    for i, entry in enumerate(corpus):
+        shutil.copytree(entry.path, submissions / f"h{i:02d}-{entry.name}", ignore=shutil.ignore_patterns("*.toml"))
+        normal = submissions / f"h{i:02d}-zz-normal"
+        normal.mkdir()
+        for task in NORMAL_TASKS:
+            shutil.copy(SOLUTION / f"{task}.cu", normal)
+    results = tmp / "results"
+    run = subprocess.run([sys.executable, "-m", "grader", "grade", str(submissions), "--results", str(results),
+                          "--work", str(tmp / "work"), "--rubric", str(fast_rubric(tmp)), "--no-progress"],
+                         cwd=REPO, capture_output=True, text=True, timeout=3600)
+    return corpus, results, run
+
+
+def db(results: Path) -> sqlite3.Connection:
+    return sqlite3.connect(results / "grades.sqlite")
+
+
+@pytest.mark.gpu
+def test_grader_survives_the_whole_corpus(batch):
+    corpus, results, run = batch
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    con = db(results)
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    graded = {s for (s,) in con.execute("SELECT student FROM submissions")}
+    assert len(graded) == 2 * len(corpus), sorted(graded)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("index", range(len(load_corpus())), ids=[e.name for e in load_corpus()])
+def test_each_entry_gets_its_verdict(batch, index):
+    corpus, results, _ = batch
+    entry = corpus[index]
+    con = db(results)
+    student = f"h{index:02d}-{entry.name}"
+    row = con.execute("SELECT id, status, rejected, build_log FROM submissions WHERE student = ?", (student,)).fetchone()
+    assert row is not None, f"{student} was not stored"
+    sub_id, status, rejected, build_log = row
+    assert status == entry.status, (status, rejected, build_log[-2000:])
+    if status != "graded":
+        assert entry.reason.lower() in f"{rejected or ''}\n{build_log}".lower()
+        return
+    cases = con.execute("SELECT status, message, hint FROM cases WHERE submission_id = ? AND task = ? "
+                        "AND kind = 'correctness'", (sub_id, entry.task)).fetchall()
+    assert cases, f"no cases of {entry.task} stored"
+    statuses = [c[0] for c in cases]
+    if entry.case_status == "any-failing":
+        assert "ok" not in statuses, statuses
+    else:
+        assert set(statuses) == {entry.case_status}, statuses
+    text = "\n".join(f"{c[1]}\n{c[2]}" for c in cases).lower()
+    timed = con.execute("SELECT status, message FROM cases WHERE submission_id = ? AND task = ? AND kind = 'timed'",
+                        (sub_id, entry.task)).fetchall()
+    text += "\n".join(f"{t[0]}\n{t[1]}" for t in timed).lower()
+    assert entry.reason.lower() in text, text[:3000]
+
+
+@pytest.mark.gpu
+def test_a_normal_submission_after_each_entry_is_unaffected(batch):
+    corpus, results, _ = batch
+    con = db(results)
+    scores = con.execute("SELECT s.student, c.task, c.status FROM cases c JOIN submissions s ON s.id = c.submission_id "
+                         "WHERE s.student LIKE '%-zz-normal' AND c.kind = 'correctness'").fetchall()
+    by_student: dict[str, dict[str, set[str]]] = {}
+    for student, task, status in scores:
+        by_student.setdefault(student, {}).setdefault(task, set()).add(status)
+    assert len(by_student) == len(corpus)
+    for student, tasks in by_student.items():
+        for task in NORMAL_TASKS:
+            assert tasks[task] == {"ok"}, (student, task, tasks[task])
+        for task, statuses in tasks.items():
+            if task not in NORMAL_TASKS:
+                assert statuses == {"not_implemented"}, (student, task, statuses)
+    totals = {t for (t,) in con.execute("SELECT ROUND(total, 6) FROM submissions WHERE student LIKE '%-zz-normal' "
+                                        "AND status = 'graded'")}
+    correctness = {t for (t,) in con.execute(
+        "SELECT ROUND(SUM(sc.correctness), 6) FROM scores sc JOIN submissions s ON s.id = sc.submission_id "
+        "WHERE s.student LIKE '%-zz-normal' GROUP BY s.id")}
+    assert len(correctness) == 1, correctness
+    assert totals, "no normal submission was graded"
