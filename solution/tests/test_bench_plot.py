@@ -123,6 +123,17 @@ def test_a_students_bench_shows_the_recorded_solution_with_its_device_and_date(t
     assert is_png(tmp_path / "matmul.png")
 
 
+def test_the_recorded_solution_is_shown_only_for_the_tasks_the_student_benched(tmp_path):
+    ref = write(tmp_path / "reference.json", synthetic_bench("solution"))
+    doc = synthetic_bench("student", groups=("memory",))
+    doc["rows"] = [r for r in doc["rows"] if r["task"] == "dot"]
+    assert plot_bench.main([str(write(tmp_path / "bench.json", doc)), "--reference", str(ref)]) == 0
+    md = (tmp_path / "bench.md").read_text()
+    assert "| dot (solution, recorded on" in md
+    assert "matmul_fast" not in md and "### add" not in md
+    assert not (tmp_path / "matmul.png").exists()
+
+
 def test_stubs_show_not_implemented_and_still_plot_the_baselines(tmp_path):
     bench = write(tmp_path / "bench.json", synthetic_bench("student", own_missing=True))
     assert plot_bench.main([str(bench)]) == 0

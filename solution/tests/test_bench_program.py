@@ -212,3 +212,17 @@ def test_a_kernel_that_never_returns_is_stopped_and_the_file_written(solution_bu
     (hung,) = rows_of(doc, "student", "fill")
     assert hung["size"] == 256 and "never finishes" in hung["note"] and hung["ms"] is None
     assert len(rows_of(doc, "copy", "fill")) == 3
+
+
+@pytest.mark.gpu
+def test_a_wrong_kernel_is_not_timed_and_its_larger_sizes_not_run(solution_build, tmp_path):
+    build = build_with(tmp_path, "bench_swapped_indices", PLANTED / "swapped_indices" / "matmul_naive.cu")
+    result = run(bench_binary(build.kernels, build.tag), "--quick", "--task", "matmul_naive", "--no-cpu",
+                 "--no-transfers", "--out", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    doc = json.loads((tmp_path / "out" / "bench.json").read_text())
+    first, *rest = rows_of(doc, "student", "matmul_naive")
+    assert first["note"].startswith("wrong result, not timed: ") and first["throughput"] is None
+    assert [r["note"] for r in rest] == ["not run: the result was wrong at 256x256x256 (make test "
+                                         "TASK=matmul_naive shows why)"] * 2
+    assert all(r["throughput"] > 0 for r in rows_of(doc, "naive-inverted") + rows_of(doc, "cublas"))

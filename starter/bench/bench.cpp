@@ -112,7 +112,9 @@ public:
     void run(const Task& task, const std::string& row_task, const std::string& impl, DType d,
              const std::vector<Shape>& shapes) {
         std::optional<MeasuredRun> last;
-        std::string stop_note;  // set once the implementation turns out not to exist
+        // Set once the implementation turns out missing, wrong or failing: the
+        // larger sizes would only repeat that, slowly (make test says why).
+        std::string stop_note;
         for (const Shape& s : shapes) {
             BenchRow row = empty_row(task, row_task, impl, d, s);
             const double work = run_work(task, s, d);
@@ -136,9 +138,14 @@ public:
                         last = MeasuredRun{row.size, *row.ms, work};
                         break;
                     case CaseStatus::not_implemented: stop_note = row.note = "not implemented yet"; break;
-                    case CaseStatus::wrong: row.note = "wrong result, not timed: " + r.message; break;
+                    case CaseStatus::wrong:
+                        row.note = "wrong result, not timed: " + r.message;
+                        stop_note = "not run: the result was wrong at " + row.shape + " (make test TASK=" +
+                                    task.id + " shows why)";
+                        break;
                     case CaseStatus::error:
                         row.note = "error: " + r.message;
+                        stop_note = "not run after the error at " + row.shape;
                         ++errors_;
                         if (r.context_lost) fault_ = row_task + " (" + impl + ") at " + row.shape;
                         break;

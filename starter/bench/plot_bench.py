@@ -168,7 +168,8 @@ def rows_frame(doc: dict, reference: Reference | None):
 
     rows = [dict(r) for r in doc["rows"]]
     if reference is not None and doc["label"] == "student":
-        rows += [dict(r, impl="recorded") for r in reference.rows]
+        benched = {r["task"] for r in rows if r["impl"] == "student"}  # make bench TASK=dot: dot only
+        rows += [dict(r, impl="recorded") for r in reference.rows if r["task"] in benched]
     columns = ["task", "impl", "dtype", "shape", "size", "ms", "throughput", "unit", "note"]
     frame = pd.DataFrame(rows, columns=columns)
     frame["throughput"] = pd.to_numeric(frame["throughput"])
