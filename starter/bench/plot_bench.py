@@ -216,13 +216,15 @@ def throughput_table(frame, ratio_to: str | None, own: str) -> str:
     """Series against size; with ratio_to, a row per `own` series as % of that impl."""
     sizes = sorted(frame["size"].unique())
     headers = [size_header(frame.loc[frame["size"] == s, "shape"].iloc[0], int(s)) for s in sizes]
+    def cell(row) -> str:
+        if row is None:
+            return ""  # this series was not run at this size
+        return short_note(row.note) if math.isnan(row.throughput) else format_number(row.throughput)
+
     body = []
     for series, rows in frame.groupby("series", sort=False):
         by_size = {int(r.size): r for r in rows.itertuples()}
-        body.append([series] + [format_number(by_size[s].throughput) if s in by_size and
-                                not math.isnan(by_size[s].throughput) else
-                                (short_note(by_size[s].note) if s in by_size else "")
-                                for s in sizes])
+        body.append([series] + [cell(by_size.get(int(s))) for s in sizes])
     if ratio_to:
         base = frame[frame["impl"] == ratio_to].set_index("size")["throughput"]
         for series, rows in frame[frame["impl"] == own].groupby("series", sort=False):
