@@ -4,7 +4,10 @@
 #                 reference solution on this machine's GPU; results in results/demo
 #   make grade SUBMISSIONS=dir   grade a directory of submissions into results/
 #   make bench    run the solution through the harness: checked, timed, rated
-#                 against the device's measured limits
+#                 against the device's measured limits; then its sweep of sizes
+#                 beside cuBLAS, copy, the CPU and transfers: results/bench/
+#   make bench-reference   record results/bench/bench.json as the solution's
+#                 numbers students' `make bench` plots (starter/bench/reference.json)
 #   make check    the project's own tests; without a GPU it runs everything that
 #                 needs none and lists the GPU tests it skipped
 #   make data     regenerate the reference cases in data/
@@ -36,7 +39,7 @@ HEADER_PACKAGES := $(shell $(MAKE) -s --no-print-directory -C starter header-pac
 
 RESULTS ?= results
 
-.PHONY: demo check data deps deps-headers build grade bench gradescope
+.PHONY: demo check data deps deps-headers build grade bench bench-reference gradescope
 # Grades the sample class in data/sample-submissions against the solution.
 demo: deps build
 	$(PYTHON) -m grader grade data/sample-submissions --results $(RESULTS)/demo --regrade
@@ -46,11 +49,21 @@ grade: deps build
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [RESULTS=results]" >&2; exit 2; }
 	$(PYTHON) -m grader grade $(SUBMISSIONS) --results $(RESULTS)
 
-# The solution through the harness: checked, timed, rated against the device's limits.
-bench: deps-headers
-	$(SOLUTION) harness
+# The solution through the harness: checked, timed, rated against the device's
+# limits (results/bench.jsonl); then starter's `make bench` on the solution:
+# results/bench/ (bench.json, bench.md, *.png).
+BENCH_PYTHON := $(if $(PYTHON_READY),$(CURDIR)/$(PYTHON),$(PYTHON))
+bench: deps
+	$(SOLUTION) harness bench-bin
 	@mkdir -p $(RESULTS)
 	cd starter && ./build/solution/harness --json ../$(RESULTS)/bench.jsonl
+	$(SOLUTION) bench BENCH_LABEL=solution BENCH_OUT=$(abspath $(RESULTS))/bench BENCH_REFERENCE= \
+	  PYTHON3=$(BENCH_PYTHON)
+
+# The solution's numbers that students' plots show beside theirs: run after
+# `make bench` on the grading GPU, then commit starter/bench/reference.json.
+bench-reference: deps
+	$(PYTHON) starter/bench/plot_bench.py $(RESULTS)/bench/bench.json --save-reference starter/bench/reference.json
 
 # Gradescope's autograder zip: setup.sh and run_autograder with this repository.
 gradescope:
