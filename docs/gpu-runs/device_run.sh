@@ -46,9 +46,17 @@ for step in $steps; do
       grep -E "passed|failed|skipped|error" "$OUT/check.log" | tail -n 3 | tee -a "$summary"
       grep -E "(PASSED|FAILED|SKIPPED|ERROR)( |$)" "$OUT/check.log" | sed 's/ *\[ *[0-9]*%\]//' >> "$summary" ;;
     bench)
+      # The solution's bench (harness table + size sweep with plots), recorded as
+      # the students' reference, then the students' bench on the starter stubs.
       run bench make bench
       cp results/bench.jsonl "$OUT/" 2>/dev/null
-      sed -n '/^harness /,$p' "$OUT/bench.log" | tee -a "$summary" ;;
+      sed -n '/^harness /,$p' "$OUT/bench.log" | grep -v "^\[" | head -n 40 | tee -a "$summary"
+      make bench-reference 2>&1 | tail -n1 | tee -a "$summary"
+      run bench_student make -C starter -j"$(nproc)" bench
+      mkdir -p "$OUT/bench-solution" "$OUT/bench-student"
+      cp results/bench/* "$OUT/bench-solution/" 2>/dev/null
+      cp starter/results/bench/* "$OUT/bench-student/" 2>/dev/null
+      cp starter/bench/reference.json "$OUT/" 2>/dev/null ;;
     demo)
       run demo make demo
       cp results/demo/grades.csv "$OUT/demo-grades.csv" 2>/dev/null
