@@ -78,7 +78,7 @@ handout: deps-pandoc $(PYTHON_READY) harness
 dist: deps-headers deps-pandoc $(PYTHON_READY) harness
 	$(PYTHON) -m release dist $(if $(DEPS_INCLUDE),--deps-include $(DEPS_INCLUDE))
 
-check: deps build
+check: deps deps-pandoc build
 	$(STARTER) unit
 	$(PYTHON) -m pytest -ra $(PYTEST_ARGS)
 
@@ -89,7 +89,7 @@ build: deps-headers
 data: deps build
 	$(PYTHON) data/generate.py --harness starter/build/starter/harness
 
-deps: deps-headers deps-pandoc $(PYTHON_READY)
+deps: deps-headers $(PYTHON_READY)
 
 # Debian's packages where the headers are missing; DEPS_INCLUDE=dir skips this.
 deps-headers:
@@ -105,14 +105,15 @@ deps-headers:
 	  $(SUDO) apt-get install -y -q $$missing || { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q $$missing; }; \
 	fi
 
-# pandoc renders the handout (Debian's package). Where it cannot be installed (the
-# GPU machines reach no package index) only make handout and make dist need it:
-# the tests that do are skipped there, and listed.
+# pandoc renders the handout (Debian's package); make check, handout and dist
+# need it. Where it cannot be installed (the GPU machines reach no package index;
+# apt gets two minutes to find out) make check skips, and lists, the tests that
+# need it.
 deps-pandoc:
 	@command -v pandoc >/dev/null || { \
 	  echo "Installing pandoc"; \
 	  { command -v apt-get >/dev/null && { $(SUDO) apt-get install -y -q pandoc \
-	      || { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q pandoc; }; }; } \
+	      || { $(SUDO) timeout 120 apt-get update -q && $(SUDO) apt-get install -y -q pandoc; }; }; } \
 	  || echo "WARNING: pandoc could not be installed: make handout and make dist need it (https://pandoc.org)." >&2; }
 
 .venv/.installed: $(PY_REQS)
