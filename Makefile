@@ -11,6 +11,10 @@
 #   make check    the project's own tests; without a GPU it runs everything that
 #                 needs none and lists the GPU tests it skipped
 #   make data     regenerate the reference cases in data/
+#   make handout  render handout/build/assignment.html (needs the measured
+#                 figures in handout/figures/: make bench on the grading GPU)
+#   make dist     the student tarball, dist/<assignment>-starter.tar.gz:
+#                 starter, handout, public data, header libraries; leak-checked
 #   make deps     install the build's header libraries and the tests' Python
 #                 packages (done by demo and check on first use; idempotent)
 #
@@ -39,7 +43,7 @@ HEADER_PACKAGES := $(shell $(MAKE) -s --no-print-directory -C starter header-pac
 
 RESULTS ?= results
 
-.PHONY: demo check data deps deps-headers build grade bench bench-reference gradescope
+.PHONY: demo check data deps deps-headers deps-pandoc build grade bench bench-reference gradescope handout dist harness
 # Grades the sample class in data/sample-submissions against the solution.
 demo: deps build
 	$(PYTHON) -m grader grade data/sample-submissions --results $(RESULTS)/demo --regrade
@@ -73,7 +77,21 @@ gradescope:
 	cd grader/gradescope && zip -q ../../dist/gradescope-autograder.zip setup.sh run_autograder
 	@echo "wrote dist/gradescope-autograder.zip: upload it as the assignment's autograder"
 
-check: deps build
+# The starter's harness alone: its registry is what the handout and the tarball are made from.
+harness: deps-headers
+	$(STARTER) harness
+
+# The handout: handout/assignment.md filled from the rubric, the registry and the
+# measured figures in handout/figures/ (bench.json and its plots), then pandoc.
+handout: deps-pandoc $(PYTHON_READY) harness
+	@command -v pandoc >/dev/null || { echo "make handout: pandoc is not installed (https://pandoc.org)" >&2; exit 1; }
+	$(PYTHON) -m handout
+
+# The student tarball (reproducible: SOURCE_DATE_EPOCH, else the last commit's time).
+dist: deps-headers deps-pandoc $(PYTHON_READY) harness
+	$(PYTHON) -m release dist $(if $(DEPS_INCLUDE),--deps-include $(DEPS_INCLUDE))
+
+check: deps deps-pandoc build
 	$(STARTER) unit
 	$(PYTHON) -m pytest -ra $(PYTEST_ARGS)
 
@@ -99,6 +117,17 @@ deps-headers:
 	  echo "Installing$$missing"; \
 	  $(SUDO) apt-get install -y -q $$missing || { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q $$missing; }; \
 	fi
+
+# pandoc renders the handout (Debian's package); make check, handout and dist
+# need it. Where it cannot be installed (the GPU machines reach no package index;
+# apt gets two minutes to find out) make check skips, and lists, the tests that
+# need it.
+deps-pandoc:
+	@command -v pandoc >/dev/null || { \
+	  echo "Installing pandoc"; \
+	  { command -v apt-get >/dev/null && { $(SUDO) apt-get install -y -q pandoc \
+	      || { $(SUDO) timeout 120 apt-get update -q && $(SUDO) apt-get install -y -q pandoc; }; }; } \
+	  || echo "WARNING: pandoc could not be installed: make handout and make dist need it (https://pandoc.org)." >&2; }
 
 .venv/.installed: $(PY_REQS)
 	python3 -m venv --system-site-packages .venv

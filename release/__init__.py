@@ -1,0 +1,1 @@
+"""Packaging for students: the starter tarball (make dist) and its leak check."""

@@ -1,0 +1,63 @@
+"""python3 -m release: the student tarball.
+
+  dist          write dist/<assignment>-starter.tar.gz (what `make dist` runs)
+  leaks FILE    run the leak check on a tarball, or on a folder (an extracted one)
+
+Exit status: 0 done (dist) or no leak found (leaks); 1 when the tarball could
+not be made or a leak was found (each one is named); 2 for bad arguments.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+from pathlib import Path
+
+from grader.registry import Registry, RegistryError
+from grader.rubric import DEFAULT_RUBRIC, RubricError
+from handout.render import FIGURES, HandoutError
+from release import leaks
+from release.dist import REPO, DistError, DistOptions, build
+from release.headers import HeaderError
+
+HARNESS = REPO / "starter" / "build" / "starter" / "harness"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m release", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    dist = commands.add_parser("dist", help="write the student tarball")
+    dist.add_argument("--out", type=Path, default=REPO / "dist", help="output folder (default dist/)")
+    dist.add_argument("--figures", type=Path, default=FIGURES, help="bench.json and plots (default handout/figures)")
+    dist.add_argument("--rubric", type=Path, default=DEFAULT_RUBRIC)
+    dist.add_argument("--harness", type=Path, default=HARNESS, help="a built harness, for the task registry")
+    dist.add_argument("--deps-include", type=Path, default=None,
+                      help="folder holding doctest/, nlohmann/ and CLI/ (default: the compiler's include path)")
+    check = commands.add_parser("leaks", help="leak-check a tarball or an extracted folder")
+    check.add_argument("target", type=Path)
+    args = parser.parse_args(argv)
+
+    if args.command == "leaks":
+        secrets = leaks.secrets()
+        found = (leaks.check(leaks.tree_files(args.target), secrets) if args.target.is_dir()
+                 else leaks.check_tarball(args.target, secrets))
+        for leak in found:
+            print(f"LEAK {leak}", file=sys.stderr)
+        print(f"{args.target}: {'no leak' if not found else f'{len(found)} leak(s)'} "
+              f"(checked against {len(secrets)} secret files)")
+        return 1 if found else 0
+
+    try:
+        registry = Registry.from_harness(args.harness)
+        path = build(DistOptions(registry=registry, out=args.out, figures=args.figures, rubric=args.rubric,
+                                 deps_include=args.deps_include))
+    except (DistError, HandoutError, HeaderError, RegistryError, RubricError) as e:
+        print(f"make dist: {e}", file=sys.stderr)
+        return 1
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    print(f"wrote {path} ({path.stat().st_size // 1024} KiB, sha256 {digest}); leak check passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""make dist: the one tarball students get, dist/<assignment>-starter.tar.gz.
+
+It holds starter/ (stubs, harness, tests, Makefile, tools) as the working tree
+has it (every file git does not ignore), the public reference cases of data/
+the test suite reads, the rendered handout, a README, the header-only
+libraries copied in from this machine, and the stubs' sha256 sums (so `make
+submit` can tell an untouched stub). It is reproducible, and it is written
+only after the leak check has passed on the finished archive.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from grader.registry import Registry
+from grader.rubric import DEFAULT_RUBRIC, load_rubric
+from handout.render import FIGURES, Inputs, build as build_handout
+from release import headers, leaks, tarball
+from release.tarball import Member
+
+REPO = Path(__file__).resolve().parents[1]
+# What students get from the repository, as git pathspecs; everything else is generated.
+SHIPPED = ("starter", "data/manifest.json", "data/cases")
+STUB_SUMS = "starter/tools/pristine-stubs.sha256"
+README_TEMPLATE = Path(__file__).resolve().parent / "student-README.md.j2"
+
+
+class DistError(RuntimeError):
+    pass
+
+
+@dataclass
+class DistOptions:
+    registry: Registry
+    out: Path = REPO / "dist"
+    figures: Path = FIGURES
+    rubric: Path = DEFAULT_RUBRIC
+    deps_include: Path | None = None
+    mtime: int | None = None  # default: SOURCE_DATE_EPOCH, else the last commit's time
+
+
+def git(*args: str) -> str:
+    result = subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise DistError(f"git {' '.join(args)} failed: {result.stderr.strip()} (make dist packs a git checkout)")
+    return result.stdout
+
+
+def source_epoch() -> int:
+    if os.environ.get("SOURCE_DATE_EPOCH", "").strip():
+        return int(os.environ["SOURCE_DATE_EPOCH"])
+    return int(git("log", "-1", "--format=%ct").strip())
+
+
+def repo_members() -> tuple[dict[str, Member], list[str]]:
+    """The shipped part of the working tree (tracked files and untracked ones git does not ignore), and the
+    names of the untracked ones (reported, so nobody ships a stray file unawares)."""
+    listed = git("ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *SHIPPED).split("\0")
+    untracked = set(git("ls-files", "-z", "--others", "--exclude-standard", "--", *SHIPPED).split("\0"))
+    members = {}
+    for name in sorted(set(filter(None, listed))):
+        path = REPO / name
+        if not os.path.lexists(path):
+            continue  # deleted in the working tree, not yet committed
+        mode = path.lstat().st_mode
+        if not stat.S_ISREG(mode):
+            raise DistError(f"{name}: not a plain file (a link?); the tarball holds plain files only")
+        members[name] = Member(path.read_bytes(), bool(mode & stat.S_IXUSR))
+    return members, sorted(n for n in untracked if n in members)
+
+
+def stub_sums(members: dict[str, Member]) -> Member:
+    lines = [f"{hashlib.sha256(m.data).hexdigest()}  {Path(name).name}\n" for name, m in sorted(members.items())
+             if name.startswith("starter/kernels/") and name.endswith(".cu")]
+    if not lines:
+        raise DistError("no stubs in starter/kernels/: nothing for students to start from")
+    return Member("".join(lines).encode())
+
+
+def build(options: DistOptions) -> Path:
+    rubric = load_rubric(options.rubric, options.registry)
+    mtime = options.mtime if options.mtime is not None else source_epoch()
+    members, untracked = repo_members()
+    if untracked:
+        print(f"make dist: shipping files git does not track yet: {', '.join(untracked)}")
+    for name, source in headers.collect(options.deps_include).items():
+        members[name] = Member(source.read_bytes())
+    members[STUB_SUMS] = stub_sums(members)
+    with tempfile.TemporaryDirectory() as tmp:
+        _, html = build_handout(Path(tmp), Inputs(registry=options.registry, rubric=options.rubric,
+                                                  figures=options.figures))
+        members["handout/assignment.html"] = Member(html.read_bytes())
+    readme = jinja2.Template(README_TEMPLATE.read_text(encoding="utf-8"), undefined=jinja2.StrictUndefined,
+                             keep_trailing_newline=True)
+    members["README.md"] = Member(readme.render(rubric=rubric, registry=options.registry).encode())
+
+    top = f"{rubric.name}-starter"
+    options.out.mkdir(parents=True, exist_ok=True)
+    final = options.out / f"{top}.tar.gz"
+    partial = options.out / f".{top}.tar.gz.partial"
+    tarball.write(partial, top, members, mtime)
+    found = leaks.check_tarball(partial, leaks.secrets())
+    if found:
+        partial.unlink()
+        raise DistError("the tarball would leak; nothing was written:\n  " + "\n  ".join(map(str, found)))
+    partial.replace(final)
+    return final

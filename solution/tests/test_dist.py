@@ -1,0 +1,414 @@
+"""The student tarball (make dist): reproducible, complete, leak-free, and it builds on its own.
+
+The tarball is built from the working tree with a synthetic benchmark record
+for its handout (synthetic_bench.py; CI has no GPU run to quote). Where pandoc
+is missing (the GPU machines), a tarball built elsewhere can be passed in
+STARTER_TARBALL for the build and `make test` checks; otherwise those tests are
+skipped and listed.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import NPROC, ROOT
+from synthetic_bench import write_synthetic_figures
+
+from grader.rubric import DEFAULT_RUBRIC
+from release import dist, leaks
+
+HARNESS = ROOT / "starter" / "build" / "starter" / "harness"
+PANDOC = shutil.which("pandoc") is not None
+needs_builder = pytest.mark.skipif(not PANDOC, reason="pandoc is not installed: the tarball's handout cannot be "
+                                                      "rendered here (make deps installs it where apt works)")
+
+
+def clean_env(**extra: str) -> dict:
+    """The environment of a student's shell: no DEPS_INCLUDE (the tarball must bring its own headers), and none of
+    the outer make's job-server settings."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DEPS_INCLUDE", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    return {**env, **extra}
+
+
+def build_tarball(out: Path, figures: Path) -> Path:
+    command = [sys.executable, "-m", "release", "dist", "--out", str(out), "--figures", str(figures),
+               "--harness", str(HARNESS)]
+    if os.environ.get("DEPS_INCLUDE"):
+        command += ["--deps-include", os.environ["DEPS_INCLUDE"]]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return next(out.glob("*-starter.tar.gz"))
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def top_folder() -> str:
+    import tomllib
+    return tomllib.loads(DEFAULT_RUBRIC.read_text())["assignment"]["name"] + "-starter"
+
+
+@pytest.fixture(scope="session")
+def figures(tmp_path_factory, registry) -> Path:
+    return write_synthetic_figures(tmp_path_factory.mktemp("figures"), registry, DEFAULT_RUBRIC)
+
+
+@pytest.fixture(scope="session")
+def tarball(tmp_path_factory, figures) -> Path:
+    if os.environ.get("STARTER_TARBALL"):
+        return Path(os.environ["STARTER_TARBALL"]).resolve()
+    if not PANDOC:
+        pytest.skip("pandoc is not installed and STARTER_TARBALL is not set: no tarball to test")
+    return build_tarball(tmp_path_factory.mktemp("dist"), figures)
+
+
+def members(tarball: Path) -> dict[str, tarfile.TarInfo]:
+    with tarfile.open(tarball, "r:gz") as tar:
+        return {info.name: info for info in tar.getmembers()}
+
+
+def extract(tarball: Path, into: Path) -> Path:
+    with tarfile.open(tarball, "r:gz") as tar:
+        try:
+            tar.extractall(into, filter="data")
+        except TypeError:  # a Python from before extraction filters; the tarball is our own
+            tar.extractall(into)
+    return into / top_folder()
+
+
+def leak_check(target: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "release", "leaks", str(target)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+
+
+# --- reproducible --------------------------------------------------------------------------------
+
+@needs_builder
+def test_the_same_sources_give_the_same_tarball(tarball, figures, tmp_path):
+    time.sleep(1.1)  # anything that reads the clock would now differ
+    again = build_tarball(tmp_path, figures)
+    assert sha256(again) == sha256(tarball)
+
+
+@needs_builder
+def test_entries_are_sorted_owned_by_root_and_dated_by_the_last_commit(tarball):
+    epoch = int(os.environ.get("SOURCE_DATE_EPOCH") or subprocess.run(
+        ["git", "-C", str(ROOT), "log", "-1", "--format=%ct"], capture_output=True, text=True).stdout)
+    with tarfile.open(tarball, "r:gz") as tar:
+        infos = tar.getmembers()
+    names = [i.name for i in infos]
+    assert names == sorted(names, key=lambda n: n.split("/")), "entries must come in a fixed, sorted order"
+    for info in infos:
+        assert (info.uid, info.gid, info.uname, info.gname) == (0, 0, "", ""), info.name
+        assert info.mtime == epoch, info.name
+        assert info.mode in (0o644, 0o755), info.name
+        assert info.isdir() or info.isfile(), info.name
+    header = tarball.read_bytes()[:10]
+    assert int.from_bytes(header[4:8], "little") == epoch, "the gzip header's time must be the fixed one"
+    assert not header[3] & 0x08, "the gzip header must not carry a file name"
+
+
+# --- complete ----------------------------------------------------------------------------------
+
+def test_tarball_holds_the_starter_as_the_working_tree_has_it(tarball):
+    top = top_folder()
+    shipped = members(tarball)
+    tracked = subprocess.run(["git", "-C", str(ROOT), "ls-files", "starter"], capture_output=True,
+                             text=True).stdout.split()
+    assert tracked
+    with tarfile.open(tarball, "r:gz") as tar:
+        for name in tracked:
+            assert f"{top}/{name}" in shipped, f"{name} is missing from the tarball"
+            assert tar.extractfile(f"{top}/{name}").read() == (ROOT / name).read_bytes(), name
+
+
+def test_tarball_holds_the_public_data_the_suite_reads(tarball):
+    top = top_folder()
+    shipped = members(tarball)
+    manifest = json.loads((ROOT / "data" / "manifest.json").read_text())
+    assert f"{top}/data/manifest.json" in shipped
+    for case in manifest["cases"]:
+        for file in case["files"]:
+            assert f"{top}/data/{case['dir']}/{file}" in shipped
+    data = {n for n in shipped if n.startswith(f"{top}/data/") and shipped[n].isfile()}
+    assert all(n == f"{top}/data/manifest.json" or n.startswith(f"{top}/data/cases/") for n in data), \
+        "only the reference cases and their manifest go to students"
+
+
+def test_tarball_holds_the_header_libraries_handout_and_stub_sums(tarball):
+    top = top_folder()
+    shipped = members(tarball)
+    for header in ("doctest/doctest.h", "nlohmann/json.hpp", "CLI/CLI.hpp"):
+        assert f"{top}/starter/third_party/include/{header}" in shipped
+    assert f"{top}/handout/assignment.html" in shipped and f"{top}/README.md" in shipped
+    with tarfile.open(tarball, "r:gz") as tar:
+        page = tar.extractfile(f"{top}/handout/assignment.html").read().decode()
+        sums = tar.extractfile(f"{top}/starter/tools/pristine-stubs.sha256").read().decode()
+        stubs = {Path(n).name: tar.extractfile(n).read() for n in shipped
+                 if n.startswith(f"{top}/starter/kernels/") and n.endswith(".cu")}
+    assert page.count('src="data:image/png;base64,') == 3
+    assert sorted(sums.splitlines()) == sorted(f"{hashlib.sha256(data).hexdigest()}  {name}"
+                                               for name, data in stubs.items())
+
+
+def test_tarball_holds_nothing_private_by_name(tarball):
+    private = re.compile(r"/(solution|grader|sample-submissions|planted|hostile|results)/|\.sqlite$|rubric\.toml$")
+    assert [n for n in members(tarball) if private.search(n)] == []
+
+
+# --- the leak check: passes on the tarball, and catches what it is there to catch ------------------
+
+def test_leak_check_passes_on_the_tarball(tarball):
+    result = leak_check(tarball)
+    assert result.returncode == 0, result.stderr
+    assert "no leak" in result.stdout
+
+
+@pytest.fixture
+def extracted(tarball, tmp_path) -> Path:
+    return extract(tarball, tmp_path)
+
+
+def test_leak_check_catches_a_solution_file_under_another_name(extracted):
+    shutil.copy(ROOT / "solution" / "kernels" / "matmul_tiled.cu", extracted / "starter" / "harness" / "tile_util.cu")
+    result = leak_check(extracted)
+    assert result.returncode == 1
+    assert re.search(r"LEAK starter/harness/tile_util\.cu: holds 100% of solution/kernels/matmul_tiled\.cu",
+                     result.stderr), result.stderr
+
+
+def rename_identifiers(code: str) -> str:
+    """What a careless copy might look like: comments gone, every name changed, the layout squashed."""
+    code = re.sub(r"//[^\n]*|/\*.*?\*/", "", code, flags=re.S)
+    keep = {"const", "int", "float", "double", "void", "for", "if", "return", "template", "typename", "include",
+            "struct", "static", "constexpr", "__global__", "__shared__", "__syncthreads", "namespace"}
+    code = re.sub(r"\b[A-Za-z_]\w*\b", lambda m: m.group() if m.group() in keep else f"q_{m.group()[::-1]}", code)
+    return re.sub(r"[ \t]+", " ", code)
+
+
+def test_leak_check_catches_a_copy_with_every_name_changed(extracted):
+    source = (ROOT / "solution" / "kernels" / "matmul_fast.cu").read_text()
+    (extracted / "starter" / "kernels" / "matmul_fast.cu").write_text(rename_identifiers(source))
+    result = leak_check(extracted)
+    assert result.returncode == 1
+    assert "LEAK starter/kernels/matmul_fast.cu: holds" in result.stderr
+    assert "solution/kernels/matmul_fast.cu" in result.stderr
+
+
+def first_kernel(code: str) -> str:
+    """The first __global__ function of a file, signature to closing brace."""
+    start = code.index("__global__")
+    depth, i = 0, code.index("{", start)
+    while True:
+        depth += {"{": 1, "}": -1}.get(code[i], 0)
+        if depth == 0:
+            return code[start:i + 1]
+        i += 1
+
+
+def test_leak_check_catches_one_kernel_pasted_into_a_large_file(extracted):
+    kernel = first_kernel((ROOT / "solution" / "kernels" / "matmul_fast.cu").read_text())
+    target = extracted / "starter" / "harness" / "case_runner.cpp"
+    target.write_text(target.read_text() + "\n" + kernel + "\n")
+    result = leak_check(extracted)
+    assert result.returncode == 1
+    assert re.search(r"LEAK starter/harness/case_runner\.cpp: holds \d+% of solution/kernels/matmul_fast\.cu",
+                     result.stderr), result.stderr
+
+
+def test_leak_check_catches_a_sample_submission_and_a_planted_bug(extracted):
+    shutil.copy(ROOT / "data" / "sample-submissions" / "s08-fast" / "dot.cu", extracted / "starter" / "kernels")
+    shutil.copy(ROOT / "solution" / "tests" / "planted" / "race" / "dot.cu", extracted / "starter" / "dot_example.cu")
+    result = leak_check(extracted)
+    assert result.returncode == 1
+    assert "LEAK starter/kernels/dot.cu: holds 100% of data/sample-submissions/s08-fast/dot.cu" in result.stderr
+    assert "LEAK starter/dot_example.cu: holds 100% of solution/tests/planted/race/dot.cu" in result.stderr
+
+
+def test_leak_check_catches_private_paths(extracted):
+    (extracted / "grader").mkdir()
+    (extracted / "grader" / "notes.txt").write_text("nothing secret in here, but the path is\n")
+    (extracted / "data" / "sample-submissions" / "s99").mkdir(parents=True)
+    (extracted / "data" / "sample-submissions" / "s99" / "fill.cu").write_text("// empty\n")
+    (extracted / "data" / "generate.py").write_text("# not for students\n")
+    result = leak_check(extracted)
+    assert result.returncode == 1
+    assert "LEAK grader/notes.txt: its path names a private place" in result.stderr
+    assert "LEAK data/sample-submissions/s99/fill.cu: its path names a private place" in result.stderr
+    assert "LEAK data/generate.py: not a place student files live" in result.stderr
+
+
+def test_the_untouched_stub_sample_is_not_a_secret():
+    names = {fp.name for fp in leaks.secrets()}
+    assert not any("s01-stubs" in n for n in names)
+    assert "solution/kernels/matmul_fast.cu" in names and "data/sample-submissions/s08-fast/dot.cu" in names
+
+
+@needs_builder
+def test_dist_writes_nothing_when_the_tarball_would_leak(monkeypatch, tmp_path, figures, registry):
+    from grader.registry import Registry
+    real = dist.repo_members
+
+    def with_solution():
+        members_, untracked = real()
+        members_["starter/kernels/matmul_tiled.cu"] = dist.Member(
+            (ROOT / "solution" / "kernels" / "matmul_tiled.cu").read_bytes())
+        return members_, untracked
+
+    monkeypatch.setattr(dist, "repo_members", with_solution)
+    options = dist.DistOptions(registry=Registry.from_json(registry), out=tmp_path, figures=figures,
+                               deps_include=Path(os.environ["DEPS_INCLUDE"]) if os.environ.get("DEPS_INCLUDE") else None)
+    with pytest.raises(dist.DistError, match=r"(?s)would leak.*starter/kernels/matmul_tiled\.cu.*solution/kernels"):
+        dist.build(options)
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- extracted fresh, it builds, tests and submits on its own --------------------------------------
+
+@pytest.fixture(scope="session")
+def built_tree(tarball, tmp_path_factory) -> Path:
+    """The tarball extracted into an empty folder and built with plain `make`, as a student would."""
+    root = extract(tarball, tmp_path_factory.mktemp("student"))
+    result = subprocess.run(["make", f"-j{NPROC}"], cwd=root / "starter", capture_output=True, text=True,
+                            timeout=1800, env=clean_env())
+    assert result.returncode == 0, f"make in the extracted tarball failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    return root
+
+
+def test_extracted_tarball_builds_with_its_own_headers(built_tree, registry):
+    starter = built_tree / "starter"
+    assert (starter / "build" / "starter" / "harness").is_file()
+    assert (starter / "build" / "starter" / "student_suite").is_file()
+    # The build used the bundled headers, not whatever this machine has installed.
+    again = subprocess.run(["make", "-n", "-B", "build/lib/harness/main.cpp.o"], cwd=starter, capture_output=True,
+                           text=True, env=clean_env())
+    assert "-isystem third_party/include" in again.stdout
+    listed = subprocess.run(["build/starter/harness", "--list-tasks", "--json"], cwd=starter, capture_output=True,
+                            text=True, timeout=60)
+    assert [t["id"] for t in json.loads(listed.stdout)["tasks"]] == [t["id"] for t in registry["tasks"]]
+
+
+def student_copy(built_tree: Path, tmp_path: Path) -> Path:
+    """A private copy of the built tree (times kept, so make rebuilds only what a test changes)."""
+    copy = tmp_path / "student"
+    shutil.copytree(built_tree, copy, symlinks=True)
+    return copy / "starter"
+
+
+def make_submit(starter: Path, *args: str) -> subprocess.CompletedProcess:
+    if not (starter / "tools" / "precheck.py").is_file():
+        pytest.fail("starter/tools/precheck.py (the source-level rules pre-check, issue 5) is not in the tarball: "
+                    "make submit runs it")
+    return subprocess.run(["make", "submit", *args], cwd=starter, capture_output=True, text=True, timeout=900,
+                          env=clean_env())
+
+
+def intake(archive: Path, tmp_path: Path, registry: dict):
+    """The grader's own intake, on the archive exactly as a student hands it in (renamed by student id)."""
+    from grader.intake import list_entries, read_submission
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    shutil.copy(archive, folder / "s1234567.tar.gz")
+    entries, skipped = list_entries(folder)
+    assert skipped == [] and len(entries) == 1
+    return read_submission(entries[0], [t["file"] for t in registry["tasks"]])
+
+
+def test_submit_with_untouched_stubs_warns_and_the_grader_accepts_it(built_tree, tmp_path, registry):
+    starter = student_copy(built_tree, tmp_path)
+    result = make_submit(starter)
+    assert result.returncode == 0, result.stdout + result.stderr
+    files = [t["file"] for t in registry["tasks"]]
+    for name in files:
+        assert f"WARNING: {name} is the untouched stub" in result.stdout
+    with tarfile.open(starter / "submission.tar.gz", "r:gz") as tar:
+        assert sorted(tar.getnames()) == sorted(files)
+    sub = intake(starter / "submission.tar.gz", tmp_path, registry)
+    assert sub.rejected is None
+    assert sorted(sub.files) == sorted(files)
+    assert sub.files["fill.cu"] == (starter / "kernels" / "fill.cu").read_bytes()
+    assert (sub.ignored, sub.notes, sub.nickname) == ([], [], None)
+
+
+FILL = """// fill, written for the submit test
+#include "cuda_check.h"
+#include "tasks.h"
+
+__global__ void fill_kernel(std::int32_t* out, int rows, int cols) {
+    const int c = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y * blockDim.y + threadIdx.y;
+    if (r < rows && c < cols) out[r * cols + c] = r * cols + c;
+}
+
+void fill(std::int32_t* out, int rows, int cols) {
+    const dim3 block(32, 8), grid((cols + 31) / 32, (rows + 7) / 8);
+    fill_kernel<<<grid, block>>>(out, rows, cols);
+    CUDA_CHECK_LAUNCH();
+}
+"""
+
+
+def test_submit_packs_written_tasks_and_the_nickname_only(built_tree, tmp_path, registry):
+    starter = student_copy(built_tree, tmp_path)
+    (starter / "kernels" / "fill.cu").write_text(FILL)
+    (starter / "kernels" / "scratch.txt").write_text("notes to self\n")
+    (starter / "nickname.txt").write_text("Warp Drive\n")
+    result = make_submit(starter)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "fill.cu is the untouched stub" not in result.stdout and "fill.cu still calls" not in result.stdout
+    assert "WARNING: add.cu is the untouched stub" in result.stdout
+    assert "not submitted (the grader reads only the task files): scratch.txt" in result.stdout
+    sub = intake(starter / "submission.tar.gz", tmp_path, registry)
+    assert sub.rejected is None and sub.ignored == []
+    assert sub.nickname == "Warp Drive"
+    assert sub.files["fill.cu"] == FILL.encode()
+
+
+def test_submit_warns_about_a_stub_with_only_its_comment_changed(built_tree, tmp_path):
+    starter = student_copy(built_tree, tmp_path)
+    dot = starter / "kernels" / "dot.cu"
+    dot.write_text("// started on this, honest\n" + dot.read_text())
+    result = make_submit(starter)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "WARNING: dot.cu still calls NOT_IMPLEMENTED_YET()" in result.stdout
+
+
+def test_submit_writes_nothing_when_the_precheck_fails(built_tree, tmp_path):
+    starter = student_copy(built_tree, tmp_path)
+    (starter / "submission.tar.gz").write_bytes(b"an old archive")
+    result = make_submit(starter, "PRECHECK=false")
+    assert result.returncode != 0
+    assert not (starter / "submission.tar.gz").exists(), "a stale archive must not survive a failed pre-flight"
+
+
+def test_submit_writes_nothing_when_a_kernel_does_not_compile(built_tree, tmp_path):
+    starter = student_copy(built_tree, tmp_path)
+    transpose = starter / "kernels" / "transpose.cu"
+    transpose.write_text(transpose.read_text().replace("NOT_IMPLEMENTED_YET();", "NOT_IMPLEMENTED_YET()"))
+    result = make_submit(starter)
+    assert result.returncode != 0
+    assert "kernels/transpose.cu" in result.stdout + result.stderr
+    assert not (starter / "submission.tar.gz").exists()
+
+
+@pytest.mark.gpu
+def test_extracted_tarball_reports_every_task_not_implemented(built_tree, registry):
+    result = subprocess.run(["make", "test"], cwd=built_tree / "starter", capture_output=True, text=True,
+                            timeout=1800, env=clean_env())
+    ids = [t["id"] for t in registry["tasks"]]
+    summary = f"0/{len(ids)} tasks pass; not implemented yet: {', '.join(ids)}"
+    assert summary in result.stdout, result.stdout[-3000:] + result.stderr[-3000:]
+    assert result.returncode != 0  # make test fails until every task passes
+    for task in ids:
+        assert re.search(rf"^{task}\s+not implemented yet", result.stdout, re.M), task
