@@ -5,6 +5,8 @@
 #   make grade SUBMISSIONS=dir   grade a directory of submissions into results/
 #   make bench    run the solution through the harness: checked, timed, rated
 #                 against the device's measured limits
+#   make leaderboard   publish results/leaderboard/ (one self-contained page,
+#                 Markdown, CSV) from results/grades.sqlite
 #   make check    the project's own tests; without a GPU it runs everything that
 #                 needs none and lists the GPU tests it skipped
 #   make data     regenerate the reference cases in data/
@@ -36,15 +38,20 @@ HEADER_PACKAGES := $(shell $(MAKE) -s --no-print-directory -C starter header-pac
 
 RESULTS ?= results
 
-.PHONY: demo check data deps deps-headers build grade bench gradescope
+.PHONY: demo check data deps deps-headers deps-browser build grade bench gradescope leaderboard
 # Grades the sample class in data/sample-submissions against the solution.
 demo: deps build
 	$(PYTHON) -m grader grade data/sample-submissions --results $(RESULTS)/demo --regrade
+	$(PYTHON) -m grader leaderboard --results $(RESULTS)/demo
 
 # Grades a directory of submissions: make grade SUBMISSIONS=dir [RESULTS=results]
 grade: deps build
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [RESULTS=results]" >&2; exit 2; }
 	$(PYTHON) -m grader grade $(SUBMISSIONS) --results $(RESULTS)
+
+# The published leaderboard from the store: make leaderboard [RESULTS=results] [LEADERBOARD_ARGS=--with-scores]
+leaderboard: $(PYTHON_READY)
+	$(PYTHON) -m grader leaderboard --results $(RESULTS) $(LEADERBOARD_ARGS)
 
 # The solution through the harness: checked, timed, rated against the device's limits.
 bench: deps-headers
@@ -60,7 +67,8 @@ gradescope:
 	cd grader/gradescope && zip -q ../../dist/gradescope-autograder.zip setup.sh run_autograder
 	@echo "wrote dist/gradescope-autograder.zip: upload it as the assignment's autograder"
 
-check: deps build
+# REQUIRE_BROWSER_TESTS=1 (CI sets it) installs the browser, and the leaderboard's browser test must run.
+check: deps build $(if $(REQUIRE_BROWSER_TESTS),deps-browser)
 	$(STARTER) unit
 	$(PYTHON) -m pytest -ra $(PYTEST_ARGS)
 
@@ -85,6 +93,17 @@ deps-headers:
 	    echo "Missing header libraries:$$missing. Install them, or set DEPS_INCLUDE=dir." >&2; exit 1; fi; \
 	  echo "Installing$$missing"; \
 	  $(SUDO) apt-get install -y -q $$missing || { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q $$missing; }; \
+	fi
+
+# Chromium and chromedriver for the leaderboard's browser test (Debian's chromium, chromium-driver).
+deps-browser:
+	@if ! { command -v chromium || command -v chromium-browser || command -v google-chrome; } >/dev/null \
+	    || ! { command -v chromedriver || test -x /usr/lib/chromium/chromedriver; } >/dev/null; then \
+	  if ! command -v apt-get >/dev/null; then \
+	    echo "Chromium and chromedriver are missing: install them (Debian: chromium chromium-driver)." >&2; exit 1; fi; \
+	  echo "Installing chromium chromium-driver"; \
+	  $(SUDO) apt-get install -y -q chromium chromium-driver \
+	    || { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium chromium-driver; }; \
 	fi
 
 .venv/.installed: $(PY_REQS)
