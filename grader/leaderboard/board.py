@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import pandas as pd
 
@@ -68,6 +69,11 @@ class Board:
 def throughput_column(task: str) -> str:
     """The board's column holding a task's throughput (named apart from the store's own columns)."""
     return f"throughput:{task}"
+
+
+def parse_times(times: pd.Series) -> pd.Series:
+    """The store's ISO 8601 times as UTC timestamps (fromisoformat: no guessing, any pandas)."""
+    return pd.to_datetime(times.map(datetime.fromisoformat), utc=True)
 
 
 def _throughput(work: pd.Series, ms: pd.Series) -> pd.Series:
@@ -128,8 +134,8 @@ def build_board(store: Store, rubric: Rubric) -> Board:
 
     subs = subs.join(per_task, on="id").join(board_runs, on="id")
     subs["metric"] = subs[throughput_column(metric.task)]
-    subs["received_at"] = pd.to_datetime(subs["received"], utc=True, format="ISO8601")
-    subs["graded_at"] = pd.to_datetime(subs["graded"], utc=True, format="ISO8601")
+    subs["received_at"] = parse_times(subs["received"])
+    subs["graded_at"] = parse_times(subs["graded"])
     limits = {r.id: json.loads(r.limits or "{}").get(LIMIT_KEYS.get(metric.unit, ""), None) for r in runs.itertuples()}
     subs["limit"] = subs["run_id"].map(limits).astype(float)
     subs["percent_of_limit"] = 100 * subs["metric"] / subs["limit"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from grader.leaderboard.board import METRIC_DECIMALS, Board, build_board, throughput_column
+from grader.leaderboard.board import METRIC_DECIMALS, Board, build_board, parse_times, throughput_column
 from grader.leaderboard.chart import bar_chart
 from grader.leaderboard.history import changes, keep, previous_publish
 from grader.leaderboard.pseudonyms import LeaderboardError, Pseudonyms, display_names, load_or_create_salt
@@ -162,7 +162,7 @@ def _context(board: Board, table: pd.DataFrame, rubric: Rubric, options: Publish
              previous: datetime | None, metric_col: str) -> dict:
     ranked = table[table["status"] == "ranked"]
     unranked = table[table["status"] != "ranked"]
-    received = pd.to_datetime(table["submitted"], utc=True, format="ISO8601")
+    received = parse_times(table["submitted"])
     rows = [dict(r, submitted_at=received[i]) for i, r in table.iterrows()]
     chart = bar_chart([(int(r["rank"]), r["name"], r[metric_col]) for r in rows[: len(ranked)]],
                       board.metric.unit, board.solution, board.limit, board.limit_name)
