@@ -13,7 +13,7 @@ with the reason taken from their latest submission.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 import pandas as pd
@@ -39,6 +39,11 @@ class TaskColumn:
     shape: str
     unit: str  # GFLOP/s or GB/s
 
+    @property
+    def label(self) -> str:
+        """The column's name in the CSV and the Markdown, e.g. "matmul_fast GFLOP/s"."""
+        return f"{self.task} {self.unit}".strip()
+
 
 @dataclass
 class Board:
@@ -53,13 +58,14 @@ class Board:
     harness_versions: list[str]
     limit: float | None  # the latest run's measured limit for the metric's unit (cuBLAS FP32 or copy bandwidth)
     solution: float | None  # the solution's throughput: median over the ranked entries' paired runs
-    graded_from: str | None = None
-    graded_to: str | None = None
-    warnings: list[str] = field(default_factory=list)
 
     @property
     def limit_name(self) -> str:
         return LIMIT_NAMES.get(self.metric.unit, "the device limit")
+
+    @property
+    def percent_label(self) -> str:
+        return f"% of {self.limit_name}"
 
     @property
     def students(self) -> list[str]:
@@ -165,6 +171,4 @@ def build_board(store: Store, rubric: Rubric) -> Board:
     return Board(metric=metric, dtype=dtype, others=others, ranked=ranked, unranked=unranked,
                  nicknames={s: nicknames.get(s) for s in shown["student"]}, devices=devices,
                  harness_versions=sorted(set(shown["harness_version"])),
-                 limit=float(limit) if limit else None, solution=solution,
-                 graded_from=shown["graded"].min() if not shown.empty else None,
-                 graded_to=shown["graded"].max() if not shown.empty else None)
+                 limit=float(limit) if limit else None, solution=solution)

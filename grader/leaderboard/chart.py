@@ -116,7 +116,7 @@ def bar_chart(entries: list[tuple[int, str, float]], unit: str, solution: float 
     rows = 1 + max((p[3] for p in placed), default=0)
     top = 8 + REF_ROW * rows
     plot_bottom = top + row * len(entries)
-    references = [Reference(pos, text, 4 + REF_ROW * (r + 1) - 4, kind, anchor) for kind, pos, text, r, anchor in placed]
+    references = [Reference(pos, text, REF_ROW * (row + 1), kind, anchor) for kind, pos, text, row, anchor in placed]
     bars = [Bar(y=round(top + i * row + (row - bar_height) / 2, 2), width=round(x(v) - left, 2), rank=rank,
                 label=_short(name), full_name=name, value=fmt(v)) for i, (rank, name, v) in enumerate(entries)]
     ticks = [Tick(x(i * step), fmt(i * step)) for i in range(int(domain // step) + 1)]

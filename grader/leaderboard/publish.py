@@ -73,33 +73,31 @@ def _round(value, decimals: int):
 
 def publish_table(board: Board, names: dict[str, str], pseudonyms: Pseudonyms, options: PublishOptions) -> pd.DataFrame:
     """The published rows, ranked first: what leaderboard.csv holds (before the change columns)."""
-    metric_col = f"{board.metric.task} {board.metric.unit}".strip()
-    rows = []
-    for r in board.ranked.to_dict("records"):
-        rows.append(_row(board, r, names, pseudonyms, options, metric_col, rank=r["rank"], status="ranked"))
-    for r in board.unranked.to_dict("records"):
-        rows.append(_row(board, r, names, pseudonyms, options, metric_col, rank=None, status=r["reason"]))
+    rows = [_row(board, r, names, pseudonyms, r["rank"], "ranked") for r in board.ranked.to_dict("records")]
+    rows += [_row(board, r, names, pseudonyms, None, r["reason"]) for r in board.unranked.to_dict("records")]
     columns = (["rank", "name"] + (["student"] if options.show_names else [])
-               + [metric_col, "speedup", "speedup_low", "speedup_high", f"% of {board.limit_name}"]
-               + [f"{c.task} {c.unit}".strip() for c in board.others]
+               + [board.metric.label, "speedup", "speedup_low", "speedup_high", board.percent_label]
+               + [c.label for c in board.others]
                + (["score", "max_score"] if options.with_scores else []) + ["submitted", "status", "key"])
     table = pd.DataFrame(rows, columns=columns)
     table["rank"] = table["rank"].astype("Int64")
     return table
 
 
-def _row(board: Board, r: dict, names, pseudonyms, options, metric_col: str, rank, status: str) -> dict:
+def _row(board: Board, r: dict, names: dict[str, str], pseudonyms: Pseudonyms, rank: int | None,
+         status: str) -> dict:
+    """One published row; an unranked one carries no measurements (its submission's are not correct)."""
     ranked = rank is not None
     row = {"rank": rank, "name": names[r["student"]], "student": r["student"],
-           metric_col: _round(r["metric"], METRIC_DECIMALS) if ranked else None,
+           board.metric.label: _round(r["metric"], METRIC_DECIMALS) if ranked else None,
            "speedup": _round(r["speedup"], 3) if ranked else None,
            "speedup_low": _round(r["speedup_low"], 3) if ranked else None,
            "speedup_high": _round(r["speedup_high"], 3) if ranked else None,
-           f"% of {board.limit_name}": _round(r["percent_of_limit"], 1) if ranked else None,
+           board.percent_label: _round(r["percent_of_limit"], 1) if ranked else None,
            "score": _round(r["total"], 2), "max_score": _round(r["max_total"], 2),
            "submitted": r["received"], "status": status, "key": pseudonyms.key(r["student"])}
     for c in board.others:
-        row[f"{c.task} {c.unit}".strip()] = _round(r[throughput_column(c.task)], METRIC_DECIMALS) if ranked else None
+        row[c.label] = _round(r[throughput_column(c.task)], METRIC_DECIMALS) if ranked else None
     return row
 
 
@@ -134,7 +132,7 @@ def publish(options: PublishOptions, rubric: Rubric) -> Published:
     names = display_names(board.students, board.nicknames, pseudonyms)
     now = options.now or datetime.now(timezone.utc)
 
-    metric_col = f"{board.metric.task} {board.metric.unit}".strip()
+    metric_col = board.metric.label
     table = publish_table(board, names, pseudonyms, options)
     snapshot = _snapshot(table, board, metric_col)
     out.mkdir(parents=True, exist_ok=True)
@@ -155,13 +153,12 @@ def publish(options: PublishOptions, rubric: Rubric) -> Published:
     os.replace(tmp, paths["csv"])
     written = None if unchanged else keep(out, snapshot, now)
     return Published(out, paths["html"], paths["md"], paths["csv"], written, len(board.ranked),
-                     len(board.unranked), warnings + board.warnings)
+                     len(board.unranked), warnings)
 
 
 def _context(board: Board, table: pd.DataFrame, rubric: Rubric, options: PublishOptions, now: datetime,
              previous: datetime | None, metric_col: str) -> dict:
     ranked = table[table["status"] == "ranked"]
-    unranked = table[table["status"] != "ranked"]
     received = parse_times(table["submitted"])
     rows = [dict(r, submitted_at=received[i]) for i, r in table.iterrows()]
     chart = bar_chart([(int(r["rank"]), r["name"], r[metric_col]) for r in rows[: len(ranked)]],
@@ -170,8 +167,8 @@ def _context(board: Board, table: pd.DataFrame, rubric: Rubric, options: Publish
     return {
         "title": rubric.title, "metric": board.metric, "metric_col": metric_col, "dtype": board.dtype,
         "shape": board.metric.shape.replace("x", "×"), "unit": board.metric.unit, "limit_name": board.limit_name,
-        "percent_col": f"% of {board.limit_name}", "others": board.others,
-        "other_cols": [f"{c.task} {c.unit}".strip() for c in board.others],
+        "percent_col": board.percent_label, "others": board.others,
+        "other_cols": [c.label for c in board.others],
         "devices": ", ".join(board.devices) or "unknown device", "harness": ", ".join(board.harness_versions) or "—",
         "published": _stamp(now), "previous": _stamp(previous) if previous else None,
         "ranked": rows[: len(ranked)], "unranked": rows[len(ranked):], "entries": len(rows),

@@ -72,8 +72,8 @@ def sort_key(value) -> str:
 def _environment(autoescape: bool) -> jinja2.Environment:
     env = jinja2.Environment(loader=_LOADER, autoescape=autoescape, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
-    env.filters.update(number=number, short=short, breakable=breakable, when=when, epoch=epoch, sort_key=sort_key, md=md_escape,
-                       missing=_missing)
+    env.filters.update(number=number, short=short, breakable=breakable, when=when, epoch=epoch, sort_key=sort_key,
+                       md=md_escape, missing=_missing)
     return env
 
 

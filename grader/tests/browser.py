@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import shutil
 import socket
 import subprocess
@@ -53,10 +52,10 @@ class Browser:
         self.session = None
         try:
             self._wait_ready()
-            args = ["--headless=new", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage",
+            # No sandbox: Chromium refuses it as root, and CI containers often lack the user namespaces it
+            # needs; the only page opened is the one the test just wrote.
+            args = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage",
                     f"--user-data-dir={self.profile}", f"--window-size={width},{height}", "--hide-scrollbars"]
-            if os.geteuid() == 0:
-                args.append("--no-sandbox")  # Chromium refuses to start its sandbox as root
             caps = {"browserName": "chrome", "unhandledPromptBehavior": "ignore",  # an alert stays up to be seen
                     "goog:chromeOptions": {"binary": browser, "args": args}}
             self.session = self._call("POST", "/session", {"capabilities": {"alwaysMatch": caps}})["sessionId"]
