@@ -8,6 +8,8 @@
 #                 beside cuBLAS, copy, the CPU and transfers: results/bench/
 #   make bench-reference   record results/bench/bench.json as the solution's
 #                 numbers students' `make bench` plots (starter/bench/reference.json)
+#   make leaderboard   publish results/leaderboard/ (one self-contained page,
+#                 Markdown, CSV) from results/grades.sqlite
 #   make check    the project's own tests; without a GPU it runs everything that
 #                 needs none and lists the GPU tests it skipped
 #   make data     regenerate the reference cases in data/
@@ -43,15 +45,21 @@ HEADER_PACKAGES := $(shell $(MAKE) -s --no-print-directory -C starter header-pac
 
 RESULTS ?= results
 
-.PHONY: demo check data deps deps-headers deps-pandoc build grade bench bench-reference gradescope handout dist harness
+.PHONY: demo check data deps deps-headers deps-pandoc deps-browser build grade bench bench-reference gradescope \
+        handout dist harness leaderboard
 # Grades the sample class in data/sample-submissions against the solution.
 demo: deps build
 	$(PYTHON) -m grader grade data/sample-submissions --results $(RESULTS)/demo --regrade
+	$(PYTHON) -m grader leaderboard --results $(RESULTS)/demo
 
 # Grades a directory of submissions: make grade SUBMISSIONS=dir [RESULTS=results]
 grade: deps build
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [RESULTS=results]" >&2; exit 2; }
 	$(PYTHON) -m grader grade $(SUBMISSIONS) --results $(RESULTS)
+
+# The published leaderboard from the store: make leaderboard [RESULTS=results] [LEADERBOARD_ARGS=--with-scores]
+leaderboard: $(PYTHON_READY)
+	$(PYTHON) -m grader leaderboard --results $(RESULTS) $(LEADERBOARD_ARGS)
 
 # The solution through the harness: checked, timed, rated against the device's
 # limits (results/bench.jsonl); then starter's `make bench` on the solution:
@@ -91,7 +99,8 @@ handout: deps-pandoc $(PYTHON_READY) harness
 dist: deps-headers deps-pandoc $(PYTHON_READY) harness
 	$(PYTHON) -m release dist $(if $(DEPS_INCLUDE),--deps-include $(DEPS_INCLUDE))
 
-check: deps deps-pandoc build
+# REQUIRE_BROWSER_TESTS=1 (CI sets it) installs the browser, and the leaderboard's browser test must run.
+check: deps deps-pandoc build $(if $(filter-out 0,$(REQUIRE_BROWSER_TESTS)),deps-browser)
 	$(STARTER) unit
 	$(PYTHON) -m pytest -ra $(PYTEST_ARGS)
 
@@ -128,6 +137,17 @@ deps-pandoc:
 	  { command -v apt-get >/dev/null && { $(SUDO) apt-get install -y -q pandoc \
 	      || { $(SUDO) timeout 120 apt-get update -q && $(SUDO) apt-get install -y -q pandoc; }; }; } \
 	  || echo "WARNING: pandoc could not be installed: make handout and make dist need it (https://pandoc.org)." >&2; }
+
+# Chromium and chromedriver for the leaderboard's browser test (Debian's chromium, chromium-driver).
+deps-browser:
+	@if ! { command -v chromium || command -v chromium-browser || command -v google-chrome; } >/dev/null \
+	    || ! { command -v chromedriver || test -x /usr/lib/chromium/chromedriver; } >/dev/null; then \
+	  if ! command -v apt-get >/dev/null; then \
+	    echo "Chromium and chromedriver are missing: install them (Debian: chromium chromium-driver)." >&2; exit 1; fi; \
+	  echo "Installing chromium chromium-driver"; \
+	  $(SUDO) apt-get install -y -q chromium chromium-driver \
+	    || { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium chromium-driver; }; \
+	fi
 
 .venv/.installed: $(PY_REQS)
 	python3 -m venv --system-site-packages .venv

@@ -6,6 +6,7 @@
   gradescope          grade /autograder/submission into /autograder/results/results.json
   autolab FILE        grade one handin and print Autolab's autoresult as the last line
   rubric              check grader/rubric.toml against the harness's registry and print it
+  leaderboard         publish results/leaderboard/ (index.html, leaderboard.md, .csv) from the store
 
 Exit status: 0 when grading finished, however the students did; 1 when the
 grader itself could not finish; 2 for bad arguments.
@@ -24,6 +25,7 @@ import pandas as pd
 from grader.build import REPO, GraderError, LocalBackend
 from grader.exports import ExportError, autolab_result, canvas_csv, gradescope_results
 from grader.grade import GradeOptions, grade, grade_single
+from grader.leaderboard import PublishOptions, open_store, publish
 from grader.registry import Registry, RegistryError
 from grader.report import summary_table, write_reports
 from grader.rubric import DEFAULT_RUBRIC, Rubric, RubricError, load_rubric
@@ -155,6 +157,22 @@ def cmd_rubric(args) -> int:
     return 0
 
 
+def cmd_leaderboard(args) -> int:
+    results = Path(args.results)
+    open_store(results).close()  # a clear error when there is no store or no run, and never an empty new one
+    rubric = load_rubric(Path(args.rubric), registry_from_store(results))
+    done = publish(PublishOptions(results, Path(args.out) if args.out else None,
+                                  Path(args.salt_file) if args.salt_file else None, args.with_scores,
+                                  args.show_names), rubric)
+    for w in done.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    print(f"wrote {done.out}/: index.html, leaderboard.md, leaderboard.csv "
+          f"({done.ranked} ranked, {done.unranked} not ranked)")
+    print(f"history: {done.history}" if done.history else "history: the ranking is unchanged since the last "
+          "publish; no new history file")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python3 -m grader", description=__doc__.split("\n\n")[1],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -220,6 +238,19 @@ def parser() -> argparse.ArgumentParser:
     common(rb, results=False)
     rb.add_argument("--harness", default=None, help="a built harness (default: starter/build/starter/harness)")
     rb.set_defaults(func=cmd_rubric)
+
+    lb = sub.add_parser("leaderboard", help="publish the leaderboard (HTML, Markdown, CSV) from the store",
+                        description="Write RESULTS/leaderboard/: index.html (one self-contained page), "
+                                    "leaderboard.md, leaderboard.csv and history/, ranking each student's best "
+                                    "correct submission by the rubric's leaderboard metric. Students appear by "
+                                    "nickname or salted pseudonym, never by id unless --show-names.")
+    common(lb)
+    lb.add_argument("--out", default=None, help="output folder (default: RESULTS/leaderboard)")
+    lb.add_argument("--with-scores", action="store_true", help="add each entry's total score")
+    lb.add_argument("--show-names", action="store_true", help="add student ids (not for a public page)")
+    lb.add_argument("--salt-file", default=None,
+                    help="the pseudonyms' secret salt, created on first use (default: RESULTS/pseudonym-salt)")
+    lb.set_defaults(func=cmd_leaderboard)
     return p
 
 

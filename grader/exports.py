@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from grader.leaderboard.board import METRIC_DECIMALS
 from grader.report import CASE_WORDS, grades_table
 from grader.results import SubmissionResult
 from grader.rubric import Rubric
@@ -75,12 +76,11 @@ def _case_lines(result: SubmissionResult, task: str) -> str:
 
 
 def leaderboard_value(result: SubmissionResult, rubric: Rubric) -> float:
-    """Throughput of the leaderboard task at its largest timed shape, 0 if not timed or not correct."""
-    policy = rubric.task(rubric.leaderboard_task)
-    largest = policy.timed[-1]
+    """Throughput of the leaderboard task at the rubric's leaderboard shape, 0 if not timed or not correct."""
     for c in result.cases:
-        if c.task == policy.id and c.kind == "timed" and c.shape == largest and c.status == "ok" and c.paired:
-            return round(c.throughput(c.paired.student.median), 1)
+        if (c.task == rubric.leaderboard_task and c.kind == "timed" and c.shape == rubric.leaderboard_shape
+                and c.status == "ok" and c.paired):
+            return round(c.throughput(c.paired.student.median), METRIC_DECIMALS)
     return 0.0
 
 

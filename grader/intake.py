@@ -213,9 +213,20 @@ def _recognize(sub: Submission, members: dict[str, bytes], task_files: list[str]
 
 
 def parse_nickname(data: bytes) -> str | None:
-    """The first line, trimmed, printable characters only, at most 32 of them."""
-    line = data.decode("utf-8", errors="replace").splitlines()[0] if data else ""
-    cleaned = "".join(ch for ch in line if ch.isprintable()).strip()[:NICKNAME_MAX].strip()
+    """nickname.txt's first line, cleaned (clean_nickname); bytes that are not UTF-8 are dropped."""
+    lines = data.decode("utf-8", errors="ignore").splitlines()
+    return clean_nickname(lines[0]) if lines else None
+
+
+def clean_nickname(text: str) -> str | None:
+    """One line of at most 32 printable characters, trimmed, or None when nothing is left.
+
+    Whitespace runs become one space; other characters that do not print (controls,
+    bidirectional overrides, zero-width marks, a byte-order mark) are dropped, so a
+    nickname cannot reorder or hide the text around it wherever it is shown."""
+    line = text.splitlines()[0] if text else ""
+    words = "".join(ch if ch.isprintable() or ch.isspace() else "" for ch in line).split()
+    cleaned = " ".join(words)[:NICKNAME_MAX].strip()
     return cleaned or None
 
 

@@ -16,6 +16,11 @@ class RubricError(ValueError):
     """A rubric that cannot be used; the message names the file and the entry."""
 
 
+def shape_size(shape: str) -> int:
+    """The product of a shape's dimensions ("4096x4096x4096" -> 4096**3)."""
+    return math.prod(int(d) for d in shape.split("x"))
+
+
 @dataclass(frozen=True)
 class TaskPolicy:
     id: str
@@ -35,6 +40,11 @@ class TaskPolicy:
     @property
     def max_points(self) -> float:
         return self.correctness_points + self.performance_points
+
+    @property
+    def largest_timed(self) -> str | None:
+        """The timed shape with the most elements (the most work), or None when nothing is timed."""
+        return max(self.timed, key=shape_size, default=None)
 
     def performance_credit(self, speedup: float) -> float:
         """0 at s <= s_zero, 1 at s >= s_full, linear in log(s) between."""
@@ -71,6 +81,7 @@ class Rubric:
     limits: Limits
     timing: TimingPolicy
     tasks: tuple[TaskPolicy, ...]
+    leaderboard_shape: str  # the leaderboard task's timed shape that ranks: by default its largest
 
     def task(self, task_id: str) -> TaskPolicy:
         return next(t for t in self.tasks if t.id == task_id)
@@ -164,6 +175,9 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
     if not policies:
         fail("[tasks]", "no task is graded")
 
+    known = {"name", "title", "leaderboard_task", "leaderboard_shape"}
+    for key in assignment.keys() - known:
+        fail("[assignment]", f"unknown key '{key}' (expected {', '.join(sorted(known))})")
     name = assignment.get("name")
     if not isinstance(name, str) or not name:
         fail("[assignment]", "'name' must be a non-empty string")
@@ -172,4 +186,10 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
         fail("[assignment]", f"'leaderboard_task' {leaderboard!r} is not a graded task")
     if not next(p for p in policies if p.id == leaderboard).timed:
         fail("[assignment]", f"'leaderboard_task' {leaderboard!r} has no timed shapes")
-    return Rubric(path, digest, name, str(assignment.get("title", name)), leaderboard, limits, timing, tuple(policies))
+    board_policy = next(p for p in policies if p.id == leaderboard)
+    board_shape = assignment.get("leaderboard_shape", board_policy.largest_timed)
+    if board_shape not in board_policy.timed:
+        fail("[assignment]", f"'leaderboard_shape' {board_shape!r} is not one of {leaderboard}'s timed shapes "
+                             f"({', '.join(board_policy.timed)})")
+    return Rubric(path, digest, name, str(assignment.get("title", name)), leaderboard, limits, timing, tuple(policies),
+                  leaderboard_shape=board_shape)

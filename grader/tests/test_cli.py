@@ -8,7 +8,7 @@ import pytest
 
 from grader.tests.conftest import HARNESS, REPO
 
-COMMANDS = ["grade", "report", "export", "gradescope", "autolab", "rubric"]
+COMMANDS = ["grade", "report", "export", "gradescope", "autolab", "rubric", "leaderboard"]
 
 
 def grader(*args, cwd=REPO):

@@ -1,6 +1,6 @@
 """On a GPU: the grader end to end. The sample class gets its verdicts, every
-output is written, the solution graded as a student ties with itself, and a
-hang leaves the next submission untouched."""
+output is written (the leaderboard too), the solution graded as a student ties
+with itself, and a hang leaves the next submission untouched."""
 from __future__ import annotations
 
 import csv
@@ -92,6 +92,29 @@ def test_the_demo_writes_every_output(demo):
     export = subprocess.run([sys.executable, "-m", "grader", "export", "--results", str(results)], cwd=ROOT,
                             capture_output=True, text=True)
     assert export.returncode == 0 and (results / "canvas.csv").read_text().startswith("Student,ID,SIS User ID")
+
+
+def test_the_demo_publishes_its_leaderboard(demo):
+    results, _ = demo
+    run = subprocess.run([sys.executable, "-m", "grader", "leaderboard", "--results", str(results)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = results / "leaderboard"
+    with open(out / "leaderboard.csv") as f:
+        table = list(csv.DictReader(f))
+    task = RUBRIC["assignment"]["leaderboard_task"]
+    metric = next(c for c in table[0] if c.startswith(f"{task} "))
+    percent = next(c for c in table[0] if c.startswith("% of "))
+    first, others = table[0], table[1:]
+    assert (first["name"], first["rank"], first["status"]) == ("tile & tensor", "1", "ranked")  # s08-fast
+    assert float(first[metric]) > 100 and 1 < float(first[percent]) < 150
+    assert float(first["speedup_low"]) <= float(first["speedup"]) <= float(first["speedup_high"])
+    reasons = sorted(r["status"] for r in others)  # s01 stubs, s07 does not compile, the rest lack the file
+    assert reasons == sorted(["not implemented yet", "does not compile"] + ["not submitted"] * 5), reasons
+    html = (out / "index.html").read_text()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>alert(1)" not in html  # s04-race's
+    assert "NVIDIA" in html and not any(s in html for s in ("s01-stubs", "s04-race", "s08-fast"))
+    assert len(list((out / "history").iterdir())) == 1 and (results / "pseudonym-salt").exists()
 
 
 def test_the_solution_graded_as_a_student_ties_with_itself(tmp_path, work):

@@ -1,0 +1,174 @@
+"""The leaderboard's rows, from results/grades.sqlite: one per student, ranked or not.
+
+The metric is the rubric's leaderboard task's throughput (GFLOP/s or GB/s) at
+its leaderboard shape, from the median of the student's paired timed runs. A
+submission is correct for the leaderboard when it was graded, every
+correctness case of that task passed, and its timed run at that shape passed
+(a timed run verifies its output too). Each student is represented by their
+best correct submission: the highest metric, rounded as shown (to
+METRIC_DECIMALS), the earlier submission on a tie; the same order ranks the
+students. A student with no correct submission is listed below the ranking,
+with the reason taken from their latest submission.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+import pandas as pd
+
+from grader.rubric import Rubric
+from grader.store import Store
+
+METRIC_DECIMALS = 1  # the metric as shown and as ranked: equal on the page means tied
+LIMIT_KEYS = {"GFLOP/s": "sgemm_fp32_gflops", "GB/s": "copy_bandwidth_gbps"}  # the harness's measured limits
+LIMIT_NAMES = {"GFLOP/s": "cuBLAS FP32", "GB/s": "copy bandwidth"}
+
+# Why an entry is not ranked, in words fit for a public page (never the student's own messages).
+STATUS_REASONS = {"rejected": "rejected at intake", "build_failed": "does not compile"}
+CASE_REASONS = {"missing": "not submitted", "not_implemented": "not implemented yet", "wrong": "wrong results",
+                "timeout": "ran out of time", "crashed": "crashed", "error": "failed to run",
+                "skipped": "not run"}
+REASON_ORDER = ["missing", "not_implemented", "wrong", "crashed", "timeout", "error", "skipped"]
+
+
+@dataclass(frozen=True)
+class TaskColumn:
+    task: str
+    shape: str
+    unit: str  # GFLOP/s or GB/s
+
+    @property
+    def label(self) -> str:
+        """The column's name in the CSV and the Markdown, e.g. "matmul_fast GFLOP/s"."""
+        return f"{self.task} {self.unit}".strip()
+
+
+@dataclass
+class Board:
+    """What a publish shows, before names, history and formatting."""
+    metric: TaskColumn
+    dtype: str
+    others: list[TaskColumn]  # the other tasks' throughput columns, at their largest timed shapes
+    ranked: pd.DataFrame  # rank, student, metric, speedup..., one column per task, total, received, ...
+    unranked: pd.DataFrame  # student, reason, total, received, ...
+    nicknames: dict[str, str | None]  # each student's latest nickname
+    devices: list[str]  # device names of the grading runs shown
+    harness_versions: list[str]
+    limit: float | None  # the latest run's measured limit for the metric's unit (cuBLAS FP32 or copy bandwidth)
+    solution: float | None  # the solution's throughput: median over the ranked entries' paired runs
+
+    @property
+    def limit_name(self) -> str:
+        return LIMIT_NAMES.get(self.metric.unit, "the device limit")
+
+    @property
+    def percent_label(self) -> str:
+        return f"% of {self.limit_name}"
+
+    @property
+    def students(self) -> list[str]:
+        return list(self.ranked["student"]) + list(self.unranked["student"])
+
+
+def throughput_column(task: str) -> str:
+    """The board's column holding a task's throughput (named apart from the store's own columns)."""
+    return f"throughput:{task}"
+
+
+def parse_times(times: pd.Series) -> pd.Series:
+    """The store's ISO 8601 times as UTC timestamps (fromisoformat: no guessing, any pandas)."""
+    return pd.to_datetime(times.map(datetime.fromisoformat), utc=True)
+
+
+def _throughput(work: pd.Series, ms: pd.Series) -> pd.Series:
+    return work / (ms * 1e-3) / 1e9
+
+
+def _unit(registry_json: str, task: str) -> str:
+    for t in json.loads(registry_json).get("tasks", []):
+        if t.get("id") == task:
+            return t.get("metric", "")
+    return ""
+
+
+def _reason(sub: pd.Series, cases: pd.DataFrame, metric: TaskColumn) -> str:
+    if sub["status"] in STATUS_REASONS:
+        return STATUS_REASONS[sub["status"]]
+    mine = cases[(cases["submission_id"] == sub["id"]) & (cases["task"] == metric.task)]
+    failed = set(mine.loc[(mine["kind"] == "correctness") & (mine["status"] != "ok"), "status"])
+    for status in REASON_ORDER:
+        if status in failed:
+            return CASE_REASONS[status]
+    if failed:
+        return "failed its checks"
+    timed = mine[(mine["kind"] == "timed") & (mine["shape"] == metric.shape)]
+    if timed.empty:
+        return f"not timed at {metric.shape}"
+    status = timed["status"].iloc[0]
+    return f"{CASE_REASONS.get(status, 'failed')} in its timed run"
+
+
+def build_board(store: Store, rubric: Rubric) -> Board:
+    runs = store.table("SELECT id, started, harness_version, registry, devices, limits FROM grading_runs ORDER BY id")
+    subs = store.table("SELECT id, run_id, student, received, graded, status, total, max_total, nickname,"
+                       " harness_version FROM submissions")
+    cases = store.table("SELECT submission_id, task, shape, kind, status, work, speedup, speedup_low, speedup_high,"
+                        " student_ms, solution_ms FROM cases")
+    latest_run = runs.iloc[-1] if not runs.empty else None
+    units = {t.id: _unit(latest_run["registry"], t.id) if latest_run is not None else "" for t in rubric.tasks}
+    metric = TaskColumn(rubric.leaderboard_task, rubric.leaderboard_shape, units[rubric.leaderboard_task])
+    others = [TaskColumn(t.id, t.largest_timed, units[t.id]) for t in rubric.tasks
+              if t.id != metric.task and t.largest_timed]
+    dtype = rubric.task(metric.task).timed_dtype
+
+    # Throughput of every passed timed run at each column's shape, one column per task.
+    timed = cases[(cases["kind"] == "timed") & (cases["status"] == "ok") & (cases["student_ms"] > 0)].copy()
+    timed["throughput"] = _throughput(timed["work"], timed["student_ms"])
+    timed["solution_throughput"] = _throughput(timed["work"], timed["solution_ms"])
+    wanted = pd.DataFrame([(c.task, c.shape) for c in [metric, *others]], columns=["task", "shape"])
+    timed = timed.merge(wanted, on=["task", "shape"])
+    per_task = timed.pivot_table(index="submission_id", columns="task", values="throughput", aggfunc="first")
+    per_task = per_task.reindex(columns=[c.task for c in [metric, *others]])
+    per_task.columns = [throughput_column(t) for t in per_task.columns]
+
+    board_runs = timed[timed["task"] == metric.task].set_index("submission_id")[
+        ["speedup", "speedup_low", "speedup_high", "solution_throughput"]]
+    failed_checks = cases[(cases["task"] == metric.task) & (cases["kind"] == "correctness")
+                          & (cases["status"] != "ok")]["submission_id"].unique()
+
+    subs = subs.join(per_task, on="id").join(board_runs, on="id")
+    subs["metric"] = subs[throughput_column(metric.task)]
+    subs["received_at"] = parse_times(subs["received"])
+    subs["graded_at"] = parse_times(subs["graded"])
+    limits = {r.id: json.loads(r.limits or "{}").get(LIMIT_KEYS.get(metric.unit, ""), None) for r in runs.itertuples()}
+    subs["limit"] = subs["run_id"].map(limits).astype(float)
+    subs["percent_of_limit"] = 100 * subs["metric"] / subs["limit"]
+    correct = (subs["status"] == "graded") & subs["metric"].notna() & ~subs["id"].isin(failed_checks)
+
+    # Best correct submission per student, then the ranking: one order for both.
+    subs["metric_rounded"] = subs["metric"].round(METRIC_DECIMALS)
+    best = subs[correct].sort_values(["metric_rounded", "received_at", "id"], ascending=[False, True, True])
+    ranked = best.drop_duplicates("student").reset_index(drop=True)
+    ranked.insert(0, "rank", range(1, len(ranked) + 1))
+
+    by_recency = subs.sort_values(["received_at", "graded_at", "id"], ascending=False)
+    latest = by_recency.drop_duplicates("student")
+    unranked = latest[~latest["student"].isin(ranked["student"])].copy()
+    unranked["reason"] = [_reason(row, cases, metric) for _, row in unranked.iterrows()]
+    unranked = unranked.sort_values(["received_at", "id"]).reset_index(drop=True)
+    nicknames = by_recency.dropna(subset=["nickname"]).drop_duplicates("student").set_index("student")["nickname"]
+
+    shown = pd.concat([ranked, unranked])
+    shown_runs = runs[runs["id"].isin(shown["run_id"])]
+    devices = sorted({d.get("name", "") for r in shown_runs.itertuples() for d in json.loads(r.devices or "[]")}
+                     - {""})
+    solution = float(ranked["solution_throughput"].median()) if not ranked.empty else None
+    limit = None
+    if latest_run is not None:
+        limit = json.loads(latest_run["limits"] or "{}").get(LIMIT_KEYS.get(metric.unit, ""))
+    return Board(metric=metric, dtype=dtype, others=others, ranked=ranked, unranked=unranked,
+                 nicknames={s: nicknames.get(s) for s in shown["student"]}, devices=devices,
+                 harness_versions=sorted(set(shown["harness_version"])),
+                 limit=float(limit) if limit else None, solution=solution)
