@@ -16,21 +16,19 @@
 //             K = 16 it is the linear bound). The probabilistic bound of Higham
 //             and Mary (2019), ~ sqrt(K)·u·m, holds with overwhelming probability
 //             for rounding errors that are not systematic, whatever the
-//             summation order. For
-//             dot products of length up to 2^28, K·u exceeds 1 in float and the
-//             worst-case bound would accept any answer; summations that stagnate
+//             summation order. For dot products of length up to 2^28, K·u
+//             exceeds 1 in float and the worst-case bound would accept any
+//             answer; summations that stagnate
 //             (one float accumulator over millions of terms) fail it, as they
 //             should. Matmuls use it too: the largest single float32 error we
-//             simulated (one accumulator over all of K, the worst honest order,
-//             on inputs as counter_rng.h makes them, K = 13 .. 8192) was
-//             0.3·sqrt(K)·u·m, so c0 = 8 leaves a factor of 25, while a missing
-//             term (an error of about m / K) fails from K ~ 200 on, where the
-//             linear bound would still accept it at K = 4096.
+//             simulated (one accumulator over all of K, the least accurate
+//             honest order, on inputs as counter_rng.h makes them) was
+//             0.9·sqrt(K)·u·m at K = 13 .. 43 and under 0.3·sqrt(K)·u·m from
+//             K = 500 on, so c0 = 8 leaves a factor of 9 to 25; a missing term
+//             (an error of about m / K) fails from K ~ 200 on, where the linear
+//             bound would still accept it at K = 4096.
 //   exact:    integers, fill, transpose: no rounding is involved, so bound = 0.
 // Integer element types always compare exactly (u = 0, tiny = 0).
-//
-// The worst-case bound's constant (linear_k's c0 above): sqrt_k never allows
-// more than it, since it holds for every summation order.
 //
 // The statistical rule (matmuls: mean_c > 0). A float32 matmul computed in
 // half precision or TF32 (tensor cores) has every element only slightly off:
@@ -40,18 +38,19 @@
 //
 //     mean_c + 0.4 · sqrt(K / N)           (N output elements)
 //
-// Simulated means of e (2000 sums each, inputs as counter_rng.h makes them with
-// both shifts at their extreme 1/4, the worst case):
+// Simulated means of e (1000-2000 sums each, inputs as counter_rng.h makes them;
+// float32: the worst of shifts 0 and +-1/4, lower precision: the mildest):
 //   K                        1     43    521   1024   4096   8192
-//   float32, one accumulator 0.36  0.41  1.0   1.4    2.6    3.7   (FMA or not)
-//   half products or inputs  2980  550   160   117    56     40    (float accumulator)
-//   TF32 inputs              4100  870   250   170    88     65;   bfloat16 ~10x half
+//   float32, one accumulator 0.37  0.40  1.0   1.4    2.7    3.8   (FMA or not)
+//   half-rounded products    2960  537   162   112    58     40    (float accumulator)
+//   half or TF32 inputs      3770  712   203   142    72     49;   bfloat16 ~8x more
 // mean_c = 12 sits between the two with a factor of at least 3 either way up to
 // K = 8192 (the float32 mean grows like sqrt(K) only through the inputs' shift).
 // The second term covers small outputs: one float32 element's e has a standard
-// deviation below 0.05·sqrt(K), so with N elements 0.4·sqrt(K / N) is eight
-// standard deviations of the mean (a single-element output is judged by the
-// per-element bound alone, in effect). tools/precision_sim.py reproduces the table.
+// deviation below 0.05·sqrt(K) from K = 500 on, so with N elements 0.4·sqrt(K / N)
+// is about eight standard deviations of the mean (a single-element output is
+// judged by the per-element bound alone, in effect). The simulation is
+// docs/tolerance/precision_sim.py in the course's repository.
 #pragma once
 
 #include <cfloat>
