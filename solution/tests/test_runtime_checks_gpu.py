@@ -88,7 +88,7 @@ def test_a_cache_keyed_by_pointer_never_hits(graded):
     (timed,) = cases(db, "cache-by-pointer", "matmul_naive", "timed")
     # The same kernel as the solution's: had the cache hit, a copy would replace 17 GFLOP of work.
     assert timed["status"] == "ok" and 0.7 < timed["speedup"] < 1.3, dict(timed)
-    assert timed["student_ms"] > 10 * timed["floor_ms"], dict(timed)
+    assert timed["student_ms"] > 5 * timed["floor_ms"], dict(timed)  # a hit would take ~1% of the floor
 
 
 def test_half_precision_is_caught_by_its_mean_error_and_reported_as_coarse(graded):
