@@ -36,6 +36,7 @@ DTYPES = {"float32": np.float32, "float64": np.float64, "int32": np.int32}
 
 
 # --- the counter-based generator (counter_rng.h) ---------------------------
+# Element values, then each float stream's scale and shift; see counter_rng.h.
 
 def mix(z: np.ndarray) -> np.ndarray:
     """splitmix64's finalizer, on uint64 arrays (arithmetic wraps mod 2^64)."""
@@ -50,8 +51,17 @@ def rng_key(seed: int, stream: int) -> np.uint64:
     return mix(np.array([U64(seed) ^ stream_mix], dtype=U64))[0]
 
 
+def rng_scale(key: np.uint64, distribution: str) -> tuple[int, float]:
+    """A float stream's scale exponent and shift, from the bits of index 2^64 - 1 (rng_scale in counter_rng.h)."""
+    draw = int(mix(np.array([key], dtype=U64) + U64(0xFFFFFFFFFFFFFFFF))[0])  # wraps mod 2^64
+    exponent = (draw >> 32) % 9 - 4
+    shift = (((draw >> 8) % 256) - 128) / 512 if distribution == "signed_unit" else ((draw >> 8) % 128) / 512
+    return exponent, shift
+
+
 def rng_values(seed: int, stream: int, n: int, dtype: str, distribution: str) -> np.ndarray:
-    bits = mix(rng_key(seed, stream) + np.arange(n, dtype=U64))
+    key = rng_key(seed, stream)
+    bits = mix(key + np.arange(n, dtype=U64))
     if dtype == "int32":
         if distribution == "signed_unit":
             r = ((bits >> U64(32)) % U64(16)).astype(np.int64)
@@ -63,7 +73,9 @@ def rng_values(seed: int, stream: int, n: int, dtype: str, distribution: str) ->
     else:
         m = (bits >> U64(41)).astype(np.int64)
         values = (2 * m + 1) / 16777216.0
-    return values.astype(DTYPES[dtype])
+    exponent, shift = rng_scale(key, distribution)
+    scaled = np.ldexp(values + shift, exponent).astype(np.float32)  # rounded to nearest even, as the harness does
+    return scaled.astype(DTYPES[dtype])
 
 
 # --- what each task computes, in float64 -----------------------------------

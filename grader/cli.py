@@ -89,7 +89,7 @@ def cmd_grade(args) -> int:
         print(summary_table(store, rubric).to_string(index=False))
     finally:
         store.close()
-    print(f"results in {results}: grades.sqlite, grades.csv, canvas.csv, feedback/")
+    print(f"results in {results}: grades.sqlite, grades.csv, canvas.csv, review.csv (for TAs), feedback/")
     return 0
 
 

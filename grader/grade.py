@@ -19,7 +19,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Callable, Protocol
 
 from tqdm import tqdm
 
@@ -27,8 +27,8 @@ from grader.build import BuildResult, GraderError
 from grader.intake import Submission, list_entries, read_submission
 from grader.paired import time_pairs
 from grader.registry import Registry
-from grader.results import CaseOutcome, SubmissionResult
-from grader.rubric import Rubric
+from grader.results import REVIEW_FLAG, CaseOutcome, SubmissionResult
+from grader.rubric import Rubric, TaskPolicy
 from grader.runner import HarnessFailure
 from grader.score import score_submission, zero_scores
 from grader.store import Store
@@ -42,7 +42,9 @@ class Server(Protocol):
 
 class Backend(Protocol):
     """Where builds and harness processes come from (build.LocalBackend; the tests
-    bring their own). It is prepared (solution built) before grading starts."""
+    bring their own). It is prepared (solution built) before grading starts. A
+    backend may carry a `clock` (seconds, like time.monotonic) that timed cases
+    are measured against; the tests' simulated GPU brings its own."""
     harness_version: str
     sandbox: str
 
@@ -165,8 +167,8 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                         result.cases.append(CaseOutcome(policy.id, policy.timed_dtype, shape, "timed", "skipped",
                                                         "skipped: the submission's time limit ran out", seed=seed))
                         continue
-                    result.cases.append(_timed_case(policy.id, policy.timed_dtype, shape, seed, student, solution,
-                                                    rubric))
+                    result.cases.append(_timed_case(policy, shape, seed, student, solution, rubric,
+                                                    _clock(backend)))
     finally:
         student.close()
     result.scores = score_submission(rubric, result.cases)
@@ -174,27 +176,61 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
     return result
 
 
-def _timed_case(task: str, dtype: str, shape: str, seed: int, student: _StudentProcess, solution: Server,
-                rubric: Rubric) -> CaseOutcome:
+def _clock(backend: Backend) -> Callable[[], float]:
+    return getattr(backend, "clock", time.monotonic)
+
+
+# The student's check run took more than this share of the case's budget:
+# the run needs no warming up, and warm-ups would eat the budget.
+SLOW_CHECK_SHARE = 0.1
+
+
+def _timed_case(policy: TaskPolicy, shape: str, seed: int, student: _StudentProcess, solution: Server,
+                rubric: Rubric, clock: Callable[[], float] = time.monotonic) -> CaseOutcome:
+    task, dtype = policy.id, policy.timed_dtype
     message = {"op": "check", "task": task, "dtype": dtype, "shape": shape, "seed": seed, "check_runs": 1}
+    started = clock()
     try:
         case = _outcome_from_reply(task, dtype, shape, "timed", seed, student.request(message, rubric.limits.case))
         if case.status != "ok":
             return case
+        student_check = clock() - started
         reference = solution.request(message, rubric.limits.case)
         if reference.get("status") != "ok":
             raise GraderError(f"the solution failed its own check at {task} {dtype} {shape}: {reference}")
-        case.paired = time_pairs(student, solution, rubric.timing, rubric.limits.case)
+        case.floor_ms = (reference.get("plausibility") or {}).get("floor_ms")
+        warmup = 0 if student_check > SLOW_CHECK_SHARE * rubric.timing.budget else rubric.timing.warmup
+        case.paired = time_pairs(student, solution, rubric.timing, rubric.limits.case, policy.s_zero, started=started,
+                                 warmup=warmup, clock=clock)
         if case.paired.status != "ok":
             case.status, case.message = case.paired.status, case.paired.message
             if case.paired.record:
                 case.hint = case.paired.record.get("hint", "")
+        else:
+            _flag(case, rubric)
         return case
     except HarnessFailure as f:
         return _failure_outcome(task, dtype, shape, "timed", seed, f)
     finally:
         student.release(rubric.limits.case)
         solution.request({"op": "release"}, rubric.limits.case)
+
+
+def _flag(case: CaseOutcome, rubric: Rubric) -> None:
+    """A time below the physical floor is implausible (no credit); a speedup above the rubric's is for review."""
+    student_ms, speedup = case.paired.student.median, case.paired.speedup.median
+    if case.floor_ms and student_ms < case.floor_ms:
+        case.status = "implausible"
+        case.message = (f"measured time is faster than the GPU can physically do this work: your median "
+                        f"{student_ms:.4g} ms, where this work takes at least {case.floor_ms:.4g} ms on this GPU; "
+                        "flagged implausible, no performance credit, listed for review")
+        case.hint = ("The timer saw less work than the task needs: results reused from an earlier call, work left "
+                     "running outside the timed launch, or lower-precision hardware. Compute every result on every "
+                     "call, on the default stream.")
+    elif speedup > rubric.timing.review_speedup:
+        case.flag = REVIEW_FLAG
+        case.message = (f"{speedup:.2f}x as fast as the reference solution: scored as measured, and listed for a TA "
+                        "to look at")
 
 
 def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Backend) -> GradeSummary:
@@ -211,8 +247,10 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
     devices, limits = [], {}
     for gpu, server in solutions.items():
         devices.append({"gpu": gpu, **server.request({"op": "hello"}, 120).get("device", {})})
-        if not limits:
-            limits = server.request({"op": "limits"}, 600)
+        # Every solution process measures its GPU's limits: its check replies then carry each timed
+        # case's plausibility floor. The first GPU's are stored with the run.
+        measured = server.request({"op": "limits"}, 600)
+        limits = limits or measured
     run_id = store.start_run(seed, backend.harness_version, rubric.sha256, registry.raw, devices, limits,
                              backend.sandbox, options.command)
 
@@ -284,6 +322,7 @@ def grade_single(entry: Path, rubric: Rubric, registry: Registry, backend: Backe
         return SubmissionResult(sub, "build_failed", build, scores=zero_scores(rubric, "does not compile"))
     solution = backend.solution_server(gpu)
     try:
+        solution.request({"op": "limits"}, 600)  # for the plausibility floors
         return grade_submission(sub, build, backend, gpu, solution, rubric, registry,
                                 seed if seed is not None else random.getrandbits(53))
     finally:

@@ -1,4 +1,4 @@
-"""What the grader writes from the store: grades.csv, feedback per student, the summary.
+"""What the grader writes from the store: grades.csv, feedback per student, review.csv, the summary.
 
 Everything here reads results/grades.sqlite, so `python3 -m grader report`
 rewrites the same files at any time, from each student's latest submission.
@@ -83,6 +83,9 @@ def _case_view(row, limits: dict) -> dict:
                     student_throughput=throughput, credit=row.credit if pd.notna(row.credit) else 0.0,
                     percent_of_limit=100 * throughput / limit if limit else None,
                     limit_name=LIMIT_NAMES.get(row.unit, "the device limit"))
+    throttled = getattr(row, "throttled_pairs", None)
+    view["throttle_note"] = (f"; {int(throttled)} of {int(row.pairs)} pairs were timed while the GPU's clock was "
+                             "throttled" if pd.notna(throttled) and throttled else "")
     return view
 
 
@@ -120,8 +123,13 @@ def write_feedback(store: Store, rubric: Rubric, out: Path) -> list[Path]:
     return written
 
 
+def review_table(store: Store) -> pd.DataFrame:
+    """Timed cases a TA should look at (latest submissions): implausibly fast, or flagged for review."""
+    return store.flagged_cases(store.latest_submissions()["id"].tolist())
+
+
 def summary_table(store: Store, rubric: Rubric) -> pd.DataFrame:
-    """Submissions graded, build failures, timeouts, and the mean score of each task."""
+    """Submissions graded, build failures, timeouts, cases flagged for review, and the mean score of each task."""
     subs = store.latest_submissions()
     if subs.empty:
         return pd.DataFrame({"submissions": [0]})
@@ -133,6 +141,7 @@ def summary_table(store: Store, rubric: Rubric) -> pd.DataFrame:
            "build failures": int((subs["status"] == "build_failed").sum()),
            "rejected": int((subs["status"] == "rejected").sum()),
            "with timeouts": int(cases[cases["status"] == "timeout"]["submission_id"].nunique()),
+           "flagged for review": len(review_table(store)),
            "mean total": round(float(subs["total"].mean()), 2), "of": rubric.max_points}
     means = (scores.assign(points=scores["correctness"] + scores["performance"])
              .groupby("task")["points"].mean().round(2))
@@ -147,6 +156,7 @@ def write_reports(results: Path, rubric: Rubric) -> dict[str, Path]:
         grades = grades_table(store, rubric)
         grades.to_csv(results / "grades.csv", index=False)
         write_feedback(store, rubric, results / "feedback")
+        review_table(store).to_csv(results / "review.csv", index=False)
     finally:
         store.close()
-    return {"grades": results / "grades.csv", "feedback": results / "feedback"}
+    return {"grades": results / "grades.csv", "feedback": results / "feedback", "review": results / "review.csv"}

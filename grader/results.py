@@ -13,7 +13,10 @@ GRADER_STATUSES = {
     "crashed": "the harness process died while running the code",
     "missing": "the task's file is not in the submission",
     "skipped": "not run",
+    "implausible": "timed faster than the GPU can physically do the work: no performance credit, listed for review",
 }
+# Flags on a timed case that passed: listed for a TA, scored as measured.
+REVIEW_FLAG = "review"
 
 
 @dataclass
@@ -32,6 +35,8 @@ class CaseOutcome:
     credit: float | None = None  # performance credit of a timed case, 0..1
     unit: str = ""  # GFLOP/s or GB/s
     work: float = 0.0  # FLOPs or bytes of one run, for throughput
+    floor_ms: float | None = None  # timed cases: the fastest time the work can honestly take on this GPU
+    flag: str = ""  # REVIEW_FLAG when the speedup is high enough for a TA to look at
 
     @property
     def passed(self) -> bool:

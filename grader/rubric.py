@@ -67,8 +67,10 @@ class TimingPolicy:
     min_pairs: int
     max_pairs: int
     target_relative_ci: float
-    budget: float
+    budget: float  # seconds per timed case, checks and warm-ups included
     warmup: int
+    submission_budget: float  # seconds for all of a submission's timed cases
+    review_speedup: float  # median speedups above it are listed for review
 
 
 @dataclass(frozen=True)
@@ -139,7 +141,9 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
                           number(timing_t, "max_pairs", "[timing]", positive=True, integer=True),
                           number(timing_t, "target_relative_ci", "[timing]", positive=True),
                           number(timing_t, "budget", "[timing]", positive=True),
-                          number(timing_t, "warmup", "[timing]", integer=True))
+                          number(timing_t, "warmup", "[timing]", integer=True),
+                          number(timing_t, "submission_budget", "[timing]", positive=True),
+                          number(timing_t, "review_speedup", "[timing]", positive=True))
     if timing.min_pairs < 3:
         fail("[timing]", f"'min_pairs' must be at least 3 to give an interval, got {timing.min_pairs}")
     if timing.max_pairs < timing.min_pairs:
@@ -174,6 +178,11 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
                                    s_zero, s_full))
     if not policies:
         fail("[tasks]", "no task is graded")
+    timed_cases = sum(len(p.timed) for p in policies)
+    if timed_cases * timing.budget > timing.submission_budget:
+        fail("[timing]", f"{timed_cases} timed cases of {timing.budget:g} s each ('budget') would take "
+                         f"{timed_cases * timing.budget:g} s, more than 'submission_budget' "
+                         f"({timing.submission_budget:g} s): lower 'budget' or time fewer shapes")
 
     known = {"name", "title", "leaderboard_task", "leaderboard_shape"}
     for key in assignment.keys() - known:

@@ -6,7 +6,9 @@ Per task:
   the mean credit of the task's timed cases, each credit taken from the
   rubric's curve at the upper end of the speedup's 95% interval (so an
   interval that straddles a threshold counts on the student's side), and 0
-  for a timed case that went wrong.
+  for a timed case that went wrong. A timed case measured faster than the GPU
+  can physically do its work (status "implausible") costs the task all its
+  performance points: the same code produced the other timings too.
 """
 from __future__ import annotations
 
@@ -36,6 +38,11 @@ def score_task(policy: TaskPolicy, cases: list[CaseOutcome]) -> TaskScore:
     elif policy.timed:
         for case in timed:
             case.credit = timed_credit(policy, case)
+        implausible = [c.shape for c in timed if c.status == "implausible"]
+        if implausible:
+            score.note = (f"timed case(s) {', '.join(implausible)} measured faster than the GPU can physically run "
+                          "them: flagged implausible, no performance points, listed for review")
+            return score
         score.performance = policy.performance_points * sum(c.credit for c in timed) / len(policy.timed)
         failed = [f"{c.shape} ({c.status})" for c in timed if c.status != "ok"]
         if failed:

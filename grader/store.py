@@ -68,7 +68,11 @@ CREATE TABLE IF NOT EXISTS cases (
     work REAL NOT NULL,
     speedup REAL, speedup_low REAL, speedup_high REAL,
     student_ms REAL, solution_ms REAL,
-    pairs INTEGER, stop_reason TEXT, credit REAL
+    pairs INTEGER, stop_reason TEXT, credit REAL,
+    floor_ms REAL,                -- timed: the fastest time the work can honestly take on the GPU
+    flag TEXT NOT NULL DEFAULT '',  -- 'review': listed for a TA (status 'implausible' is listed too)
+    seconds REAL,                 -- timed: GPU time the case took (checks, warm-ups, pairs)
+    throttled_pairs INTEGER       -- timed: pairs with a sample taken while the SM clock was throttled
 );
 CREATE TABLE IF NOT EXISTS samples (
     case_id INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
@@ -91,6 +95,11 @@ CREATE TABLE IF NOT EXISTS scores (
 );
 """
 
+# Columns added since the first release of the store, so an older grades.sqlite
+# is brought up to date in place, keeping everything in it.
+ADDED_COLUMNS = [("cases", "floor_ms", "REAL"), ("cases", "flag", "TEXT NOT NULL DEFAULT ''"),
+                 ("cases", "seconds", "REAL"), ("cases", "throttled_pairs", "INTEGER")]
+
 
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -110,6 +119,10 @@ class Store:
             self.db.execute("PRAGMA journal_mode = WAL")  # readers never block the writer
             with self.db:
                 self.db.executescript(SCHEMA)
+                for table, column, declaration in ADDED_COLUMNS:
+                    have = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
+                    if column not in have:
+                        self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
         except sqlite3.DatabaseError as e:
             raise StoreError(f"{self.path}: not a usable grades store ({e}); move it aside to start a new one") from None
 
@@ -156,12 +169,14 @@ class Store:
                 cid = self.db.execute(
                     "INSERT INTO cases (submission_id, task, dtype, shape, kind, status, message, hint, output, seed,"
                     " record, unit, work, speedup, speedup_low, speedup_high, student_ms, solution_ms, pairs,"
-                    " stop_reason, credit) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " stop_reason, credit, floor_ms, flag, seconds, throttled_pairs)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (sid, c.task, c.dtype, c.shape, c.kind, c.status, c.message, c.hint, c.output, c.seed,
                      json.dumps(c.record) if c.record is not None else None, c.unit, c.work,
                      speed.median if speed else None, speed.low if speed else None, speed.high if speed else None,
                      p.student.median if ok_pairs else None, p.solution.median if ok_pairs else None,
-                     len(p.pairs) if p else None, p.stop_reason if p else None, c.credit)).lastrowid
+                     len(p.pairs) if p else None, p.stop_reason if p else None, c.credit, c.floor_ms, c.flag,
+                     p.seconds if p else None, p.throttled_pairs if p else None)).lastrowid
                 if p:
                     self.db.executemany(
                         "INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -190,6 +205,16 @@ class Store:
 
     def cases(self, submission_id: int) -> pd.DataFrame:
         return self.table("SELECT * FROM cases WHERE submission_id = ? ORDER BY id", (submission_id,))
+
+    def flagged_cases(self, submission_ids: list[int]) -> pd.DataFrame:
+        """Timed cases a TA should look at: implausibly fast, or flagged for review."""
+        marks = ",".join("?" * len(submission_ids)) or "NULL"
+        return self.table(
+            "SELECT s.student, c.task, c.dtype, c.shape, CASE WHEN c.status = 'implausible' THEN 'implausible'"
+            " ELSE c.flag END AS flag, c.speedup, c.student_ms, c.solution_ms, c.floor_ms, c.pairs, c.message"
+            f" FROM cases c JOIN submissions s ON s.id = c.submission_id WHERE c.submission_id IN ({marks})"
+            " AND c.kind = 'timed' AND (c.status = 'implausible' OR c.flag != '') ORDER BY s.student, c.id",
+            tuple(submission_ids))
 
     def latest_run(self) -> dict | None:
         row = self.table("SELECT * FROM grading_runs ORDER BY id DESC LIMIT 1")

@@ -49,7 +49,7 @@ def small_rubric_text(rubric, min_pairs: int = 3) -> str:
              f'leaderboard_task = "{rubric.leaderboard_task}"\n',
              "[limits]\nbuild = 30\ncase = 5\nsubmission = 120\n",
              f"[timing]\nmin_pairs = {min_pairs}\nmax_pairs = {min_pairs}\ntarget_relative_ci = 0.01\n"
-             "budget = 5.0\nwarmup = 1\n"]
+             "budget = 5.0\nwarmup = 1\nsubmission_budget = 60.0\nreview_speedup = 1.5\n"]
     for t in rubric.tasks:
         lines.append(f"[tasks.{t.id}]\ncorrectness_points = {t.correctness_points}\n"
                      f"performance_points = {t.performance_points}\ndtypes = [\"{t.dtypes[0]}\"]\n"

@@ -2,6 +2,7 @@
 
 A fake submission's task file says how its kernel behaves in a marker line:
     // fake: ok speed=1.5        correct, 1.5x as fast as the solution
+    // fake: ok speed=1 noise=0.3   correct, each timed run off by up to 30% either way
     // fake: wrong               every case wrong
     // fake: wrong-large         wrong only at shapes with a dimension over 1000
     // fake: not_implemented
@@ -9,38 +10,69 @@ A fake submission's task file says how its kernel behaves in a marker line:
     // fake: crash               the process dies
     // fake: wrong-when-timed    passes its checks, fails a timed run
 A file holding `#error` does not compile.
+
+The fake GPU can keep simulated time (SimClock): every request advances it by
+what the work would take, so tests can check the grader's timing arithmetic
+without waiting. The fake solution runs at half the fake device's physical
+limit, so its plausibility floor is half the solution's time.
 """
 from __future__ import annotations
 
+import random
 import re
 import time
 from pathlib import Path
+from typing import Callable
 
 from grader.build import BuildResult
 from grader.runner import HarnessFailure
 
 SOLUTION_MS = 2.0
+REQUEST_SECONDS = 0.004  # a request's round trip and bookkeeping (inputs, reference, JSON)
+RUN_OVERHEAD_SECONDS = 0.001  # per run: placing the inputs, the L2 flush, verifying the output
 
 
-def behavior(source: bytes) -> tuple[str, float]:
-    m = re.search(rb"// fake: ([a-z_-]+)(?: speed=([0-9.]+))?", source)
+def behavior(source: bytes) -> tuple[str, float, float]:
+    m = re.search(rb"// fake: ([a-z_-]+)(?: speed=([0-9.]+))?(?: noise=([0-9.]+))?", source)
     if not m:
-        return "ok", 1.0
-    return m.group(1).decode(), float(m.group(2) or 1.0)
+        return "ok", 1.0, 0.0
+    return m.group(1).decode(), float(m.group(2) or 1.0), float(m.group(3) or 0.0)
+
+
+class SimClock:
+    """Simulated seconds, advanced by the fake servers' work."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float):
+        self.now += seconds
 
 
 class FakeServer:
-    def __init__(self, files: dict[str, bytes] | None, delay: float = 0.0):
+    def __init__(self, files: dict[str, bytes] | None, delay: float = 0.0, sim: SimClock | None = None,
+                 solution_ms: Callable[[str, str], float] | None = None, name: str = "solution"):
         self.files = files  # None: the solution
         self.delay = delay
+        self.sim = sim
+        self.solution_ms = solution_ms or (lambda task, shape: SOLUTION_MS)
         self.case = None
         self.closed = False
+        self.limits_measured = False
+        self.noise = random.Random(name)
 
-    def _kind(self, task: str) -> tuple[str, float]:
+    def _kind(self, task: str) -> tuple[str, float, float]:
         if self.files is None:
-            return "ok", 1.0
+            return "ok", 1.0, 0.0
         source = self.files.get(f"{task}.cu")
-        return behavior(source) if source is not None else ("not_implemented", 1.0)
+        return behavior(source) if source is not None else ("not_implemented", 1.0, 0.0)
+
+    def _spend(self, seconds: float):
+        if self.sim is not None:
+            self.sim.advance(seconds)
 
     def request(self, message: dict, timeout: float) -> dict:
         time.sleep(self.delay)
@@ -48,13 +80,16 @@ class FakeServer:
         if op == "hello":
             return {"op": "hello", "device": {"name": "Fake GPU", "sm_count": 1}}
         if op == "limits":
+            self.limits_measured = True
+            self._spend(3.0)
             return {"op": "limits", "copy_bandwidth_gbps": 1000.0, "sgemm_fp32_gflops": 5000.0}
         if op == "release":
             return {"op": "release"}
         if op == "check":
-            kind, speed = self._kind(message["task"])
+            kind, speed, noise = self._kind(message["task"])
             big = any(int(d) > 1000 for d in message["shape"].split("x"))
             if kind == "hang":
+                self._spend(timeout)
                 raise HarnessFailure(f"no result after {timeout:.0f} s: the kernel probably never finishes", "timeout")
             if kind == "crash":
                 raise HarnessFailure("the harness crashed with a segmentation fault (SIGSEGV) while running your code",
@@ -62,20 +97,30 @@ class FakeServer:
             status = {"wrong": "wrong", "not_implemented": "not_implemented"}.get(kind, "ok")
             if kind == "wrong-large" and big:
                 status = "wrong"
-            self.case = (kind, speed)
-            return {"op": "check", "status": status, "seed": message["seed"],
-                    "message": "3 of 561 elements are wrong" if status == "wrong" else
-                    ("not implemented yet" if status == "not_implemented" else ""),
-                    "hint": "check the bounds" if status == "wrong" else "",
-                    "work": {"flops": 2e9, "bytes": 1e9, "unit": "GFLOP/s" if "matmul" in message["task"] else "GB/s"},
-                    "ready_to_time": status == "ok", "context_lost": False}
+            run_ms = self.solution_ms(message["task"], message["shape"]) / speed
+            self.case = (kind, run_ms, noise)
+            self._spend(REQUEST_SECONDS + message.get("check_runs", 2) * (run_ms / 1e3 + RUN_OVERHEAD_SECONDS))
+            reply = {"op": "check", "status": status, "seed": message["seed"],
+                     "message": "3 of 561 elements are wrong" if status == "wrong" else
+                     ("not implemented yet" if status == "not_implemented" else ""),
+                     "hint": "check the bounds" if status == "wrong" else "",
+                     "work": {"flops": 2e9, "bytes": 1e9,
+                              "unit": "GFLOP/s" if "matmul" in message["task"] else "GB/s"},
+                     "ready_to_time": status == "ok", "context_lost": False, "plausibility": None}
+            if self.limits_measured:
+                reply["plausibility"] = {"floor_ms": run_ms / 2, "bound": "bandwidth", "implausible": False}
+            return reply
         if op == "time":
-            kind, speed = self.case
+            kind, run_ms, noise = self.case
+            runs = message.get("warmup", 0) + message.get("samples", 1)
+            self._spend(REQUEST_SECONDS + runs * (run_ms / 1e3 + RUN_OVERHEAD_SECONDS))
             if kind == "wrong-when-timed":
                 return {"op": "time", "status": "wrong", "message": "a timed run gave a wrong result",
                         "hint": "race", "samples_ms": [], "record": {"hint": "race"}}
-            return {"op": "time", "status": "ok", "samples_ms": [SOLUTION_MS / speed], "sm_mhz": 1980,
-                    "clock_limit_reasons": "none", "context_lost": False}
+            sample = run_ms * (1 + self.noise.uniform(-noise, noise))
+            return {"op": "time", "status": "ok", "samples_ms": [sample], "samples_sm_mhz": [1980],
+                    "samples_throttled": [False], "sm_mhz": 1980, "clock_limit_reasons": "none",
+                    "context_lost": False}
         return {"op": "error", "error": f"unknown op {op}"}
 
     def close(self):
@@ -86,8 +131,12 @@ class FakeBackend:
     harness_version = "fake-1"
     sandbox = "none (fake backend for tests)"
 
-    def __init__(self, delay: float = 0.0):
+    def __init__(self, delay: float = 0.0, sim: SimClock | None = None,
+                 solution_ms: Callable[[str, str], float] | None = None):
         self.delay = delay
+        self.sim = sim
+        self.solution_ms = solution_ms
+        self.clock = sim if sim is not None else time.monotonic
         self.builds: list[str] = []
         self._files: dict[Path, dict[str, bytes]] = {}  # fake harness -> the submission's files
 
@@ -102,7 +151,8 @@ class FakeBackend:
         return BuildResult(True, harness, 0.1)
 
     def student_server(self, build: BuildResult, gpu) -> FakeServer:
-        return FakeServer(self._files[build.harness], self.delay)
+        return FakeServer(self._files[build.harness], self.delay, self.sim, self.solution_ms,
+                          name=str(build.harness))
 
     def solution_server(self, gpu) -> FakeServer:
-        return FakeServer(None, self.delay)
+        return FakeServer(None, self.delay, self.sim, self.solution_ms)

@@ -38,6 +38,9 @@ def test_the_default_rubric_is_valid_and_worth_100_points(rubric, registry):
     ('leaderboard_task = "matmul_fast"', 'leaderboard_task = "gemm"', "'leaderboard_task' 'gemm' is not a graded task"),
     ("s_zero = 0.1\n", "s_zero = 0.1\nbonus = 5\n", "unknown key 'bonus'"),
     ("[limits]", "[limitz]", "missing the [limits] table"),
+    ("budget = 7.0", "budget = 9.0", "8 timed cases of 9 s each ('budget') would take 72 s, more than "
+                                     "'submission_budget' (60 s)"),
+    ("review_speedup = 1.5", "review_speedup = 0", "'review_speedup' must be positive"),
 ])
 def test_a_broken_rubric_is_refused_with_the_file_and_entry_named(tmp_path, registry, old, new, complaint):
     path = broken(tmp_path, old, new)

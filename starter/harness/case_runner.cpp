@@ -4,11 +4,13 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "cuda_check.h"
 #include "device_buffer.h"
 #include "device_ops.h"
 #include "diagnose.h"
+#include "placement.h"
 #include "tasks.h"
 
 const char* status_name(CaseStatus s) {
@@ -27,9 +29,9 @@ namespace {
 // reference is computed on the CPU; above it, on the GPU.
 constexpr double kHostReferenceLimit = 1 << 22;
 
-// Thrown out of the timing loop when a timed run's output is wrong.
+// Thrown out of the timing loop when a timed or warm-up run is wrong.
 struct TimedRunWrong {
-    int run;
+    std::string which;  // "timed run 7", "warm-up run 1"
     CheckResult check;
 };
 
@@ -74,30 +76,56 @@ std::size_t guard_elements(std::size_t output_elements) {
     return std::min<std::size_t>(std::max<std::size_t>(output_elements, 1 << 14), 1 << 22);
 }
 
-// Device memory for one case.
+// Device memory for one case. The kernel sees `args`: its inputs and output
+// at this call's offsets inside `inputs` and `output` (placement.h); the
+// reference is made from `input_copies`, which nothing else touches.
 struct Workspace {
     OutputLayout layout;
-    std::size_t guard = 0;  // elements after the output
+    DType t = DType::f32;
+    std::size_t guard = 0;  // elements of poisoned guard region after the output
+    std::size_t slack = 0;  // bytes to spare in each array's allocation for its offset
     std::vector<DeviceBuffer> inputs, input_copies;
     DeviceBuffer output, reference, bound;
-    DeviceArgs args;
+    DeviceArgs args, pristine;
+
+    std::size_t output_bytes() const { return layout.elements() * dtype_size(t); }
+    void* placed_output() const { return args.output; }
 };
 
-Workspace allocate(const Task& task, DType t, const Shape& shape) {
+Workspace allocate(const Task& task, DType t, const Shape& shape, bool fixed_placement) {
     Workspace w;
+    w.t = t;
     w.layout = task.output_layout(shape);
+    w.slack = fixed_placement ? 0 : kPlacementSlack;
     for (std::size_t n : task.input_elements(shape)) {
-        w.inputs.emplace_back(n * dtype_size(t));
+        w.inputs.emplace_back(n * dtype_size(t) + w.slack);
         w.input_copies.emplace_back(n * dtype_size(t));
         w.args.inputs.push_back(w.inputs.back().get());
+        w.pristine.inputs.push_back(w.input_copies.back().get());
     }
     const std::size_t out = w.layout.elements();
     w.guard = guard_elements(out);
-    w.output = DeviceBuffer((out + w.guard) * dtype_size(t));
+    w.output = DeviceBuffer((out + w.guard) * dtype_size(t) + w.slack);
     w.reference = DeviceBuffer(out * sizeof(double));
     w.bound = DeviceBuffer(out * sizeof(double));
     w.args.output = w.output.get();
     return w;
+}
+
+// Places the arrays for call `call`: each input copied from its pristine copy
+// to its offset, the output and its guard region poisoned at theirs.
+void place(Workspace& w, std::uint64_t seed, std::uint64_t call) {
+    const std::size_t n_inputs = w.inputs.size();
+    for (std::size_t i = 0; i < n_inputs; ++i) {
+        const std::size_t offset = w.slack ? placement_offset(seed, i, call) : 0;
+        void* at = static_cast<unsigned char*>(w.inputs[i].get()) + offset;
+        CUDA_CHECK(cudaMemcpyAsync(at, w.input_copies[i].get(), w.input_copies[i].bytes(), cudaMemcpyDeviceToDevice,
+                                   0));
+        w.args.inputs[i] = at;
+    }
+    const std::size_t offset = w.slack ? placement_offset(seed, n_inputs, call) : 0;
+    w.args.output = static_cast<unsigned char*>(w.output.get()) + offset;
+    poison_on_device(w.t, w.args.output, w.layout.elements() + w.guard);
 }
 
 void upload(const std::vector<double>& host, double* device) {
@@ -112,8 +140,8 @@ std::string prepare_reference(const Task& task, DType t, const Shape& shape, Wor
     const bool on_cpu = place == ReferencePlace::automatic ? work <= kHostReferenceLimit : place == ReferencePlace::cpu;
     if (data || on_cpu) {
         std::vector<std::vector<double>> in;
-        for (std::size_t i = 0; i < w.inputs.size(); ++i)
-            in.push_back(download_as_doubles(t, w.inputs[i].get(), w.inputs[i].bytes() / dtype_size(t)));
+        for (const DeviceBuffer& copy : w.input_copies)
+            in.push_back(download_as_doubles(t, copy.get(), copy.bytes() / dtype_size(t)));
         HostReference ref = task.reference_host(shape, in);
         std::vector<double> bound(ref.value.size());
         if (data) ref.value = data->expected.to_doubles();
@@ -126,17 +154,26 @@ std::string prepare_reference(const Task& task, DType t, const Shape& shape, Wor
         upload(bound, w.bound.as<double>());
         return "cpu";
     }
-    task.reference_device(t, shape, w.args, w.reference.as<double>(), w.bound.as<double>());
+    task.reference_device(t, shape, w.pristine, w.reference.as<double>(), w.bound.as<double>());
     bounds_on_device(w.bound.as<double>(), w.layout.elements(), task.tolerance, k, u, tiny);
     CUDA_CHECK(cudaDeviceSynchronize());
     return "gpu";
 }
 
-CheckResult check_output(const Task& task, DType t, const Workspace& w, bool analyze) {
+CheckResult check_output(const Task& task, DType t, const Shape& shape, const Workspace& w, bool analyze) {
+    void* out = w.placed_output();
     const CompareSummary s =
-        compare_on_device(t, w.output.get(), w.reference.as<double>(), w.bound.as<double>(), w.layout, analyze);
+        compare_on_device(t, out, w.reference.as<double>(), w.bound.as<double>(), w.layout, analyze);
     CheckResult c;
     c.elements = w.layout.elements();
+    const double k = task.terms_summed(shape), n = static_cast<double>(c.elements);
+    c.type = dtype_name(t);
+    c.mean_error_limit = mean_error_limit(task.tolerance, k, n, unit_roundoff(t));
+    if (c.mean_error_limit > 0) {
+        c.mean_error = mean_error_from_ratio(task.tolerance, k, s.ratio_sum / n);
+        c.coarse_limit = coarse_relative_limit(k);
+    }
+    c.worst_relative = s.worst_ratio * tolerance_growth(task.tolerance, k) * unit_roundoff(t);
     c.wrong = s.wrong;
     c.unwritten = s.unwritten;
     c.nonfinite = s.nonfinite;
@@ -151,29 +188,35 @@ CheckResult check_output(const Task& task, DType t, const Workspace& w, bool ana
         c.first_col = static_cast<std::int64_t>(i) % w.layout.cols;
         c.expected = read_element_as_double(DType::f64, w.reference.get(), i);
         c.bound = read_element_as_double(DType::f64, w.bound.get(), i);
-        c.got = read_element_as_double(t, w.output.get(), i);
-        c.first_unwritten = element_is_poison(t, w.output.get(), i);
+        c.got = read_element_as_double(t, out, i);
+        c.first_unwritten = element_is_poison(t, out, i);
     }
     for (std::size_t i = 0; i < w.inputs.size(); ++i)
-        if (!equal_on_device(w.inputs[i].get(), w.input_copies[i].get(), w.inputs[i].bytes()))
+        if (!equal_on_device(w.args.inputs[i], w.input_copies[i].get(), w.input_copies[i].bytes()))
             c.modified_inputs.push_back(task.input_names[i]);
-    c.written_past_end = count_not_poison(t, w.output.get(), c.elements, c.elements + w.guard);
+    c.written_past_end = count_not_poison(t, out, c.elements, c.elements + w.guard);
     return c;
 }
 
+// Makes the pristine inputs; place() copies them where the kernel reads them.
 void fill_inputs(const Task& task, DType t, Workspace& w, const CaseOptions& o, const DataCase* data) {
-    for (std::size_t i = 0; i < w.inputs.size(); ++i) {
+    for (std::size_t i = 0; i < w.input_copies.size(); ++i) {
+        DeviceBuffer& copy = w.input_copies[i];
         if (data) {
-            CUDA_CHECK(cudaMemcpy(w.inputs[i].get(), data->inputs[i].bytes.data(), w.inputs[i].bytes(),
-                                  cudaMemcpyHostToDevice));
+            CUDA_CHECK(cudaMemcpy(copy.get(), data->inputs[i].bytes.data(), copy.bytes(), cudaMemcpyHostToDevice));
         } else {
-            generate_on_device(t, w.inputs[i].get(), w.inputs[i].bytes() / dtype_size(t), rng_key(o.seed, i),
-                               task.distribution);
+            generate_on_device(t, copy.get(), copy.bytes() / dtype_size(t), rng_key(o.seed, i), task.distribution);
         }
-        CUDA_CHECK(cudaMemcpy(w.input_copies[i].get(), w.inputs[i].get(), w.inputs[i].bytes(),
-                              cudaMemcpyDeviceToDevice));
     }
     CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// A run after a right first one went wrong: which, and what it got wrong.
+std::string later_run_message(const CheckResult& later, const CheckResult& all, const Shape& shape) {
+    const std::string which = "run " + std::to_string(all.first_bad_run + 1) + " of " + std::to_string(all.runs_checked);
+    if (later.wrong == 0 && !later.too_inaccurate()) return which + ": " + describe_failure(later, shape);
+    return "the output of " + which + " was wrong although run 1 was right: results must be computed on every "
+           "call; " + describe_failure(later, shape);
 }
 
 void fail_with(CaseResult& r, CheckResult c, const OutputLayout& layout) {
@@ -196,9 +239,11 @@ struct CaseRun::State {
     CaseResult r;
     bool prepared = false;
     int warmups_done = 0;
+    int samples_done = 0;     // timed runs so far, over every time() call
+    std::uint64_t calls = 0;  // calls of the launcher so far: each gets its own placement
 
     void launch() { task.launch(t, shape, w.args); }
-    void poison() { poison_on_device(t, w.output.get(), w.layout.elements() + w.guard); }
+    void prepare_call() { place(w, o.seed, calls++); }
 
     // Runs a step; whatever the student's code throws or breaks ends the case
     // with a status, never an exception.
@@ -226,29 +271,33 @@ struct CaseRun::State {
     }
 
     void check_runs() {
-        w = allocate(task, t, shape);
+        w = allocate(task, t, shape, o.fixed_placement || data);
         fill_inputs(task, t, w, o, data);
         r.reference = prepare_reference(task, t, shape, w, data, o.reference);
         // Check runs, every one verified. A deterministic kernel gives bitwise
         // equal outputs each time; a wrong result that also changes between
         // runs is the mark of a race.
         DeviceBuffer first_output;
+        std::optional<CheckResult> later;  // the first wrong run after a right first one
         for (int run = 0; run < std::max(1, o.check_runs); ++run) {
-            poison();
+            prepare_call();
             launch();
             wait_for_kernels(run == 0 ? "while running" : "on a repeated run");
-            CheckResult c = check_output(task, t, w, run == 0);
+            CheckResult c = check_output(task, t, shape, w, run == 0);
             if (run == 0) {
                 r.check = c;
                 if (o.check_runs > 1) {
-                    first_output = DeviceBuffer(w.output.bytes());
-                    CUDA_CHECK(cudaMemcpy(first_output.get(), w.output.get(), w.output.bytes(),
+                    first_output = DeviceBuffer(w.output_bytes());
+                    CUDA_CHECK(cudaMemcpy(first_output.get(), w.placed_output(), w.output_bytes(),
                                           cudaMemcpyDeviceToDevice));
                 }
             } else {
-                r.check.runs_differ |= !equal_on_device(first_output.get(), w.output.get(), w.output.bytes());
+                r.check.runs_differ |= !equal_on_device(first_output.get(), w.placed_output(), w.output_bytes());
                 if (!c.passed()) {
-                    if (r.check.first_bad_run < 0) r.check.first_bad_run = run;
+                    if (r.check.first_bad_run < 0) {
+                        r.check.first_bad_run = run;
+                        later = c;
+                    }
                     ++r.check.runs_wrong;
                 }
             }
@@ -257,10 +306,18 @@ struct CaseRun::State {
                 ++r.check.runs_wrong;
             }
             ++r.check.runs_checked;
-            if (!c.modified_inputs.empty()) break;  // later runs would see different inputs
+            if (!c.modified_inputs.empty()) break;  // one is enough to tell
+        }
+        if (later) {  // the JSON's input and guard fields cover every run
+            if (r.check.modified_inputs.empty()) r.check.modified_inputs = later->modified_inputs;
+            r.check.written_past_end = std::max(r.check.written_past_end, later->written_past_end);
         }
         if (!r.check.passed()) {
             fail_with(r, r.check, w.layout);
+            if (later) {
+                r.message = later_run_message(*later, r.check, shape);
+                if (later->wrong == 0 && !later->too_inaccurate()) r.hint = case_hint(*later, w.layout, shape);
+            }
             // Outputs that change between runs point at a race, unless stores outside
             // the output explain them (they land on other threads' elements).
             if (r.check.wrong > 0 && r.check.runs_differ && r.check.written_past_end == 0)
@@ -273,36 +330,42 @@ struct CaseRun::State {
 
     void timed_runs(TimingOptions opts, L2Flusher& flusher, const DeviceLimits* limits) {
         if (r.sm_clock_mhz_before < 0) r.sm_clock_mhz_before = current_sm_clock_mhz(device);
-        const int checked_before = r.check.runs_checked;
+        const int warmups_before = warmups_done, samples_before = samples_done;
         auto verify = [&](int run) {
-            CheckResult c = check_output(task, t, w, false);
+            CheckResult c = check_output(task, t, shape, w, false);
             ++r.check.runs_checked;
-            if (!c.passed()) throw TimedRunWrong{run, c};
+            if (!c.passed())
+                throw TimedRunWrong{run < 0 ? "warm-up run " + std::to_string(warmups_before - run)
+                                            : "timed run " + std::to_string(samples_before + run + 1),
+                                    c};
         };
         opts.warmup_runs = std::max(0, opts.warmup_runs - warmups_done);  // warm up once per case
         TimingResult more;
         try {
-            more = time_launcher([&] { launch(); }, [&] { poison(); }, verify, opts, flusher);
+            more = time_launcher([&] { launch(); }, [&] { prepare_call(); }, verify, opts, flusher, &device);
         } catch (const TimedRunWrong& bad) {
             CheckResult c = bad.check;
             c.runs_checked = r.check.runs_checked;
             c.runs_wrong = 1;
             c.first_bad_run = r.check.runs_checked - 1;
             fail_with(r, c, w.layout);
-            r.message = "a timed run gave a wrong result although the " + std::to_string(checked_before) +
-                        " checked run(s) before it were right: " + r.message;
-            r.hint = race_hint() + " Code that behaves differently when it is called again (state kept between "
-                                   "calls) fails this way too.";
+            const bool output_wrong = c.wrong > 0 || c.too_inaccurate();
+            const int right_before = r.check.runs_checked - 1;  // every verified run before this one
+            r.message = output_wrong ? "the output of " + bad.which + " was wrong, although the " +
+                                           std::to_string(right_before) +
+                                           (right_before == 1 ? " run before it was" : " runs before it were") +
+                                           " right: results must be computed on every call; " + r.message
+                                     : bad.which + ": " + r.message;
+            if (output_wrong)
+                r.hint = race_hint() + " Code that behaves differently when it is called again (state kept between "
+                                       "calls, work skipped once the results are known) fails this way too.";
             prepared = false;
             return;
         }
         warmups_done += opts.warmup_runs;
+        samples_done += static_cast<int>(more.samples_ms.size());
         TimingResult& all = r.timing ? *r.timing : r.timing.emplace();
-        all.samples_ms.insert(all.samples_ms.end(), more.samples_ms.begin(), more.samples_ms.end());
-        all.stats = summarize(all.samples_ms);
-        all.converged = more.converged;
-        all.stop_reason = more.stop_reason;
-        all.wall_seconds += more.wall_seconds;
+        all.append(more);
         r.sm_clock_mhz_after = current_sm_clock_mhz(device);
         r.clock_limit_reasons = clock_limit_reasons(device);
         const double seconds = all.stats.median * 1e-3;
@@ -313,6 +376,7 @@ struct CaseRun::State {
                 if (limit > 0) r.percent_of_limit = 100.0 * r.throughput / limit;
             }
         }
+        if (limits) rate_plausibility(r, *limits);
     }
 };
 
@@ -347,6 +411,11 @@ const CaseResult& CaseRun::time(const TimingOptions& options, L2Flusher& flusher
 const CaseResult& CaseRun::result() const { return s_->r; }
 
 bool CaseRun::ready_to_time() const { return s_->prepared; }
+
+void rate_plausibility(CaseResult& r, const DeviceLimits& limits) {
+    r.floor = limits.floor(r.flops, r.bytes);
+    r.implausible = r.timing && !r.timing->samples_ms.empty() && r.timing->stats.median * 1e-3 < r.floor->seconds;
+}
 
 CaseResult run_case(const Task& task, DType t, const Shape& shape, const CaseOptions& o, const DeviceInfo& device,
                     const DeviceLimits* limits, L2Flusher& flusher, const DataCase* data) {

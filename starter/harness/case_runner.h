@@ -1,7 +1,8 @@
 // Runs one case — one (task, element type, shape) — on the GPU: makes the
-// inputs, computes the float64 reference, calls the student's launcher with a
-// poisoned output, checks the result and that the inputs are unchanged, and
-// optionally times it (checking every timed run's output too).
+// inputs, computes the float64 reference, calls the student's launcher with
+// freshly placed inputs and a poisoned output (placement.h), checks the result
+// and that the inputs are unchanged after every call, and optionally times it
+// (checking every timed run's output too).
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,9 @@ struct CaseOptions {
     int check_runs = 1;  // untimed runs whose output is verified before timing
     bool time = false;
     TimingOptions timing;
+    // Every array at offset 0 of an allocation of its own size, every call
+    // (stored cases always are; compute-sanitizer runs want it; placement.h).
+    bool fixed_placement = false;
 };
 
 struct CaseResult {
@@ -56,6 +60,8 @@ struct CaseResult {
     Metric metric = Metric::gbps;
     double throughput = 0;                // GFLOP/s or GB/s at the median time
     std::optional<double> percent_of_limit;
+    std::optional<PlausibilityFloor> floor;  // the fastest honest time here, when the limits are known
+    bool implausible = false;                // the median time is below the floor
     int sm_clock_mhz_before = -1, sm_clock_mhz_after = -1;
     std::string clock_limit_reasons;  // NVML's reasons the clock is below maximum, after timing
     bool context_lost = false;        // a sticky GPU fault: this process can run no more cases
@@ -85,6 +91,10 @@ private:
     struct State;
     std::unique_ptr<State> s_;
 };
+
+// Fills in the plausibility floor from the device's limits, and whether the
+// median time (if timed) is below it.
+void rate_plausibility(CaseResult& r, const DeviceLimits& limits);
 
 // Runs a case start to end; never throws for anything the student's code does.
 CaseResult run_case(const Task& task, DType dtype, const Shape& shape, const CaseOptions& options,

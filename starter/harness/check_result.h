@@ -22,6 +22,12 @@ struct CheckResult {
     bool first_unwritten = false;
 
     double worst_ratio = 0;  // max |got - expected| / bound over all elements (inf: exact mismatch)
+    // The statistical rule (tolerance.h): the mean of |got - expected| / (u·m) and
+    // its limit for this case; a limit of 0 means the task has no such rule.
+    double mean_error = 0, mean_error_limit = 0;
+    double worst_relative = 0;  // max |got - expected| / m: how coarse the worst error is
+    double coarse_limit = 0;    // worst_relative up to which a failure is coarse arithmetic (tolerance.h); 0: n/a
+    std::string type = "float32";  // the element type's name, for messages
 
     std::vector<std::string> modified_inputs;  // inputs the call wrote into
     std::size_t written_past_end = 0;          // elements of the guard region after the output that changed
@@ -30,7 +36,16 @@ struct CheckResult {
     int first_bad_run = -1;                    // index of the first wrong verified run
     bool runs_differ = false;  // two check runs gave bitwise different outputs
 
+    // Only as accurate as something coarser than the element type (half, TF32).
+    bool too_inaccurate() const { return mean_error_limit > 0 && !(mean_error <= mean_error_limit); }
+    // Failing while every element is still close to right: the pattern of
+    // coarser arithmetic (half, TF32), not of a wrong index (tolerance.h).
+    bool coarse_arithmetic() const {
+        return (wrong > 0 || too_inaccurate()) && coarse_limit > 0 && nonfinite == 0 && unwritten == 0 &&
+               worst_relative <= coarse_limit;
+    }
+
     bool passed() const {
-        return wrong == 0 && modified_inputs.empty() && written_past_end == 0 && runs_wrong == 0;
+        return wrong == 0 && !too_inaccurate() && modified_inputs.empty() && written_past_end == 0 && runs_wrong == 0;
     }
 };

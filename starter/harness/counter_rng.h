@@ -16,7 +16,25 @@
 //   Positive, float: m = bits >> 41 (23 bits);  v = (2m + 1) / 2^24,       in (0, 1)
 //   Signed,   int:   r = (bits >> 32) mod 16;   v = r - 8 if r < 8 else r - 7, in {-8..-1, 1..8}
 //   Positive, int:   r = (bits >> 32) mod 8;    v = r + 1, in {1..8}
+//
+// Scale and shift. Each float stream also gets a scale and a shift drawn from
+// its seed, so every grading run (a fresh seed) sees a different range and
+// centre, and a kernel that relies on the inputs lying in (-1, 1) around 0
+// fails. From the stream's draw bits d = bits(S, s, 2^64 - 1), an index no
+// element uses:
+//   e = ((d >> 32) mod 9) - 4                           in -4..4
+//   Signed:   t = ((d >> 8) mod 256 - 128) / 512        in [-1/4, 1/4)
+//   Positive: t = ((d >> 8) mod 128) / 512              in [0, 1/4): positive stays positive
+//   x = float32(2^e (v + t))    (rounded to nearest even: exact in float32 again)
+// v + t is never 0 (v is an odd multiple of 2^-24, t an even one). Both stay
+// modest on purpose: with a mean far from 0 an honest float32 sum's error grows
+// like sqrt(K) (tolerance.h's statistical rule leans on that staying small), and
+// with |x| <= 20 products stay inside half precision's range, so a kernel
+// computing in half is judged on its precision, not on an overflow.
+// Integers get neither: their bound of 8 is what keeps a matmul from overflowing.
 #pragma once
+
+#include <math.h>
 
 #include <cstdint>
 #include <type_traits>
@@ -61,6 +79,26 @@ HOST_DEVICE inline std::int32_t rng_int(std::uint64_t bits, Distribution d) {
     return static_cast<std::int32_t>((bits >> 32) % 8) + 1;
 }
 
+// A float stream's scale 2^exponent and shift, fixed by its key (above).
+struct StreamScale {
+    int exponent = 0;
+    double shift = 0;
+};
+
+HOST_DEVICE inline StreamScale rng_scale(std::uint64_t key, Distribution d) {
+    const std::uint64_t draw = rng_bits(key, ~std::uint64_t(0));
+    StreamScale s;
+    s.exponent = static_cast<int>((draw >> 32) % 9) - 4;
+    s.shift = d == Distribution::signed_unit ? (static_cast<double>((draw >> 8) % 256) - 128) / 512
+                                             : static_cast<double>((draw >> 8) % 128) / 512;
+    return s;
+}
+
+// v scaled and shifted, rounded to float32 (then widened again for float64).
+HOST_DEVICE inline double rng_scaled(double v, StreamScale s) {
+    return static_cast<double>(static_cast<float>(::ldexp(v + s.shift, s.exponent)));
+}
+
 // The value of element `index` for element type T.
 template <typename T>
 HOST_DEVICE inline T rng_value(std::uint64_t key, std::uint64_t index, Distribution d) {
@@ -68,6 +106,6 @@ HOST_DEVICE inline T rng_value(std::uint64_t key, std::uint64_t index, Distribut
     if constexpr (std::is_integral_v<T>) {
         return static_cast<T>(rng_int(bits, d));
     } else {
-        return static_cast<T>(rng_real(bits, d));
+        return static_cast<T>(rng_scaled(rng_real(bits, d), rng_scale(key, d)));
     }
 }

@@ -99,6 +99,24 @@ int max_sm_clock_mhz(const DeviceInfo& d) {
     return h && nvml().max_clock(h, kNvmlClockSm, &mhz) == 0 ? static_cast<int>(mhz) : -1;
 }
 
+bool is_throttled(unsigned long long reasons, int sm_mhz, int max_mhz) {
+    if (!(reasons & kThrottleReasons)) return false;
+    return sm_mhz <= 0 || max_mhz <= 0 || sm_mhz < max_mhz;
+}
+
+ClockReading read_clock(const DeviceInfo& d) {
+    ClockReading c;
+    void* h = nvml_handle(d);
+    if (!h) return c;
+    unsigned mhz = 0, max = 0;
+    unsigned long long reasons = 0;
+    if (nvml().clock(h, kNvmlClockSm, &mhz) == 0) c.sm_mhz = static_cast<int>(mhz);
+    const bool known_max = nvml().max_clock(h, kNvmlClockSm, &max) == 0;
+    if (nvml().reasons && nvml().reasons(h, &reasons) == 0)
+        c.throttled = is_throttled(reasons, c.sm_mhz, known_max ? static_cast<int>(max) : -1);
+    return c;
+}
+
 std::string clock_limit_reasons(const DeviceInfo& d) {
     static const struct { unsigned long long bit; const char* name; } kReasons[] = {
         {0x1, "idle"}, {0x2, "application clocks"}, {0x4, "power cap"}, {0x8, "hardware slowdown"},

@@ -25,3 +25,18 @@ std::string cuda_version_string(int v);  // 13000 -> "13.0"
 int current_sm_clock_mhz(const DeviceInfo& d);
 int max_sm_clock_mhz(const DeviceInfo& d);
 std::string clock_limit_reasons(const DeviceInfo& d);
+
+// NVML's clock-event reasons that slow the SM clock down: power cap, hardware
+// slowdown, software and hardware thermal, power brake. (Idle, application
+// clocks, sync boost and display clocks do not throttle a running kernel.)
+constexpr unsigned long long kThrottleReasons = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
+
+// One reading of the clock, taken right after a timed sample.
+struct ClockReading {
+    int sm_mhz = -1;          // -1: unknown
+    bool throttled = false;   // a throttling reason is active and the clock is below its maximum
+};
+ClockReading read_clock(const DeviceInfo& d);
+// Whether a reading counts as throttled: a throttling reason active while the
+// clock is below its maximum (either unknown: the reason alone decides).
+bool is_throttled(unsigned long long reasons, int sm_mhz, int max_mhz);

@@ -7,6 +7,14 @@
 
 DeviceLimits measure_limits(const TimingOptions& options) {
     DeviceLimits lim;
+    int device = 0, sms = 0, clock_khz = 0, l2 = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+    lim.peak_sm_clock_mhz = clock_khz / 1000;
+    lim.peak_fp32_gflops = peak_fp32_gflops(sms, clock_khz / 1000.0);
+    lim.l2_bytes = static_cast<std::size_t>(l2);
     L2Flusher flusher;
     auto nothing = [] {};
     auto no_check = [](int) {};

@@ -82,6 +82,7 @@ template <typename T>
 __global__ void compare_kernel(const T* out, const double* ref, const double* bound, std::size_t n,
                                std::int64_t rows, std::int64_t cols, bool analyze, CompareSummary* s) {
     const bool square = analyze && rows == cols && rows > 1;
+    double ratio_sum = 0;  // this thread's share, added up once at the end (one atomic per warp, not per step)
     // `base` depends on the block only, so every lane of a warp runs the same
     // number of iterations and the ballots below see the whole warp.
     for (std::size_t base = blockIdx.x * std::size_t(blockDim.x); base < n; base += std::size_t(gridDim.x) * blockDim.x) {
@@ -97,6 +98,7 @@ __global__ void compare_kernel(const T* out, const double* ref, const double* bo
             unwritten = is_poison(v);
             nonfinite = !(fabs(got) <= DBL_MAX);
             ratio = error_ratio(got, ref[i], bound[i]);
+            ratio_sum += ratio;
             if (analyze && wrong) {
                 const std::int64_t r = static_cast<std::int64_t>(i) / cols, c = static_cast<std::int64_t>(i) % cols;
                 for (int t = 0; t < kEdgeTileCount; ++t) {
@@ -127,6 +129,8 @@ __global__ void compare_kernel(const T* out, const double* ref, const double* bo
             atomicMax(reinterpret_cast<unsigned long long*>(&s->worst_ratio),
                       static_cast<unsigned long long>(__double_as_longlong(ratio)));
     }
+    for (int offset = 16; offset > 0; offset /= 2) ratio_sum += __shfl_xor_sync(0xffffffffu, ratio_sum, offset);
+    if ((threadIdx.x & 31) == 0 && ratio_sum != 0) atomicAdd(&s->ratio_sum, ratio_sum);
 }
 
 }  // namespace

@@ -31,6 +31,7 @@ struct CompareSummary {
     unsigned long long wrong_in_edge[kEdgeTileCount] = {};  // wrong and in the last partial tile
     unsigned long long matches_transposed = 0;  // square outputs: elements equal to ref^T
     double worst_ratio = 0;  // max |got - ref| / bound (bound 0: +inf on any difference)
+    double ratio_sum = 0;    // sum of |got - ref| / bound, for the statistical rule (tolerance.h)
 };
 
 void generate_on_device(DType t, void* out, std::size_t n, std::uint64_t key, Distribution d);

@@ -1,5 +1,6 @@
 #include "diagnose.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
@@ -16,24 +17,51 @@ static std::string count_phrase(std::size_t n, const char* one, const char* many
     return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
+static std::string input_phrase(const std::vector<std::string>& names, const Shape& shape) {
+    const bool vectors = shape.kind == ShapeKind::vector;
+    std::string s = names.size() == 1 ? (vectors ? "input vector " : "input matrix ")
+                                      : (vectors ? "input vectors " : "input matrices ");
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const std::string& n = names[i];
+        std::string shown = n.size() == 1 ? n : "'" + n + "'";
+        if (n.size() == 1 && !vectors) shown[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(n[0])));
+        s += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + shown;
+    }
+    return s;
+}
+
+static std::string coarse_arithmetic_text(const CheckResult& c) {
+    const std::string detail =
+        c.too_inaccurate()
+            ? "the average error is " + format_number(std::round(c.mean_error)) + " units of " + c.type +
+                  " rounding, where " + c.type + " stays below " +
+                  format_number(std::round(c.mean_error_limit * 10) / 10)
+            : count_phrase(c.wrong, "element is", "elements are") + " off by more than " + c.type +
+                  " rounding allows, each by a little";
+    return "the results are far less accurate than " + c.type + " arithmetic gives: " + detail +
+           " (half precision, bfloat16 and TF32 tensor cores give errors like this)";
+}
+
 std::string describe_failure(const CheckResult& c, const Shape& shape) {
     const bool scalar = shape.kind == ShapeKind::vector;
-    if (!c.modified_inputs.empty()) {
-        std::string names;
-        for (const auto& n : c.modified_inputs) names += (names.empty() ? "" : ", ") + n;
-        if (c.wrong == 0) return "the call wrote into its input " + names + "; inputs must be left unchanged";
-    }
+    if (!c.modified_inputs.empty() && c.wrong == 0 && !c.too_inaccurate())
+        return "your kernel changed its " + input_phrase(c.modified_inputs, shape) + ": inputs must be left unchanged";
     if (c.wrong == 0 && c.written_past_end > 0)
         return "every element is right, but the call also wrote " +
                count_phrase(c.written_past_end, "element", "elements") + " past the end of the output";
-    if (c.wrong == 0 && c.runs_wrong > 0)
+    if (c.wrong == 0 && c.too_inaccurate() && !c.coarse_arithmetic())
+        return "the results are less accurate than " + c.type + " arithmetic allows: the average error is " +
+               format_number(std::round(c.mean_error)) + " units of " + c.type + " rounding, where " + c.type +
+               " stays below " + format_number(std::round(c.mean_error_limit * 10) / 10);
+    if (c.wrong == 0 && !c.too_inaccurate() && c.runs_wrong > 0)
         return "run " + std::to_string(c.first_bad_run + 1) + " of " + std::to_string(c.runs_checked) +
                " gave a wrong result although an earlier run was right";
-    std::string s = c.wrong == c.elements && c.elements > 1
+    std::string s = c.coarse_arithmetic() ? coarse_arithmetic_text(c)
+                    : c.wrong == c.elements && c.elements > 1
                         ? "all " + std::to_string(c.elements) + " elements are wrong"
                         : std::to_string(c.wrong) + " of " + count_phrase(c.elements, "element is", "elements are") +
                               " wrong";
-    if (scalar) s = "the result is wrong";
+    if (scalar && !c.coarse_arithmetic()) s = "the result is wrong";
     if (c.has_first_wrong) {
         if (!scalar)
             s += "; the first is at (row " + std::to_string(c.first_row) + ", col " + std::to_string(c.first_col) + ")";
@@ -41,6 +69,7 @@ std::string describe_failure(const CheckResult& c, const Shape& shape) {
              (c.first_unwritten ? std::string("nothing (never written)") : format_number(c.got));
         if (c.bound > 0) s += " (allowed error " + format_number(c.bound) + ")";
     }
+    if (!c.modified_inputs.empty()) s += "; your kernel also changed its " + input_phrase(c.modified_inputs, shape);
     return s;
 }
 
@@ -53,10 +82,15 @@ std::string race_hint() {
 std::string case_hint(const CheckResult& c, const OutputLayout& layout, const Shape& shape) {
     const bool scalar = shape.kind == ShapeKind::vector;
     if (!c.modified_inputs.empty())
-        return "Your code wrote into an input array. Inputs are read-only: write only to the output.";
+        return "Your code wrote into an input array. Inputs are read-only: write only to the output (and keep "
+               "any scratch space in memory of your own).";
     if (c.written_past_end > 0)
         return "Your kernel wrote " + count_phrase(c.written_past_end, "element", "elements") +
                " past the end of the output: a store is missing its bounds check (row < rows && col < cols).";
+    if (c.coarse_arithmetic())
+        return "Every element is close to the right answer, but on average far less accurate than " + c.type +
+               " allows. The assignment asks for plain " + c.type + " arithmetic: no __half or bfloat16 values, "
+               "no tensor cores (wmma, mma), which round inputs or products to about three decimal digits.";
     if (c.wrong == 0 && c.runs_wrong > 0) return race_hint();
     if (c.wrong == 0) return "";
     if (scalar && c.unwritten == 1)

@@ -48,7 +48,7 @@ struct Options {
     std::uint64_t seed = 0;
     bool seed_given = false;
     bool check_only = false, time = false, limits_only = false, no_limits = false, list_tasks = false;
-    bool version = false, serve = false;
+    bool version = false, serve = false, fixed_placement = false;
     int check_runs = 1;
     std::string reference = "auto";
     int device = 0;
@@ -159,6 +159,9 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0.0001, 1.0));
     app.add_flag("--limits", o.limits_only, "Measure and print the device limits, then exit");
     app.add_flag("--no-limits", o.no_limits, "Do not measure the device limits (no % of limit column)");
+    app.add_flag("--fixed-placement", o.fixed_placement,
+                 "Put every array at the start of an allocation of its own size, every call, instead of at a fresh "
+                 "random offset (for compute-sanitizer: a read past an array's end then leaves its allocation)");
     app.add_option("--case-timeout", o.case_timeout, "Seconds a case may take before it is stopped as hung")
         ->check(CLI::Range(1.0, 86400.0));
     app.add_option("--device", o.device, "CUDA device index")->check(CLI::NonNegativeNumber);
@@ -311,6 +314,7 @@ int main(int argc, char** argv) {
                                                   : ReferencePlace::automatic;
             co.time = timing;
             co.timing = o.timing;
+            co.fixed_placement = o.fixed_placement;
             current = &pc;
             watchdog.arm(pc.task->id + " " + dtype_name(pc.dtype) + " " + pc.shape.str());
             r = run_case(*pc.task, pc.dtype, pc.shape, co, device, limits.get(), flusher, pc.data.get());

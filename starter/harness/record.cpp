@@ -24,6 +24,13 @@ json common(const char* kind) {
     return {{"record", kind}, {"schema_version", HARNESS_SCHEMA_VERSION}, {"harness_version", HARNESS_VERSION}};
 }
 
+// Clock readings per sample; unknown ones (-1) become null.
+json sm_mhz_json(const std::vector<int>& mhz) {
+    json a = json::array();
+    for (int v : mhz) a.push_back(v > 0 ? json(v) : json(nullptr));
+    return a;
+}
+
 json shapes_json(const std::vector<Shape>& shapes) {
     json a = json::array();
     for (const Shape& s : shapes) a.push_back(s.str());
@@ -71,6 +78,8 @@ json case_record(const CaseResult& r, const Task& task, const DeviceInfo& d) {
                   {"nonfinite", c.nonfinite},
                   {"first_wrong", first},
                   {"worst_error_ratio", number_or_null(c.worst_ratio)},
+                  {"mean_error", c.mean_error_limit > 0 ? number_or_null(c.mean_error) : json(nullptr)},
+                  {"mean_error_limit", c.mean_error_limit > 0 ? json(c.mean_error_limit) : json(nullptr)},
                   {"inputs_unchanged", c.modified_inputs.empty()},
                   {"modified_inputs", modified},
                   {"written_past_end", c.written_past_end},
@@ -81,6 +90,7 @@ json case_record(const CaseResult& r, const Task& task, const DeviceInfo& d) {
                   {"tolerance",
                    {{"model", tolerance_model_name(task.tolerance.model)},
                     {"c0", task.tolerance.c0},
+                    {"mean_c", task.tolerance.mean_c > 0 ? json(task.tolerance.mean_c) : json(nullptr)},
                     {"k", task.terms_summed(r.shape)},
                     {"u", unit_roundoff(r.dtype)}}}};
 
@@ -98,7 +108,11 @@ json case_record(const CaseResult& r, const Task& task, const DeviceInfo& d) {
                        {"converged", r.timing->converged},
                        {"stop_reason", r.timing->stop_reason},
                        {"wall_seconds", r.timing->wall_seconds},
-                       {"samples_ms", r.timing->samples_ms}};
+                       {"samples_ms", r.timing->samples_ms},
+                       {"sm_mhz", sm_mhz_json(r.timing->sm_mhz)},
+                       {"throttled", r.timing->throttled},
+                       {"throttled_samples", r.timing->throttled_samples()},
+                       {"outside_stream_samples", r.timing->outside_stream_samples}};
         j["throughput"] = {{"value", r.throughput},
                            {"unit", metric_unit(r.metric)},
                            {"flops", r.flops},
@@ -106,6 +120,10 @@ json case_record(const CaseResult& r, const Task& task, const DeviceInfo& d) {
                            {"limit", r.metric == Metric::gflops ? "cublas_sgemm_fp32" : "copy_bandwidth"},
                            {"percent_of_limit", r.percent_of_limit ? json(*r.percent_of_limit) : json(nullptr)}};
     }
+    j["plausibility"] = r.floor ? json{{"floor_ms", r.floor->seconds * 1e3},
+                                       {"bound", r.floor->bound},
+                                       {"implausible", r.implausible}}
+                                : json(nullptr);
     j["clocks"] = {{"sm_mhz_before", r.sm_clock_mhz_before > 0 ? json(r.sm_clock_mhz_before) : json(nullptr)},
                    {"sm_mhz_after", r.sm_clock_mhz_after > 0 ? json(r.sm_clock_mhz_after) : json(nullptr)},
                    {"limit_reasons", r.clock_limit_reasons}};
@@ -122,6 +140,10 @@ json limits_record(const DeviceLimits& l, const DeviceInfo& d) {
     j["sgemm_fp32_gflops"] = l.sgemm_gflops;
     j["sgemm_shape"] = l.sgemm_shape.str();
     j["sgemm_ci95_relative"] = l.sgemm_stats.relative_ci();
+    j["peak_fp32_gflops"] = l.peak_fp32_gflops;
+    j["peak_sm_clock_mhz"] = l.peak_sm_clock_mhz;
+    j["l2_bytes"] = l.l2_bytes;
+    j["plausibility_margins"] = {{"fp32_peak", kFlopMargin}, {"bandwidth", kBandwidthMargin}};
     const int clock = current_sm_clock_mhz(d);
     j["sm_clock_mhz"] = clock > 0 ? json(clock) : json(nullptr);
     j["device"] = device_json(d);
@@ -140,7 +162,9 @@ json registry_json() {
                          {"dtypes", dtypes},
                          {"inputs", t.input_names},
                          {"distribution", t.distribution == Distribution::signed_unit ? "signed_unit" : "positive_unit"},
-                         {"tolerance", {{"model", tolerance_model_name(t.tolerance.model)}, {"c0", t.tolerance.c0}}},
+                         {"tolerance", {{"model", tolerance_model_name(t.tolerance.model)},
+                                        {"c0", t.tolerance.c0},
+                                        {"mean_c", t.tolerance.mean_c > 0 ? json(t.tolerance.mean_c) : json(nullptr)}}},
                          {"metric", metric_unit(t.metric)},
                          {"test_shapes", shapes_json(t.test_shapes)},
                          {"bench_shapes", shapes_json(t.bench_shapes)},

@@ -43,9 +43,14 @@ json check(Session& s, const json& req) {
     CaseOptions o;
     o.seed = req.at("seed").get<std::uint64_t>();
     o.check_runs = field(req, "check_runs", 2);
+    o.fixed_placement = field(req, "fixed_placement", false);
     s.run.reset();  // one case at a time: free the last one's memory first
     s.run = std::make_unique<CaseRun>(*s.task, dtype, shape, o, s.device);
-    json reply = case_record(s.run->check(), *s.task, s.device);
+    CaseResult checked = s.run->check();
+    // With the limits measured (the grader asks the solution's process), the
+    // reply carries the case's plausibility floor.
+    if (s.limits) rate_plausibility(checked, *s.limits);
+    json reply = case_record(checked, *s.task, s.device);
     reply["op"] = "check";
     reply["ready_to_time"] = s.run->ready_to_time();
     reply["context_lost"] = s.run->result().context_lost;
@@ -63,8 +68,18 @@ json time(Session& s, const json& req) {
     const CaseResult& r = s.run->time(o, s.flusher, nullptr);
     json reply = {{"op", "time"}, {"status", status_name(r.status)}, {"message", r.message}, {"hint", r.hint}};
     std::vector<double> fresh;
-    if (r.timing) fresh.assign(r.timing->samples_ms.begin() + before, r.timing->samples_ms.end());
+    json fresh_mhz = json::array(), fresh_throttled = json::array();
+    if (r.timing) {
+        const TimingResult& t = *r.timing;
+        fresh.assign(t.samples_ms.begin() + before, t.samples_ms.end());
+        for (std::size_t i = before; i < t.sm_mhz.size(); ++i) {
+            fresh_mhz.push_back(t.sm_mhz[i] > 0 ? json(t.sm_mhz[i]) : json(nullptr));
+            fresh_throttled.push_back(static_cast<bool>(t.throttled[i]));
+        }
+    }
     reply["samples_ms"] = fresh;
+    reply["samples_sm_mhz"] = fresh_mhz;          // the SM clock right after each sample
+    reply["samples_throttled"] = fresh_throttled;  // each sample taken while the clock was throttled
     reply["sm_mhz"] = r.sm_clock_mhz_after > 0 ? json(r.sm_clock_mhz_after) : json(nullptr);
     reply["clock_limit_reasons"] = r.clock_limit_reasons;
     reply["context_lost"] = r.context_lost;

@@ -12,9 +12,9 @@ void print_device_header(std::FILE* out, const DeviceInfo& d, std::uint64_t seed
 
 void print_limits(std::FILE* out, const DeviceLimits& l) {
     std::fprintf(out, "device limits: copy bandwidth %.0f GB/s (read + write, ±%.1f%%); "
-                      "cuBLAS SGEMM FP32 %.0f GFLOP/s at %s (±%.1f%%)\n",
+                      "cuBLAS SGEMM FP32 %.0f GFLOP/s at %s (±%.1f%%); FP32 peak %.0f GFLOP/s\n",
                  l.copy_gbps, 100 * l.copy_stats.relative_ci(), l.sgemm_gflops, l.sgemm_shape.str().c_str(),
-                 100 * l.sgemm_stats.relative_ci());
+                 100 * l.sgemm_stats.relative_ci(), l.peak_fp32_gflops);
 }
 
 void print_table_header(std::FILE* out) {
@@ -33,6 +33,12 @@ void print_case_row(std::FILE* out, const CaseResult& r) {
         std::fprintf(out, " %11.4f %6.1f%% %18s %8s", s.median, 100 * s.relative_ci(), tp, pct);
     }
     std::fputc('\n', out);
+    if (r.implausible)
+        std::fprintf(out, "    implausible: faster than this GPU can physically do the work (at least %.4f ms, set by %s)\n",
+                     r.floor->seconds * 1e3, r.floor->bound == "fp32_peak" ? "its FP32 peak" : "its memory bandwidth");
+    if (r.timing && r.timing->throttled_samples() > 0)
+        std::fprintf(out, "    %d of %d samples were taken while the SM clock was throttled\n",
+                     r.timing->throttled_samples(), static_cast<int>(r.timing->samples_ms.size()));
     if (r.status == CaseStatus::wrong || r.status == CaseStatus::error) {
         std::fprintf(out, "    %s\n", r.message.c_str());
         if (!r.hint.empty()) std::fprintf(out, "    hint: %s\n", r.hint.c_str());

@@ -23,7 +23,28 @@ private:
     cudaEvent_t e_{};
 };
 
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
 }  // namespace
+
+int TimingResult::throttled_samples() const {
+    int n = 0;
+    for (bool t : throttled) n += t;
+    return n;
+}
+
+void TimingResult::append(const TimingResult& more) {
+    samples_ms.insert(samples_ms.end(), more.samples_ms.begin(), more.samples_ms.end());
+    sm_mhz.insert(sm_mhz.end(), more.sm_mhz.begin(), more.sm_mhz.end());
+    throttled.insert(throttled.end(), more.throttled.begin(), more.throttled.end());
+    outside_stream_samples += more.outside_stream_samples;
+    stats = summarize(samples_ms);
+    converged = more.converged;
+    stop_reason = more.stop_reason;
+    wall_seconds += more.wall_seconds;
+}
 
 L2Flusher::L2Flusher() {
     int device = 0, l2 = 0;
@@ -43,12 +64,14 @@ void L2Flusher::flush() {
 }
 
 TimingResult time_launcher(const std::function<void()>& launcher, const std::function<void()>& prepare,
-                           const std::function<void(int)>& verify, const TimingOptions& o, L2Flusher& flusher) {
-    using clock = std::chrono::steady_clock;
-    const auto t0 = clock::now();
-    const auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
+                           const std::function<void(int)>& verify, const TimingOptions& o, L2Flusher& flusher,
+                           const DeviceInfo* device) {
+    const auto t0 = Clock::now();
+    const auto elapsed = [&] { return ms_since(t0) * 1e-3; };
 
     Event start, stop;
+    TimingResult r;
+    // One run; returns its time and counts work that outlived the stop event.
     auto one_run = [&](int index) {
         prepare();
         flusher.flush();
@@ -56,16 +79,30 @@ TimingResult time_launcher(const std::function<void()>& launcher, const std::fun
         launcher();
         CUDA_CHECK(cudaGetLastError());
         CUDA_CHECK(cudaEventRecord(stop.get(), 0));
+        CUDA_CHECK(cudaEventSynchronize(stop.get()));
+        // Device-wide: whatever the launcher queued on a stream the stop event
+        // did not wait for is still running here, and the wait is its time.
+        const auto synced_at = Clock::now();
         CUDA_CHECK(cudaDeviceSynchronize());
+        const double outside_ms = ms_since(synced_at);
         float ms = 0;
         CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+        double sample = ms;
+        if (outside_ms > kOutsideStreamAllowanceMs) {
+            sample += outside_ms;
+            if (index >= 0) ++r.outside_stream_samples;
+        }
+        if (index >= 0) {
+            const ClockReading clock = device ? read_clock(*device) : ClockReading{};
+            r.sm_mhz.push_back(clock.sm_mhz);
+            r.throttled.push_back(clock.throttled);
+        }
         verify(index);
-        return static_cast<double>(ms);
+        return sample;
     };
 
     for (int i = 0; i < o.warmup_runs; ++i) one_run(-1 - i);
 
-    TimingResult r;
     while (true) {
         r.samples_ms.push_back(one_run(static_cast<int>(r.samples_ms.size())));
         const int n = static_cast<int>(r.samples_ms.size());

@@ -7,6 +7,24 @@
 //
 // Do not change these declarations: the harness and the grader are compiled
 // against them. Your code goes in kernels/<task>.cu, one file per task.
+//
+// What the harness does on every call of your launcher (the grader too):
+//   * Every pointer is 16-byte aligned (float4, int4 and 16-byte cp.async are
+//     legal), and none is promised to be more. The inputs and the output are
+//     placed at a new address on every call: never keep results by pointer.
+//   * Inputs are read-only. Each is compared with a copy after every call;
+//     a kernel that writes into one (even as scratch space) fails.
+//   * The output is filled with garbage (NaN, or a large negative int) before
+//     every call, and every call's output is checked, timed runs included:
+//     compute every element on every call.
+//   * Float inputs get a different scale and offset in every run (a power of
+//     two between 1/16 and 16, a shift of up to 1/4): do not assume a range.
+//   * Float tasks are float32 (or float64) arithmetic: besides a bound on each
+//     element, the average error of a matmul must stay within what float32
+//     gives, so half precision, bfloat16 or TF32 (tensor cores) fail.
+//   * A timed run ends only when the whole GPU is idle: work on another stream
+//     is timed too. A time faster than the GPU can physically do the work is
+//     flagged and earns no performance credit.
 #pragma once
 
 #include <cstdint>

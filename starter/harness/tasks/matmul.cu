@@ -38,7 +38,8 @@ Task gemm_task(const char* id, const char* summary, std::vector<Shape> bench_sha
     t.file = std::string(id) + ".cu";
     t.shape_kind = ShapeKind::gemm;
     t.dtypes = dtypes_of(Types{});
-    t.tolerance = {ToleranceModel::linear_k, 2};
+    // sqrt(K) per element and a cap on the mean error, which catches half precision and TF32 (tolerance.h).
+    t.tolerance = {ToleranceModel::sqrt_k, 8, 12};
     t.metric = Metric::gflops;
     t.test_shapes = gemm_test_shapes();
     t.bench_shapes = std::move(bench_shapes);

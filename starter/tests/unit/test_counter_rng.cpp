@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -27,6 +28,49 @@ TEST_CASE("float inputs are never zero, lie in their interval and are exact in f
         REQUIRE(p < 1.0);
         REQUIRE(static_cast<double>(static_cast<float>(s)) == s);
         REQUIRE(static_cast<double>(static_cast<float>(p)) == p);
+    }
+}
+
+TEST_CASE("each float stream gets a scale 2^e, e in -4..4, and a shift in [-1/4, 1/4), from its seed") {
+    std::set<int> exponents;
+    double lowest = 1, highest = -1;
+    for (std::uint64_t seed = 0; seed < 2000; ++seed) {
+        const StreamScale s = rng_scale(rng_key(seed, 0), Distribution::signed_unit);
+        exponents.insert(s.exponent);
+        lowest = std::min(lowest, s.shift);
+        highest = std::max(highest, s.shift);
+        REQUIRE(std::ldexp(s.shift, 9) == std::round(std::ldexp(s.shift, 9)));  // a multiple of 1/512
+        const StreamScale p = rng_scale(rng_key(seed, 0), Distribution::positive_unit);
+        REQUIRE(p.shift >= 0);
+        REQUIRE(p.shift < 0.25);
+    }
+    CHECK(*exponents.begin() == -4);
+    CHECK(*exponents.rbegin() == 4);
+    CHECK(exponents.size() == 9);
+    CHECK(lowest == -0.25);
+    CHECK(highest == doctest::Approx(0.25 - 1.0 / 512));
+    // Streams of one seed are scaled independently.
+    int differ = 0;
+    for (std::uint64_t seed = 0; seed < 100; ++seed)
+        differ += rng_scale(rng_key(seed, 0), Distribution::signed_unit).exponent !=
+                  rng_scale(rng_key(seed, 1), Distribution::signed_unit).exponent;
+    CHECK(differ > 80);
+}
+
+TEST_CASE("scaled float inputs are never zero, exact in float32, and positive ones stay positive") {
+    for (std::uint64_t seed = 0; seed < 50; ++seed) {
+        const auto key = rng_key(seed, 1);
+        const StreamScale s = rng_scale(key, Distribution::signed_unit), p = rng_scale(key, Distribution::positive_unit);
+        for (std::uint64_t i = 0; i < 2000; ++i) {
+            const double x = rng_value<double>(key, i, Distribution::signed_unit);
+            REQUIRE(x != 0.0);
+            REQUIRE(static_cast<double>(static_cast<float>(x)) == x);
+            REQUIRE(static_cast<double>(rng_value<float>(key, i, Distribution::signed_unit)) == x);
+            REQUIRE(std::fabs(x) <= std::ldexp(1.25, s.exponent));
+            const double y = rng_value<double>(key, i, Distribution::positive_unit);
+            REQUIRE(y > 0.0);
+            REQUIRE(y < std::ldexp(1.25, p.exponent));
+        }
     }
 }
 

@@ -99,13 +99,93 @@ TEST_CASE("results that change between runs hint at a race") {
     CHECK(contains(describe_failure(c, Shape::matrix(10, 10)), "run 2 of 2 gave a wrong result"));
 }
 
-TEST_CASE("a modified input is reported first") {
+TEST_CASE("a modified input is reported first, by the name the task gives it") {
     CheckResult c;
     c.elements = 100;
     c.runs_checked = 1;
     c.modified_inputs = {"a"};
-    CHECK(contains(describe_failure(c, Shape::matrix(10, 10)), "wrote into its input a"));
+    CHECK(describe_failure(c, Shape::matrix(10, 10)) == "your kernel changed its input matrix A: inputs must be left unchanged");
     CHECK(contains(case_hint(c, {10, 10}, Shape::matrix(10, 10)), "read-only"));
+    c.modified_inputs = {"a", "b"};
+    CHECK(contains(describe_failure(c, Shape::gemm(10, 10, 4)), "changed its input matrices A and B"));
+    c.modified_inputs = {"y"};
+    CHECK(contains(describe_failure(c, Shape::vector(1000)), "changed its input vector y"));
+    c.modified_inputs = {"in"};
+    CHECK(contains(describe_failure(c, Shape::matrix(10, 10)), "changed its input matrix 'in'"));
+}
+
+TEST_CASE("a modified input is still named when the output is wrong as well") {
+    CheckResult c = wrong(100, 3);
+    c.modified_inputs = {"b"};
+    const std::string s = describe_failure(c, Shape::gemm(10, 10, 4));
+    CHECK(contains(s, "3 of 100 elements are wrong"));
+    CHECK(contains(s, "your kernel also changed its input matrix B"));
+}
+
+namespace {
+
+CheckResult coarse(std::size_t wrong_elements) {
+    CheckResult c = wrong(4096, wrong_elements);
+    c.has_first_wrong = wrong_elements > 0;
+    c.mean_error = 56.4;
+    c.mean_error_limit = 12.006;
+    c.coarse_limit = 1.0 / 32 / 64;  // K = 4096
+    c.worst_relative = 3e-4;
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("results only as accurate as half precision say so, in the message and the hint") {
+    const CheckResult c = coarse(0);
+    CHECK(c.coarse_arithmetic());
+    CHECK_FALSE(c.passed());
+    const std::string s = describe_failure(c, Shape::gemm(64, 64, 4096));
+    CHECK(s == "the results are far less accurate than float32 arithmetic gives: the average error is 56 units of "
+               "float32 rounding, where float32 stays below 12 (half precision, bfloat16 and TF32 tensor cores give "
+               "errors like this)");
+    CHECK(contains(case_hint(c, {64, 64}, Shape::gemm(64, 64, 4096)), "plain float32 arithmetic"));
+}
+
+TEST_CASE("elements outside the bound with a coarse average: the precision is named, and the first element") {
+    const std::string s = describe_failure(coarse(12), Shape::gemm(64, 64, 4096));
+    CHECK(contains(s, "far less accurate than float32 arithmetic gives: the average error is 56"));
+    CHECK(contains(s, "; the first is at (row 16, col 0): expected 1.25, got 0.75"));
+}
+
+TEST_CASE("elements outside the bound, each by a little, at a small K: still coarse arithmetic") {
+    CheckResult c = coarse(1);
+    c.mean_error = 5;  // within the mean rule: the per-element bound (2K at K = 1) caught it
+    c.coarse_limit = 1.0 / 32;
+    CHECK(contains(describe_failure(c, Shape::gemm(1, 1, 1)),
+                   "far less accurate than float32 arithmetic gives: 1 element is off by more than float32 rounding "
+                   "allows, each by a little"));
+}
+
+TEST_CASE("a timed run that is only coarse says so, not that an earlier run was right") {
+    CheckResult c = coarse(0);
+    c.runs_wrong = 1;
+    c.first_bad_run = 4;
+    c.runs_checked = 5;
+    CHECK(contains(describe_failure(c, Shape::gemm(64, 64, 4096)), "far less accurate"));
+}
+
+TEST_CASE("large errors are a wrong result, not a precision problem") {
+    CheckResult c = coarse(4096);
+    c.worst_relative = 0.5;  // an element off by half its magnitude: an indexing bug
+    CHECK(c.too_inaccurate());
+    CHECK_FALSE(c.coarse_arithmetic());
+    CHECK_FALSE(contains(describe_failure(c, Shape::gemm(64, 64, 64)), "accurate"));
+    CHECK_FALSE(contains(case_hint(c, {64, 64}, Shape::gemm(64, 64, 64)), "float32 arithmetic"));
+}
+
+TEST_CASE("a mean error within its limit passes") {
+    CheckResult c = coarse(0);
+    c.mean_error = 2.6;
+    CHECK(c.passed());
+    c.mean_error_limit = 0;  // no such rule for the task
+    c.mean_error = 1e9;
+    CHECK(c.passed());
 }
 
 TEST_CASE("a fully wrong output hints at the index formula") {

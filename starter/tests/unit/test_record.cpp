@@ -66,6 +66,50 @@ TEST_CASE("a case record carries every field the schema requires") {
     CHECK(j.at("check").at("first_wrong").at("index") == 40);
 }
 
+TEST_CASE("without the device limits a case has no plausibility floor") {
+    const CaseResult r = timed_wrong_case();
+    CHECK(case_record(r, *find_task(r.task), DeviceInfo{}).at("plausibility").is_null());
+}
+
+TEST_CASE("with the limits the record gives the floor, what set it, and whether the time is below it") {
+    CaseResult r = timed_wrong_case();
+    DeviceLimits lim;
+    lim.peak_fp32_gflops = 66908;
+    lim.copy_gbps = 4250;
+    r.flops = 2.0 * 4096 * 4096 * 4096;
+    rate_plausibility(r, lim);  // median 1.0 ms, floor 1.87 ms
+    const nlohmann::json j = case_record(r, *find_task(r.task), DeviceInfo{});
+    check_required(j.at("plausibility"), schema_defs().at("plausibility"));
+    CHECK(j.at("plausibility").at("bound") == "fp32_peak");
+    CHECK(j.at("plausibility").at("floor_ms").get<double>() == doctest::Approx(1.8675).epsilon(0.001));
+    CHECK(j.at("plausibility").at("implausible") == true);
+    r.flops = 2.0 * 1024 * 1024 * 1024;
+    rate_plausibility(r, lim);
+    CHECK_FALSE(r.implausible);
+}
+
+TEST_CASE("per-sample clocks and throttling are in the timing record") {
+    CaseResult r = timed_wrong_case();
+    r.timing->sm_mhz = {1980, -1, 1755};
+    r.timing->throttled = {false, false, true};
+    const nlohmann::json t = case_record(r, *find_task(r.task), DeviceInfo{}).at("timing");
+    CHECK(t.at("sm_mhz") == nlohmann::json{1980, nullptr, 1755});
+    CHECK(t.at("throttled") == nlohmann::json{false, false, true});
+    CHECK(t.at("throttled_samples") == 1);
+}
+
+TEST_CASE("the mean error and its limit are in the check record of a matmul, null elsewhere") {
+    CaseResult r = timed_wrong_case();
+    r.check.mean_error = 56;
+    r.check.mean_error_limit = 12.1;
+    const nlohmann::json c = case_record(r, *find_task(r.task), DeviceInfo{}).at("check");
+    CHECK(c.at("mean_error") == 56);
+    CHECK(c.at("mean_error_limit") == 12.1);
+    CHECK(c.at("tolerance").at("mean_c") == 12);
+    r.check.mean_error_limit = 0;
+    CHECK(case_record(r, *find_task(r.task), DeviceInfo{}).at("check").at("mean_error").is_null());
+}
+
 TEST_CASE("NaN and infinity become null, since JSON has neither") {
     const CaseResult r = timed_wrong_case();
     const nlohmann::json j = case_record(r, *find_task(r.task), DeviceInfo{});

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "dtype.h"
+#include "registry.h"
 #include "tolerance.h"
 
 TEST_CASE("the linear bound grows with K, the unit roundoff and the magnitude") {
@@ -44,11 +45,36 @@ TEST_CASE("NaN and infinity never pass, whatever the bound") {
     CHECK_FALSE(within_tolerance(1.0 + 1e-5, 1.0, 1e-6));
 }
 
-TEST_CASE("at K = 4096 the float32 bound is far below the size of the result it guards") {
+TEST_CASE("at K = 4096 the float32 matmul bound is far below the size of the result it guards") {
     // A wrong index or a missing tile changes an element by about its own size,
-    // sqrt(K) E|ab| ~ 20 here; the bound stays near 0.5.
-    const Tolerance t{ToleranceModel::linear_k, 2};
-    const double bound = tolerance_bound(t, 4096, unit_roundoff(DType::f32), 4096 * 0.25, 0);
-    CHECK(bound == doctest::Approx(0.5));
-    CHECK(bound < std::sqrt(4096.0) * 0.25);
+    // sqrt(K) E|ab| ~ 16 here; even one missing term changes it by about E|ab| =
+    // 0.25. The matmul bound (sqrt_k, c0 = 8) stays near 0.03; the worst-case
+    // linear bound would be 0.5 and let a missing term through.
+    const Tolerance t = find_task("matmul_fast")->tolerance;
+    const double u = unit_roundoff(DType::f32), m = 4096 * 0.25;
+    const double bound = tolerance_bound(t, 4096, u, m, 0);
+    CHECK(bound == doctest::Approx(8 * 64 * u * m));
+    CHECK(bound <= 0.25 / 8);  // a missing term is 8 bounds on average
+    CHECK(tolerance_bound({ToleranceModel::linear_k, 2}, 4096, u, m, 0) == doctest::Approx(0.5));
+}
+
+TEST_CASE("the growth factor is the bound in units of u times the magnitude") {
+    CHECK(tolerance_growth({ToleranceModel::sqrt_k, 8}, 4096) == 512);
+    CHECK(tolerance_growth({ToleranceModel::linear_k, 2}, 4096) == 8192);
+    CHECK(tolerance_growth({ToleranceModel::exact, 0}, 4096) == 0);
+}
+
+TEST_CASE("the sqrt bound never allows more than the worst-case linear one") {
+    const Tolerance t{ToleranceModel::sqrt_k, 8};
+    CHECK(tolerance_growth(t, 1) == 2);    // 2K below K = 16
+    CHECK(tolerance_growth(t, 13) == 26);
+    CHECK(tolerance_growth(t, 16) == 32);  // where they meet
+    CHECK(tolerance_growth(t, 64) == 64);  // 8 sqrt(K) above
+}
+
+TEST_CASE("a coarse error is one within 2^-5 / sqrt(K) of the magnitude") {
+    CHECK(coarse_relative_limit(1) == doctest::Approx(1.0 / 32));
+    CHECK(coarse_relative_limit(4096) == doctest::Approx(1.0 / 32 / 64));
+    // A missing term puts the worst element ~5.6 m / K off (products up to 1.25^2 against a mean of 0.28):
+    for (double k : {16.0, 521.0, 4096.0, 8192.0}) CHECK(5.6 / k > coarse_relative_limit(k));
 }
