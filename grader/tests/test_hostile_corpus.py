@@ -23,7 +23,7 @@ REQUIRED = {
     "kernel-never-returns", "host-infinite-loop", "segfault", "abort", "illegal-address", "exit-mid-run",
     "printf-flood", "allocate-all-gpu-memory", "fork-bomb", "include-solution", "read-other-submission",
     "open-socket", "write-outside", "dlopen-cublas", "call-cublas", "private-stream", "cache-by-pointer",
-    "skip-after-first-call", "write-into-inputs", "output-unwritten", "static-constructor", "patch-harness-symbol",
+    "skip-after-first-call", "writes-into-input", "output-unwritten", "static-constructor", "patch-harness-symbol",
     "forged-result-lines", "half-precision",
 }
 
@@ -38,6 +38,7 @@ class Entry:
     task: str
     case_status: str
     reason: str
+    kind: str  # which of the task's cases the verdict is about: correctness or timed
 
 
 def load_corpus() -> list[Entry]:
@@ -45,7 +46,8 @@ def load_corpus() -> list[Entry]:
     for folder in sorted(p for p in CORPUS.iterdir() if p.is_dir()):
         spec = tomllib.loads((folder / "expected.toml").read_text())
         entries.append(Entry(folder.name, folder, spec["attack"], spec["needs_gpu"], spec["status"], spec["task"],
-                             spec["case_status"], spec["reason"]))
+                             spec["case_status"], spec["reason"],
+                             spec.get("kind", "correctness")))
     return entries
 
 
@@ -63,7 +65,10 @@ def test_corpus_has_every_attack_the_issue_names():
 def test_entry_is_well_formed(entry):
     assert entry.status in STATUSES
     assert entry.task in task_names()
-    assert entry.attack and entry.reason
+    assert entry.attack
+    assert entry.kind in {"correctness", "timed"}
+    # An attack that the defenses turn into an honest run passes: it needs no reason.
+    assert entry.reason or entry.case_status == "ok"
     files = [p.name for p in entry.path.iterdir() if p.name != "expected.toml"]
     assert files, "an entry holds at least one submitted file"
     assert all(f in {t + ".cu" for t in task_names()} | {"nickname.txt"} for f in files), files
@@ -138,7 +143,7 @@ def test_each_entry_gets_its_verdict(batch, index):
         assert entry.reason.lower() in f"{rejected or ''}\n{build_log}".lower()
         return
     cases = con.execute("SELECT status, message, hint FROM cases WHERE submission_id = ? AND task = ? "
-                        "AND kind = 'correctness'", (sub_id, entry.task)).fetchall()
+                        "AND kind = ?", (sub_id, entry.task, entry.kind)).fetchall()
     assert cases, f"no cases of {entry.task} stored"
     statuses = [c[0] for c in cases]
     if entry.case_status == "any-failing":
@@ -146,10 +151,11 @@ def test_each_entry_gets_its_verdict(batch, index):
     else:
         assert set(statuses) == {entry.case_status}, statuses
     text = "\n".join(f"{c[1]}\n{c[2]}" for c in cases).lower()
-    timed = con.execute("SELECT status, message FROM cases WHERE submission_id = ? AND task = ? AND kind = 'timed'",
-                        (sub_id, entry.task)).fetchall()
-    text += "\n".join(f"{t[0]}\n{t[1]}" for t in timed).lower()
     assert entry.reason.lower() in text, text[:3000]
+    if entry.case_status == "ok":  # defeated into an honest run: timed honestly too, nothing flagged
+        timed = con.execute("SELECT status, flag FROM cases WHERE submission_id = ? AND task = ? AND kind = 'timed'",
+                            (sub_id, entry.task)).fetchall()
+        assert all(status == "ok" and not flag for status, flag in timed), timed
 
 
 @pytest.mark.gpu
