@@ -1,8 +1,5 @@
-"""Shared fixtures for the project's own tests (make check).
-
-Tests that need a GPU carry the `gpu` marker and are skipped, with the reason,
-on machines without one: CI runs everything else.
-"""
+"""Shared fixtures for the project's own tests (make check). The `gpu` marker
+and its skipping live in the repository's top conftest.py."""
 from __future__ import annotations
 
 import json
@@ -19,43 +16,6 @@ STARTER = ROOT / "starter"
 SOLUTION_KERNELS = ROOT / "solution" / "kernels"
 DATA = ROOT / "data"
 NPROC = os.cpu_count() or 2
-
-
-def gpu_available() -> tuple[bool, str]:
-    if shutil.which("nvidia-smi") is None:
-        return False, "no CUDA device on this machine (nvidia-smi not found)"
-    listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
-    if listed.returncode != 0 or "GPU" not in listed.stdout:
-        return False, "no CUDA device on this machine (nvidia-smi lists no GPU)"
-    return True, listed.stdout.strip().splitlines()[0]
-
-
-HAS_GPU, GPU_DESCRIPTION = gpu_available()
-
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "gpu: needs a CUDA device; skipped without one")
-
-
-def pytest_collection_modifyitems(config, items):
-    if HAS_GPU:
-        return
-    skip = pytest.mark.skip(reason=f"GPU test skipped: {GPU_DESCRIPTION}")
-    for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
-
-
-def pytest_terminal_summary(terminalreporter):
-    skipped = [r for r in terminalreporter.stats.get("skipped", []) if "gpu" in r.keywords]
-    if skipped:
-        terminalreporter.section(f"{len(skipped)} GPU tests skipped: {GPU_DESCRIPTION}")
-        for report in skipped:
-            terminalreporter.line(f"  {report.nodeid}")
-
-
-def pytest_report_header(config):
-    return f"GPU: {GPU_DESCRIPTION}"
 
 
 @dataclass
