@@ -27,7 +27,7 @@ PYTEST_ARGS  ?=
 DEPS_INCLUDE ?=
 export DEPS_INCLUDE
 STARTER      := $(MAKE) -C starter -j$(NPROC)
-SOLUTION     := $(STARTER) KERNELS=../solution/kernels
+SOLUTION     := $(STARTER) KERNELS=../solution/kernels BENCH_EXTRA=../solution/bench
 PY_REQS      := solution/tests/requirements.txt grader/requirements.txt
 
 # The tests' Python: python3 itself when it already has what they need (as on

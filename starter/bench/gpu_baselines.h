@@ -19,7 +19,7 @@ std::shared_ptr<CublasHandle> pedantic_cublas();
 
 // matmul_naive's task (float32 only) launching the inverted-indexing kernel of
 // naive_inverted.cu.
-Task naive_inverted_task();
+Task naive_inverted_task() __attribute__((weak));  // linked into the solution's bench only
 
 // One cudaMemcpy device to device of bytes_moved / 2 bytes, which reads and
 // writes bytes_moved in all; timed like a kernel (L2 flushed, adaptive sampling).
