@@ -112,7 +112,7 @@ class _StudentProcess:
     def _distrust(self, reason: str):
         for case in self.answered:
             if case.status != "protocol":
-                case.status, case.message, case.hint = "protocol", f"not trusted: {reason}", ""
+                case.status, case.message, case.hint = "protocol", reason, ""
                 if case.paired is not None:
                     case.paired = None
         self.answered = []

@@ -30,7 +30,7 @@ TEMPLATES = {"md": jinja2.Environment(loader=_LOADER, keep_trailing_newline=True
                                         undefined=jinja2.StrictUndefined)}
 STATUS_WORDS = {"graded": "graded", "rejected": "rejected at intake", "build_failed": "did not compile"}
 CASE_WORDS = {"ok": "passed", "wrong": "wrong", "not_implemented": "not implemented yet", "error": "error",
-              **{k: k for k in GRADER_STATUSES}}
+              **{k: k for k in GRADER_STATUSES}, "protocol": "not trusted"}
 LIMIT_NAMES = {"GFLOP/s": "cuBLAS FP32", "GB/s": "the copy bandwidth"}
 
 
@@ -110,6 +110,16 @@ def _sanitizer_view(row) -> dict:
             "icon": "⚠️" if row.status == "errors" else ("✅" if row.status == "clean" else "➖")}
 
 
+def _sanitizer_views(runs: pd.DataFrame) -> list[dict]:
+    """A task's compute-sanitizer runs; one line when every tool found nothing."""
+    if not runs.empty and (runs["status"] == "clean").all():
+        first = runs.iloc[0]
+        return [{"tool": "", "status": "clean", "report": "", "icon": "✅",
+                 "text": f"compute-sanitizer ({', '.join(runs['tool'])}) on {first['dtype']} {first['shape']}: "
+                         "no problems found"}]
+    return [_sanitizer_view(r) for r in runs.itertuples()]
+
+
 def write_feedback(store: Store, rubric: Rubric, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     run = store.latest_run() or {}
@@ -132,8 +142,7 @@ def write_feedback(store: Store, rubric: Rubric, out: Path) -> list[Path]:
                           "performance": s.performance if s is not None else 0.0,
                           "performance_max": policy.performance_points, "note": s.note if s is not None else "",
                           "cases": [_case_view(r, limits) for r in rows.itertuples()],
-                          "sanitizer": [_sanitizer_view(r) for r in
-                                        tool_runs[tool_runs["task"] == policy.id].itertuples()]})
+                          "sanitizer": _sanitizer_views(tool_runs[tool_runs["task"] == policy.id])})
         png = _plot(cases[cases["kind"] == "timed"])
         sandbox = runs.get(sub.run_id, "none")
         context = {"title": rubric.title, "s": sub._asdict(), "tasks": tasks, "status_words": STATUS_WORDS,

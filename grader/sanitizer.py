@@ -108,5 +108,5 @@ def meaning(report: str) -> str:
 
 def summary_sentence(tool: str, errors: int) -> str:
     found = f"{errors} error{'s' if errors != 1 else ''}" if tool == "memcheck" else \
-        f"{errors} race hazard{'s' if errors != 1 else ''}"
+        f"{errors} race{'s' if errors != 1 else ''}"
     return f"compute-sanitizer {tool} ({TOOL_WORDS.get(tool, tool)}) found {found}"

@@ -38,6 +38,14 @@ def test_the_default_rubric_is_valid_and_worth_100_points(rubric, registry):
     ('leaderboard_task = "matmul_fast"', 'leaderboard_task = "gemm"', "'leaderboard_task' 'gemm' is not a graded task"),
     ("s_zero = 0.1\n", "s_zero = 0.1\nbonus = 5\n", "unknown key 'bonus'"),
     ("[limits]", "[limitz]", "missing the [limits] table"),
+    ("processes = 256", "processes = 4", "'processes' must be at least 16"),
+    ("processes = 256", "processes = 25.5", "'processes' must be an integer"),
+    ("output_mib = 1", "output_mib = 1\nmemory_mib = 5", "[limits]: unknown key 'memory_mib'"),
+    ('tools = ["memcheck", "racecheck"]', 'tools = ["memcheck", "initcheck"]', "unknown tool 'initcheck'"),
+    ("penalty = 0.25", "penalty = 1.5", "'penalty' is a fraction of a task's correctness points, at most 1"),
+    ('dot = "1025"', "", "no shape for task 'dot'"),
+    ('dot = "1025"', 'dot = "4x4"', "dot: '4x4' is not a vector shape"),
+    ('dot = "1025"', 'dot = "1025"\nconv = "3"', "'conv' is not a graded task"),
 ])
 def test_a_broken_rubric_is_refused_with_the_file_and_entry_named(tmp_path, registry, old, new, complaint):
     path = broken(tmp_path, old, new)
