@@ -85,6 +85,10 @@ class Workspace:
             shutil.rmtree(self.pristine)
         shutil.copytree(self.repo / "starter", self.pristine, ignore=shutil.ignore_patterns("build", "__pycache__"))
         self.kernel_dirs.mkdir(parents=True, exist_ok=True)
+        if not self.arch:  # detected once, here; a sandboxed build then needs no nvidia-smi of its own
+            status, out = run_limited(["make", "-s", "--no-print-directory", "-C", str(self.pristine), "print-arch"],
+                                      timeout=120)
+            self.arch = out.strip() if status == 0 and out.strip().startswith("sm_") else None
         status, out = run_limited(self._make(f"-j{jobs}", "lib"), timeout=1800)
         if status != 0:
             raise GraderError(f"building the pristine harness failed:\n{out[-4000:]}")
@@ -178,6 +182,8 @@ class LocalBackend:
     def check_gpu(self, gpu: str | None):
         """The solution's harness, started in the sandbox, must reach the GPU: otherwise every student's
         case would fail for a reason that is the grader's, not theirs."""
+        with HarnessServer(self.solution, gpu) as outside:  # the driver makes its device nodes on first use
+            outside.request({"op": "hello"}, 120)
         scratch = self.workspace.scratch / "gpu-check"
         shutil.rmtree(scratch, ignore_errors=True)
         server = HarnessServer(self.solution, gpu, sandbox=self.isolation, scratch=scratch)

@@ -187,6 +187,8 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                         stop = "not implemented yet"
                     elif case.status == "timeout":  # the next case would most likely hang just the same
                         stop = "skipped: an earlier case of this task did not finish within its time limit"
+            if rubric.sanitizer.tools:
+                student.close()  # the tool's run gets a GPU that no process of this student still holds
             result.sanitizer += _sanitize_task(sub, build, backend, gpu, rubric, policy, result.cases, seed, deadline)
             correct = all(c.passed for c in result.cases if c.task == policy.id and c.kind == "correctness")
             if correct:

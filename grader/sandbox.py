@@ -143,7 +143,6 @@ class Sandbox:
         version = subprocess.run([str(self.bwrap), "--version"], capture_output=True, text=True).stdout.split()
         self.version = version[-1] if version else "?"
         self.toolkit, self.toolkit_bins = _toolkit_dirs()
-        self.devices = _device_nodes()
         self.library_dirs = [Path(p) for p in os.environ.get("LD_LIBRARY_PATH", "").split(":") if p and Path(p).is_dir()]
         self.tools = {}
         for tool in ("prlimit", "setpriv") if self.privileged else ("prlimit",):
@@ -213,7 +212,8 @@ class Sandbox:
             if self.can_disable_userns:
                 cmd += ["--disable-userns"]
         cmd += ["--die-with-parent", "--new-session", "--hostname", "sandbox", "--proc", "/proc", "--dev", "/dev"]
-        for node in self.devices:
+        devices = _device_nodes()  # looked up each time: the driver creates some only on first use
+        for node in devices:
             cmd += ["--dev-bind", str(node), str(node)]
         cmd += ["--ro-bind", "/sys", "/sys"]
         for mount, size in (("/tmp", limits.file_size), ("/dev/shm", SHM_BYTES)):
@@ -224,7 +224,7 @@ class Sandbox:
             cmd += ["--setenv", key, value]
         cmd += ["/bin/sh", "-c", OOM_WRAPPER, "sandbox"]
         if uid is not None:
-            groups = sorted({os.stat(d).st_gid for d in self.devices if os.stat(d).st_mode & 0o006 != 0o006})
+            groups = sorted({os.stat(d).st_gid for d in devices if os.stat(d).st_mode & 0o006 != 0o006})
             cmd += [self.tools["setpriv"], f"--reuid={uid}", f"--regid={uid}",
                     f"--groups={','.join(map(str, groups))}" if groups else "--clear-groups",
                     "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]

@@ -67,7 +67,7 @@ def new_prefix() -> str:
 def command(sanitizer: str, tool: str, harness: str, task: str, dtype: str, shape: str, seed: int, log: str,
             prefix: str, case_timeout: float) -> list[str]:
     cmd = [sanitizer, "--tool", tool, "--error-exitcode", str(ERROR_EXIT), "--print-limit", str(PRINT_LIMIT),
-           "--show-backtrace", "no", "--prefix", prefix, "--log-file", log]
+           "--show-backtrace", "device", "--prefix", prefix, "--log-file", log]
     if tool == "memcheck":
         cmd += ["--leak-check", "no"]
     elif tool == "racecheck":
