@@ -47,7 +47,9 @@ def describe_exit(returncode: int) -> str:
             name = f"signal {-returncode}"
         return {"SIGSEGV": "crashed with a segmentation fault (SIGSEGV)", "SIGABRT": "aborted (SIGABRT)",
                 "SIGKILL": "was killed (SIGKILL)", "SIGFPE": "crashed with an arithmetic error (SIGFPE)",
-                "SIGBUS": "crashed with a bus error (SIGBUS)"}.get(name, f"was ended by {name}")
+                "SIGBUS": "crashed with a bus error (SIGBUS)",
+                "SIGXCPU": "used up its CPU-time limit (SIGXCPU)",
+                "SIGXFSZ": "tried to write a file larger than its limit (SIGXFSZ)"}.get(name, f"was ended by {name}")
     return f"exited with status {returncode}"
 
 
@@ -70,6 +72,7 @@ class HarnessServer:
             command, kwargs, cap = argv, {"env": env, "cwd": cwd}, STDERR_CAP
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      start_new_session=True, **kwargs)  # its own process group, killed as one
+        self.sandboxed = sandbox is not None
         self._stderr = CappedReader(self.proc.stderr, cap)
         self._stderr.start()
         self._selector = selectors.DefaultSelector()
@@ -129,10 +132,12 @@ class HarnessServer:
 
     def _wait_exit(self) -> int:
         try:
-            return self.proc.wait(timeout=10)
+            status = self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.kill()
-            return self.proc.wait()
+            status = self.proc.wait()
+        # bubblewrap reports a child killed by signal N as exit status 128 + N, as a shell does.
+        return -(status - 128) if self.sandboxed and 128 < status < 128 + 65 else status
 
     def _fail(self, kind: str, reason: str):
         self._stderr.join(timeout=2)

@@ -137,3 +137,53 @@ def test_every_command_that_runs_student_code_takes_the_sandbox_options():
         out = subprocess.run([sys.executable, "-m", "grader", command, "--help"], cwd=REPO, capture_output=True,
                              text=True).stdout
         assert "--bwrap PATH" in out and "--unsafe-no-sandbox" in out, command
+
+
+class Hoarding(FakeBackend):
+    """mallory's dot passes its checks, then, once checked for timing (check_runs 1), holds the GPU's
+    memory: the solution's check beside it fails until her process is gone."""
+
+    def __init__(self):
+        super().__init__()
+        self.hoarders = set()
+
+    def student_server(self, build, gpu):
+        server = super().student_server(build, gpu)
+        if b"hoards" in server.files.get("dot.cu", b""):
+            check = server.request
+
+            def request(message, timeout):
+                if message.get("op") == "check" and message.get("check_runs") == 1:
+                    self.hoarders.add(id(server))
+                return check(message, timeout)
+            server.request, server.close = request, lambda: self.hoarders.discard(id(server))
+        return server
+
+    def solution_server(self, gpu):
+        server = super().solution_server(gpu)
+        answer = server.request
+
+        def request(message, timeout):
+            if message.get("op") == "check" and self.hoarders:
+                return {"op": "error", "error": "cudaMalloc failed: out of memory"}
+            return answer(message, timeout)
+        server.request = request
+        return server
+
+
+def test_a_process_that_hoards_gpu_memory_when_timed_loses_its_timing_not_the_grading_run(tmp_path, registry,
+                                                                                          small_rubric):
+    files = {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks}
+    subs = tmp_path / "submissions"
+    write_submission(subs, "mallory", {**files, "dot.cu": "// fake: ok speed=1.0\n// hoards\n"})
+    write_submission(subs, "zed", files)
+    results = tmp_path / "results"
+    summary = grade(GradeOptions(subs, results, [None], jobs=1, progress=False, seed=3), small_rubric, registry,
+                    Hoarding())
+    assert len(summary.graded) == 2
+    db = sqlite3.connect(results / "grades.sqlite")
+    status, message = db.execute("SELECT c.status, c.message FROM cases c JOIN submissions s ON s.id = c.submission_id"
+                                 " WHERE s.student = 'mallory' AND c.task = 'dot' AND c.kind = 'timed'").fetchone()
+    assert status == "error" and "the solution could not run beside it" in message
+    assert db.execute("SELECT COUNT(*) FROM cases c JOIN submissions s ON s.id = c.submission_id "
+                      "WHERE s.student = 'zed' AND c.status != 'ok'").fetchone()[0] == 0

@@ -260,3 +260,18 @@ def test_without_bwrap_grading_is_refused_unless_told_to_run_unsafe(tmp_path, mo
 def test_a_bwrap_path_that_is_not_a_program_is_named(tmp_path):
     with pytest.raises(SandboxError, match="is not an executable file"):
         find_bwrap(str(tmp_path / "nope"))
+
+
+def test_a_harness_that_crashes_in_the_sandbox_is_reported_with_its_signal(sandbox, tmp_path):
+    """bubblewrap turns a child's signal into exit status 128 + N; the runner turns it back into words."""
+    from grader.runner import HarnessFailure, HarnessServer
+    fake = tmp_path / "bin" / "harness"
+    fake.parent.mkdir()
+    fake.write_text("#!/usr/bin/python3\nimport os, signal, sys\nsys.stdin.readline()\n"
+                    "os.kill(os.getpid(), signal.SIGSEGV)\n")
+    fake.chmod(0o755)
+    server = HarnessServer(fake, sandbox=sandbox, scratch=tmp_path / "scratch")
+    with pytest.raises(HarnessFailure) as e:
+        server.request({"op": "check"}, 20)
+    server.close()
+    assert e.value.kind == "crashed" and "segmentation fault (SIGSEGV)" in str(e.value)
