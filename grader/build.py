@@ -121,6 +121,8 @@ class Workspace:
         read_only = [self.pristine, self.build_dir / "lib", kernels] + ([self.deps_include] if self.deps_include else [])
         done = run(self.sandbox, make, timeout=timeout, read_only=read_only, writable=[out_dir], cwd=out_dir,
                    merge_stderr=True)
+        if done.stdout.startswith("bwrap: "):  # the sandbox itself failed before any student code ran
+            raise GraderError(f"the sandbox could not start a build: {done.stdout.strip()[:1000]}")
         log = self._readable(done.stdout, kernels)
         if done.timed_out:
             return BuildResult(False, None, done.seconds, log, f"the build took longer than its limit of {timeout:g} s")

@@ -218,6 +218,8 @@ def _sanitize_task(sub: Submission, build: BuildResult, backend: Backend, gpu: s
     skip = ""
     if any(c.status == "timeout" for c in own):
         skip = "not run: a case of this task did not finish within its time limit"
+    elif any(c.status == "protocol" for c in own):
+        skip = "not run: this task's results were forged on the harness's reply channel"
     outcomes = []
     for tool in rubric.sanitizer.tools:
         if not skip and time.monotonic() > deadline:

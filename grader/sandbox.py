@@ -52,7 +52,6 @@ SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives")  # what a dynamic program needs
 DEVICE_GLOBS = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset",
                 "/dev/nvidia[0-9]*", "/dev/nvidia-caps")
-SHM_BYTES = 64 * 1024 * 1024
 BASE_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 # Raise the OOM score (inherited by every child) before anything else runs; then go on to the command.
 OOM_WRAPPER = 'echo 1000 > /proc/self/oom_score_adj 2>/dev/null; exec "$@"'
@@ -66,7 +65,7 @@ class SandboxError(RuntimeError):
 class ResourceLimits:
     """What one sandboxed process tree may use (grader/rubric.toml's [limits])."""
     cpu_seconds: int
-    file_size: int  # bytes, the largest file it may write (and the size of its /tmp)
+    file_size: int  # bytes, the largest file it may write (and the size of its /tmp and /dev/shm)
     processes: int  # processes and threads at once
     output: int = DEFAULT_CAP  # bytes of stdout and of stderr kept
 
@@ -216,7 +215,7 @@ class Sandbox:
         for node in devices:
             cmd += ["--dev-bind", str(node), str(node)]
         cmd += ["--ro-bind", "/sys", "/sys"]
-        for mount, size in (("/tmp", limits.file_size), ("/dev/shm", SHM_BYTES)):
+        for mount, size in (("/tmp", limits.file_size), ("/dev/shm", limits.file_size)):
             cmd += ["--perms", "1777"] + (["--size", str(size)] if self.can_size_tmpfs else []) + ["--tmpfs", mount]
         cmd += self._binds(read_only, writable)  # after /tmp, so that paths under /tmp stay visible
         cmd += ["--chdir", str(cwd or home), "--clearenv"]
