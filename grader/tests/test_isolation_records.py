@@ -100,6 +100,9 @@ def test_a_forged_reply_voids_every_case_its_process_answered(tmp_path, registry
     assert {r[0] for r in voided} >= {"add"}
     mallory = pd.read_csv(results / "grades.csv").set_index("student").loc["mallory"]
     assert mallory["add_correctness"] == 0
+    checked = db.execute("SELECT r.status, r.message FROM sanitizer_runs r JOIN submissions s ON s.id = r.submission_id"
+                         " WHERE s.student = 'mallory' AND r.task = 'add'").fetchall()
+    assert checked and all(st == "skipped" and "forged" in msg for st, msg in checked)  # no tool run on forgery
     assert "**not trusted**: the harness's reply channel held lines no request asked for" in \
         (results / "feedback" / "mallory.md").read_text()
     alice = db.execute("SELECT COUNT(*) FROM cases c JOIN submissions s ON s.id = c.submission_id "
