@@ -200,7 +200,7 @@ class LocalBackend:
     def sanitize(self, sub: Submission, build: BuildResult, gpu: str | None, tool: str, task: str, dtype: str,
                  shape: str, seed: int, timeout: float) -> SanitizerOutcome:
         """One compute-sanitizer run of the student's harness on one case, in the sandbox."""
-        found = shutil.which("compute-sanitizer")
+        found = tool_runs.find_tool()
         if not found:
             return SanitizerOutcome(task, tool, dtype, shape, "unavailable",
                                     message="compute-sanitizer is not installed on the grading machine")

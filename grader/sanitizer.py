@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import re
 import secrets
+import shutil
 from dataclasses import dataclass
+from pathlib import Path
 
 ERROR_EXIT = 9  # --error-exitcode: the tool's exit status when it found errors
 PRINT_LIMIT = 10  # errors printed in full; the summary still counts them all
@@ -58,6 +60,17 @@ _ERROR_SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) errors?")
 class Findings:
     errors: int | None  # None: the report has no summary (the tool did not finish)
     report: str  # the first findings, capped
+
+
+def find_tool() -> str | None:
+    """compute-sanitizer on PATH, else where the CUDA toolkit of `nvcc` keeps it."""
+    found = shutil.which("compute-sanitizer")
+    nvcc = shutil.which("nvcc")
+    if not found and nvcc:
+        home = Path(nvcc).resolve().parent.parent
+        found = next((str(p) for p in (home / "bin" / "compute-sanitizer",
+                                       home / "compute-sanitizer" / "compute-sanitizer") if p.is_file()), None)
+    return found
 
 
 def new_prefix() -> str:

@@ -188,3 +188,15 @@ def test_an_unavailable_tool_costs_nothing():
     runs = [SanitizerOutcome("add", "memcheck", "float32", "1x1", "unavailable"),
             SanitizerOutcome("add", "racecheck", "float32", "1x1", "timeout")]
     assert apply_sanitizer_penalty(score, policy, 0.25, runs).correctness == 4
+
+
+def test_the_tool_is_found_beside_nvcc_when_it_is_not_on_path(tmp_path, monkeypatch):
+    toolkit = tmp_path / "cuda"
+    for tool in (toolkit / "bin" / "nvcc", toolkit / "compute-sanitizer" / "compute-sanitizer"):
+        tool.parent.mkdir(parents=True, exist_ok=True)
+        tool.write_text("#!/bin/sh\n")
+        tool.chmod(0o755)
+    monkeypatch.setenv("PATH", str(toolkit / "bin"))
+    assert sanitizer.find_tool() == str(toolkit / "compute-sanitizer" / "compute-sanitizer")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert sanitizer.find_tool() is None
