@@ -248,9 +248,10 @@ def _timed_case(task: str, dtype: str, shape: str, seed: int, student: _StudentP
             reference = solution.request(message, rubric.limits.case)
             if reference.get("status") != "ok":
                 raise GraderError(f"the solution failed its own check at {task} {dtype} {shape}: {reference}")
-            case.status = "error"
-            case.message = ("not timed: while your code's process was running, the solution could not run beside "
-                            "it on the GPU (your code probably held most of the GPU's memory)")
+            if case.status == "ok":  # (closing may have found a forged reply: that verdict stands)
+                case.status = "error"
+                case.message = ("not timed: while your code's process was running, the solution could not run "
+                                "beside it on the GPU (your code probably held most of the GPU's memory)")
             return case
         case.paired = time_pairs(student, solution, rubric.timing, rubric.limits.case)
         if case.paired.status != "ok":
