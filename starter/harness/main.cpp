@@ -224,15 +224,15 @@ int main(int argc, char** argv) {
         // neither read the grader's next request nor print into the replies.
         const int request_fd = hide_descriptor(STDIN_FILENO);
         const int reply_fd = hide_descriptor(STDOUT_FILENO);
-        const int null_fd = open("/dev/null", O_RDONLY);
+        const int null_fd = open("/dev/null", O_RDONLY);  // the lowest free descriptor: 0, now stdin's was moved
         std::FILE* requests = request_fd >= 0 ? fdopen(request_fd, "r") : nullptr;
         std::FILE* replies = reply_fd >= 0 ? fdopen(reply_fd, "w") : nullptr;
-        if (!requests || !replies || null_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0 ||
+        if (!requests || !replies || null_fd < 0 || (null_fd != STDIN_FILENO && dup2(null_fd, STDIN_FILENO) < 0) ||
             dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
             std::perror("harness: cannot set up --serve's channels");
             return kCannotRun;
         }
-        close(null_fd);
+        if (null_fd != STDIN_FILENO) close(null_fd);
         __gnu_cxx::stdio_filebuf<char> request_buffer(requests, std::ios::in);
         std::istream request_stream(&request_buffer);
         try {
