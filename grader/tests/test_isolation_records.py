@@ -15,7 +15,7 @@ from grader.report import summary_table, write_reports
 from grader.sandbox import Unsandboxed
 from grader.store import Store
 from grader.tests.conftest import REPO, write_submission
-from grader.tests.fakes import FakeBackend, FakeServer
+from grader.tests.fakes import FakeBackend
 
 BUBBLEWRAP = ("bubblewrap 0.8.0 (/usr/bin/bwrap): no network, read-only system, writable scratch only, own "
               "pid/ipc/uts namespaces, uid 65534 in a user namespace, GPU device nodes passed through")
