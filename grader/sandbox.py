@@ -129,6 +129,20 @@ def _device_nodes() -> list[Path]:
     return sorted({Path(p) for pattern in DEVICE_GLOBS for p in glob.glob(pattern)})
 
 
+def _bwrap_environment(bwrap: Path) -> dict[str, str]:
+    """The environment bwrap itself starts in: PATH, plus, for a bwrap unpacked with `dpkg -x` together with
+    its libraries (libselinux1, libcap2, libpcre2-8-0) on a machine that lacks them, those libraries."""
+    env = {"PATH": os.environ.get("PATH", ":".join(BASE_PATH))}
+    try:
+        subprocess.run([str(bwrap), "--version"], capture_output=True, text=True, env=env, check=True)
+        return env
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    tree = bwrap.parent.parent.parent if bwrap.parent.name == "bin" and bwrap.parent.parent.name == "usr" else None
+    unpacked = sorted(glob.glob(f"{tree}/usr/lib/*-linux-gnu") + glob.glob(f"{tree}/lib/*-linux-gnu")) if tree else []
+    return {**env, "LD_LIBRARY_PATH": ":".join(unpacked)} if unpacked else env
+
+
 class Sandbox:
     """bubblewrap, configured once per grading run; `wrap` turns a command into its sandboxed form."""
 
@@ -136,11 +150,16 @@ class Sandbox:
         self.bwrap = Path(bwrap)
         self.limits = limits
         self.privileged = os.geteuid() == 0
-        help_text = subprocess.run([str(self.bwrap), "--help"], capture_output=True, text=True).stdout
-        self.can_disable_userns = "--disable-userns" in help_text
-        self.can_size_tmpfs = "--size" in help_text  # bubblewrap 0.7 and later
-        version = subprocess.run([str(self.bwrap), "--version"], capture_output=True, text=True).stdout.split()
-        self.version = version[-1] if version else "?"
+        self.bwrap_env = _bwrap_environment(self.bwrap)
+        try:
+            about = [subprocess.run([str(self.bwrap), flag], capture_output=True, text=True, env=self.bwrap_env,
+                                    check=True).stdout for flag in ("--help", "--version")]
+        except (OSError, subprocess.CalledProcessError) as e:
+            said = getattr(e, "stderr", "") or str(e)
+            raise SandboxError(f"bubblewrap at {self.bwrap} does not start: {' '.join(said.split())[:500]}") from None
+        self.can_disable_userns = "--disable-userns" in about[0]
+        self.can_size_tmpfs = "--size" in about[0]  # bubblewrap 0.7 and later
+        self.version = about[1].split()[-1] if about[1].split() else "?"
         self.toolkit, self.toolkit_bins = _toolkit_dirs()
         self.library_dirs = [Path(p) for p in os.environ.get("LD_LIBRARY_PATH", "").split(":") if p and Path(p).is_dir()]
         self.tools = {}
@@ -228,7 +247,7 @@ class Sandbox:
                     f"--groups={','.join(map(str, groups))}" if groups else "--clear-groups",
                     "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
         cmd += _prlimit(self.tools["prlimit"], limits) + [str(a) for a in argv]
-        return cmd, {"env": {"PATH": os.environ.get("PATH", ":".join(BASE_PATH))}, "umask": 0o022}
+        return cmd, {"env": dict(self.bwrap_env), "umask": 0o022}
 
     def _environment(self, home: Path, gpu: str | None) -> dict[str, str]:
         path = list(dict.fromkeys([*self.toolkit_bins, *BASE_PATH]))

@@ -275,3 +275,27 @@ def test_a_harness_that_crashes_in_the_sandbox_is_reported_with_its_signal(sandb
         server.request({"op": "check"}, 20)
     server.close()
     assert e.value.kind == "crashed" and "segmentation fault (SIGSEGV)" in str(e.value)
+
+
+def test_a_bwrap_unpacked_with_its_libraries_finds_them(tmp_path):
+    """On a machine without a package index, bubblewrap and the libraries it needs come unpacked (dpkg -x)
+    in one tree; a bwrap whose libraries are missing from the system loads them from that tree."""
+    from grader.sandbox import _bwrap_environment
+    tree = tmp_path / "root"
+    (tree / "usr" / "bin").mkdir(parents=True)
+    (tree / "usr" / "lib" / "x86_64-linux-gnu").mkdir(parents=True)
+    fake = tree / "usr" / "bin" / "bwrap"
+    fake.write_text('#!/bin/sh\ncase ":$LD_LIBRARY_PATH:" in *"/usr/lib/x86_64-linux-gnu:"*) echo "bubblewrap 0.8.0";;'
+                    ' *) echo "bwrap: error while loading shared libraries: libselinux.so.1" >&2; exit 127;; esac\n')
+    fake.chmod(0o755)
+    env = _bwrap_environment(fake)
+    assert env["LD_LIBRARY_PATH"] == str(tree / "usr" / "lib" / "x86_64-linux-gnu")
+    assert Sandbox(fake).version == "0.8.0"
+
+
+def test_a_bwrap_that_cannot_start_is_named(tmp_path):
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'error while loading shared libraries: libcap.so.2' >&2; exit 127\n")
+    fake.chmod(0o755)
+    with pytest.raises(SandboxError, match="does not start: error while loading shared libraries: libcap.so.2"):
+        Sandbox(fake)
