@@ -25,13 +25,13 @@ __global__ void transpose_kernel(const T* in, T* out, int rows, int cols) {
     }
 }
 
-struct Plan {
+}  // namespace
+
+struct TransposePlan {
     int rows, cols;
     dim3 grid, block;
 };
-Plan* plan;  // meant to be set up once... never is
-
-}  // namespace
+TransposePlan* plan = nullptr;  // meant to be set up once... never is
 
 template <typename T>
 void transpose(const T* in, T* out, int rows, int cols) {
