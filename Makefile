@@ -17,8 +17,9 @@
 #                 figures in handout/figures/: make bench on the grading GPU)
 #   make dist     the student tarball, dist/<assignment>-starter.tar.gz:
 #                 starter, handout, public data, header libraries; leak-checked
-#   make deps     install the build's header libraries and the tests' Python
-#                 packages (done by demo and check on first use; idempotent)
+#   make deps     install the build's header libraries, bubblewrap (the grader's
+#                 sandbox) and the tests' Python packages (done by demo and check
+#                 on first use; idempotent)
 #
 # Students work in starter/ (make test, make bench); see README.md.
 
@@ -41,12 +42,19 @@ PYTHON_READY := .venv/.installed
 endif
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# The grader sandboxes student code in bubblewrap: Debian's package, or a bwrap
+# binary unpacked into .deps/ (dpkg -x) on machines without a package index.
+BWRAP ?= $(if $(wildcard .deps/root/usr/bin/bwrap),$(abspath .deps/root/usr/bin/bwrap))
+ifneq ($(strip $(BWRAP)),)
+export BWRAP
+endif
 HEADER_PACKAGES := $(shell $(MAKE) -s --no-print-directory -C starter header-packages)
 
 RESULTS ?= results
 
-.PHONY: demo check data deps deps-headers deps-pandoc deps-browser build grade bench bench-reference gradescope \
-        handout dist harness leaderboard
+.PHONY: demo check data deps deps-headers deps-pandoc deps-browser deps-sandbox build grade bench bench-reference \
+        gradescope handout dist harness leaderboard
 # Grades the sample class in data/sample-submissions against the solution.
 demo: deps build
 	$(PYTHON) -m grader grade data/sample-submissions --results $(RESULTS)/demo --regrade
@@ -111,7 +119,17 @@ build: deps-headers
 data: deps build
 	$(PYTHON) data/generate.py --harness starter/build/starter/harness
 
-deps: deps-headers $(PYTHON_READY)
+deps: deps-headers deps-sandbox $(PYTHON_READY)
+
+# bubblewrap, which every build and run of student code goes through (grader/sandbox.py).
+deps-sandbox:
+	@if [ -n "$(BWRAP)" ]; then test -x "$(BWRAP)" || { echo "BWRAP=$(BWRAP) is not an executable" >&2; exit 1; }; \
+	elif ! command -v bwrap >/dev/null; then \
+	  if ! command -v apt-get >/dev/null; then \
+	    echo "Missing bubblewrap (bwrap): install it, or set BWRAP=path/to/bwrap." >&2; exit 1; fi; \
+	  echo "Installing bubblewrap"; \
+	  $(SUDO) apt-get install -y -q bubblewrap || { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q bubblewrap; }; \
+	fi
 
 # Debian's packages where the headers are missing; DEPS_INCLUDE=dir skips this.
 deps-headers:

@@ -5,7 +5,9 @@ headers, the stubs and the Makefile, never a student's) into its work
 directory, builds the harness library there, and builds the solution. Each
 submission then gets a fresh kernels folder holding only its recognized task
 files (the stubs stand in for missing ones), which is compiled and linked
-against that library with a wall-clock limit.
+against that library with a wall-clock limit, inside the sandbox
+(grader/sandbox.py): it sees the pristine harness, the library and its own
+files read-only, and can write only its own build folder.
 """
 from __future__ import annotations
 
@@ -13,16 +15,19 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader import sanitizer as tool_runs
 from grader.intake import Submission
 from grader.registry import Registry
+from grader.results import SanitizerOutcome
 from grader.runner import HarnessServer
+from grader.sandbox import ResourceLimits, Unsandboxed, run
 
 REPO = Path(__file__).resolve().parents[1]
 BUILD_LOG_CAP = 20000  # characters of compiler output kept for feedback
+HARNESS_CANNOT_RUN = 4  # the harness's exit status when it could not run at all (no CUDA device, ...)
 
 
 @dataclass
@@ -52,15 +57,21 @@ def run_limited(cmd: list[str], timeout: float, cwd: Path | None = None) -> tupl
 
 
 class Workspace:
-    """The grader's private build tree for one grading run."""
+    """The grader's private build tree for one grading run. Submissions are built in `sandbox`
+    (without one, only a wall clock and output cap apply: for trusted code and tests)."""
 
-    def __init__(self, work: Path, arch: str | None = None, repo: Path = REPO):
+    def __init__(self, work: Path, arch: str | None = None, repo: Path = REPO, sandbox=None):
         self.repo = repo
         self.work = Path(work).resolve()
         self.pristine = self.work / "pristine"
         self.build_dir = self.work / "build"
         self.kernel_dirs = self.work / "kernels"
+        self.scratch = self.work / "scratch"
         self.arch = arch
+        self.sandbox = sandbox if sandbox is not None else Unsandboxed()
+        # Header libraries outside the system's include path (make's DEPS_INCLUDE), shown to builds read-only.
+        deps = os.environ.get("DEPS_INCLUDE", "")
+        self.deps_include = Path(deps).resolve() if deps and Path(deps).is_dir() else None
 
     def _make(self, *args: str) -> list[str]:
         cmd = ["make", "-s", "-C", str(self.pristine), f"BUILD={self.build_dir}", *args]
@@ -73,6 +84,10 @@ class Workspace:
             shutil.rmtree(self.pristine)
         shutil.copytree(self.repo / "starter", self.pristine, ignore=shutil.ignore_patterns("build", "__pycache__"))
         self.kernel_dirs.mkdir(parents=True, exist_ok=True)
+        if not self.arch:  # detected once, here; a sandboxed build then needs no nvidia-smi of its own
+            status, out = run_limited(["make", "-s", "--no-print-directory", "-C", str(self.pristine), "print-arch"],
+                                      timeout=120)
+            self.arch = out.strip() if status == 0 and out.strip().startswith("sm_") else None
         status, out = run_limited(self._make(f"-j{jobs}", "lib"), timeout=1800)
         if status != 0:
             raise GraderError(f"building the pristine harness failed:\n{out[-4000:]}")
@@ -96,15 +111,24 @@ class Workspace:
         for name, data in {**self.stub_files(), **sub.files}.items():
             (kernels / name).write_bytes(data)
         tag = f"submission-{sub.student}"
-        start = time.monotonic()
-        status, out = run_limited(self._make("harness", f"KERNELS={kernels}", f"KTAG={tag}"), timeout=timeout)
-        seconds = time.monotonic() - start
-        log = self._readable(out, kernels)
-        if status is None:
-            return BuildResult(False, None, seconds, log, f"the build took longer than its limit of {timeout:g} s")
-        if status != 0:
-            return BuildResult(False, None, seconds, log, "your code does not compile (the compiler's messages follow)")
-        return BuildResult(True, self.build_dir / tag / "harness", seconds, log)
+        out_dir = self.build_dir / tag
+        shutil.rmtree(out_dir, ignore_errors=True)
+        out_dir.mkdir(parents=True)
+        make = self._make("harness", f"KERNELS={kernels}", f"KTAG={tag}")
+        if self.deps_include:
+            make.append(f"DEPS_INCLUDE={self.deps_include}")
+        read_only = [self.pristine, self.build_dir / "lib", kernels] + ([self.deps_include] if self.deps_include else [])
+        done = run(self.sandbox, make, timeout=timeout, read_only=read_only, writable=[out_dir], cwd=out_dir,
+                   merge_stderr=True)
+        if done.stdout.startswith("bwrap: "):  # the sandbox itself failed before any student code ran
+            raise GraderError(f"the sandbox could not start a build: {done.stdout.strip()[:1000]}")
+        log = self._readable(done.stdout, kernels)
+        if done.timed_out:
+            return BuildResult(False, None, done.seconds, log, f"the build took longer than its limit of {timeout:g} s")
+        if done.status != 0:
+            return BuildResult(False, None, done.seconds, log,
+                               "your code does not compile (the compiler's messages follow)")
+        return BuildResult(True, out_dir / "harness", done.seconds, log)
 
     def _readable(self, out: str, kernels: Path) -> str:
         """The compiler's output with the grader's paths taken out, capped for feedback."""
@@ -115,14 +139,25 @@ class Workspace:
 
 
 class LocalBackend:
-    """Builds with nvcc in a private workspace and runs harnesses on this machine's GPUs."""
+    """Builds with nvcc in a private workspace and runs harnesses on this machine's GPUs; student code
+    (its build, its harness processes, its sanitizer runs) in `isolation` (grader.sandbox)."""
 
-    sandbox = "none: student code runs as the grader's user, without isolation"
-
-    def __init__(self, work: Path, arch: str | None = None):
-        self.workspace = Workspace(work, arch)
+    def __init__(self, work: Path, arch: str | None = None, isolation=None):
+        self.isolation = isolation if isolation is not None else Unsandboxed()
+        if getattr(self.isolation, "privileged", False):
+            os.umask(os.umask(0) & 0o022)  # what the grader writes stays readable to the sandbox's own user
+        self.workspace = Workspace(work, arch, sandbox=self.isolation)
         self.solution: Path | None = None
         self.registry: Registry | None = None
+
+    @property
+    def sandbox(self) -> str:
+        """How student code is isolated, in words (stored with the grading run)."""
+        return self.isolation.description
+
+    def set_limits(self, limits):
+        """The rubric's [limits] for everything student code runs (grader.rubric.Limits)."""
+        self.isolation.limits = ResourceLimits.from_rubric(limits)
 
     def prepare(self, jobs: int) -> Registry:
         """Builds the pristine harness and the solution; returns the harness's task registry."""
@@ -138,7 +173,54 @@ class LocalBackend:
         return self.workspace.build(sub, timeout)
 
     def student_server(self, build: BuildResult, gpu: str | None) -> HarnessServer:
-        return HarnessServer(build.harness, gpu)
+        scratch = self.workspace.scratch / build.harness.parent.name / "serve"
+        shutil.rmtree(scratch, ignore_errors=True)
+        return HarnessServer(build.harness, gpu, sandbox=self.isolation, scratch=scratch)
 
     def solution_server(self, gpu: str | None) -> HarnessServer:
         return HarnessServer(self.solution, gpu)
+
+    def check_gpu(self, gpu: str | None):
+        """The solution's harness, started in the sandbox, must reach the GPU: otherwise every student's
+        case would fail for a reason that is the grader's, not theirs."""
+        with HarnessServer(self.solution, gpu) as outside:  # the driver makes its device nodes on first use
+            outside.request({"op": "hello"}, 120)
+        scratch = self.workspace.scratch / "gpu-check"
+        shutil.rmtree(scratch, ignore_errors=True)
+        server = HarnessServer(self.solution, gpu, sandbox=self.isolation, scratch=scratch)
+        try:
+            server.request({"op": "hello"}, 120)
+        except Exception as e:  # noqa: BLE001 - any failure here is the sandbox's
+            raise GraderError(f"the harness cannot use the GPU inside the sandbox ({e}): "
+                              f"{server.stderr.strip()[-1500:] or 'no message'}") from None
+        finally:
+            server.close()
+
+    def sanitize(self, sub: Submission, build: BuildResult, gpu: str | None, tool: str, task: str, dtype: str,
+                 shape: str, seed: int, timeout: float) -> SanitizerOutcome:
+        """One compute-sanitizer run of the student's harness on one case, in the sandbox."""
+        found = tool_runs.find_tool()
+        if not found:
+            return SanitizerOutcome(task, tool, dtype, shape, "unavailable",
+                                    message="compute-sanitizer is not installed on the grading machine")
+        scratch = self.workspace.scratch / build.harness.parent.name / f"{tool}-{task}"
+        shutil.rmtree(scratch, ignore_errors=True)
+        prefix = tool_runs.new_prefix()
+        log = scratch / f"{prefix.strip('=')}.log"
+        cmd = tool_runs.command(found, tool, str(build.harness), task, dtype, shape, seed, str(log), prefix,
+                                case_timeout=max(5.0, timeout - 15))
+        done = run(self.isolation, cmd, timeout=timeout, read_only=[build.harness], writable=[scratch], gpu=gpu)
+        text = log.read_text(errors="replace") if log.is_file() else ""
+        shutil.rmtree(scratch, ignore_errors=True)
+        findings = tool_runs.parse(text, prefix)
+        report = self.workspace._readable(findings.report, self.workspace.kernel_dirs / sub.student)
+        outcome = SanitizerOutcome(task, tool, dtype, shape, "clean", 0, report, seconds=done.seconds)
+        if done.timed_out:
+            outcome.status, outcome.message = "timeout", f"compute-sanitizer did not finish within {timeout:g} s"
+        elif findings.errors is None or (not findings.errors and done.status == HARNESS_CANNOT_RUN):
+            outcome.status = "failed"
+            outcome.message = (f"compute-sanitizer gave no verdict (exit status {done.status}): "
+                               + (done.stdout + done.stderr).strip()[-1000:])
+        elif findings.errors:
+            outcome.status, outcome.errors = "errors", findings.errors
+        return outcome

@@ -29,6 +29,7 @@ from grader.leaderboard import PublishOptions, open_store, publish
 from grader.registry import Registry, RegistryError
 from grader.report import summary_table, write_reports
 from grader.rubric import DEFAULT_RUBRIC, Rubric, RubricError, load_rubric
+from grader.sandbox import UNSAFE_FLAG, SandboxError, make_sandbox
 from grader.store import Store, StoreError
 
 
@@ -65,12 +66,31 @@ def registry_from_store(results: Path) -> Registry:
     return Registry.from_json(json.loads(run["registry"]))
 
 
+def isolation(args, work: Path):
+    """The sandbox student code runs in, checked to work here; refuses without bubblewrap unless told."""
+    work.mkdir(parents=True, exist_ok=True)
+    chosen = make_sandbox(args.unsafe_no_sandbox, args.bwrap, work)
+    if args.unsafe_no_sandbox:
+        print(f"grader: WARNING: {UNSAFE_FLAG}: student code runs with this user's rights, without isolation; "
+              "every result stored says so", file=sys.stderr)
+    return chosen
+
+
+def prepared_backend(args, work: Path, jobs: int, gpu: str | None, sandbox) -> tuple[LocalBackend, Registry]:
+    backend = LocalBackend(work, args.arch, sandbox)
+    print(f"building the harness and the solution in {backend.workspace.work} ...", file=sys.stderr)
+    registry = backend.prepare(jobs)
+    if not args.unsafe_no_sandbox:
+        backend.check_gpu(gpu)
+    return backend, registry
+
+
 def cmd_grade(args) -> int:
     results = Path(args.results)
-    backend = LocalBackend(Path(args.work) if args.work else results / "work", args.arch)
+    work = Path(args.work) if args.work else results / "work"
+    sandbox = isolation(args, work)  # refuses before anything else happens
     gpus = gpu_list(args.gpus)
-    print(f"building the harness and the solution in {backend.workspace.work} ...", file=sys.stderr)
-    registry = backend.prepare(args.jobs)
+    backend, registry = prepared_backend(args, work, args.jobs, gpus[0], sandbox)
     rubric = load_rubric(Path(args.rubric), registry)
     summary = grade(GradeOptions(Path(args.submissions), results, gpus, args.jobs, args.regrade, args.seed,
                                  not args.no_progress), rubric, registry, backend)
@@ -117,8 +137,8 @@ def cmd_export(args) -> int:
 
 
 def _grade_one(args, entry: Path):
-    backend = LocalBackend(Path(args.work), args.arch)
-    registry = backend.prepare(os.cpu_count() or 2)
+    work = Path(args.work)
+    backend, registry = prepared_backend(args, work, os.cpu_count() or 2, args.gpu, isolation(args, work))
     rubric = load_rubric(Path(args.rubric), registry)
     return grade_single(entry, rubric, registry, backend, args.gpu), rubric
 
@@ -183,10 +203,17 @@ def parser() -> argparse.ArgumentParser:
         if results:
             q.add_argument("--results", default="results", help="results directory (default: %(default)s)")
 
+    def sandboxing(q):
+        q.add_argument("--bwrap", default=None, metavar="PATH",
+                       help="the bubblewrap binary to sandbox student code with (default: $BWRAP, else bwrap on PATH)")
+        q.add_argument(UNSAFE_FLAG, action="store_true",
+                       help="run student code without a sandbox, with this user's rights (every result says so)")
+
     def one(q):
         q.add_argument("--work", default="/tmp/grader-work", help="build directory (default: %(default)s)")
         q.add_argument("--gpu", default=None, help="CUDA device index to use (default: the first visible)")
         q.add_argument("--arch", default=None, help="GPU architecture to build for, e.g. sm_90 (default: detected)")
+        sandboxing(q)
 
     g = sub.add_parser("grade", help="grade a directory of submissions",
                        description="Grade every submission in SUBMISSIONS (a folder, .tar.gz, .tgz or .zip per "
@@ -200,6 +227,7 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--work", default=None, help="build directory (default: RESULTS/work)")
     g.add_argument("--arch", default=None, help="GPU architecture to build for, e.g. sm_90 (default: detected)")
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sandboxing(g)
     g.set_defaults(func=cmd_grade)
 
     r = sub.add_parser("report", help="rewrite grades.csv and feedback/ from the store",
@@ -258,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except (GraderError, RubricError, RegistryError, StoreError, ExportError) as e:
+    except (GraderError, RubricError, RegistryError, StoreError, ExportError, SandboxError) as e:
         print(f"grader: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -9,6 +9,7 @@ from grader.leaderboard.board import METRIC_DECIMALS
 from grader.report import CASE_WORDS, grades_table
 from grader.results import SubmissionResult
 from grader.rubric import Rubric
+from grader.sanitizer import meaning, summary_sentence
 from grader.store import Store
 
 CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -72,6 +73,10 @@ def _case_lines(result: SubmissionResult, task: str) -> str:
             ci = c.paired.speedup
             lines.append(f"timed {c.dtype} {c.shape}: speedup {ci.median:.3g} against the solution "
                          f"(95% interval {ci.low:.3g} to {ci.high:.3g}), credit {100 * (c.credit or 0):.0f}%")
+    for f in result.sanitizer:
+        if f.task == task and f.found_errors:
+            lines.append(f"{summary_sentence(f.tool, f.errors)} on {f.dtype} {f.shape}: {meaning(f.report)}\n"
+                         f"{f.report}".rstrip())
     return "\n".join(lines)
 
 

@@ -5,8 +5,9 @@ Builds run in parallel on the CPU (--jobs); each GPU gets one worker
 cases, then, for tasks whose correctness is complete, the timed cases paired
 with the solution. Student code runs in a `harness --serve` process that is
 replaced after any hang, crash or GPU fault, so one bad case ends only
-itself. Every submission's results are stored in one transaction as soon as
-it is done.
+itself; after a task's correctness cases, compute-sanitizer checks one small
+case of it. Every submission's results are stored in one transaction as soon
+as it is done.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from grader.build import BuildResult, GraderError
 from grader.intake import Submission, list_entries, read_submission
 from grader.paired import time_pairs
 from grader.registry import Registry
-from grader.results import REVIEW_FLAG, CaseOutcome, SubmissionResult
+from grader.results import REVIEW_FLAG, CaseOutcome, SanitizerOutcome, SubmissionResult
 from grader.rubric import Rubric, TaskPolicy
 from grader.runner import HarnessFailure
 from grader.score import score_submission, zero_scores
@@ -54,6 +55,11 @@ class Backend(Protocol):
 
     def solution_server(self, gpu: str | None) -> Server: ...
 
+    def sanitize(self, sub: Submission, build: BuildResult, gpu: str | None, tool: str, task: str, dtype: str,
+                 shape: str, seed: int, timeout: float) -> SanitizerOutcome: ...
+
+    def set_limits(self, limits) -> None: ...
+
 
 @dataclass
 class GradeOptions:
@@ -76,23 +82,42 @@ class GradeSummary:
 
 
 class _StudentProcess:
-    """The student's harness process for one submission, restarted after every failure."""
+    """The student's harness process for one submission, restarted after every failure.
+
+    A reply forged on the harness's channel is found at the latest when the process ends (the
+    harness's own reply follows it); then no reply that process gave can be trusted, and every case
+    it answered becomes a protocol failure."""
 
     def __init__(self, backend: Backend, build: BuildResult, gpu: str | None):
         self.backend, self.build, self.gpu = backend, build, gpu
         self.server: Server | None = None
+        self.answered: list[CaseOutcome] = []  # cases decided by the current process's replies
 
     def request(self, message: dict, timeout: float) -> dict:
         if self.server is None:
             self.server = self.backend.student_server(self.build, self.gpu)
         try:
             reply = self.server.request(message, timeout)
-        except HarnessFailure:
+        except HarnessFailure as failure:
+            if failure.kind == "protocol":
+                self._distrust(str(failure))
             self.close()
             raise
         if reply.get("context_lost"):
             self.close()  # the process exits after such a fault; the next case gets a new one
         return reply
+
+    def answered_by(self, case: CaseOutcome) -> CaseOutcome:
+        self.answered.append(case)
+        return case
+
+    def _distrust(self, reason: str):
+        for case in self.answered:
+            if case.status != "protocol":
+                case.status, case.message, case.hint = "protocol", reason, ""
+                if case.paired is not None:
+                    case.paired = None
+        self.answered = []
 
     def release(self, timeout: float):
         """Frees the case's GPU memory, if the process is still there to hold it."""
@@ -105,7 +130,11 @@ class _StudentProcess:
     def close(self):
         if self.server is not None:
             self.server.close()
+            violation = getattr(self.server, "violation", "")
             self.server = None
+            if violation:
+                self._distrust(violation)
+        self.answered = []
 
 
 def _outcome_from_reply(task: str, dtype: str, shape: str, kind: str, seed: int, reply: dict) -> CaseOutcome:
@@ -151,8 +180,8 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                     message = {"op": "check", "task": policy.id, "dtype": dtype, "shape": shape, "seed": seed,
                                "check_runs": 2}
                     try:
-                        case = _outcome_from_reply(policy.id, dtype, shape, "correctness", seed,
-                                                   student.request(message, case_limit))
+                        case = student.answered_by(_outcome_from_reply(policy.id, dtype, shape, "correctness", seed,
+                                                                       student.request(message, case_limit)))
                     except HarnessFailure as f:
                         case = _failure_outcome(policy.id, dtype, shape, "correctness", seed, f)
                     result.cases.append(case)
@@ -160,6 +189,9 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                         stop = "not implemented yet"
                     elif case.status == "timeout":  # the next case would most likely hang just the same
                         stop = "skipped: an earlier case of this task did not finish within its time limit"
+            if rubric.sanitizer.tools:
+                student.close()  # the tool's run gets a GPU that no process of this student still holds
+            result.sanitizer += _sanitize_task(sub, build, backend, gpu, rubric, policy, result.cases, seed, deadline)
             correct = all(c.passed for c in result.cases if c.task == policy.id and c.kind == "correctness")
             if correct:
                 for shape in policy.timed:
@@ -171,7 +203,7 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                                                     _clock(backend)))
     finally:
         student.close()
-    result.scores = score_submission(rubric, result.cases)
+    result.scores = score_submission(rubric, result.cases, result.sanitizer)
     result.seconds = time.monotonic() - start
     return result
 
@@ -185,19 +217,56 @@ def _clock(backend: Backend) -> Callable[[], float]:
 SLOW_CHECK_SHARE = 0.1
 
 
+def _sanitize_task(sub: Submission, build: BuildResult, backend: Backend, gpu: str | None, rubric: Rubric, policy,
+                   cases: list[CaseOutcome], seed: int, deadline: float) -> list[SanitizerOutcome]:
+    """compute-sanitizer's tools on the task's small case, unless the task never ran or hung."""
+    shape = rubric.sanitizer.shape(policy.id)
+    own = [c for c in cases if c.task == policy.id and c.kind == "correctness"]
+    if not rubric.sanitizer.tools or shape is None or not own or \
+            all(c.status in ("missing", "not_implemented", "skipped") for c in own):
+        return []
+    dtype = policy.timed_dtype
+    skip = ""
+    if any(c.status == "timeout" for c in own):
+        skip = "not run: a case of this task did not finish within its time limit"
+    elif any(c.status == "protocol" for c in own):
+        skip = "not run: this task's results were forged on the harness's reply channel"
+    outcomes = []
+    for tool in rubric.sanitizer.tools:
+        if not skip and time.monotonic() > deadline:
+            skip = f"not run: the submission's time limit of {rubric.limits.submission:.0f} s ran out"
+        if skip:
+            outcomes.append(SanitizerOutcome(policy.id, tool, dtype, shape, "skipped", message=skip))
+            continue
+        outcomes.append(backend.sanitize(sub, build, gpu, tool, policy.id, dtype, shape, seed,
+                                         rubric.limits.sanitizer))
+    return outcomes
+
+
 def _timed_case(policy: TaskPolicy, shape: str, seed: int, student: _StudentProcess, solution: Server,
                 rubric: Rubric, clock: Callable[[], float] = time.monotonic) -> CaseOutcome:
     task, dtype = policy.id, policy.timed_dtype
     message = {"op": "check", "task": task, "dtype": dtype, "shape": shape, "seed": seed, "check_runs": 1}
     started = clock()
     try:
-        case = _outcome_from_reply(task, dtype, shape, "timed", seed, student.request(message, rubric.limits.case))
+        case = student.answered_by(_outcome_from_reply(task, dtype, shape, "timed", seed,
+                                                       student.request(message, rubric.limits.case)))
         if case.status != "ok":
             return case
         student_check = clock() - started
         reference = solution.request(message, rubric.limits.case)
         if reference.get("status") != "ok":
-            raise GraderError(f"the solution failed its own check at {task} {dtype} {shape}: {reference}")
+            # The GPU is shared with the student's process: if that process holds its memory, the solution
+            # cannot run beside it. Free it and try once more; only a second failure is the grader's.
+            student.close()
+            reference = solution.request(message, rubric.limits.case)
+            if reference.get("status") != "ok":
+                raise GraderError(f"the solution failed its own check at {task} {dtype} {shape}: {reference}")
+            if case.status == "ok":  # (closing may have found a forged reply: that verdict stands)
+                case.status = "error"
+                case.message = ("not timed: while your code's process was running, the solution could not run "
+                                "beside it on the GPU (your code probably held most of the GPU's memory)")
+            return case
         case.floor_ms = (reference.get("plausibility") or {}).get("floor_ms")
         warmup = 0 if student_check > SLOW_CHECK_SHARE * rubric.timing.budget else rubric.timing.warmup
         case.paired = time_pairs(student, solution, rubric.timing, rubric.limits.case, policy.s_zero, started=started,
@@ -242,6 +311,7 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
         s.student, s.sha256, backend.harness_version, rubric.sha256)]
     todo = [s for s in subs if s.student not in skipped_same]
     seed = options.seed if options.seed is not None else random.getrandbits(53)
+    backend.set_limits(rubric.limits)
 
     solutions = {gpu: backend.solution_server(gpu) for gpu in options.gpus}
     devices, limits = [], {}
@@ -317,6 +387,7 @@ def grade_single(entry: Path, rubric: Rubric, registry: Registry, backend: Backe
     sub = read_submission(entry, [t.file for t in registry.tasks])
     if sub.rejected:
         return SubmissionResult(sub, "rejected", scores=zero_scores(rubric, "not graded: rejected at intake"))
+    backend.set_limits(rubric.limits)
     build = backend.build(sub, rubric.limits.build)
     if not build.ok:
         return SubmissionResult(sub, "build_failed", build, scores=zero_scores(rubric, "does not compile"))

@@ -17,8 +17,10 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from grader import sandbox as isolation  # noqa: E402
 from grader.results import GRADER_STATUSES  # noqa: E402
 from grader.rubric import Rubric  # noqa: E402
+from grader.sanitizer import meaning, summary_sentence  # noqa: E402
 from grader.store import Store  # noqa: E402
 
 _LOADER = jinja2.FileSystemLoader(Path(__file__).parent / "templates")
@@ -28,7 +30,7 @@ TEMPLATES = {"md": jinja2.Environment(loader=_LOADER, keep_trailing_newline=True
                                         undefined=jinja2.StrictUndefined)}
 STATUS_WORDS = {"graded": "graded", "rejected": "rejected at intake", "build_failed": "did not compile"}
 CASE_WORDS = {"ok": "passed", "wrong": "wrong", "not_implemented": "not implemented yet", "error": "error",
-              **{k: k for k in GRADER_STATUSES}}
+              **{k: k for k in GRADER_STATUSES}, "protocol": "not trusted"}
 LIMIT_NAMES = {"GFLOP/s": "cuBLAS FP32", "GB/s": "the copy bandwidth"}
 
 
@@ -36,15 +38,18 @@ def grades_table(store: Store, rubric: Rubric) -> pd.DataFrame:
     """One row per student (latest submission): total, status, and each task's two scores."""
     subs = store.latest_submissions()
     columns = ["student", "nickname", "status", "total", "max_total"]
+    tail = ["received", "graded", "sha256", "sandbox"]
     if subs.empty:
         task_columns = [f"{t.id}_{part}" for t in rubric.tasks for part in ("correctness", "performance")]
-        return pd.DataFrame(columns=columns + task_columns + ["received", "graded", "sha256"])
+        return pd.DataFrame(columns=columns + task_columns + tail)
     scores = store.scores(subs["id"].tolist())
     wide = scores.pivot(index="submission_id", columns="task", values=["correctness", "performance"])
     wide.columns = [f"{task}_{part}" for part, task in wide.columns]
     order = [f"{t.id}_{part}" for t in rubric.tasks for part in ("correctness", "performance")]
     table = subs.set_index("id").join(wide.reindex(columns=order))
-    table = table.reset_index()[columns + order + ["received", "graded", "sha256"]]
+    runs = store.run_sandboxes()
+    table["sandbox"] = [isolation.label(runs.get(r, "none")) for r in table["run_id"]]  # how its code was isolated
+    table = table.reset_index()[columns + order + tail]
     return table.round(3)
 
 
@@ -89,16 +94,47 @@ def _case_view(row, limits: dict) -> dict:
     return view
 
 
+SANITIZER_WORDS = {"skipped": "not run", "timeout": "did not finish in time", "failed": "gave no verdict",
+                   "unavailable": "not available on the grading machine"}
+
+
+def _sanitizer_view(row) -> dict:
+    """One compute-sanitizer run, in words: what it found and what that means."""
+    if row.status == "clean":
+        text = f"compute-sanitizer {row.tool} on {row.dtype} {row.shape}: no problems found"
+    elif row.status == "errors":
+        text = f"{summary_sentence(row.tool, int(row.errors))} on {row.dtype} {row.shape}"
+        if meaning(row.report):
+            text += f": {meaning(row.report)}"
+    else:
+        text = (f"compute-sanitizer {row.tool} on {row.dtype} {row.shape}: {SANITIZER_WORDS.get(row.status, row.status)}"
+                + (f" ({row.message})" if row.message else ""))
+    return {"tool": row.tool, "status": row.status, "text": text, "report": row.report if row.status == "errors" else "",
+            "icon": "⚠️" if row.status == "errors" else ("✅" if row.status == "clean" else "➖")}
+
+
+def _sanitizer_views(runs: pd.DataFrame) -> list[dict]:
+    """A task's compute-sanitizer runs; one line when every tool found nothing."""
+    if not runs.empty and (runs["status"] == "clean").all():
+        first = runs.iloc[0]
+        return [{"tool": "", "status": "clean", "report": "", "icon": "✅",
+                 "text": f"compute-sanitizer ({', '.join(runs['tool'])}) on {first['dtype']} {first['shape']}: "
+                         "no problems found"}]
+    return [_sanitizer_view(r) for r in runs.itertuples()]
+
+
 def write_feedback(store: Store, rubric: Rubric, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     run = store.latest_run() or {}
     limits = json.loads(run.get("limits") or "{}")
     devices = json.loads(run.get("devices") or "[]")
     device = devices[0].get("name", "") if devices else ""
+    runs = store.run_sandboxes()
     written = []
     subs = store.latest_submissions()
     for sub in subs.itertuples():
         cases = store.cases(sub.id)
+        tool_runs = store.sanitizer_runs(sub.id)
         scores = store.scores([sub.id]).set_index("task")
         tasks = []
         for policy in rubric.tasks:
@@ -108,12 +144,15 @@ def write_feedback(store: Store, rubric: Rubric, out: Path) -> list[Path]:
                           "correctness_max": policy.correctness_points,
                           "performance": s.performance if s is not None else 0.0,
                           "performance_max": policy.performance_points, "note": s.note if s is not None else "",
-                          "cases": [_case_view(r, limits) for r in rows.itertuples()]})
+                          "cases": [_case_view(r, limits) for r in rows.itertuples()],
+                          "sanitizer": _sanitizer_views(tool_runs[tool_runs["task"] == policy.id])})
         png = _plot(cases[cases["kind"] == "timed"])
+        sandbox = runs.get(sub.run_id, "none")
         context = {"title": rubric.title, "s": sub._asdict(), "tasks": tasks, "status_words": STATUS_WORDS,
                    "notes": json.loads(sub.notes), "ignored": json.loads(sub.ignored), "device": device,
                    "plot": f"{sub.student}.png" if png else None,
-                   "plot_data": base64.b64encode(png).decode() if png else None}
+                   "plot_data": base64.b64encode(png).decode() if png else None,
+                   "unsandboxed": None if isolation.isolated(sandbox) else isolation.label(sandbox)}
         if png:
             (out / f"{sub.student}.png").write_bytes(png)
         for kind in ("md", "html"):
@@ -142,11 +181,16 @@ def summary_table(store: Store, rubric: Rubric) -> pd.DataFrame:
            "rejected": int((subs["status"] == "rejected").sum()),
            "with timeouts": int(cases[cases["status"] == "timeout"]["submission_id"].nunique()),
            "flagged for review": len(review_table(store)),
+           "sanitizer findings": int(store.table(
+               f"SELECT COUNT(DISTINCT submission_id) AS n FROM sanitizer_runs WHERE status = 'errors' AND "
+               f"submission_id IN ({marks})", tuple(ids))["n"].iloc[0]),
            "mean total": round(float(subs["total"].mean()), 2), "of": rubric.max_points}
     means = (scores.assign(points=scores["correctness"] + scores["performance"])
              .groupby("task")["points"].mean().round(2))
     for policy in rubric.tasks:
         row[policy.id] = float(means.get(policy.id, 0.0))
+    runs = store.run_sandboxes()
+    row["sandbox"] = ", ".join(sorted({isolation.label(runs.get(r, "none")) for r in subs["run_id"]}))
     return pd.DataFrame([row])
 
 

@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from grader.build import BuildResult
 from grader.intake import Submission
 from grader.paired import PairedResult
+
+if TYPE_CHECKING:  # build.py imports this module
+    from grader.build import BuildResult
 
 # Case statuses: the harness's (ok, wrong, not_implemented, error) and the grader's own.
 GRADER_STATUSES = {
@@ -14,9 +17,28 @@ GRADER_STATUSES = {
     "missing": "the task's file is not in the submission",
     "skipped": "not run",
     "implausible": "timed faster than the GPU can physically do the work: no performance credit, listed for review",
+    "protocol": "something other than the harness wrote on its reply channel",
 }
 # Flags on a timed case that passed: listed for a TA, scored as measured.
 REVIEW_FLAG = "review"
+
+
+@dataclass
+class SanitizerOutcome:
+    """One compute-sanitizer run (grader/sanitizer.py) on a task's small case."""
+    task: str
+    tool: str  # "memcheck" or "racecheck"
+    dtype: str
+    shape: str
+    status: str  # "clean", "errors", "timeout", "failed" (no verdict), "skipped", "unavailable"
+    errors: int = 0
+    report: str = ""  # the tool's first findings, paths relative to the submission
+    message: str = ""  # why there is no verdict (failed, skipped, unavailable)
+    seconds: float = 0.0
+
+    @property
+    def found_errors(self) -> bool:
+        return self.status == "errors"
 
 
 @dataclass
@@ -70,6 +92,7 @@ class SubmissionResult:
     cases: list[CaseOutcome] = field(default_factory=list)
     scores: list[TaskScore] = field(default_factory=list)
     seconds: float = 0.0
+    sanitizer: list[SanitizerOutcome] = field(default_factory=list)
 
     @property
     def total(self) -> float:

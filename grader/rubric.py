@@ -60,6 +60,28 @@ class Limits:
     build: float
     case: float
     submission: float
+    sanitizer: float
+    cpu_seconds: float
+    file_size_mib: float
+    processes: int
+    output_mib: float
+
+
+LIMIT_KEYS = ("build", "case", "submission", "sanitizer", "cpu_seconds", "file_size_mib", "processes", "output_mib")
+MIN_PROCESSES = 16  # a build alone runs make, nvcc, cicc, ptxas, gcc and as
+
+
+@dataclass(frozen=True)
+class SanitizerPolicy:
+    tools: tuple[str, ...]  # compute-sanitizer tools run on each task, in order
+    penalty: float  # fraction of a task's correctness points lost when a tool reports an error
+    shapes: tuple[tuple[str, str], ...]  # (task, shape) of the case each task is checked on
+
+    def shape(self, task: str) -> str | None:
+        return dict(self.shapes).get(task)
+
+
+SANITIZER_TOOLS = ("memcheck", "racecheck")
 
 
 @dataclass(frozen=True)
@@ -83,6 +105,7 @@ class Rubric:
     limits: Limits
     timing: TimingPolicy
     tasks: tuple[TaskPolicy, ...]
+    sanitizer: SanitizerPolicy
     leaderboard_shape: str  # the leaderboard task's timed shape that ranks: by default its largest
 
     def task(self, task_id: str) -> TaskPolicy:
@@ -136,7 +159,12 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
     timing_t = table(data, "timing", "top level")
     tasks_t = table(data, "tasks", "top level")
 
-    limits = Limits(*(number(limits_t, k, "[limits]", positive=True) for k in ("build", "case", "submission")))
+    for key in limits_t.keys() - set(LIMIT_KEYS):
+        fail("[limits]", f"unknown key '{key}' (expected {', '.join(LIMIT_KEYS)})")
+    limits = Limits(*(number(limits_t, k, "[limits]", positive=True, integer=k == "processes") for k in LIMIT_KEYS))
+    if limits.processes < MIN_PROCESSES:
+        fail("[limits]", f"'processes' must be at least {MIN_PROCESSES}: a build alone runs make, nvcc, cicc, "
+                         f"ptxas, gcc and as (got {limits.processes})")
     timing = TimingPolicy(number(timing_t, "min_pairs", "[timing]", positive=True, integer=True),
                           number(timing_t, "max_pairs", "[timing]", positive=True, integer=True),
                           number(timing_t, "target_relative_ci", "[timing]", positive=True),
@@ -187,6 +215,8 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
     known = {"name", "title", "leaderboard_task", "leaderboard_shape"}
     for key in assignment.keys() - known:
         fail("[assignment]", f"unknown key '{key}' (expected {', '.join(sorted(known))})")
+    sanitizer = _sanitizer_policy(table(data, "sanitizer", "top level"), policies, registry, fail, number, strings)
+
     name = assignment.get("name")
     if not isinstance(name, str) or not name:
         fail("[assignment]", "'name' must be a non-empty string")
@@ -201,4 +231,30 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
         fail("[assignment]", f"'leaderboard_shape' {board_shape!r} is not one of {leaderboard}'s timed shapes "
                              f"({', '.join(board_policy.timed)})")
     return Rubric(path, digest, name, str(assignment.get("title", name)), leaderboard, limits, timing, tuple(policies),
-                  leaderboard_shape=board_shape)
+                  sanitizer=sanitizer, leaderboard_shape=board_shape)
+
+def _sanitizer_policy(section: dict, policies: list[TaskPolicy], registry: Registry, fail, number,
+                      strings) -> SanitizerPolicy:
+    where = "[sanitizer]"
+    for key in section.keys() - {"tools", "penalty", "shapes"}:
+        fail(where, f"unknown key '{key}' (expected tools, penalty, shapes)")
+    tools = strings(section, "tools", where, allow_empty=True)
+    for tool in tools:
+        if tool not in SANITIZER_TOOLS:
+            fail(where, f"unknown tool '{tool}' (compute-sanitizer tools the grader runs: {', '.join(SANITIZER_TOOLS)})")
+    penalty = number(section, "penalty", where)
+    if penalty > 1:
+        fail(where, f"'penalty' is a fraction of a task's correctness points, at most 1, got {penalty}")
+    shapes = section.get("shapes", {})
+    if not isinstance(shapes, dict):
+        fail("[sanitizer.shapes]", "must be a table of task = \"shape\"")
+    graded = {p.id for p in policies}
+    for task, shape in shapes.items():
+        if task not in graded:
+            fail("[sanitizer.shapes]", f"'{task}' is not a graded task")
+        if not isinstance(shape, str) or not registry.task(task).valid_shape(shape):
+            fail("[sanitizer.shapes]", f"{task}: {shape!r} is not a {registry.task(task).shape_kind} shape")
+    if tools:
+        for task in sorted(graded - shapes.keys()):
+            fail("[sanitizer.shapes]", f"no shape for task '{task}' (every graded task is checked on one small case)")
+    return SanitizerPolicy(tools, penalty, tuple((p.id, shapes[p.id]) for p in policies if p.id in shapes))

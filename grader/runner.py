@@ -4,19 +4,30 @@ The grader talks to a harness over its stdin and reply pipe, one JSON object a
 line. Every request has a wall-clock limit: a request that outlives it, or a
 process that dies, ends with an exception that says which, the whole process
 group is killed, and the caller starts a fresh process for the next case.
+
+The reply pipe is the harness's, not the code under test's: each request
+carries a fresh random nonce that the harness echoes, the next request is sent
+only once the last reply is in (so there is never a request waiting on stdin
+for student code to read), and anything on the pipe that is not the reply to
+the request just sent is a protocol failure: something else wrote there.
 """
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import selectors
 import signal
 import subprocess
-import threading
 import time
 from pathlib import Path
 
-STDERR_CAP = 1024 * 1024  # bytes of a harness's stderr kept; the rest is counted and dropped
+from grader.capped import DEFAULT_CAP, CappedReader
+
+STDERR_CAP = DEFAULT_CAP  # bytes of a harness's stderr kept; the rest is counted and dropped
+REPLY_CAP = 16 * 1024 * 1024  # a reply line longer than this is not the harness's
+FORGED = ("something other than the harness wrote on the grader's private reply channel (code under test may "
+          "print, but not write grading results)")
 
 
 class HarnessFailure(RuntimeError):
@@ -28,28 +39,6 @@ class HarnessFailure(RuntimeError):
         self.stderr = stderr
 
 
-class _CappedReader(threading.Thread):
-    """Drains a pipe so the child never blocks on it, keeping the first STDERR_CAP bytes."""
-
-    def __init__(self, stream):
-        super().__init__(daemon=True)
-        self.stream = stream
-        self.kept = bytearray()
-        self.dropped = 0
-
-    def run(self):
-        for chunk in iter(lambda: self.stream.read(65536), b""):
-            room = STDERR_CAP - len(self.kept)
-            self.kept += chunk[:room]
-            self.dropped += max(0, len(chunk) - room)
-
-    def text(self) -> str:
-        out = self.kept.decode("utf-8", errors="replace")
-        if self.dropped:
-            out += f"\n[... {self.dropped} more bytes cut: output is capped at {STDERR_CAP} bytes]"
-        return out
-
-
 def describe_exit(returncode: int) -> str:
     if returncode < 0:
         try:
@@ -58,34 +47,50 @@ def describe_exit(returncode: int) -> str:
             name = f"signal {-returncode}"
         return {"SIGSEGV": "crashed with a segmentation fault (SIGSEGV)", "SIGABRT": "aborted (SIGABRT)",
                 "SIGKILL": "was killed (SIGKILL)", "SIGFPE": "crashed with an arithmetic error (SIGFPE)",
-                "SIGBUS": "crashed with a bus error (SIGBUS)"}.get(name, f"was ended by {name}")
+                "SIGBUS": "crashed with a bus error (SIGBUS)",
+                "SIGXCPU": "used up its CPU-time limit (SIGXCPU)",
+                "SIGXFSZ": "tried to write a file larger than its limit (SIGXFSZ)"}.get(name, f"was ended by {name}")
     return f"exited with status {returncode}"
 
 
 class HarnessServer:
-    """One `harness --serve` process."""
+    """One `harness --serve` process, in `sandbox` (grader.sandbox) when given, with `scratch` as its
+    writable directory."""
 
-    def __init__(self, harness: Path, gpu: str | None = None, cwd: Path | None = None):
+    def __init__(self, harness: Path, gpu: str | None = None, cwd: Path | None = None, sandbox=None,
+                 scratch: Path | None = None):
         self.harness = Path(harness)
-        env = dict(os.environ)
-        if gpu is not None:
-            env["CUDA_VISIBLE_DEVICES"] = gpu
-        self.proc = subprocess.Popen([str(self.harness), "--serve"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env,
-                                     start_new_session=True)  # its own process group, killed as one
-        self._stderr = _CappedReader(self.proc.stderr)
+        argv = [str(self.harness), "--serve"]
+        if sandbox is not None:
+            command, kwargs = sandbox.wrap(argv, read_only=[self.harness], writable=[scratch] if scratch else [],
+                                           cwd=cwd, gpu=gpu)
+            cap = sandbox.limits.output if sandbox.limits else STDERR_CAP
+        else:
+            env = dict(os.environ)
+            if gpu is not None:
+                env["CUDA_VISIBLE_DEVICES"] = gpu
+            command, kwargs, cap = argv, {"env": env, "cwd": cwd}, STDERR_CAP
+        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     start_new_session=True, **kwargs)  # its own process group, killed as one
+        self.sandboxed = sandbox is not None
+        self._stderr = CappedReader(self.proc.stderr, cap)
         self._stderr.start()
         self._selector = selectors.DefaultSelector()
         self._selector.register(self.proc.stdout, selectors.EVENT_READ)
         self._buffer = b""
+        self.violation = ""  # set by close() when the channel held lines nobody asked for
 
     @property
     def stderr(self) -> str:
         return self._stderr.text()
 
     def request(self, message: dict, timeout: float) -> dict:
+        if self._buffer.strip() or self._pending():
+            self.kill()
+            self._fail("protocol", f"the harness's reply channel held a line no request asked for: {FORGED}")
+        nonce = secrets.token_hex(16)
         try:
-            self.proc.stdin.write((json.dumps(message) + "\n").encode())
+            self.proc.stdin.write((json.dumps({**message, "nonce": nonce}) + "\n").encode())
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             self._fail("crashed", f"the harness {describe_exit(self._wait_exit())} before the request")
@@ -100,19 +105,39 @@ class HarnessServer:
             if not chunk:
                 self._fail("crashed", f"the harness {describe_exit(self._wait_exit())} while running your code")
             self._buffer += chunk
+            if len(self._buffer) > REPLY_CAP and b"\n" not in self._buffer:
+                self.kill()
+                self._fail("protocol", f"a reply longer than {REPLY_CAP} bytes: {FORGED}")
         line, self._buffer = self._buffer.split(b"\n", 1)
         try:
-            return json.loads(line)
-        except json.JSONDecodeError:
+            reply = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
             self.kill()
-            self._fail("protocol", "the harness's reply was not JSON")
+            self._fail("protocol", f"the harness's reply was not JSON: {FORGED}")
+        if not isinstance(reply, dict) or reply.get("nonce") != nonce:
+            self.kill()
+            self._fail("protocol", f"a reply without this request's nonce: {FORGED}")
+        return reply
+
+    def _pending(self) -> bool:
+        """Whether the reply pipe holds data (EOF does not count: a dead process is found by the write)."""
+        while self._selector.select(0):
+            chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+            if not chunk:
+                return False
+            self._buffer += chunk
+            if self._buffer.strip():
+                return True
+        return False
 
     def _wait_exit(self) -> int:
         try:
-            return self.proc.wait(timeout=10)
+            status = self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.kill()
-            return self.proc.wait()
+            status = self.proc.wait()
+        # bubblewrap reports a child killed by signal N as exit status 128 + N, as a shell does.
+        return -(status - 128) if self.sandboxed and 128 < status < 128 + 65 else status
 
     def _fail(self, kind: str, reason: str):
         self._stderr.join(timeout=2)
@@ -127,6 +152,8 @@ class HarnessServer:
         self.proc.wait()
 
     def close(self):
+        """Ends the process; sets `violation` if the reply pipe held lines after the last reply (a reply
+        forged during a request is always followed by the harness's own, which lands here)."""
         if self.proc.poll() is None:
             try:
                 self.proc.stdin.write(b'{"op": "quit"}\n')
@@ -135,6 +162,14 @@ class HarnessServer:
             except (OSError, subprocess.TimeoutExpired):
                 pass
         self.kill()
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline and self._selector.select(max(0.0, deadline - time.monotonic())):
+            chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+            if not chunk:
+                break
+            self._buffer += chunk
+        if self._buffer.strip():
+            self.violation = f"the harness's reply channel held lines no request asked for: {FORGED}"
         self._selector.close()
 
     def __enter__(self):

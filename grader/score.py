@@ -8,11 +8,14 @@ Per task:
   interval that straddles a threshold counts on the student's side), and 0
   for a timed case that went wrong. A timed case measured faster than the GPU
   can physically do its work (status "implausible") costs the task all its
-  performance points: the same code produced the other timings too.
+  performance points: the same code produced the other timings too;
+- sanitizer: when compute-sanitizer reported an error on the task's small
+  case, the task loses the rubric's [sanitizer] penalty x its correctness
+  points (never below 0), whatever its outputs were.
 """
 from __future__ import annotations
 
-from grader.results import CaseOutcome, TaskScore
+from grader.results import CaseOutcome, SanitizerOutcome, TaskScore
 from grader.rubric import Rubric, TaskPolicy
 
 
@@ -50,8 +53,23 @@ def score_task(policy: TaskPolicy, cases: list[CaseOutcome]) -> TaskScore:
     return score
 
 
-def score_submission(rubric: Rubric, cases: list[CaseOutcome]) -> list[TaskScore]:
-    return [score_task(policy, cases) for policy in rubric.tasks]
+def apply_sanitizer_penalty(score: TaskScore, policy: TaskPolicy, penalty: float,
+                            findings: list[SanitizerOutcome]) -> TaskScore:
+    found = [f for f in findings if f.task == policy.id and f.found_errors]
+    if not found or penalty <= 0:
+        return score
+    lost = min(score.correctness, penalty * policy.correctness_points)
+    score.correctness -= lost
+    what = ", ".join(f"{f.tool} {f.errors}" for f in found)
+    note = f"compute-sanitizer found errors ({what}): -{lost:.3g} points"
+    score.note = f"{score.note}; {note}" if score.note else note
+    return score
+
+
+def score_submission(rubric: Rubric, cases: list[CaseOutcome],
+                     sanitizer: list[SanitizerOutcome] = ()) -> list[TaskScore]:
+    return [apply_sanitizer_penalty(score_task(policy, cases), policy, rubric.sanitizer.penalty, list(sanitizer))
+            for policy in rubric.tasks]
 
 
 def zero_scores(rubric: Rubric, note: str) -> list[TaskScore]:

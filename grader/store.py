@@ -84,6 +84,20 @@ CREATE TABLE IF NOT EXISTS samples (
     throttled INTEGER NOT NULL,
     PRIMARY KEY (case_id, pair)
 );
+-- compute-sanitizer on one small case per task (a table of its own, so stores made before it still open)
+CREATE TABLE IF NOT EXISTS sanitizer_runs (
+    submission_id INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
+    task TEXT NOT NULL,
+    tool TEXT NOT NULL,           -- memcheck, racecheck
+    dtype TEXT NOT NULL,
+    shape TEXT NOT NULL,
+    status TEXT NOT NULL,         -- clean, errors, timeout, failed, skipped, unavailable
+    errors INTEGER NOT NULL,
+    report TEXT NOT NULL,         -- the tool's first findings
+    message TEXT NOT NULL,        -- why there is no verdict
+    seconds REAL NOT NULL,
+    PRIMARY KEY (submission_id, task, tool)
+);
 CREATE TABLE IF NOT EXISTS scores (
     submission_id INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
     task TEXT NOT NULL,
@@ -183,6 +197,11 @@ class Store:
                         [(cid, i, q.student_ms, q.solution_ms, q.student_sm_mhz, q.solution_sm_mhz, int(q.throttled))
                          for i, q in enumerate(p.pairs)])
             self.db.executemany(
+                "INSERT INTO sanitizer_runs (submission_id, task, tool, dtype, shape, status, errors, report, message,"
+                " seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(sid, f.task, f.tool, f.dtype, f.shape, f.status, f.errors, f.report, f.message, f.seconds)
+                 for f in result.sanitizer])
+            self.db.executemany(
                 "INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(sid, s.task, s.correctness, s.correctness_max, s.performance, s.performance_max, s.cases_passed,
                   s.cases_total, s.note) for s in result.scores])
@@ -215,6 +234,13 @@ class Store:
             f" FROM cases c JOIN submissions s ON s.id = c.submission_id WHERE c.submission_id IN ({marks})"
             " AND c.kind = 'timed' AND (c.status = 'implausible' OR c.flag != '') ORDER BY s.student, c.id",
             tuple(submission_ids))
+
+    def sanitizer_runs(self, submission_id: int) -> pd.DataFrame:
+        return self.table("SELECT * FROM sanitizer_runs WHERE submission_id = ? ORDER BY rowid", (submission_id,))
+
+    def run_sandboxes(self) -> dict[int, str]:
+        """How student code was isolated, per grading run id."""
+        return dict(self.db.execute("SELECT id, sandbox FROM grading_runs").fetchall())
 
     def latest_run(self) -> dict | None:
         row = self.table("SELECT * FROM grading_runs ORDER BY id DESC LIMIT 1")

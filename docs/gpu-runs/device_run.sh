@@ -4,14 +4,15 @@
 # compute-sanitizer on the solution, and times matmul_fast variants beside
 # cuBLAS. Logs go to $OUT (or ./gpu-run-logs when $OUT is unset).
 #
-# The GPU machines reach no package index: the header libraries come unpacked
-# in .deps/ (apt-get download + dpkg -x) and Python wheels in .whl/.
+# The GPU machines reach no package index: the header libraries and bubblewrap
+# come unpacked in .deps/ (apt-get download + dpkg -x) and Python wheels in .whl/.
 #   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [transpose_variants]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-run-logs}
 mkdir -p "$OUT"
 steps=${*:-buildtime check bench demo fairness sanitize variants}
 export DEPS_INCLUDE=$PWD/.deps/root/usr/include PYTHONUNBUFFERED=1
+[ -x .deps/root/usr/bin/bwrap ] && export BWRAP=$PWD/.deps/root/usr/bin/bwrap  # the grader's sandbox
 if [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=/tmp/site
@@ -24,6 +25,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,po
   --format=csv > "$OUT/device.txt" 2>&1
 note "device: $(tail -n1 "$OUT/device.txt")"
 note "date: $(date -u +%FT%TZ)  nvcc: $(nvcc --version | tail -n1)"
+note "bubblewrap: $("${BWRAP:-bwrap}" --version 2>&1)"
 
 run() {  # run NAME COMMAND...: log to $OUT/NAME.log, note the exit status and time
   local name=$1; shift

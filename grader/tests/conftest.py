@@ -47,9 +47,13 @@ def small_rubric_text(rubric, min_pairs: int = 3) -> str:
     """The default rubric cut down to two shapes and one type per task, for fast tests of the flow."""
     lines = [f'[assignment]\nname = "{rubric.name}"\ntitle = "{rubric.title}"\n'
              f'leaderboard_task = "{rubric.leaderboard_task}"\n',
-             "[limits]\nbuild = 30\ncase = 5\nsubmission = 120\n",
+             "[limits]\nbuild = 30\ncase = 5\nsubmission = 120\n"
+             + "".join(f"{k} = {getattr(rubric.limits, k)}\n"
+                       for k in ("sanitizer", "cpu_seconds", "file_size_mib", "processes", "output_mib")),
              f"[timing]\nmin_pairs = {min_pairs}\nmax_pairs = {min_pairs}\ntarget_relative_ci = 0.01\n"
-             "budget = 5.0\nwarmup = 1\nsubmission_budget = 60.0\nreview_speedup = 1.5\n"]
+             "budget = 5.0\nwarmup = 1\nsubmission_budget = 60.0\nreview_speedup = 1.5\n",
+             f"[sanitizer]\ntools = {list(rubric.sanitizer.tools)}\npenalty = {rubric.sanitizer.penalty}\n"
+             "[sanitizer.shapes]\n" + "".join(f'{t} = "{s}"\n' for t, s in rubric.sanitizer.shapes)]
     for t in rubric.tasks:
         lines.append(f"[tasks.{t.id}]\ncorrectness_points = {t.correctness_points}\n"
                      f"performance_points = {t.performance_points}\ndtypes = [\"{t.dtypes[0]}\"]\n"

@@ -9,7 +9,9 @@ A fake submission's task file says how its kernel behaves in a marker line:
     // fake: hang                never answers (the runner's timeout)
     // fake: crash               the process dies
     // fake: wrong-when-timed    passes its checks, fails a timed run
-A file holding `#error` does not compile.
+A file holding `#error` does not compile. A second marker line says what
+compute-sanitizer finds in it (nothing, when absent):
+    // fake-sanitizer: memcheck=2 racecheck=1
 
 The fake GPU can keep simulated time (SimClock): every request advances it by
 what the work would take, so tests can check the grader's timing arithmetic
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Callable
 
 from grader.build import BuildResult
+from grader.results import SanitizerOutcome
 from grader.runner import HarnessFailure
 
 SOLUTION_MS = 2.0
@@ -149,6 +152,21 @@ class FakeBackend:
         harness = Path("fake-harness") / sub.student
         self._files[harness] = sub.files
         return BuildResult(True, harness, 0.1)
+
+    def set_limits(self, limits):
+        self.limits = limits
+
+    def sanitize(self, sub, build, gpu, tool, task, dtype, shape, seed, timeout) -> SanitizerOutcome:
+        source = self._files[build.harness].get(f"{task}.cu", b"")
+        found = re.search(rb"// fake-sanitizer:.*\b" + tool.encode() + rb"=(\d+)", source)
+        errors = int(found.group(1)) if found else 0
+        if not errors:
+            return SanitizerOutcome(task, tool, dtype, shape, "clean", seconds=0.1)
+        first = ("Invalid __global__ write of size 4 bytes\n    at add_kernel+0x70 in kernels/" + task + ".cu:12"
+                 if tool == "memcheck" else
+                 "Error: Race reported between Write access at tile_kernel+0x50 in kernels/" + task + ".cu:20\n"
+                 "    and Read access at tile_kernel+0x90 in kernels/" + task + ".cu:23 [64 hazards]")
+        return SanitizerOutcome(task, tool, dtype, shape, "errors", errors, first, seconds=0.1)
 
     def student_server(self, build: BuildResult, gpu) -> FakeServer:
         return FakeServer(self._files[build.harness], self.delay, self.sim, self.solution_ms,

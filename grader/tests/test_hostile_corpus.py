@@ -21,10 +21,10 @@ STATUSES = {"graded", "rejected", "build_failed"}
 # The attacks issue 5 names; each must have an entry (folder names).
 REQUIRED = {
     "kernel-never-returns", "host-infinite-loop", "segfault", "abort", "illegal-address", "exit-mid-run",
-    "printf-flood", "allocate-all-gpu-memory", "fork-bomb", "include-solution", "read-other-submission",
+    "printf-flood", "gpu-memory-hog", "fork-bomb", "include-solution", "read-other-submission",
     "open-socket", "write-outside", "dlopen-cublas", "call-cublas", "private-stream", "cache-by-pointer",
     "skip-after-first-call", "writes-into-input", "output-unwritten", "static-constructor", "patch-harness-symbol",
-    "forged-result-lines", "half-precision",
+    "forged-stdout", "forged-fds", "half-precision",
 }
 
 

@@ -41,6 +41,14 @@ def test_the_default_rubric_is_valid_and_worth_100_points(rubric, registry):
     ("budget = 7.0", "budget = 9.0", "8 timed cases of 9 s each ('budget') would take 72 s, more than "
                                      "'submission_budget' (60 s)"),
     ("review_speedup = 1.5", "review_speedup = 0", "'review_speedup' must be positive"),
+    ("processes = 256", "processes = 4", "'processes' must be at least 16"),
+    ("processes = 256", "processes = 25.5", "'processes' must be an integer"),
+    ("output_mib = 1", "output_mib = 1\nmemory_mib = 5", "[limits]: unknown key 'memory_mib'"),
+    ('tools = ["memcheck", "racecheck"]', 'tools = ["memcheck", "initcheck"]', "unknown tool 'initcheck'"),
+    ("penalty = 0.25", "penalty = 1.5", "'penalty' is a fraction of a task's correctness points, at most 1"),
+    ('dot = "1025"', "", "no shape for task 'dot'"),
+    ('dot = "1025"', 'dot = "4x4"', "dot: '4x4' is not a vector shape"),
+    ('dot = "1025"', 'dot = "1025"\nconv = "3"', "'conv' is not a graded task"),
 ])
 def test_a_broken_rubric_is_refused_with_the_file_and_entry_named(tmp_path, registry, old, new, complaint):
     path = broken(tmp_path, old, new)

@@ -28,8 +28,13 @@ FAKE = textwrap.dedent("""\
         if mode == "garbage":
             print("this is not json", flush=True)
             continue
+        nonce = request.pop("nonce", None)
+        if mode == "forge":  # a line written on the reply channel before the harness's own
+            print(json.dumps({"op": request["op"], "status": "ok", "nonce": "0" * 32}), flush=True)
         print("stray text " * 3, end="", file=sys.stdout if mode == "stray" else sys.stderr, flush=True)
-        print(json.dumps({"op": request["op"], "echo": request}), flush=True)
+        print(json.dumps({"op": request["op"], "echo": request, "nonce": nonce}), flush=True)
+        if mode == "extra":  # a line after the harness's reply: found at the next request
+            print(json.dumps({"op": request["op"], "status": "ok", "nonce": nonce}), flush=True)
 """)
 
 
@@ -59,8 +64,42 @@ def server(path, monkeypatch, mode, **env):
 
 def test_a_request_gets_its_reply(fake_harness, monkeypatch):
     with server(fake_harness, monkeypatch, "ok") as s:
-        assert s.request({"op": "hello", "n": 1}, 10) == {"op": "hello", "echo": {"op": "hello", "n": 1}}
+        reply = s.request({"op": "hello", "n": 1}, 10)
+        assert reply["echo"] == {"op": "hello", "n": 1} and len(reply["nonce"]) == 32
         assert s.request({"op": "check"}, 10)["op"] == "check"
+    assert not s.violation
+
+
+def test_every_request_carries_a_fresh_nonce(fake_harness, monkeypatch):
+    with server(fake_harness, monkeypatch, "ok") as s:
+        nonces = {s.request({"op": "hello"}, 10)["nonce"] for _ in range(5)}
+    assert len(nonces) == 5
+
+
+def test_a_reply_without_the_requests_nonce_is_a_protocol_failure_naming_the_forgery(fake_harness, monkeypatch):
+    s = server(fake_harness, monkeypatch, "forge")
+    with pytest.raises(HarnessFailure) as e:
+        s.request({"op": "check"}, 10)
+    assert e.value.kind == "protocol" and "nonce" in str(e.value)
+    assert "something other than the harness wrote" in str(e.value)
+    s.close()
+
+
+def test_a_line_after_the_reply_is_found_at_the_next_request(fake_harness, monkeypatch):
+    s = server(fake_harness, monkeypatch, "extra")
+    s.request({"op": "check"}, 10)
+    time.sleep(0.3)
+    with pytest.raises(HarnessFailure) as e:
+        s.request({"op": "check"}, 10)
+    assert e.value.kind == "protocol" and "no request asked for" in str(e.value)
+    s.close()
+
+
+def test_a_line_after_the_last_reply_is_found_when_the_process_ends(fake_harness, monkeypatch):
+    s = server(fake_harness, monkeypatch, "extra")
+    s.request({"op": "check"}, 10)
+    s.close()
+    assert "no request asked for" in s.violation
 
 
 def test_a_request_that_outlives_its_limit_kills_the_process_group(fake_harness, monkeypatch, tmp_path):

@@ -128,6 +128,8 @@ def test_the_solution_graded_as_a_student_ties_with_itself(tmp_path, work):
     assert len(timed) == sum(len(t["timed"]) for t in RUBRIC["tasks"].values())
     for task, shape, speedup, low, high, pairs in timed:
         assert 0.97 <= speedup <= 1.03, (task, shape, speedup, low, high, pairs)
+    sanitized = db.execute("SELECT task, tool, status, message FROM sanitizer_runs").fetchall()
+    assert len(sanitized) == 2 * len(RUBRIC["tasks"]) and all(r[2] == "clean" for r in sanitized), sanitized
     assert float(rows(results)["solution-as-student"]["total"]) == 100
 
 

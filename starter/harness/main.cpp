@@ -14,7 +14,10 @@
 #include <CLI/CLI.hpp>
 #include <cuda_runtime.h>
 
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
+#include <ext/stdio_filebuf.h>
 
 #include <cstdio>
 #include <fstream>
@@ -122,6 +125,22 @@ void print_registry(std::FILE* out) {
     }
 }
 
+// Moves a descriptor to a random high number, close-on-exec, and closes the
+// original: --serve's channels to the grader are not where code under test
+// would look for them (0 and 1), nor inherited by anything it runs.
+int hide_descriptor(int fd) {
+    rlimit files{};
+    const int top = getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY
+                        ? static_cast<int>(std::min<rlim_t>(files.rlim_cur, 1 << 16))
+                        : 1024;
+    std::random_device rd;
+    const int floor = std::min(64, top / 2);
+    const int moved = fcntl(fd, F_DUPFD_CLOEXEC, floor + static_cast<int>(rd() % static_cast<unsigned>(top - floor)));
+    const int placed = moved >= 0 ? moved : fcntl(fd, F_DUPFD_CLOEXEC, floor);  // the random slot was past the last free one
+    if (placed >= 0) close(fd);
+    return placed;
+}
+
 std::uint64_t random_seed() {
     std::random_device rd;
     // 53 bits, so the seed survives a round trip through any JSON reader.
@@ -203,16 +222,25 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "%s\n", why.c_str());
             return kCannotRun;
         }
-        // The replies get their own copy of stdout; stdout itself then points at
-        // stderr, so nothing the student's code prints can mix into them.
-        std::FILE* replies = fdopen(dup(STDOUT_FILENO), "w");
-        if (!replies || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
-            std::perror("harness: cannot set up --serve's reply channel");
+        // Requests and replies move to hidden descriptors; stdin then reads
+        // /dev/null and stdout points at stderr, so the code under test can
+        // neither read the grader's next request nor print into the replies.
+        const int request_fd = hide_descriptor(STDIN_FILENO);
+        const int reply_fd = hide_descriptor(STDOUT_FILENO);
+        const int null_fd = open("/dev/null", O_RDONLY);  // the lowest free descriptor: 0, now stdin's was moved
+        std::FILE* requests = request_fd >= 0 ? fdopen(request_fd, "r") : nullptr;
+        std::FILE* replies = reply_fd >= 0 ? fdopen(reply_fd, "w") : nullptr;
+        if (!requests || !replies || null_fd < 0 || (null_fd != STDIN_FILENO && dup2(null_fd, STDIN_FILENO) < 0) ||
+            dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+            std::perror("harness: cannot set up --serve's channels");
             return kCannotRun;
         }
+        if (null_fd != STDIN_FILENO) close(null_fd);
+        __gnu_cxx::stdio_filebuf<char> request_buffer(requests, std::ios::in);
+        std::istream request_stream(&request_buffer);
         try {
             CUDA_CHECK(cudaSetDevice(o.device));
-            return serve(std::cin, replies, query_device());
+            return serve(request_stream, replies, query_device());
         } catch (const std::exception& e) {
             std::fprintf(stderr, "harness: %s\n", e.what());
             return kCannotRun;

@@ -13,6 +13,8 @@
 // Answers requests until "quit" or end of input. Returns the exit status: 0,
 // or 3 after a fault that left the GPU unusable (the reply says so first).
 // Replies go to `out`, which should not be stdout: main() gives the protocol
-// its own descriptor and points stdout at stderr, so whatever the student's
-// code prints cannot mix into the replies.
+// its own hidden descriptors and points stdout at stderr, so whatever the
+// student's code prints cannot mix into the replies. A request's "nonce" is
+// echoed in its reply, so the grader can tell the harness's replies from
+// lines something else managed to write on the channel.
 int serve(std::istream& in, std::FILE* out, const DeviceInfo& device);

@@ -1,0 +1,202 @@
+"""compute-sanitizer: reading its report (sample text, see sanitizer_samples/README.md), the command it
+runs, the penalty, the store, and the feedback, on the fake backend."""
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from grader import sanitizer
+from grader.grade import GradeOptions, grade
+from grader.report import write_reports
+from grader.results import SanitizerOutcome
+from grader.store import Store
+from grader.tests.conftest import write_submission
+from grader.tests.fakes import FakeBackend
+
+SAMPLES = Path(__file__).parent / "sanitizer_samples"
+PREFIX = "==sanitizer-0123456789abcdef=="
+
+
+def sample(name: str) -> str:
+    """A sample report with the grader's own random prefix in place of the tool's default."""
+    return (SAMPLES / name).read_text().replace("=========", PREFIX)
+
+
+def test_memcheck_errors_are_counted_and_the_first_findings_kept():
+    found = sanitizer.parse(sample("memcheck_out_of_bounds.txt"), PREFIX)
+    assert found.errors == 3
+    lines = found.report.splitlines()
+    assert lines[0] == "Invalid __global__ write of size 4 bytes"
+    assert lines[1].startswith("    at void add_kernel<float>") and lines[1].endswith("add.cu:12")
+    assert "Address 0x7f3c9c000000 is out of bounds" in found.report
+    assert "COMPUTE-SANITIZER" not in found.report and "ERROR SUMMARY" not in found.report
+    assert sanitizer.meaning(found.report).startswith("your kernel wrote to global memory outside every array")
+
+
+def test_a_racecheck_hazard_is_counted_as_an_error_and_explained():
+    found = sanitizer.parse(sample("racecheck_shared_race.txt"), PREFIX)
+    assert found.errors == 1
+    assert found.report.splitlines()[0].startswith("Error: Race reported between Write access")
+    assert "matmul_tiled.cu:22 [2048 hazards]" in found.report
+    assert "__syncthreads()" in sanitizer.meaning(found.report)
+
+
+@pytest.mark.parametrize("name", ["memcheck_clean.txt", "racecheck_clean.txt", "racecheck_warnings_only.txt"])
+def test_a_clean_report_has_no_errors(name):
+    assert sanitizer.parse(sample(name), PREFIX).errors == 0
+
+
+def test_a_report_without_its_summary_has_no_verdict():
+    found = sanitizer.parse(sample("memcheck_cut_off.txt"), PREFIX)
+    assert found.errors is None and "Invalid __global__ read" in found.report
+
+
+def test_lines_without_the_runs_own_prefix_are_ignored():
+    """Code under test that prints a clean summary in the tool's default format cannot pass for the tool."""
+    forged = "========= ERROR SUMMARY: 0 errors\n" + sample("memcheck_out_of_bounds.txt")
+    assert sanitizer.parse(forged, PREFIX).errors == 3
+    only_forged = (SAMPLES / "memcheck_clean.txt").read_text()  # the default prefix: not this run's
+    assert sanitizer.parse(only_forged, PREFIX).errors is None
+
+
+def test_the_report_kept_for_feedback_is_capped():
+    long = sample("memcheck_out_of_bounds.txt").replace("Address", "Address " + "x" * 1000)
+    found = sanitizer.parse(long * 20, PREFIX)
+    lines = found.report.splitlines()
+    assert len(lines) == sanitizer.REPORT_LINES and max(map(len, lines)) <= sanitizer.LINE_CHARS
+
+
+def test_each_run_gets_a_fresh_prefix():
+    assert len({sanitizer.new_prefix() for _ in range(20)}) == 20
+
+
+def test_the_command_runs_one_case_of_the_students_harness_under_the_tool():
+    cmd = sanitizer.command("/cuda/bin/compute-sanitizer", "racecheck", "/b/harness", "matmul_tiled", "float32",
+                            "37x41x43", 7, "/s/x.log", PREFIX, 165)
+    text = " ".join(cmd)
+    assert cmd[:3] == ["/cuda/bin/compute-sanitizer", "--tool", "racecheck"]
+    assert f"--prefix {PREFIX} --log-file /s/x.log" in text and "--error-exitcode 9" in text
+    assert "--racecheck-report analysis" in text
+    harness = cmd.index("/b/harness")
+    assert cmd[harness + 1:] == ["--task", "matmul_tiled", "--dtype", "float32", "--shape", "37x41x43", "--seed",
+                                 "7", "--check-only", "--no-limits", "--reference", "cpu", "--check-runs", "1",
+                                 "--case-timeout", "165"]
+    assert "--leak-check" in sanitizer.command("cs", "memcheck", "h", "add", "float32", "1x1", 1, "l", PREFIX, 5)
+
+
+def test_the_rubric_names_a_small_case_for_every_task(rubric):
+    assert set(rubric.sanitizer.tools) == {"memcheck", "racecheck"}
+    assert 0 < rubric.sanitizer.penalty <= 1
+    for task in rubric.tasks:
+        assert rubric.sanitizer.shape(task.id) is not None
+
+
+@pytest.fixture
+def graded(tmp_path, registry, small_rubric):
+    files = {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks}
+    subs = tmp_path / "submissions"
+    write_submission(subs, "clean", files)
+    write_submission(subs, "racy", {**files, "matmul_tiled.cu": "// fake: ok\n// fake-sanitizer: racecheck=3\n"})
+    write_submission(subs, "oob", {**files, "add.cu": "// fake: wrong\n// fake-sanitizer: memcheck=2\n"})
+    write_submission(subs, "hangs", {**files, "dot.cu": "// fake: hang\n"})
+    write_submission(subs, "stubs", {**files, "fill.cu": "// fake: not_implemented\n"})
+    results = tmp_path / "results"
+    grade(GradeOptions(subs, results, [None], jobs=2, progress=False, seed=5), small_rubric, registry, FakeBackend())
+    write_reports(results, small_rubric)
+    return results
+
+
+def scores_of(results) -> pd.DataFrame:
+    db = sqlite3.connect(results / "grades.sqlite")
+    return pd.read_sql_query("SELECT s.student, c.task, c.correctness, c.correctness_max, c.note FROM scores c "
+                             "JOIN submissions s ON s.id = c.submission_id", db).set_index(["student", "task"])
+
+
+def test_a_race_costs_the_rubrics_penalty_even_when_every_output_was_right(graded, small_rubric):
+    scores = scores_of(graded)
+    tiled = small_rubric.task("matmul_tiled")
+    racy = scores.loc[("racy", "matmul_tiled")]
+    assert racy.correctness == pytest.approx(tiled.correctness_points * (1 - small_rubric.sanitizer.penalty))
+    assert "compute-sanitizer found errors (racecheck 3)" in racy.note
+    assert scores.loc[("clean", "matmul_tiled")].correctness == tiled.correctness_points
+
+
+def test_the_penalty_never_takes_a_task_below_zero(graded):
+    oob = scores_of(graded).loc[("oob", "add")]
+    assert oob.correctness == 0 and "memcheck 2" in oob.note
+
+
+def test_every_tool_runs_on_every_task_that_ran_and_none_on_one_that_did_not(graded, small_rubric):
+    db = sqlite3.connect(graded / "grades.sqlite")
+    runs = pd.read_sql_query("SELECT s.student, r.task, r.tool, r.status, r.shape, r.dtype FROM sanitizer_runs r "
+                             "JOIN submissions s ON s.id = r.submission_id", db)
+    clean = runs[runs.student == "clean"]
+    assert len(clean) == len(small_rubric.tasks) * 2 and set(clean.status) == {"clean"}
+    fill = small_rubric.task("fill")
+    assert (clean[clean.task == "fill"]["shape"] == small_rubric.sanitizer.shape("fill")).all()
+    assert (clean[clean.task == "fill"]["dtype"] == fill.dtypes[0]).all()
+    assert runs[(runs.student == "stubs") & (runs.task == "fill")].empty  # not implemented: nothing to check
+    hung = runs[(runs.student == "hangs") & (runs.task == "dot")]
+    assert list(hung.status) == ["skipped", "skipped"]  # it would only hang again
+
+
+def test_feedback_says_what_the_tool_found_in_plain_words(graded):
+    racy = (graded / "feedback" / "racy.md").read_text()
+    assert "compute-sanitizer racecheck (races on shared memory) found 3 races" in racy
+    assert "with no __syncthreads() between them" in racy and "Race reported between" in racy
+    oob = (graded / "feedback" / "oob.md").read_text()
+    assert "found 2 errors" in oob and "outside every array it was given" in oob
+    assert "no problems found" in (graded / "feedback" / "clean.md").read_text()
+    assert "did not finish within its time limit" in (graded / "feedback" / "hangs.md").read_text()
+    html = (graded / "feedback" / "racy.html").read_text()
+    assert "found 3 races" in html and "__syncthreads()" in html
+
+
+def test_the_summary_counts_submissions_with_sanitizer_findings(graded, small_rubric):
+    from grader.report import summary_table
+    store = Store(graded / "grades.sqlite")
+    row = summary_table(store, small_rubric).iloc[0]
+    store.close()
+    assert row["sanitizer findings"] == 2
+
+
+def test_a_store_made_before_the_sanitizer_table_still_opens_and_gains_it(tmp_path, graded):
+    path = tmp_path / "old.sqlite"
+    db = sqlite3.connect(graded / "grades.sqlite")
+    db.execute(f"VACUUM INTO '{path}'")
+    db.close()
+    old = sqlite3.connect(path)
+    old.execute("DROP TABLE sanitizer_runs")
+    old.commit()
+    subs_before = old.execute("SELECT COUNT(*) FROM submissions").fetchone()[0]
+    old.close()
+    store = Store(path)
+    assert store.sanitizer_runs(1).empty
+    assert len(store.latest_submissions()) == subs_before
+    store.close()
+
+
+def test_an_unavailable_tool_costs_nothing():
+    from grader.score import apply_sanitizer_penalty
+    from grader.results import TaskScore
+    from grader.rubric import TaskPolicy
+    policy = TaskPolicy("add", 4, 4, ("float32",), ("1x1",), (), 0.25, 0.8)
+    score = TaskScore("add", 4, 4, 0, 4, 1, 1)
+    runs = [SanitizerOutcome("add", "memcheck", "float32", "1x1", "unavailable"),
+            SanitizerOutcome("add", "racecheck", "float32", "1x1", "timeout")]
+    assert apply_sanitizer_penalty(score, policy, 0.25, runs).correctness == 4
+
+
+def test_the_tool_is_found_beside_nvcc_when_it_is_not_on_path(tmp_path, monkeypatch):
+    toolkit = tmp_path / "cuda"
+    for tool in (toolkit / "bin" / "nvcc", toolkit / "compute-sanitizer" / "compute-sanitizer"):
+        tool.parent.mkdir(parents=True, exist_ok=True)
+        tool.write_text("#!/bin/sh\n")
+        tool.chmod(0o755)
+    monkeypatch.setenv("PATH", str(toolkit / "bin"))
+    assert sanitizer.find_tool() == str(toolkit / "compute-sanitizer" / "compute-sanitizer")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert sanitizer.find_tool() is None

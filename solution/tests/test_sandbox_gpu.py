@@ -1,0 +1,162 @@
+"""On a GPU: student code graded inside the sandbox. The harness's reply channel is hidden and
+nonce-checked; compute-sanitizer names a planted race and a planted out-of-bounds write in the
+feedback; and the sandbox/runner entries of the hostile corpus (grader/tests/hostile/) each get their
+expected verdict, with a normal submission graded right after each one unaffected."""
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+pytestmark = pytest.mark.gpu
+PLANTED = ROOT / "solution" / "tests" / "planted"
+HOSTILE = ROOT / "grader" / "tests" / "hostile"
+NORMAL = ROOT / "solution" / "kernels" / "fill.cu"  # a normal submission, quick to grade: one right task
+# The entries this file checks: what the sandbox and the runner stop (the build gate's are checked elsewhere).
+SANDBOX_ENTRIES = ["kernel-never-returns", "host-infinite-loop", "segfault", "abort", "illegal-address",
+                   "exit-mid-run", "printf-flood", "gpu-memory-hog", "forged-stdout", "forged-fds"]
+
+
+def grade(submissions: Path, results: Path, work: Path, *extra: str, timeout: float = 1800):
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", str(submissions), "--results", str(results),
+                           "--work", str(work), "--no-progress", "--gpus", "0", *extra], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    return tmp_path_factory.mktemp("sandbox-work")
+
+
+def test_the_serve_channels_are_hidden_close_on_exec_and_nonce_checked(solution_build):
+    from grader.runner import HarnessServer
+    server = HarnessServer(solution_build.harness, "0")
+    try:
+        reply = server.request({"op": "hello"}, 120)
+        assert len(reply["nonce"]) == 32
+        fds = Path(f"/proc/{server.proc.pid}/fd")
+        link = {int(fd.name): os.readlink(fd) for fd in fds.iterdir()}
+        assert link[0] == "/dev/null"  # code under test reads nothing of the grader's on stdin
+        assert link[1] == link[2]  # and prints onto stderr
+        ours = {os.readlink(f"/proc/{os.getpid()}/fd/{server.proc.stdin.fileno()}"),
+                os.readlink(f"/proc/{os.getpid()}/fd/{server.proc.stdout.fileno()}")}
+        channels = [fd for fd, target in link.items() if target in ours]
+        assert len(channels) == 2 and min(channels) >= 64, link
+        for fd in channels:
+            flags = int(Path(f"/proc/{server.proc.pid}/fdinfo/{fd}").read_text().split("flags:")[1].split()[0], 8)
+            assert flags & os.O_CLOEXEC, (fd, oct(flags))
+    finally:
+        server.close()
+    assert not server.violation
+
+
+@pytest.fixture(scope="module")
+def planted_class(tmp_path_factory, work):
+    """A race and an out-of-bounds write, each handed in as a student's only file, graded in the sandbox."""
+    subs = tmp_path_factory.mktemp("planted-subs")
+    shutil.copytree(PLANTED / "missing_syncthreads", subs / "racy")
+    shutil.copytree(PLANTED / "illegal_address", subs / "wild-write")
+    results = tmp_path_factory.mktemp("planted-results")
+    grade(subs, results, work)
+    return results
+
+
+def sanitizer_runs(results: Path, student: str, task: str) -> dict[str, tuple[str, int, str]]:
+    db = sqlite3.connect(results / "grades.sqlite")
+    return {tool: (status, errors, report) for tool, status, errors, report in db.execute(
+        "SELECT r.tool, r.status, r.errors, r.report FROM sanitizer_runs r JOIN submissions s "
+        "ON s.id = r.submission_id WHERE s.student = ? AND r.task = ?", (student, task))}
+
+
+def test_the_grading_run_records_that_code_ran_in_bubblewrap(planted_class):
+    db = sqlite3.connect(planted_class / "grades.sqlite")
+    assert db.execute("SELECT sandbox FROM grading_runs").fetchone()[0].startswith("bubblewrap")
+    assert "bubblewrap" in (planted_class / "grades.csv").read_text()
+
+
+def test_racecheck_names_the_missing_barrier_in_the_feedback(planted_class):
+    runs = sanitizer_runs(planted_class, "racy", "matmul_tiled")
+    status, errors, report = runs["racecheck"]
+    assert status == "errors" and errors > 0, runs
+    assert "Race reported" in report and "kernels/matmul_tiled.cu:" in report, report
+    feedback = (planted_class / "feedback" / "racy.md").read_text()
+    assert "compute-sanitizer racecheck (races on shared memory) found" in feedback
+    assert "no __syncthreads() between them" in feedback
+
+
+def test_memcheck_names_the_bad_write_in_the_feedback(planted_class):
+    runs = sanitizer_runs(planted_class, "wild-write", "add")
+    status, errors, report = runs["memcheck"]
+    assert status == "errors" and errors > 0, runs
+    assert "Invalid __global__ write" in report and "kernels/add.cu:" in report, report
+    feedback = (planted_class / "feedback" / "wild-write.md").read_text()
+    assert "compute-sanitizer memcheck (out-of-bounds and misaligned memory accesses) found" in feedback
+    assert "wrote to global memory outside every array it was given" in feedback
+
+
+@pytest.fixture(scope="module")
+def hostile_batch(tmp_path_factory, work):
+    """Every sandbox entry of the corpus, each followed by the same normal submission, in one batch."""
+    subs = tmp_path_factory.mktemp("hostile-subs")
+    for i, name in enumerate(SANDBOX_ENTRIES):
+        shutil.copytree(HOSTILE / name, subs / f"{i:02d}a-{name}", ignore=shutil.ignore_patterns("expected.toml"))
+        (subs / f"{i:02d}b-normal").mkdir()
+        shutil.copy(NORMAL, subs / f"{i:02d}b-normal" / NORMAL.name)
+    results = tmp_path_factory.mktemp("hostile-results")
+    grade(subs, results, work, "--jobs", "8", timeout=3000)
+    return results
+
+
+@pytest.mark.parametrize("name", SANDBOX_ENTRIES)
+def test_each_hostile_entry_gets_its_expected_verdict(hostile_batch, name):
+    expected = tomllib.loads((HOSTILE / name / "expected.toml").read_text())
+    student = f"{SANDBOX_ENTRIES.index(name):02d}a-{name}"
+    db = sqlite3.connect(hostile_batch / "grades.sqlite")
+    (status,) = db.execute("SELECT status FROM submissions WHERE student = ?", (student,)).fetchone()
+    assert status == expected["status"]
+    cases = db.execute("SELECT c.status, c.message FROM cases c JOIN submissions s ON s.id = c.submission_id "
+                       "WHERE s.student = ? AND c.task = ? AND c.kind = 'correctness'",
+                       (student, expected["task"])).fetchall()
+    assert cases
+    for case_status, message in cases:
+        if expected["case_status"] == "any-failing":
+            assert case_status != "ok", cases
+        else:
+            assert case_status == expected["case_status"], cases
+        assert expected["reason"].lower() in message.lower(), cases
+
+
+def test_a_normal_submission_after_each_hostile_one_is_unaffected(hostile_batch):
+    db = sqlite3.connect(hostile_batch / "grades.sqlite")
+    normals = db.execute("SELECT s.student, c.correctness, c.correctness_max FROM scores c JOIN submissions s "
+                         "ON s.id = c.submission_id WHERE s.student LIKE '%b-normal' AND c.task = 'fill'").fetchall()
+    assert len(normals) == len(SANDBOX_ENTRIES)
+    assert all(got == full for _, got, full in normals), normals
+    failing = db.execute("SELECT s.student, c.task, c.status FROM cases c JOIN submissions s "
+                         "ON s.id = c.submission_id WHERE s.student LIKE '%b-normal' AND c.task = 'fill' "
+                         "AND c.status != 'ok'").fetchall()
+    assert failing == []
+    clean = db.execute("SELECT DISTINCT r.status FROM sanitizer_runs r JOIN submissions s ON s.id = r.submission_id "
+                       "WHERE s.student LIKE '%b-normal'").fetchall()
+    assert clean == [("clean",)]
+
+
+def test_the_store_is_intact_after_the_hostile_batch(hostile_batch):
+    db = sqlite3.connect(hostile_batch / "grades.sqlite")
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert db.execute("SELECT COUNT(*) FROM submissions").fetchone()[0] == 2 * len(SANDBOX_ENTRIES)
+
+
+def test_a_gigabyte_of_printf_leaves_the_feedback_small(hostile_batch):
+    name = f"{SANDBOX_ENTRIES.index('printf-flood'):02d}a-printf-flood"
+    assert (hostile_batch / "feedback" / f"{name}.md").stat().st_size < 200_000
