@@ -85,9 +85,11 @@ def command(sanitizer: str, tool: str, harness: str, task: str, dtype: str, shap
         cmd += ["--leak-check", "no"]
     elif tool == "racecheck":
         cmd += ["--racecheck-report", "analysis"]
-    # The CPU reference keeps the tool's view on the student's kernels alone.
+    # The CPU reference keeps the tool's view on the student's kernels alone; fixed placement puts every
+    # array at the start of its allocation, so a read or write past its end is out of bounds for the tool.
     return cmd + [harness, "--task", task, "--dtype", dtype, "--shape", shape, "--seed", str(seed), "--check-only",
-                  "--no-limits", "--reference", "cpu", "--check-runs", "1", "--case-timeout", f"{case_timeout:g}"]
+                  "--no-limits", "--reference", "cpu", "--check-runs", "1", "--case-timeout", f"{case_timeout:g}",
+                  "--fixed-placement"]
 
 
 def parse(text: str, prefix: str) -> Findings:

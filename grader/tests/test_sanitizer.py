@@ -83,7 +83,7 @@ def test_the_command_runs_one_case_of_the_students_harness_under_the_tool():
     harness = cmd.index("/b/harness")
     assert cmd[harness + 1:] == ["--task", "matmul_tiled", "--dtype", "float32", "--shape", "37x41x43", "--seed",
                                  "7", "--check-only", "--no-limits", "--reference", "cpu", "--check-runs", "1",
-                                 "--case-timeout", "165"]
+                                 "--case-timeout", "165", "--fixed-placement"]
     assert "--leak-check" in sanitizer.command("cs", "memcheck", "h", "add", "float32", "1x1", 1, "l", PREFIX, 5)
 
 
