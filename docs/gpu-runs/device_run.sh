@@ -62,7 +62,7 @@ for step in $steps; do
     demo)
       run demo make demo
       cp results/demo/grades.csv "$OUT/demo-grades.csv" 2>/dev/null
-      (cd results/demo && tar czf "$OUT/demo-feedback.tar.gz" feedback grades.sqlite)
+      (cd results/demo && tar czf "$OUT/demo-feedback.tar.gz" feedback grades.sqlite leaderboard review.csv 2>/dev/null)
       tail -n 4 "$OUT/demo.log" | tee -a "$summary" ;;
     fairness)
       # The solution graded as a student, in FAIRNESS_RUNS separate grading runs
