@@ -76,13 +76,17 @@ def isolation(args, work: Path):
     return chosen
 
 
-def prepared_backend(args, work: Path, jobs: int, gpu: str | None, sandbox) -> tuple[LocalBackend, Registry]:
+def prepared_backend(args, work: Path, jobs: int, gpu: str | None, sandbox) -> tuple[LocalBackend, Registry, Rubric]:
+    """The built backend, its registry and the rubric checked against it; the sandbox gets the rubric's limits
+    before its GPU check runs the solution through it."""
     backend = LocalBackend(work, args.arch, sandbox)
     print(f"building the harness and the solution in {backend.workspace.work} ...", file=sys.stderr)
     registry = backend.prepare(jobs)
+    rubric = load_rubric(Path(args.rubric), registry)
+    backend.set_limits(rubric.limits)
     if not args.unsafe_no_sandbox:
         backend.check_gpu(gpu)
-    return backend, registry
+    return backend, registry, rubric
 
 
 def cmd_grade(args) -> int:
@@ -90,8 +94,7 @@ def cmd_grade(args) -> int:
     work = Path(args.work) if args.work else results / "work"
     sandbox = isolation(args, work)  # refuses before anything else happens
     gpus = gpu_list(args.gpus)
-    backend, registry = prepared_backend(args, work, args.jobs, gpus[0], sandbox)
-    rubric = load_rubric(Path(args.rubric), registry)
+    backend, registry, rubric = prepared_backend(args, work, args.jobs, gpus[0], sandbox)
     summary = grade(GradeOptions(Path(args.submissions), results, gpus, args.jobs, args.regrade, args.seed,
                                  not args.no_progress), rubric, registry, backend)
     write_reports(results, rubric)
@@ -138,8 +141,7 @@ def cmd_export(args) -> int:
 
 def _grade_one(args, entry: Path):
     work = Path(args.work)
-    backend, registry = prepared_backend(args, work, os.cpu_count() or 2, args.gpu, isolation(args, work))
-    rubric = load_rubric(Path(args.rubric), registry)
+    backend, registry, rubric = prepared_backend(args, work, os.cpu_count() or 2, args.gpu, isolation(args, work))
     return grade_single(entry, rubric, registry, backend, args.gpu), rubric
 
 
