@@ -7,6 +7,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.gate.policy import GatePolicy, parse_gate
 from grader.registry import Registry
 
 DEFAULT_RUBRIC = Path(__file__).resolve().parent / "rubric.toml"
@@ -71,6 +72,7 @@ class Rubric:
     limits: Limits
     timing: TimingPolicy
     tasks: tuple[TaskPolicy, ...]
+    gate: GatePolicy  # the build gate's rules (grader/gate/)
 
     def task(self, task_id: str) -> TaskPolicy:
         return next(t for t in self.tasks if t.id == task_id)
@@ -142,7 +144,7 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
             fail(where, f"unknown task '{task_id}' (the harness's tasks: {', '.join(registry.ids)})")
         if not isinstance(entry, dict):
             fail(where, "must be a table")
-        known = {"correctness_points", "performance_points", "dtypes", "shapes", "timed", "s_zero", "s_full"}
+        known = {"correctness_points", "performance_points", "dtypes", "shapes", "timed", "s_zero", "s_full", "gate"}
         for key in entry.keys() - known:
             fail(where, f"unknown key '{key}' (expected {', '.join(sorted(known))})")
         dtypes = strings(entry, "dtypes", where)
@@ -172,4 +174,7 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
         fail("[assignment]", f"'leaderboard_task' {leaderboard!r} is not a graded task")
     if not next(p for p in policies if p.id == leaderboard).timed:
         fail("[assignment]", f"'leaderboard_task' {leaderboard!r} has no timed shapes")
-    return Rubric(path, digest, name, str(assignment.get("title", name)), leaderboard, limits, timing, tuple(policies))
+    # Every task file is linked into the harness, graded or not, so the gate covers them all.
+    gate = parse_gate(data, tasks_t, {t.file: t.id for t in registry.tasks}, fail)
+    return Rubric(path, digest, name, str(assignment.get("title", name)), leaderboard, limits, timing, tuple(policies),
+                  gate)
