@@ -5,7 +5,9 @@ headers, the stubs and the Makefile, never a student's) into its work
 directory, builds the harness library there, and builds the solution. Each
 submission then gets a fresh kernels folder holding only its recognized task
 files (the stubs stand in for missing ones), which is compiled and linked
-against that library with a wall-clock limit.
+against that library with a wall-clock limit. With the rubric's gate policy,
+the files are first compiled to objects and inspected (grader/gate/): a file
+that breaks a rule is replaced by its stub before the link.
 """
 from __future__ import annotations
 
@@ -17,6 +19,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.gate.build_gate import BuildGate, GateError, GateSetup
+from grader.gate.policy import GatePolicy
+from grader.gate.report import GateReport
 from grader.intake import Submission
 from grader.registry import Registry
 from grader.runner import HarnessServer
@@ -32,6 +37,7 @@ class BuildResult:
     seconds: float
     log: str = ""
     reason: str = ""  # one line, when not ok
+    gate: GateReport | None = None  # the build gate's findings, when it ran
 
 
 class GraderError(RuntimeError):
@@ -61,6 +67,7 @@ class Workspace:
         self.build_dir = self.work / "build"
         self.kernel_dirs = self.work / "kernels"
         self.arch = arch
+        self._gate = GateSetup()
 
     def _make(self, *args: str) -> list[str]:
         cmd = ["make", "-s", "-C", str(self.pristine), f"BUILD={self.build_dir}", *args]
@@ -88,7 +95,7 @@ class Workspace:
     def stub_files(self) -> dict[str, bytes]:
         return {p.name: p.read_bytes() for p in (self.pristine / "kernels").glob("*.cu")}
 
-    def build(self, sub: Submission, timeout: float) -> BuildResult:
+    def build(self, sub: Submission, timeout: float, gate: GatePolicy | None = None) -> BuildResult:
         kernels = self.kernel_dirs / sub.student
         if kernels.exists():
             shutil.rmtree(kernels)
@@ -97,14 +104,43 @@ class Workspace:
             (kernels / name).write_bytes(data)
         tag = f"submission-{sub.student}"
         start = time.monotonic()
-        status, out = run_limited(self._make("harness", f"KERNELS={kernels}", f"KTAG={tag}"), timeout=timeout)
+        report, status, out = self._gated_objects(sub, kernels, tag, timeout, gate) if gate else (None, 0, "")
+        if status == 0:
+            status, linked = run_limited(self._make("harness", f"KERNELS={kernels}", f"KTAG={tag}"),
+                                         timeout=max(1.0, timeout - (time.monotonic() - start)))
+            out += linked
         seconds = time.monotonic() - start
         log = self._readable(out, kernels)
         if status is None:
-            return BuildResult(False, None, seconds, log, f"the build took longer than its limit of {timeout:g} s")
+            return BuildResult(False, None, seconds, log, f"the build took longer than its limit of {timeout:g} s",
+                               report)
         if status != 0:
-            return BuildResult(False, None, seconds, log, "your code does not compile (the compiler's messages follow)")
-        return BuildResult(True, self.build_dir / tag / "harness", seconds, log)
+            return BuildResult(False, None, seconds, log, "your code does not compile (the compiler's messages follow)",
+                               report)
+        return BuildResult(True, self.build_dir / tag / "harness", seconds, log, gate=report)
+
+    def _gated_objects(self, sub: Submission, kernels: Path, tag: str, timeout: float,
+                       gate: GatePolicy) -> tuple[GateReport, int | None, str]:
+        """Compiles the task files to objects and runs the build gate, which swaps in the stubs of files
+        that break a rule; returns its report and the compile's (status, output)."""
+        checker = self.gate(gate)
+        screened = checker.screen(kernels, sub.files)
+        status, out = run_limited(self._make("objects", f"KERNELS={kernels}", f"KTAG={tag}"), timeout=timeout)
+        if status != 0:
+            return GateReport(screened), status, out
+        return checker.inspect(kernels, self.build_dir / tag / "kernels", sub.files, screened), status, out
+
+    def gate(self, policy: GatePolicy) -> BuildGate:
+        """The build gate for this workspace and policy, set up on first use."""
+        def compile_objects(kernels: Path, tag: str):
+            status, out = run_limited(self._make(f"-j{os.cpu_count() or 2}", "objects", f"KERNELS={kernels}",
+                                                 f"KTAG={tag}"), timeout=1800)
+            if status != 0:
+                raise GraderError(f"building the gate's reference objects ({tag}) failed:\n{out[-4000:]}")
+        try:
+            return self._gate.get(policy, lambda: BuildGate(self.pristine, self.build_dir, policy, compile_objects))
+        except GateError as e:
+            raise GraderError(f"the build gate cannot run: {e}") from e
 
     def _readable(self, out: str, kernels: Path) -> str:
         """The compiler's output with the grader's paths taken out, capped for feedback."""
@@ -134,8 +170,8 @@ class LocalBackend:
     def harness_version(self) -> str:
         return self.registry.harness_version
 
-    def build(self, sub: Submission, timeout: float) -> BuildResult:
-        return self.workspace.build(sub, timeout)
+    def build(self, sub: Submission, timeout: float, gate: GatePolicy | None = None) -> BuildResult:
+        return self.workspace.build(sub, timeout, gate)
 
     def student_server(self, build: BuildResult, gpu: str | None) -> HarnessServer:
         return HarnessServer(build.harness, gpu)

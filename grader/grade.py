@@ -24,6 +24,7 @@ from typing import Protocol
 from tqdm import tqdm
 
 from grader.build import BuildResult, GraderError
+from grader.gate.policy import GatePolicy
 from grader.intake import Submission, list_entries, read_submission
 from grader.paired import time_pairs
 from grader.registry import Registry
@@ -46,7 +47,7 @@ class Backend(Protocol):
     harness_version: str
     sandbox: str
 
-    def build(self, sub: Submission, timeout: float) -> BuildResult: ...
+    def build(self, sub: Submission, timeout: float, gate: GatePolicy | None = None) -> BuildResult: ...
 
     def student_server(self, build: BuildResult, gpu: str | None) -> Server: ...
 
@@ -135,6 +136,11 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                     for shape in policy.shapes:
                         result.cases.append(CaseOutcome(policy.id, dtype, shape, "correctness", "missing",
                                                         f"{spec.file} was not in the submission", seed=seed))
+                continue
+            if build.gate is not None and build.gate.enforced(spec.file):  # not linked: its stub stood in
+                message = build.gate.case_message(spec.file)
+                result.cases += [CaseOutcome(policy.id, dtype, shape, "correctness", "forbidden", message, seed=seed)
+                                 for dtype in policy.dtypes for shape in policy.shapes]
                 continue
             stop = ""
             for dtype in policy.dtypes:
@@ -231,7 +237,7 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
         if sub.rejected:
             finish(SubmissionResult(sub, "rejected", scores=zero_scores(rubric, "not graded: rejected at intake")))
             return sub, None
-        build = backend.build(sub, rubric.limits.build)
+        build = backend.build(sub, rubric.limits.build, rubric.gate)
         if not build.ok:
             finish(SubmissionResult(sub, "build_failed", build, scores=zero_scores(rubric, "does not compile")))
             return sub, None
@@ -279,7 +285,7 @@ def grade_single(entry: Path, rubric: Rubric, registry: Registry, backend: Backe
     sub = read_submission(entry, [t.file for t in registry.tasks])
     if sub.rejected:
         return SubmissionResult(sub, "rejected", scores=zero_scores(rubric, "not graded: rejected at intake"))
-    build = backend.build(sub, rubric.limits.build)
+    build = backend.build(sub, rubric.limits.build, rubric.gate)
     if not build.ok:
         return SubmissionResult(sub, "build_failed", build, scores=zero_scores(rubric, "does not compile"))
     solution = backend.solution_server(gpu)

@@ -107,7 +107,9 @@ def write_feedback(store: Store, rubric: Rubric, out: Path) -> list[Path]:
                           "performance_max": policy.performance_points, "note": s.note if s is not None else "",
                           "cases": [_case_view(r, limits) for r in rows.itertuples()]})
         png = _plot(cases[cases["kind"] == "timed"])
+        findings = json.loads(sub.gate)
         context = {"title": rubric.title, "s": sub._asdict(), "tasks": tasks, "status_words": STATUS_WORDS,
+                   "gate": [f for f in findings if f["enforced"]], "gate_notes": [f for f in findings if not f["enforced"]],
                    "notes": json.loads(sub.notes), "ignored": json.loads(sub.ignored), "device": device,
                    "plot": f"{sub.student}.png" if png else None,
                    "plot_data": base64.b64encode(png).decode() if png else None}
@@ -133,6 +135,7 @@ def summary_table(store: Store, rubric: Rubric) -> pd.DataFrame:
            "build failures": int((subs["status"] == "build_failed").sum()),
            "rejected": int((subs["status"] == "rejected").sum()),
            "with timeouts": int(cases[cases["status"] == "timeout"]["submission_id"].nunique()),
+           "with forbidden files": int(cases[cases["status"] == "forbidden"]["submission_id"].nunique()),
            "mean total": round(float(subs["total"].mean()), 2), "of": rubric.max_points}
     means = (scores.assign(points=scores["correctness"] + scores["performance"])
              .groupby("task")["points"].mean().round(2))

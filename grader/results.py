@@ -13,6 +13,7 @@ GRADER_STATUSES = {
     "crashed": "the harness process died while running the code",
     "missing": "the task's file is not in the submission",
     "skipped": "not run",
+    "forbidden": "not run: the task file breaks a rule of the build gate (grader/rubric.toml [gate])",
 }
 
 

@@ -49,6 +49,7 @@ CREATE TABLE IF NOT EXISTS submissions (
     build_log TEXT NOT NULL,
     build_seconds REAL,
     seconds REAL NOT NULL,
+    gate TEXT NOT NULL DEFAULT '[]', -- JSON list: the build gate's findings (grader/gate/)
     UNIQUE (student, sha256, harness_version, rubric_sha256)
 );
 CREATE TABLE IF NOT EXISTS cases (
@@ -110,6 +111,9 @@ class Store:
             self.db.execute("PRAGMA journal_mode = WAL")  # readers never block the writer
             with self.db:
                 self.db.executescript(SCHEMA)
+                columns = {row[1] for row in self.db.execute("PRAGMA table_info(submissions)")}
+                if "gate" not in columns:  # a store from before the build gate: add the column, keep its rows
+                    self.db.execute("ALTER TABLE submissions ADD COLUMN gate TEXT NOT NULL DEFAULT '[]'")
         except sqlite3.DatabaseError as e:
             raise StoreError(f"{self.path}: not a usable grades store ({e}); move it aside to start a new one") from None
 
@@ -144,11 +148,12 @@ class Store:
                             " AND rubric_sha256 = ?", (sub.student, sub.sha256, harness_version, rubric_sha256))
             sid = self.db.execute(
                 "INSERT INTO submissions (run_id, student, sha256, received, graded, harness_version, rubric_sha256,"
-                " status, total, max_total, nickname, rejected, notes, ignored, build_log, build_seconds, seconds)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " status, total, max_total, nickname, rejected, notes, ignored, build_log, build_seconds, seconds, gate)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (run_id, sub.student, sub.sha256, sub.received, now(), harness_version, rubric_sha256, result.status,
                  result.total, max_total, sub.nickname, sub.rejected, json.dumps(sub.notes), json.dumps(sub.ignored),
-                 build.log if build else "", build.seconds if build else None, result.seconds)).lastrowid
+                 build.log if build else "", build.seconds if build else None, result.seconds,
+                 json.dumps(build.gate.to_json() if build and build.gate else []))).lastrowid
             for c in result.cases:
                 p = c.paired
                 ok_pairs = p is not None and p.pairs
