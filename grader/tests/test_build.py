@@ -1,20 +1,10 @@
 """Building submissions against the pristine harness (needs nvcc, not a GPU)."""
 from __future__ import annotations
 
-import pytest
-
-from grader.build import Workspace
 from grader.intake import read_submission
 from grader.tests.conftest import REPO
 
 SAMPLES = REPO / "data" / "sample-submissions"
-
-
-@pytest.fixture(scope="module")
-def workspace(tmp_path_factory, registry):
-    ws = Workspace(tmp_path_factory.mktemp("work"), arch="sm_90")
-    ws.prepare(jobs=2, solution=False)
-    return ws
 
 
 def test_a_compile_error_gives_the_compilers_message_with_the_students_path(workspace, registry):
