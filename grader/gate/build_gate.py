@@ -98,12 +98,17 @@ class BuildGate:
         lib = self.build_dir / "lib"
         harness = _names(["-g", str(lib / "libharness.a"), str(lib / "harness" / "main.cpp.o")])
         self.taken = frozenset(harness | library_exports())
-        self.expected: dict[str, Expected] = {}
-        trusted = set()
+        trusted, stubs = set(), {}
         for tag in ("stubs", "solution"):
             for obj in sorted((self.build_dir / tag / "kernels").glob("*.o")):
-                trusted |= {d.name for d in read_object(obj).defined}
+                names = {d.name for d in read_object(obj).defined}
+                trusted |= names
+                if tag == "stubs":
+                    stubs[obj.stem + ".cu"] = names
         self.trusted = frozenset(trusted)
+        # A task's launchers: what its stub defines and no other stub does (the rest comes from headers).
+        self.launchers = {file: names - set().union(*(n for f, n in stubs.items() if f != file))
+                          for file, names in stubs.items()}
         home = cuda_home()
         self.system_roots = [(home / "include").resolve(), *[p.resolve() for p in home.glob("targets/*/include")],
                              Path("/usr/include"), Path("/usr/lib/gcc")]
@@ -160,7 +165,8 @@ class BuildGate:
                 print(f"build gate: warning: {obj.name}'s device code is compressed in its fat binary, so device-side "
                       "symbols are not inspected (host code is); nvcc --compress-mode=none would allow it",
                       file=sys.stderr)
-            expected = Expected(self.trusted, self.taken)
+            expected = Expected(self.trusted, self.taken,
+                                frozenset().union(*(n for f, n in self.launchers.items() if f != name)))
             found = check_object(facts, rules, expected)
             found += check_dependencies(dep, rules, kernels / name,
                                         [self.pristine / "include" / h for h in self.policy.project_headers],

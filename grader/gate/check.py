@@ -49,8 +49,9 @@ class Finding:
 @dataclass(frozen=True)
 class Expected:
     """What a task file is expected to define, and what it must not, for the no-redefinition rule."""
-    stub_defines: frozenset[str]  # mangled names the task's stub defines: its launchers and the contract headers'
+    trusted: frozenset[str]  # mangled names the stubs and the solution define: launchers, the contract headers'
     taken: frozenset[str]  # names the harness or a linked library defines or uses
+    foreign: frozenset[str] = frozenset()  # the other tasks' launchers (each task is judged by its own rules)
 
 
 def _finding(rules: FileRules, rule: str, what: str) -> Finding:
@@ -113,7 +114,10 @@ def check_definitions(facts: ObjectFacts, rules: FileRules, expected: Expected) 
     out = []
     for d in facts.defined:
         name = d.name.split("@", 1)[0]
-        if name in expected.stub_defines or name.startswith(NVCC_DEVICE_STUB):
+        if name in expected.foreign:
+            out.append(_finding(rules, "no-redefinition", f"defines {d.demangled}, which is another task's launcher"))
+            continue
+        if name in expected.trusted or name.startswith(NVCC_DEVICE_STUB):
             continue
         standard = STANDARD_LIBRARY.match(name) is not None
         if name in expected.taken and not (standard and d.comdat):

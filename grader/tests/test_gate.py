@@ -201,6 +201,11 @@ static Goodbye goodbye;
 template <typename T> void transpose(const T*, T*, int, int) {}
 TRANSPOSE_TYPES(INSTANTIATE_TRANSPOSE)
 """,
+    # another task's launcher, which would escape that task's rules
+    "dot.cu": LAUNCHER + """void dot(const float*, const float*, float*, int) {}
+template <typename T> void matmul_tiled(const T*, const T*, T*, int, int, int) {}
+template void matmul_tiled<float>(const float*, const float*, float*, int, int, int);
+""",
     # a function registered to run at exit by attribute, and an unlisted runtime call
     "matmul_naive.cu": LAUNCHER + """#include <cstdio>
 #include <cstdlib>
@@ -226,6 +231,8 @@ def tricks(workspace, rubric):
     ("transpose.cu", "no-static-constructors", "runs code when the program starts"),
     ("matmul_naive.cu", "no-static-constructors", "runs code when the program ends: last_words()"),
     ("matmul_naive.cu", "only-listed-calls", "calls getenv"),
+    ("dot.cu", "no-redefinition", "defines void matmul_tiled<float>(float const*, float const*, float*, int, int, int),"
+                                  " which is another task's launcher"),
 ])
 def test_tricks_a_symbol_list_alone_would_miss_are_caught(tricks, file, rule, what):
     assert any(f.file == file and f.rule == rule and f.enforced and what in f.what for f in tricks.findings), \
