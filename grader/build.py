@@ -7,7 +7,9 @@ submission then gets a fresh kernels folder holding only its recognized task
 files (the stubs stand in for missing ones), which is compiled and linked
 against that library with a wall-clock limit, inside the sandbox
 (grader/sandbox.py): it sees the pristine harness, the library and its own
-files read-only, and can write only its own build folder.
+files read-only, and can write only its own build folder. With the rubric's
+gate policy, the files are first compiled to objects and inspected
+(grader/gate/): a file that breaks a rule is replaced by its stub before the link.
 """
 from __future__ import annotations
 
@@ -15,10 +17,14 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader import sanitizer as tool_runs
+from grader.gate.build_gate import BuildGate, GateError, GateSetup
+from grader.gate.policy import GatePolicy
+from grader.gate.report import GateReport
 from grader.intake import Submission
 from grader.registry import Registry
 from grader.results import SanitizerOutcome
@@ -37,6 +43,7 @@ class BuildResult:
     seconds: float
     log: str = ""
     reason: str = ""  # one line, when not ok
+    gate: GateReport | None = None  # the build gate's findings, when it ran
 
 
 class GraderError(RuntimeError):
@@ -72,6 +79,7 @@ class Workspace:
         # Header libraries outside the system's include path (make's DEPS_INCLUDE), shown to builds read-only.
         deps = os.environ.get("DEPS_INCLUDE", "")
         self.deps_include = Path(deps).resolve() if deps and Path(deps).is_dir() else None
+        self._gate = GateSetup()
 
     def _make(self, *args: str) -> list[str]:
         cmd = ["make", "-s", "-C", str(self.pristine), f"BUILD={self.build_dir}", *args]
@@ -103,7 +111,7 @@ class Workspace:
     def stub_files(self) -> dict[str, bytes]:
         return {p.name: p.read_bytes() for p in (self.pristine / "kernels").glob("*.cu")}
 
-    def build(self, sub: Submission, timeout: float) -> BuildResult:
+    def build(self, sub: Submission, timeout: float, gate: GatePolicy | None = None) -> BuildResult:
         kernels = self.kernel_dirs / sub.student
         if kernels.exists():
             shutil.rmtree(kernels)
@@ -114,7 +122,32 @@ class Workspace:
         out_dir = self.build_dir / tag
         shutil.rmtree(out_dir, ignore_errors=True)
         out_dir.mkdir(parents=True)
-        make = self._make("harness", f"KERNELS={kernels}", f"KTAG={tag}")
+        start = time.monotonic()
+        report, status, timed_out, out = None, 0, False, ""
+        if gate:
+            checker = self.gate(gate)
+            screened = checker.screen(kernels, sub.files)  # before compiling: what an #include names is never read
+            done = self._sandboxed_make("objects", kernels, out_dir, timeout)
+            status, timed_out, out = done.status, done.timed_out, done.stdout
+            report = checker.inspect(kernels, out_dir / "kernels", sub.files, screened) if status == 0 \
+                else GateReport(screened)
+        if status == 0 and not timed_out:
+            done = self._sandboxed_make("harness", kernels, out_dir, max(1.0, timeout - (time.monotonic() - start)))
+            status, timed_out, out = done.status, done.timed_out, out + done.stdout
+        seconds = time.monotonic() - start
+        log = self._readable(out, kernels)
+        if timed_out:
+            return BuildResult(False, None, seconds, log, f"the build took longer than its limit of {timeout:g} s",
+                               report)
+        if status != 0:
+            return BuildResult(False, None, seconds, log, "your code does not compile (the compiler's messages follow)",
+                               report)
+        return BuildResult(True, out_dir / "harness", seconds, log, gate=report)
+
+    def _sandboxed_make(self, target: str, kernels: Path, out_dir: Path, timeout: float):
+        """make TARGET for one submission in the sandbox: its kernels, the pristine tree and the library
+        read-only, only its own build folder writable."""
+        make = self._make(target, f"KERNELS={kernels}", f"KTAG={out_dir.name}")
         if self.deps_include:
             make.append(f"DEPS_INCLUDE={self.deps_include}")
         read_only = [self.pristine, self.build_dir / "lib", kernels] + ([self.deps_include] if self.deps_include else [])
@@ -122,13 +155,19 @@ class Workspace:
                    merge_stderr=True)
         if done.stdout.startswith("bwrap: "):  # the sandbox itself failed before any student code ran
             raise GraderError(f"the sandbox could not start a build: {done.stdout.strip()[:1000]}")
-        log = self._readable(done.stdout, kernels)
-        if done.timed_out:
-            return BuildResult(False, None, done.seconds, log, f"the build took longer than its limit of {timeout:g} s")
-        if done.status != 0:
-            return BuildResult(False, None, done.seconds, log,
-                               "your code does not compile (the compiler's messages follow)")
-        return BuildResult(True, out_dir / "harness", done.seconds, log)
+        return done
+
+    def gate(self, policy: GatePolicy) -> BuildGate:
+        """The build gate for this workspace and policy, set up on first use."""
+        def compile_objects(kernels: Path, tag: str):
+            status, out = run_limited(self._make(f"-j{os.cpu_count() or 2}", "objects", f"KERNELS={kernels}",
+                                                 f"KTAG={tag}"), timeout=1800)
+            if status != 0:
+                raise GraderError(f"building the gate's reference objects ({tag}) failed:\n{out[-4000:]}")
+        try:
+            return self._gate.get(policy, lambda: BuildGate(self.pristine, self.build_dir, policy, compile_objects))
+        except GateError as e:
+            raise GraderError(f"the build gate cannot run: {e}") from e
 
     def _readable(self, out: str, kernels: Path) -> str:
         """The compiler's output with the grader's paths taken out, capped for feedback."""
@@ -169,8 +208,8 @@ class LocalBackend:
     def harness_version(self) -> str:
         return self.registry.harness_version
 
-    def build(self, sub: Submission, timeout: float) -> BuildResult:
-        return self.workspace.build(sub, timeout)
+    def build(self, sub: Submission, timeout: float, gate: GatePolicy | None = None) -> BuildResult:
+        return self.workspace.build(sub, timeout, gate)
 
     def student_server(self, build: BuildResult, gpu: str | None) -> HarnessServer:
         scratch = self.workspace.scratch / build.harness.parent.name / "serve"

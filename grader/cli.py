@@ -7,6 +7,7 @@
   autolab FILE        grade one handin and print Autolab's autoresult as the last line
   rubric              check grader/rubric.toml against the harness's registry and print it
   leaderboard         publish results/leaderboard/ (index.html, leaderboard.md, .csv) from the store
+  rules               print the build gate's rules; --export FILE writes them for the students' pre-check
 
 Exit status: 0 when grading finished, however the students did; 1 when the
 grader itself could not finish; 2 for bad arguments.
@@ -162,14 +163,34 @@ def cmd_autolab(args) -> int:
     return 0
 
 
+def _built_registry(harness_arg: str | None) -> Registry:
+    if harness_arg:
+        return Registry.from_harness(Path(harness_arg))
+    harness = REPO / "starter" / "build" / "starter" / "harness"
+    if not harness.exists():
+        raise GraderError(f"{harness} is not built yet: run `make -C starter harness`, or pass --harness")
+    return Registry.from_harness(harness)
+
+
+def cmd_rules(args) -> int:
+    gate = load_rubric(Path(args.rubric), _built_registry(args.harness)).gate
+    if args.export:
+        Path(args.export).write_text(gate.export_text())
+        print(f"wrote {args.export}")
+        return 0
+    print("Rules (a task file that breaks one is not run):")
+    for rule in gate.rules.values():
+        print(f"  {rule.name}: {rule.description}")
+    print("Allowed external symbols, by category: " + ", ".join(gate.allowed))
+    for task, loosened in gate.tasks.items():
+        if loosened.allow or loosened.allow_symbols or loosened.allow_headers:
+            print(f"  {task}: allows rules {list(loosened.allow)}, symbols {list(loosened.allow_symbols)}, "
+                  f"headers {list(loosened.allow_headers)}")
+    return 0
+
+
 def cmd_rubric(args) -> int:
-    if args.harness:
-        registry = Registry.from_harness(Path(args.harness))
-    else:
-        harness = REPO / "starter" / "build" / "starter" / "harness"
-        if not harness.exists():
-            raise GraderError(f"{harness} is not built yet: run `make -C starter harness`, or pass --harness")
-        registry = Registry.from_harness(harness)
+    registry = _built_registry(args.harness)
     rubric: Rubric = load_rubric(Path(args.rubric), registry)
     table = pd.DataFrame([{"task": t.id, "correctness": t.correctness_points, "performance": t.performance_points,
                            "types": ",".join(t.dtypes), "cases": len(t.dtypes) * len(t.shapes),
@@ -281,6 +302,14 @@ def parser() -> argparse.ArgumentParser:
     lb.add_argument("--salt-file", default=None,
                     help="the pseudonyms' secret salt, created on first use (default: RESULTS/pseudonym-salt)")
     lb.set_defaults(func=cmd_leaderboard)
+
+    ru = sub.add_parser("rules", help="print the build gate's rules, or export them for the pre-check",
+                        description="Print the build gate's rules from the rubric, or write them as JSON for "
+                                    "starter/tools/precheck.py (--export starter/tools/rules.json).")
+    common(ru, results=False)
+    ru.add_argument("--harness", default=None, help="a built harness (default: starter/build/starter/harness)")
+    ru.add_argument("--export", default=None, metavar="FILE", help="write the pre-check's rules.json here")
+    ru.set_defaults(func=cmd_rules)
     return p
 
 

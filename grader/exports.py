@@ -98,6 +98,9 @@ def gradescope_results(result: SubmissionResult, rubric: Rubric) -> dict:
         output = f"{result.build.reason}\n\n{result.build.log}"
     else:
         output = "\n".join(sub.notes)
+    if result.build is not None and result.build.gate is not None:
+        output = "\n".join([output] + [f"build gate: {f.message}" for f in result.build.gate.findings
+                                        if f.enforced]).strip()
     tests = []
     for score in result.scores:
         for part, got, worth in (("correctness", score.correctness, score.correctness_max),

@@ -25,6 +25,7 @@ from typing import Callable, Protocol
 from tqdm import tqdm
 
 from grader.build import BuildResult, GraderError
+from grader.gate.policy import GatePolicy
 from grader.intake import Submission, list_entries, read_submission
 from grader.paired import time_pairs
 from grader.registry import Registry
@@ -49,7 +50,7 @@ class Backend(Protocol):
     harness_version: str
     sandbox: str
 
-    def build(self, sub: Submission, timeout: float) -> BuildResult: ...
+    def build(self, sub: Submission, timeout: float, gate: GatePolicy | None = None) -> BuildResult: ...
 
     def student_server(self, build: BuildResult, gpu: str | None) -> Server: ...
 
@@ -166,6 +167,11 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                     for shape in policy.shapes:
                         result.cases.append(CaseOutcome(policy.id, dtype, shape, "correctness", "missing",
                                                         f"{spec.file} was not in the submission", seed=seed))
+                continue
+            if build.gate is not None and build.gate.enforced(spec.file):  # not linked: its stub stood in
+                message = build.gate.case_message(spec.file)
+                result.cases += [CaseOutcome(policy.id, dtype, shape, "correctness", "forbidden", message, seed=seed)
+                                 for dtype in policy.dtypes for shape in policy.shapes]
                 continue
             stop = ""
             for dtype in policy.dtypes:
@@ -339,7 +345,7 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
         if sub.rejected:
             finish(SubmissionResult(sub, "rejected", scores=zero_scores(rubric, "not graded: rejected at intake")))
             return sub, None
-        build = backend.build(sub, rubric.limits.build)
+        build = backend.build(sub, rubric.limits.build, rubric.gate)
         if not build.ok:
             finish(SubmissionResult(sub, "build_failed", build, scores=zero_scores(rubric, "does not compile")))
             return sub, None
@@ -388,7 +394,7 @@ def grade_single(entry: Path, rubric: Rubric, registry: Registry, backend: Backe
     if sub.rejected:
         return SubmissionResult(sub, "rejected", scores=zero_scores(rubric, "not graded: rejected at intake"))
     backend.set_limits(rubric.limits)
-    build = backend.build(sub, rubric.limits.build)
+    build = backend.build(sub, rubric.limits.build, rubric.gate)
     if not build.ok:
         return SubmissionResult(sub, "build_failed", build, scores=zero_scores(rubric, "does not compile"))
     solution = backend.solution_server(gpu)

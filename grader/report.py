@@ -148,7 +148,9 @@ def write_feedback(store: Store, rubric: Rubric, out: Path) -> list[Path]:
                           "sanitizer": _sanitizer_views(tool_runs[tool_runs["task"] == policy.id])})
         png = _plot(cases[cases["kind"] == "timed"])
         sandbox = runs.get(sub.run_id, "none")
+        findings = json.loads(sub.gate)
         context = {"title": rubric.title, "s": sub._asdict(), "tasks": tasks, "status_words": STATUS_WORDS,
+                   "gate": [f for f in findings if f["enforced"]], "gate_notes": [f for f in findings if not f["enforced"]],
                    "notes": json.loads(sub.notes), "ignored": json.loads(sub.ignored), "device": device,
                    "plot": f"{sub.student}.png" if png else None,
                    "plot_data": base64.b64encode(png).decode() if png else None,
@@ -184,6 +186,7 @@ def summary_table(store: Store, rubric: Rubric) -> pd.DataFrame:
            "sanitizer findings": int(store.table(
                f"SELECT COUNT(DISTINCT submission_id) AS n FROM sanitizer_runs WHERE status = 'errors' AND "
                f"submission_id IN ({marks})", tuple(ids))["n"].iloc[0]),
+           "with forbidden files": int(cases[cases["status"] == "forbidden"]["submission_id"].nunique()),
            "mean total": round(float(subs["total"].mean()), 2), "of": rubric.max_points}
     means = (scores.assign(points=scores["correctness"] + scores["performance"])
              .groupby("task")["points"].mean().round(2))

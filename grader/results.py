@@ -18,6 +18,7 @@ GRADER_STATUSES = {
     "skipped": "not run",
     "implausible": "timed faster than the GPU can physically do the work: no performance credit, listed for review",
     "protocol": "something other than the harness wrote on its reply channel",
+    "forbidden": "not run: the task file breaks a rule of the build gate (grader/rubric.toml [gate])",
 }
 # Flags on a timed case that passed: listed for a TA, scored as measured.
 REVIEW_FLAG = "review"

@@ -7,6 +7,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.gate.policy import GatePolicy, parse_gate
 from grader.registry import Registry
 
 DEFAULT_RUBRIC = Path(__file__).resolve().parent / "rubric.toml"
@@ -106,6 +107,7 @@ class Rubric:
     timing: TimingPolicy
     tasks: tuple[TaskPolicy, ...]
     sanitizer: SanitizerPolicy
+    gate: GatePolicy  # the build gate's rules (grader/gate/)
     leaderboard_shape: str  # the leaderboard task's timed shape that ranks: by default its largest
 
     def task(self, task_id: str) -> TaskPolicy:
@@ -185,7 +187,7 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
             fail(where, f"unknown task '{task_id}' (the harness's tasks: {', '.join(registry.ids)})")
         if not isinstance(entry, dict):
             fail(where, "must be a table")
-        known = {"correctness_points", "performance_points", "dtypes", "shapes", "timed", "s_zero", "s_full"}
+        known = {"correctness_points", "performance_points", "dtypes", "shapes", "timed", "s_zero", "s_full", "gate"}
         for key in entry.keys() - known:
             fail(where, f"unknown key '{key}' (expected {', '.join(sorted(known))})")
         dtypes = strings(entry, "dtypes", where)
@@ -230,8 +232,11 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
     if board_shape not in board_policy.timed:
         fail("[assignment]", f"'leaderboard_shape' {board_shape!r} is not one of {leaderboard}'s timed shapes "
                              f"({', '.join(board_policy.timed)})")
+    # Every task file is linked into the harness, graded or not, so the gate covers them all.
+    gate = parse_gate(data, tasks_t, {t.file: t.id for t in registry.tasks}, fail)
     return Rubric(path, digest, name, str(assignment.get("title", name)), leaderboard, limits, timing, tuple(policies),
-                  sanitizer=sanitizer, leaderboard_shape=board_shape)
+                  sanitizer=sanitizer, leaderboard_shape=board_shape, gate=gate)
+
 
 def _sanitizer_policy(section: dict, policies: list[TaskPolicy], registry: Registry, fail, number,
                       strings) -> SanitizerPolicy:

@@ -34,6 +34,8 @@ def score_task(policy: TaskPolicy, cases: list[CaseOutcome]) -> TaskScore:
                       policy.performance_points, passed, total)
     if any(c.status == "missing" for c in correctness):
         score.note = "file missing"
+    elif any(c.status == "forbidden" for c in correctness):
+        score.note = "not run: the file breaks a build-gate rule"
     elif any(c.status == "not_implemented" for c in correctness):
         score.note = "not implemented"
     elif passed < total:

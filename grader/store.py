@@ -49,6 +49,7 @@ CREATE TABLE IF NOT EXISTS submissions (
     build_log TEXT NOT NULL,
     build_seconds REAL,
     seconds REAL NOT NULL,
+    gate TEXT NOT NULL DEFAULT '[]', -- JSON list: the build gate's findings (grader/gate/)
     UNIQUE (student, sha256, harness_version, rubric_sha256)
 );
 CREATE TABLE IF NOT EXISTS cases (
@@ -112,7 +113,8 @@ CREATE TABLE IF NOT EXISTS scores (
 # Columns added since the first release of the store, so an older grades.sqlite
 # is brought up to date in place, keeping everything in it.
 ADDED_COLUMNS = [("cases", "floor_ms", "REAL"), ("cases", "flag", "TEXT NOT NULL DEFAULT ''"),
-                 ("cases", "seconds", "REAL"), ("cases", "throttled_pairs", "INTEGER")]
+                 ("cases", "seconds", "REAL"), ("cases", "throttled_pairs", "INTEGER"),
+                 ("submissions", "gate", "TEXT NOT NULL DEFAULT '[]'")]  # the build gate's findings (JSON list)
 
 
 def now() -> str:
@@ -171,11 +173,12 @@ class Store:
                             " AND rubric_sha256 = ?", (sub.student, sub.sha256, harness_version, rubric_sha256))
             sid = self.db.execute(
                 "INSERT INTO submissions (run_id, student, sha256, received, graded, harness_version, rubric_sha256,"
-                " status, total, max_total, nickname, rejected, notes, ignored, build_log, build_seconds, seconds)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " status, total, max_total, nickname, rejected, notes, ignored, build_log, build_seconds, seconds, gate)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (run_id, sub.student, sub.sha256, sub.received, now(), harness_version, rubric_sha256, result.status,
                  result.total, max_total, sub.nickname, sub.rejected, json.dumps(sub.notes), json.dumps(sub.ignored),
-                 build.log if build else "", build.seconds if build else None, result.seconds)).lastrowid
+                 build.log if build else "", build.seconds if build else None, result.seconds,
+                 json.dumps(build.gate.to_json() if build and build.gate else []))).lastrowid
             for c in result.cases:
                 p = c.paired
                 ok_pairs = p is not None and p.pairs

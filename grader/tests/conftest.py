@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from grader.build import Workspace
+from grader.gate.policy import gate_tables_text
 from grader.registry import Registry
 from grader.rubric import DEFAULT_RUBRIC, load_rubric
 
@@ -21,6 +23,15 @@ def registry() -> Registry:
         subprocess.run(["make", "-C", str(REPO / "starter"), "harness"], check=True, capture_output=True)
     return Registry.from_json(json.loads(subprocess.run([str(HARNESS), "--list-tasks", "--json"], check=True,
                                                         capture_output=True, text=True).stdout))
+
+
+@pytest.fixture(scope="session")
+def workspace(tmp_path_factory, registry) -> Workspace:
+    """A grader's build tree with the pristine harness library built (nvcc, no GPU), shared by the
+    tests that build submissions for real."""
+    ws = Workspace(tmp_path_factory.mktemp("work"), arch="sm_90")
+    ws.prepare(jobs=2, solution=False)
+    return ws
 
 
 @pytest.fixture(scope="session")
@@ -59,6 +70,7 @@ def small_rubric_text(rubric, min_pairs: int = 3) -> str:
                      f"performance_points = {t.performance_points}\ndtypes = [\"{t.dtypes[0]}\"]\n"
                      f"shapes = [\"{t.shapes[0]}\", \"{t.shapes[-1]}\"]\ntimed = [\"{t.timed[-1]}\"]\n"
                      f"s_zero = {t.s_zero}\ns_full = {t.s_full}\n")
+    lines.append(gate_tables_text(rubric.path.read_text()))  # the build gate's rules, as the default has them
     return "\n".join(lines)
 
 

@@ -9,6 +9,7 @@ A fake submission's task file says how its kernel behaves in a marker line:
     // fake: hang                never answers (the runner's timeout)
     // fake: crash               the process dies
     // fake: wrong-when-timed    passes its checks, fails a timed run
+    // fake: forbidden           breaks a build-gate rule (when the rubric's gate is passed to build)
 A file holding `#error` does not compile. A second marker line says what
 compute-sanitizer finds in it (nothing, when absent):
     // fake-sanitizer: memcheck=2 racecheck=1
@@ -28,6 +29,8 @@ from typing import Callable
 
 from grader.build import BuildResult
 from grader.results import SanitizerOutcome
+from grader.gate.check import Finding
+from grader.gate.report import GateReport
 from grader.runner import HarnessFailure
 
 SOLUTION_MS = 2.0
@@ -143,15 +146,20 @@ class FakeBackend:
         self.builds: list[str] = []
         self._files: dict[Path, dict[str, bytes]] = {}  # fake harness -> the submission's files
 
-    def build(self, sub, timeout: float) -> BuildResult:
+    def build(self, sub, timeout: float, gate=None) -> BuildResult:
         self.builds.append(sub.student)
         for name, data in sub.files.items():
             if b"#error" in data:
                 return BuildResult(False, None, 0.1, f"kernels/{name}(3): error: this does not compile",
                                    "your code does not compile (the compiler's messages follow)")
+        report = None
+        if gate is not None:
+            report = GateReport([Finding(name, "no-libraries", "calls cublasSgemm_v2",
+                                         gate.rules["no-libraries"].description)
+                                 for name, data in sorted(sub.files.items()) if behavior(data)[0] == "forbidden"])
         harness = Path("fake-harness") / sub.student
         self._files[harness] = sub.files
-        return BuildResult(True, harness, 0.1)
+        return BuildResult(True, harness, 0.1, gate=report)
 
     def set_limits(self, limits):
         self.limits = limits

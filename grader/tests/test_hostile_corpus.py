@@ -22,8 +22,8 @@ STATUSES = {"graded", "rejected", "build_failed"}
 REQUIRED = {
     "kernel-never-returns", "host-infinite-loop", "segfault", "abort", "illegal-address", "exit-mid-run",
     "printf-flood", "gpu-memory-hog", "fork-bomb", "include-solution", "read-other-submission",
-    "open-socket", "write-outside", "dlopen-cublas", "call-cublas", "private-stream", "cache-by-pointer",
-    "skip-after-first-call", "writes-into-input", "output-unwritten", "static-constructor", "patch-harness-symbol",
+    "socket", "write-outside", "dlopen-cublas", "cublas-call", "private-stream", "cache-by-pointer",
+    "skip-after-first-call", "writes-into-input", "output-unwritten", "static-constructor", "interpose-harness", "mprotect-patch",
     "forged-stdout", "forged-fds", "half-precision",
 }
 

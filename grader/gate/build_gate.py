@@ -1,0 +1,218 @@
+"""The build gate over one submission's kernels folder, between compiling and linking.
+
+    screen(): the source pre-check (starter/tools/precheck.py, the students' own) on every task
+              file; a file with a forbidden #include is replaced by its stub before it is compiled,
+              so the compiler never reads what it names.
+    inspect(): each compiled object against the rules (check.py); a file that breaks one is
+              replaced by its stub and its object removed, so the link that follows builds the stub.
+
+The objects are the authority: source findings that the object does not confirm are kept as
+notes (enforced=False), and object findings borrow the pre-check's line numbers when it saw them.
+"""
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import struct
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Callable
+
+from grader.gate.check import Expected, Finding, check_dependencies, check_object
+from grader.gate.elf import ElfError
+from grader.gate.objects import read_object
+from grader.gate.policy import GatePolicy
+from grader.gate.report import GateReport
+
+REPO = Path(__file__).resolve().parents[2]
+PRECHECK = REPO / "starter" / "tools" / "precheck.py"
+SYSTEM_LIBRARIES = ("libc.so.6", "libm.so.6", "libstdc++.so.6", "libgcc_s.so.1")
+CUDA_LIBRARIES = ("libcudart_static.a", "libcublas.so", "libcublasLt.so")
+
+
+class GateError(RuntimeError):
+    """The gate itself cannot work (a tool or library missing): the grader's problem, not the student's."""
+
+
+def load_precheck(path: Path = PRECHECK):
+    """The students' pre-check (stdlib only, shipped in starter/tools), imported from the repository."""
+    name = "grader_gate_precheck"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up while the class is made
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def _names(args: list[str]) -> set[str]:
+    """Symbol names nm lists (POSIX format), versions stripped."""
+    out = subprocess.run(["nm", "-P", *args], capture_output=True, text=True, errors="replace", timeout=300)
+    if out.returncode != 0:
+        raise GateError(f"nm {' '.join(args)} failed: {out.stderr.strip()[:500]}")
+    return {line.split()[0].split("@", 1)[0] for line in out.stdout.splitlines()
+            if line.strip() and not line.rstrip().endswith(":")}
+
+
+def cuda_home() -> Path:
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        raise GateError("nvcc is not on PATH")
+    return Path(nvcc).resolve().parents[1]
+
+
+def library_exports() -> set[str]:
+    """What the libraries the harness links with define: a task file must not define these again."""
+    home = cuda_home()
+    found = []
+    for name in CUDA_LIBRARIES:
+        hits = [p for p in (home / "lib64" / name, *home.glob(f"targets/*/lib/{name}")) if p.exists()]
+        if not hits:
+            raise GateError(f"{name} is not in {home}: the gate checks that a task file does not redefine its symbols")
+        found.append(hits[0])
+    for name in SYSTEM_LIBRARIES:
+        path = subprocess.run(["g++", f"-print-file-name={name}"], capture_output=True, text=True).stdout.strip()
+        if not path or not Path(path).exists():
+            raise GateError(f"the compiler cannot find {name}")
+        found.append(Path(path))
+    names = set()
+    for path in found:
+        names |= _names(["-g", "--defined-only", str(path)] if path.suffix == ".a" else
+                        ["-D", "--defined-only", str(path)])
+    return names
+
+
+class BuildGate:
+    """Set up once per grading run: the stubs' and the solution's objects (what a task file is
+    expected to define), and what the harness and the libraries define (what it must not)."""
+
+    def __init__(self, pristine: Path, build_dir: Path, policy: GatePolicy,
+                 compile_objects: Callable[[Path, str], None], solution: Path = REPO / "solution" / "kernels"):
+        self.pristine, self.build_dir, self.policy = Path(pristine), Path(build_dir), policy
+        self.precheck = load_precheck()
+        self.rules_json = policy.to_json()
+        for kernels, tag in ((self.pristine / "kernels", "stubs"), (Path(solution), "solution")):
+            compile_objects(kernels, tag)
+        lib = self.build_dir / "lib"
+        harness = _names(["-g", str(lib / "libharness.a"), str(lib / "harness" / "main.cpp.o")])
+        self.taken = frozenset(harness | library_exports())
+        trusted, stubs = set(), {}
+        for tag in ("stubs", "solution"):
+            for obj in sorted((self.build_dir / tag / "kernels").glob("*.o")):
+                names = {d.name for d in read_object(obj).defined}
+                trusted |= names
+                if tag == "stubs":
+                    stubs[obj.stem + ".cu"] = names
+        self.trusted = frozenset(trusted)
+        # A task's launchers: what its stub defines and no other stub does (the rest comes from headers).
+        self.launchers = {file: names - set().union(*(n for f, n in stubs.items() if f != file))
+                          for file, names in stubs.items()}
+        home = cuda_home()
+        self.system_roots = [(home / "include").resolve(), *[p.resolve() for p in home.glob("targets/*/include")],
+                             Path("/usr/include"), Path("/usr/lib/gcc")]
+        self._instructions = policy.rules["no-syscalls"].instructions
+        self._warned_compressed = False
+
+    def stub(self, file: str) -> bytes:
+        return (self.pristine / "kernels" / file).read_bytes()
+
+    def screen(self, kernels: Path, files: dict[str, bytes]) -> list[Finding]:
+        """The pre-check on each of the submission's task files; those with a forbidden #include
+        are replaced by their stubs now, before anything is compiled."""
+        findings = []
+        for name, data in sorted(files.items()):
+            rules = self.policy.for_file(name)
+            if rules is None:
+                continue
+            problems = self.precheck.check_text(data.decode("utf-8", "replace"), name, self.rules_json)
+            stop = False
+            for p in problems:
+                include = p.rule == "includes" or p.what.startswith("#")
+                stop |= include
+                findings.append(Finding(name, p.rule, p.what, p.description, include, p.line, p.text.strip()))
+            if stop:
+                (kernels / name).write_bytes(self.stub(name))
+        return findings
+
+    def inspect(self, kernels: Path, objects: Path, files: dict[str, bytes], screened: list[Finding]) -> GateReport:
+        """Each compiled task file against its rules; those that break one are replaced by their stubs
+        and their objects removed, so the link builds the stubs instead."""
+        stopped = {f.file for f in screened if f.enforced}
+        # A file stopped before compiling shows every problem the pre-check found in it.
+        findings = [Finding(f.file, f.rule, f.what, f.description, True, f.line, f.source)
+                    for f in screened if f.file in stopped]
+        for name in sorted(files):
+            rules = self.policy.for_file(name)
+            if rules is None or name in stopped:
+                continue
+            obj, dep = objects / (Path(name).stem + ".o"), objects / (Path(name).stem + ".d")
+            try:
+                facts = read_object(obj, self._instructions)
+            except (ElfError, struct.error, IndexError, ValueError, RuntimeError, OSError,
+                    subprocess.SubprocessError) as e:  # fail closed: what cannot be read is not linked
+                findings.append(Finding(name, "only-listed-calls", f"could not be inspected ({e})",
+                                        rules.rule("only-listed-calls").description))
+                (kernels / name).write_bytes(self.stub(name))
+                obj.unlink(missing_ok=True)
+                dep.unlink(missing_ok=True)
+                continue
+            if facts.device_unreadable and not self._warned_compressed:
+                # This toolkit compresses device code: say so once rather than judge what cannot be read.
+                # (With whole-program compilation, device code can reach only printf, assert and malloc.)
+                self._warned_compressed = True
+                print(f"build gate: warning: {obj.name}'s device code is compressed in its fat binary, so device-side "
+                      "symbols are not inspected (host code is); nvcc --compress-mode=none would allow it",
+                      file=sys.stderr)
+            expected = Expected(self.trusted, self.taken,
+                                frozenset().union(*(n for f, n in self.launchers.items() if f != name)))
+            found = check_object(facts, rules, expected)
+            found += check_dependencies(dep, rules, kernels / name,
+                                        [self.pristine / "include" / h for h in self.policy.project_headers],
+                                        self.system_roots, self.pristine)
+            notes = [f for f in screened if f.file == name]
+            findings += _with_lines(found, notes)
+            if found:
+                (kernels / name).write_bytes(self.stub(name))
+                obj.unlink(missing_ok=True)
+                dep.unlink(missing_ok=True)
+        return GateReport(findings)
+
+
+def _name(what: str) -> str:
+    """The name a finding is about: "calls fopen" -> "fopen"."""
+    return what.split(" (", 1)[0].split()[-1] if what.startswith(("calls ", "uses ")) else ""
+
+
+def _with_lines(found: list[Finding], notes: list[Finding]) -> list[Finding]:
+    """Object findings with the pre-check's first line for the same name (cublasSgemm in the source
+    is cublasSgemm_v2 in the object); the pre-check's findings under rules the object confirmed are
+    folded in, the rest stay as notes (enforced=False): the compiled code does not do them."""
+    out, confirmed = [], {f.rule for f in found}
+    for f in found:
+        name = _name(f.what)
+        note = next((n for n in notes if n.rule == f.rule and name and _name(n.what) and
+                     name.startswith(_name(n.what))), None)
+        if note is None and f.rule in ("no-syscalls", "no-static-constructors"):
+            note = next((n for n in notes if n.rule == f.rule), None)
+        if note is not None:
+            f = Finding(f.file, f.rule, f.what, f.description, True, note.line, note.source)
+        out.append(f)
+    out += [Finding(n.file, n.rule, n.what, n.description, False, n.line, n.source)
+            for n in notes if n.rule not in confirmed]
+    return out
+
+
+class GateSetup:
+    """Builds a workspace's BuildGate on first use, once per policy, from any build thread."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._gates: dict[int, BuildGate] = {}
+
+    def get(self, policy: GatePolicy, make: Callable[[], BuildGate]) -> BuildGate:
+        with self._lock:
+            if id(policy) not in self._gates:
+                self._gates[id(policy)] = make()
+            return self._gates[id(policy)]

@@ -1,0 +1,169 @@
+"""Judging a task file's object against the rules in force for its task.
+
+Each broken rule gives a Finding whose message a student reads, e.g.
+  matmul_fast.cu calls cublasSgemm_v2: library calls are not allowed in this
+  task: write the kernels yourself (...) (rule: no-libraries)
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from grader.gate.objects import ObjectFacts
+from grader.gate.policy import FileRules
+
+# What <iostream>'s own static object (std::ios_base::Init, before GCC 13) refers to: the only
+# code besides nvcc's registration that may run when the program starts.
+IOSTREAM_INIT = {"std::__ioinit", "std::ios_base::Init::Init()", "std::ios_base::Init::~Init()", "__dso_handle",
+                 "__cxa_atexit"}
+# Names the C++ standard library owns (mangled): std::, its abbreviations (std::allocator,
+# std::basic_string, std::string, std::istream, std::ostream, std::iostream) and __gnu_cxx::.
+STANDARD_LIBRARY = re.compile(r"_Z(?:T[IVST]|TT|GV)?N?[rVKRO]*(?:St|S[abdios]|9__gnu_cxx)")
+NVCC_DEVICE_STUB = "__device_stub__"
+
+
+@dataclass(frozen=True)
+class Finding:
+    file: str  # the task file, e.g. "matmul_fast.cu"
+    rule: str
+    what: str  # what the file does, e.g. "calls cublasSgemm_v2"
+    description: str  # the rule's description, from the rubric
+    enforced: bool = True  # False: the source pre-check saw it, the compiled code does not do it
+    line: int | None = None  # where the pre-check saw it in the source
+    source: str = ""  # that line of source
+
+    @property
+    def message(self) -> str:
+        where = f" (line {self.line}: {self.source.strip()})" if self.line else ""
+        return f"{self.file} {self.what}{where}: {self.description} (rule: {self.rule})"
+
+    def to_json(self) -> dict:
+        return {**asdict(self), "message": self.message}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Finding":
+        return cls(**{k: v for k, v in data.items() if k != "message"})
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What a task file is expected to define, and what it must not, for the no-redefinition rule."""
+    trusted: frozenset[str]  # mangled names the stubs and the solution define: launchers, the contract headers'
+    taken: frozenset[str]  # names the harness or a linked library defines or uses
+    foreign: frozenset[str] = frozenset()  # the other tasks' launchers (each task is judged by its own rules)
+
+
+def _finding(rules: FileRules, rule: str, what: str) -> Finding:
+    return Finding(rules.file, rule, what, rules.rule(rule).description)
+
+
+def check_symbols(facts: ObjectFacts, rules: FileRules) -> list[Finding]:
+    out = []
+    for where, names in (("calls", facts.undefined), ("uses in device code", facts.device_undefined)):
+        for name in names:
+            rule = rules.symbol_rule(name)
+            if rule is not None:
+                out.append(_finding(rules, rule, f"{where} {name}"))
+    return out
+
+
+def check_startup(facts: ObjectFacts, rules: FileRules) -> list[Finding]:
+    if not rules.in_force("no-static-constructors"):
+        return []
+    out = []
+    for entry in facts.startup:
+        if entry.is_nvcc_registration or (entry.references and set(entry.references) <= IOSTREAM_INIT):
+            continue
+        if entry.function.startswith("_GLOBAL__sub_I_"):
+            uses = sorted({r for r in entry.references if not r.startswith(("_GLOBAL", ".")) and r not in IOSTREAM_INIT})
+            what = ("runs code when the program starts (the constructor of a global object, or the computed value "
+                    "of a global variable)")
+            what += f", which uses {', '.join(uses[:6])}" if uses else ""
+        elif entry.function.startswith("_GLOBAL__sub_D_") or entry.section.startswith((".fini", ".dtors")):
+            what = f"runs code when the program ends: {entry.function}"
+        else:
+            what = f"runs code when the program starts: {entry.function}"
+        out.append(_finding(rules, "no-static-constructors", what))
+    for section in facts.startup_code:
+        out.append(_finding(rules, "no-static-constructors", f"puts code in the {section} section, which runs by itself"))
+    for d in facts.defined:
+        if d.kind == "IFUNC":
+            out.append(_finding(rules, "no-static-constructors",
+                                f"defines {d.demangled} as an ifunc, whose resolver runs when the program loads"))
+    return out
+
+
+def check_instructions(facts: ObjectFacts, rules: FileRules) -> list[Finding]:
+    if not rules.in_force("no-syscalls"):
+        return []
+    where: dict[str, list[str]] = {}
+    for insn, function in facts.instructions:
+        where.setdefault(insn, []).append(function)
+    return [_finding(rules, "no-syscalls", f"contains the instruction `{insn}` in host code "
+                                           f"(in {', '.join(dict.fromkeys(functions))})")
+            for insn, functions in where.items()]
+
+
+def check_definitions(facts: ObjectFacts, rules: FileRules, expected: Expected) -> list[Finding]:
+    """Only the task's launchers, what the contract headers define, and the file's own names. The
+    standard library's templates instantiated from its headers are the same code wherever they are
+    instantiated, so those may coincide with the harness's."""
+    if not rules.in_force("no-redefinition"):
+        return []
+    out = []
+    for d in facts.defined:
+        name = d.name.split("@", 1)[0]
+        if name in expected.foreign:
+            out.append(_finding(rules, "no-redefinition", f"defines {d.demangled}, which is another task's launcher"))
+            continue
+        if name in expected.trusted or name.startswith(NVCC_DEVICE_STUB):
+            continue
+        standard = STANDARD_LIBRARY.match(name) is not None
+        if name in expected.taken and not (standard and d.comdat):
+            what = f"defines {d.demangled}, which the harness or a library it links with already defines"
+        elif standard and not d.comdat:
+            what = f"defines {d.demangled} in the standard library's namespace"
+        elif not name.startswith("_Z") and re.match(r"_[_A-Z]", name):
+            what = f"defines {d.demangled}, a name reserved for the compiler and its libraries"
+        else:
+            continue
+        out.append(_finding(rules, "no-redefinition", what))
+    return out
+
+
+def check_object(facts: ObjectFacts, rules: FileRules, expected: Expected) -> list[Finding]:
+    out = check_symbols(facts, rules) + check_startup(facts, rules) + check_instructions(facts, rules)
+    out += check_definitions(facts, rules, expected)
+    if facts.executable_stack and rules.in_force("no-memory-mapping"):
+        out.append(_finding(rules, "no-memory-mapping", "asks for an executable stack"))
+    return _unique(out)
+
+
+def check_dependencies(depfile: Path, rules: FileRules, source: Path, project: list[Path],
+                       system_roots: list[Path], cwd: Path) -> list[Finding]:
+    """Every file the compiler read (its -MMD list) must be the task file, an assignment header, or
+    a header of the toolchain: never the solution, another submission, or the harness's insides."""
+    if not depfile.exists():
+        return [_finding(rules, "includes", "left no list of the files its compilation read")]
+    text = depfile.read_text(errors="replace").replace("\\\n", " ")
+    first = text.split("\n\n", 1)[0]
+    _, _, deps = first.partition(": ")
+    allowed = {p.resolve() for p in [source, *project]}
+    roots = [r.resolve() for r in system_roots]
+    out = []
+    for dep in deps.split():
+        path = (cwd / dep).resolve()
+        if path in allowed or any(path.is_relative_to(root) for root in roots):
+            continue
+        out.append(_finding(rules, "includes", f"reads {dep} while it compiles"))
+    return out
+
+
+def _unique(findings: list[Finding]) -> list[Finding]:
+    seen, out = set(), []
+    for f in findings:
+        if (f.rule, f.what) not in seen:
+            seen.add((f.rule, f.what))
+            out.append(f)
+    return out

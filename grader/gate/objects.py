@@ -1,0 +1,145 @@
+"""What a compiled task file uses, defines and runs by itself: facts read from its object.
+
+The facts are gathered once per object and judged in check.py, so the rules
+(which change per task) never touch ELF.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.gate import elf
+
+# Sections whose entries the C runtime calls by itself, before main or at exit.
+STARTUP_ARRAYS = (".init_array", ".preinit_array", ".ctors", ".fini_array", ".dtors")
+STARTUP_CODE = (".init", ".fini")
+NVCC_REGISTRATION = "__sti____cudaRegisterAll()"  # nvcc's constructor: registers the file's kernels
+
+
+@dataclass(frozen=True)
+class Defined:
+    name: str  # as in the object (mangled)
+    demangled: str
+    weak: bool
+    kind: str  # FUNC, OBJECT, IFUNC, ...
+    comdat: bool  # in a COMDAT group: an inline function or template instance from a header
+
+
+@dataclass(frozen=True)
+class Startup:
+    """A function the object asks to run by itself (a static constructor or destructor)."""
+    section: str
+    function: str  # demangled
+    references: tuple[str, ...]  # demangled names its code refers to
+
+    @property
+    def is_nvcc_registration(self) -> bool:
+        return self.function == NVCC_REGISTRATION
+
+
+@dataclass
+class ObjectFacts:
+    path: Path
+    undefined: list[str] = field(default_factory=list)  # host symbols used, demangled
+    device_undefined: list[str] = field(default_factory=list)
+    device_unreadable: int = 0  # device images that could not be read (compressed)
+    defined: list[Defined] = field(default_factory=list)  # non-local symbols the object defines
+    startup: list[Startup] = field(default_factory=list)
+    startup_code: list[str] = field(default_factory=list)  # .init/.fini sections holding code
+    instructions: list[tuple[str, str]] = field(default_factory=list)  # (instruction, function) matches
+    executable_stack: bool = False
+
+
+def demangle(names: list[str]) -> dict[str, str]:
+    """name -> demangled name, in one c++filt call."""
+    unique = sorted(set(names))
+    if not unique:
+        return {}
+    out = subprocess.run(["c++filt"], input="\n".join(unique) + "\n", capture_output=True, text=True,
+                         check=True, timeout=120).stdout.splitlines()
+    if len(out) != len(unique):
+        raise RuntimeError("c++filt returned a different number of names than it was given")
+    return dict(zip(unique, out))
+
+
+def _comdat_sections(obj: elf.Elf) -> set[int]:
+    """Indices of sections that belong to a COMDAT group (SHT_GROUP lists its members)."""
+    members = set()
+    for sec in obj.sections:
+        if sec.type == 17:  # SHT_GROUP: a flag word, then member section indices
+            data = obj.section_bytes(sec)
+            members.update(int.from_bytes(data[i:i + 4], "little") for i in range(4, len(data), 4))
+    return members
+
+
+def _references(obj: elf.Elf, relocations: list[elf.Relocation], fn: elf.Symbol) -> list[str]:
+    return [obj.target(r) for r in relocations
+            if r.section == fn.section and fn.value <= r.offset < fn.value + max(fn.size, 1)]
+
+
+def _startup(obj: elf.Elf, relocations: list[elf.Relocation]) -> tuple[list[tuple[str, str, list[str]]], list[str]]:
+    entries, code = [], []
+    for sec in obj.sections:
+        if sec.name in STARTUP_CODE or any(sec.name.startswith(p + ".") for p in STARTUP_CODE):
+            if sec.size:
+                code.append(sec.name)
+        if not any(sec.name == p or sec.name.startswith(p + ".") for p in STARTUP_ARRAYS):
+            continue
+        patched = [r for r in relocations if r.section == sec.index]
+        if not patched and sec.size:  # an entry without a relocation: an absolute address
+            entries.append((sec.name, f"an absolute address in {sec.name}", []))
+        for rel in patched:
+            sym = rel.symbol
+            fn = sym if sym.type != elf.STT_SECTION else obj.function_at(sym.section, rel.points_at)
+            if fn is None:
+                entries.append((sec.name, obj.target(rel), []))
+            else:
+                entries.append((sec.name, fn.name, _references(obj, relocations, fn) if fn.defined else []))
+    return entries, code
+
+
+def scan_instructions(path: Path, patterns: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(instruction, function) for each host instruction matching one of the patterns, e.g. `syscall`
+    or `int $0x80`, in every executable section of the object (objdump's linear disassembly)."""
+    if not patterns:
+        return []
+    wanted = re.compile(r"(?:^|\s)(?:" + "|".join(re.escape(" ".join(p.split())) for p in patterns) + r")(?:$|\s)")
+    out = subprocess.run(["objdump", "-d", "-C", "-w", "--no-show-raw-insn", str(path)], capture_output=True,
+                         text=True, errors="replace", check=True, timeout=300).stdout
+    found, function = [], "?"
+    for line in out.splitlines():
+        header = re.match(r"^[0-9a-f]+ <(.*)>:$", line)
+        if header:
+            function = header.group(1)
+            continue
+        insn = re.match(r"^\s*[0-9a-f]+:\s+(.*)$", line)
+        if insn:
+            text = " ".join(insn.group(1).split("#", 1)[0].split())
+            if wanted.search(text):
+                found.append((text, function))
+    return found
+
+
+def read_object(path: Path, instruction_patterns: tuple[str, ...] = ()) -> ObjectFacts:
+    obj = elf.read(path)
+    relocations = obj.relocations()
+    facts = ObjectFacts(Path(path))
+    undefined = sorted({s.name for s in obj.symbols if not s.defined and s.name})
+    comdat = _comdat_sections(obj)
+    defined = [s for s in obj.symbols if s.defined and not s.local and s.name]
+    entries, facts.startup_code = _startup(obj, relocations)
+    devices, facts.device_unreadable = elf.device_images(obj)
+    device_undefined = sorted({s.name for d in devices for s in d.symbols if not s.defined and s.name})
+    names = demangle(undefined + [s.name for s in defined] + device_undefined +
+                     [n for _, fn, refs in entries for n in [fn, *refs]])
+    facts.undefined = [names[n] for n in undefined]
+    facts.device_undefined = [names[n] for n in device_undefined]
+    facts.defined = [Defined(s.name, names[s.name], s.bind == 2, elf.SYMBOL_TYPES.get(s.type, str(s.type)),
+                             s.section in comdat) for s in defined]
+    facts.startup = [Startup(sec, names[fn], tuple(names[r] for r in refs)) for sec, fn, refs in entries]
+    stack = next((s for s in obj.sections if s.name == ".note.GNU-stack"), None)
+    facts.executable_stack = stack is None or stack.executable
+    facts.instructions = scan_instructions(path, instruction_patterns)
+    return facts

@@ -1,0 +1,264 @@
+"""The build gate on real nvcc objects (no GPU): what passes, what is stopped and why, and the
+hostile corpus entries it decides on its own."""
+from __future__ import annotations
+
+import tomllib
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from grader.build import run_limited
+from grader.gate.check import check_dependencies, check_symbols
+from grader.gate.objects import ObjectFacts
+from grader.grade import grade_submission
+from grader.intake import read_submission
+from grader.rubric import load_rubric
+from grader.tests.conftest import REPO
+from grader.tests.test_rubric import broken
+
+HOSTILE = REPO / "grader" / "tests" / "hostile"
+SAMPLES = REPO / "data" / "sample-submissions"
+GATE_DECIDES = sorted(p for p in HOSTILE.iterdir()
+                      if (p / "expected.toml").exists() and not tomllib.loads((p / "expected.toml").read_text())["needs_gpu"])
+
+
+def inspect(workspace, policy, folder: Path, files: dict[str, str | bytes]):
+    """Compiles just these task files to objects (no stubs, no link) and runs the gate over them."""
+    kernels = workspace.kernel_dirs / folder.name
+    kernels.mkdir(parents=True, exist_ok=True)
+    data = {name: text.encode() if isinstance(text, str) else text for name, text in files.items()}
+    for name, content in data.items():
+        (kernels / name).write_bytes(content)
+    gate = workspace.gate(policy)
+    screened = gate.screen(kernels, data)
+    status, out = run_limited(workspace._make("objects", f"KERNELS={kernels}", f"KTAG=gate-{folder.name}"), 600)
+    assert status == 0, out
+    return gate.inspect(kernels, workspace.build_dir / f"gate-{folder.name}" / "kernels", data, screened)
+
+
+class GateOnly:
+    """A backend that builds for real and refuses to run anything: the gate must decide alone."""
+    harness_version, sandbox = "test", "none"
+
+    def __init__(self, workspace):
+        self.workspace = workspace
+
+    def build(self, sub, timeout, gate=None):
+        return self.workspace.build(sub, timeout, gate)
+
+    def student_server(self, build, gpu):
+        raise AssertionError("the build gate alone should decide this submission")
+
+    solution_server = student_server
+
+
+@pytest.fixture(scope="module")
+def hostile_results(workspace, rubric, registry):
+    """Every entry the gate decides, built and graded (in parallel, two at a time)."""
+    backend = GateOnly(workspace)
+    workspace.gate(rubric.gate)
+
+    def one(entry: Path):
+        sub = read_submission(entry, [t.file for t in registry.tasks])
+        build = backend.build(sub, 600, rubric.gate)
+        result = grade_submission(sub, build, backend, None, None, rubric, registry, seed=1) if build.ok else None
+        return entry.name, (build, result)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(one, GATE_DECIDES))
+
+
+def test_the_corpus_has_an_entry_for_each_attack_the_gate_stops():
+    names = {p.name for p in GATE_DECIDES}
+    assert {"include-solution", "read-other-submission", "write-outside", "socket", "dlopen-cublas", "cublas-call",
+            "private-stream", "static-constructor", "interpose-harness", "mprotect-patch", "fork-bomb",
+            "raw-syscall"} <= names
+
+
+@pytest.mark.parametrize("entry", GATE_DECIDES, ids=lambda p: p.name)
+def test_a_hostile_submission_gets_its_expected_verdict_from_the_gate(hostile_results, entry):
+    expected = tomllib.loads((entry / "expected.toml").read_text())
+    build, result = hostile_results[entry.name]
+    assert build.ok and build.harness.exists(), build.log  # the stub took the forbidden file's place and linked
+    assert result.status == expected["status"] == "graded"
+    cases = [c for c in result.cases if c.task == expected["task"]]
+    assert cases and all(c.status == expected["case_status"] for c in cases)
+    assert all(expected["reason"].lower() in c.message.lower() for c in cases), cases[0].message
+    assert all(c.status == "missing" for c in result.cases if c.task != expected["task"])
+    score = next(s for s in result.scores if s.task == expected["task"])
+    assert score.total == 0 and "build-gate rule" in score.note
+    forbidden = [f.file for f in build.gate.findings if f.enforced]
+    assert set(forbidden) == {f"{expected['task']}.cu"}
+
+
+def test_a_forbidden_file_is_never_linked_its_stub_is(hostile_results, workspace):
+    build, _ = hostile_results["cublas-declared"]
+    stub = (REPO / "starter" / "kernels" / "matmul_fast.cu").read_bytes()
+    assert (workspace.kernel_dirs / "cublas-declared" / "matmul_fast.cu").read_bytes() == stub
+    message = build.gate.case_message("matmul_fast.cu")
+    assert message.startswith("not run: matmul_fast.cu calls cublasCreate_v2 (line 13), calls cublasSgemm_v2 "
+                              "(line 16): library calls are not allowed")
+    assert message.endswith("(rule: no-libraries)")
+
+
+def test_an_include_by_path_stops_the_file_before_the_compiler_reads_it(hostile_results):
+    build, _ = hostile_results["include-solution"]
+    assert "solution/kernels/matmul_fast.cu" not in build.log  # never compiled: no error about a missing file
+    [finding] = build.gate.findings
+    assert finding.rule == "includes" and finding.line == 3
+
+
+def test_a_raw_syscall_is_found_in_the_machine_code(hostile_results):
+    build, _ = hostile_results["raw-syscall"]
+    [finding] = [f for f in build.gate.findings if f.enforced]
+    assert finding.what.startswith("contains the instruction `syscall` in host code (in void matmul_tiled<float>")
+
+
+def test_the_solution_passes_the_gate(workspace, rubric):
+    files = {p.name: p.read_bytes() for p in (REPO / "solution" / "kernels").glob("*.cu")}
+    assert inspect(workspace, rubric.gate, Path("the-solution"), files).findings == []
+
+
+@pytest.mark.parametrize("sample", sorted(p for p in SAMPLES.iterdir() if p.name != "s07-compile-error"),
+                         ids=lambda p: p.name)
+def test_every_sample_submission_passes_the_gate(workspace, rubric, sample):
+    files = {p.name: p.read_bytes() for p in sample.glob("*.cu")}
+    assert inspect(workspace, rubric.gate, Path(f"sample-{sample.name}"), files).findings == []
+
+
+LAUNCHER = '#include "cuda_check.h"\n#include "tasks.h"\n'
+ORDINARY = LAUNCHER + """#include <cassert>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+#include <vector>
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__constant__ float kScale[1];
+__device__ int calls;
+
+__global__ void dot_kernel(const float* x, const float* y, float* result, int n) {
+    cg::thread_block block = cg::this_thread_block();
+    assert(n > 0);
+    if (block.thread_rank() == 0 && blockIdx.x == 0 && n == 1) printf("n=%d\\n", n);
+    float* scratch = static_cast<float*>(malloc(16));
+    free(scratch);
+    float s = 0;
+    for (int i = block.thread_rank(); i < n; i += blockDim.x) s += x[i] * y[i] * kScale[0];
+    atomicAdd(result, s);
+    atomicAdd(&calls, 1);
+}
+
+void dot(const float* x, const float* y, float* result, int n) {
+    static std::vector<int> seen;
+    seen.push_back(n);
+    const float one = 1;
+    CUDA_CHECK(cudaMemcpyToSymbol(kScale, &one, sizeof one));
+    int device = 0, blocks = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    cudaDeviceProp prop;
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, dot_kernel, 256, 0));
+    CUDA_CHECK(cudaMemsetAsync(result, 0, sizeof(float)));
+    std::ostringstream note;
+    note << "blocks " << blocks;
+    if (n == 1) std::cout << note.str() << std::endl;
+    fprintf(stderr, "%s\\n", note.str().c_str());
+    dot_kernel<<<blocks * prop.multiProcessorCount, 256>>>(x, y, result, n);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+}
+"""
+
+
+def test_ordinary_launcher_code_passes(workspace, rubric):
+    """iostream (whose static initializer is allowed), stringstreams, vectors, device printf, assert and
+    malloc, constant memory, occupancy queries: what students write."""
+    assert inspect(workspace, rubric.gate, Path("ordinary"), {"dot.cu": ORDINARY}).findings == []
+
+
+TRICKS = {
+    # a weak definition of a harness function, and a C library function defined through an alias
+    "add.cu": LAUNCHER + """#include <cstddef>
+__attribute__((weak)) bool equal_on_device(const void*, const void*, std::size_t) { return true; }
+extern "C" int fake_clock(clockid_t, timespec*) noexcept { return 0; }
+extern "C" int clock_gettime(clockid_t, timespec*) noexcept __attribute__((alias("fake_clock")));
+template <typename T> void add(const T*, const T*, T*, int, int) {}
+ADD_TYPES(INSTANTIATE_ADD)
+""",
+    # an ifunc, whose resolver the loader runs before main
+    "fill.cu": LAUNCHER + """extern "C" void real_fill() {}
+extern "C" void (*pick_fill())() { return real_fill; }
+extern "C" void quick_fill() __attribute__((ifunc("pick_fill")));
+void fill(std::int32_t*, int, int) { quick_fill(); }
+""",
+    # a definition in namespace std, and a destructor that runs at exit
+    "transpose.cu": LAUNCHER + """namespace std { void helper_in_std() {} }
+struct Goodbye { ~Goodbye(); };
+Goodbye::~Goodbye() { std::helper_in_std(); }
+static Goodbye goodbye;
+template <typename T> void transpose(const T*, T*, int, int) {}
+TRANSPOSE_TYPES(INSTANTIATE_TRANSPOSE)
+""",
+    # another task's launcher, which would escape that task's rules
+    "dot.cu": LAUNCHER + """void dot(const float*, const float*, float*, int) {}
+template <typename T> void matmul_tiled(const T*, const T*, T*, int, int, int) {}
+template void matmul_tiled<float>(const float*, const float*, float*, int, int, int);
+""",
+    # a function registered to run at exit by attribute, and an unlisted runtime call
+    "matmul_naive.cu": LAUNCHER + """#include <cstdio>
+#include <cstdlib>
+__attribute__((destructor)) static void last_words() { std::puts("bye"); }
+template <typename T> void matmul_naive(const T*, const T*, T*, int m, int, int) {
+    if (std::getenv("GRADING")) return;
+}
+MATMUL_TYPES(INSTANTIATE_MATMUL_NAIVE)
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def tricks(workspace, rubric):
+    return inspect(workspace, rubric.gate, Path("tricks"), TRICKS)
+
+
+@pytest.mark.parametrize("file, rule, what", [
+    ("add.cu", "no-redefinition", "defines equal_on_device(void const*, void const*, unsigned long), which the harness"),
+    ("add.cu", "no-redefinition", "defines clock_gettime, which the harness or a library"),
+    ("fill.cu", "no-static-constructors", "defines quick_fill as an ifunc, whose resolver runs when the program loads"),
+    ("transpose.cu", "no-redefinition", "defines std::helper_in_std() in the standard library's namespace"),
+    ("transpose.cu", "no-static-constructors", "runs code when the program starts"),
+    ("matmul_naive.cu", "no-static-constructors", "runs code when the program ends: last_words()"),
+    ("matmul_naive.cu", "only-listed-calls", "calls getenv"),
+    ("dot.cu", "no-redefinition", "defines void matmul_tiled<float>(float const*, float const*, float*, int, int, int),"
+                                  " which is another task's launcher"),
+])
+def test_tricks_a_symbol_list_alone_would_miss_are_caught(tricks, file, rule, what):
+    assert any(f.file == file and f.rule == rule and f.enforced and what in f.what for f in tricks.findings), \
+        [f.message for f in tricks.findings if f.file == file]
+
+
+def test_a_task_allowed_a_rule_may_break_it(workspace, rubric, tmp_path, registry):
+    path = broken(tmp_path, "[tasks.dot]", '[tasks.matmul_naive.gate]\nallow = ["no-streams-events"]\n\n[tasks.dot]')
+    loose = load_rubric(path, registry).gate
+    files = {"matmul_naive.cu": (HOSTILE / "private-stream" / "matmul_naive.cu").read_bytes()}
+    assert inspect(workspace, loose, Path("allowed-streams"), files).findings == []
+    report = inspect(workspace, rubric.gate, Path("allowed-streams"), files)
+    assert [f.rule for f in report.findings if f.enforced] == ["no-streams-events"]
+
+
+def test_device_code_is_held_to_the_same_list(rubric):
+    facts = ObjectFacts(Path("dot.o"), device_undefined=["vprintf", "__assertfail", "cudaStreamCreate"])
+    found = check_symbols(facts, rubric.gate.for_task("dot"))
+    assert [(f.rule, f.what) for f in found] == [("no-streams-events", "uses in device code cudaStreamCreate")]
+
+
+def test_the_compilers_list_of_files_read_must_stay_inside_the_allowed_places(tmp_path, rubric):
+    source, header = tmp_path / "kernels" / "dot.cu", tmp_path / "include" / "tasks.h"
+    dep = tmp_path / "dot.d"
+    dep.write_text(f"dot.o : {source} \\\n  /usr/local/cuda/include/cuda_runtime.h \\\n  {header} \\\n"
+                   f"  ../solution/kernels/dot.cu\n\n{header}:\n")
+    found = check_dependencies(dep, rubric.gate.for_task("dot"), source, [header],
+                               [Path("/usr/local/cuda/include")], tmp_path / "pristine")
+    assert [f.what for f in found] == ["reads ../solution/kernels/dot.cu while it compiles"]

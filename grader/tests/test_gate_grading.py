@@ -1,0 +1,61 @@
+"""A forbidden task file through grading, on the fake backend: its cases, its score, the store, the feedback."""
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from grader.exports import gradescope_results
+from grader.grade import GradeOptions, grade
+from grader.report import summary_table, write_reports
+from grader.store import Store
+from grader.tests.conftest import write_submission
+from grader.tests.fakes import FakeBackend
+
+
+def test_a_forbidden_task_scores_zero_with_the_rule_and_the_others_grade_normally(tmp_path, registry, small_rubric):
+    files = {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks}
+    write_submission(tmp_path / "subs", "mallory", {**files, "matmul_fast.cu": "// fake: forbidden\n"})
+    write_submission(tmp_path / "subs", "alice", files)
+    results = tmp_path / "results"
+    summary = grade(GradeOptions(tmp_path / "subs", results, [None], jobs=1, progress=False, seed=3), small_rubric,
+                    registry, FakeBackend())
+    mallory = next(r for r in summary.graded if r.submission.student == "mallory")
+    fast = [c for c in mallory.cases if c.task == "matmul_fast"]
+    assert fast and all(c.status == "forbidden" and c.kind == "correctness" for c in fast)
+    assert fast[0].message == ("not run: matmul_fast.cu calls cublasSgemm_v2: "
+                               + small_rubric.gate.rules["no-libraries"].description + " (rule: no-libraries)")
+    score = {s.task: s for s in mallory.scores}
+    assert score["matmul_fast"].total == 0 and score["matmul_fast"].note == "not run: the file breaks a build-gate rule"
+    assert all(s.total == s.correctness_max + s.performance_max for t, s in score.items() if t != "matmul_fast")
+    alice = next(r for r in summary.graded if r.submission.student == "alice")
+    assert alice.total == small_rubric.max_points
+
+    write_reports(results, small_rubric)
+    db = sqlite3.connect(results / "grades.sqlite")
+    [(gate,)] = db.execute("SELECT gate FROM submissions WHERE student = 'mallory'").fetchall()
+    assert [f["rule"] for f in json.loads(gate)] == ["no-libraries"]
+    feedback = (results / "feedback" / "mallory.md").read_text()
+    assert "## Build gate: files that were not run" in feedback
+    assert "matmul_fast.cu calls cublasSgemm_v2" in feedback and "**forbidden**" in feedback
+    assert "Build gate" not in (results / "feedback" / "alice.md").read_text()
+    store = Store(results / "grades.sqlite")
+    try:
+        assert summary_table(store, small_rubric).iloc[0]["with forbidden files"] == 1
+    finally:
+        store.close()
+    assert "build gate: matmul_fast.cu calls cublasSgemm_v2" in gradescope_results(mallory, small_rubric)["output"]
+
+
+def test_a_store_from_before_the_gate_gets_the_column_and_keeps_its_rows(tmp_path):
+    path = tmp_path / "grades.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE submissions (id INTEGER PRIMARY KEY, student TEXT NOT NULL)")
+    db.execute("INSERT INTO submissions (student) VALUES ('old')")
+    db.commit()
+    db.close()
+    store = Store(path)
+    try:
+        rows = store.db.execute("SELECT student, gate FROM submissions").fetchall()
+    finally:
+        store.close()
+    assert rows == [("old", "[]")]
