@@ -108,6 +108,8 @@ def _parse(path: Path, data: object) -> BenchRun:
     rows = []
     for i, r in enumerate(field(data, "rows", list, "top level")):
         where = f"rows[{i}]"
+        if isinstance(r, dict) and r.get("ms") is None and r.get("throughput") is None:
+            continue  # a size the bench skipped or did not run (its note says why): nothing measured to quote
         note = r.get("note") if isinstance(r, dict) else None
         rows.append(Row(field(r, "task", str, where), field(r, "impl", str, where), field(r, "dtype", str, where),
                         field(r, "shape", str, where), field(r, "ms", float, where),
