@@ -6,7 +6,7 @@
 #
 # The GPU machines reach no package index: the header libraries and bubblewrap
 # come unpacked in .deps/ (apt-get download + dpkg -x) and Python wheels in .whl/.
-#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [transpose_variants]
+#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [transpose_variants] [tests]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-run-logs}
 mkdir -p "$OUT"
@@ -47,6 +47,16 @@ for step in $steps; do
       run check make check PYTEST_ARGS=-v
       grep -E "passed|failed|skipped|error" "$OUT/check.log" | tail -n 3 | tee -a "$summary"
       grep -E "(PASSED|FAILED|SKIPPED|ERROR)( |$)" "$OUT/check.log" | sed 's/ *\[ *[0-9]*%\]//' >> "$summary" ;;
+    tests)
+      # One folder of the test suite at a time (TESTS=solution/tests or grader/tests): make check's pytest
+      # in parts that each fit one device call. The build comes first (make build).
+      run build make build
+      for t in ${TESTS:-solution/tests grader/tests}; do
+        name=tests_$(echo "$t" | tr '/' '_')
+        run "$name" timeout "${TESTS_TIMEOUT:-540}" python3 -m pytest -ra -v -p no:cacheprovider "$t"
+        grep -E "passed|failed|skipped|error" "$OUT/$name.log" | tail -n 1 | tee -a "$summary"
+        grep -E "(FAILED|ERROR)( |$)" "$OUT/$name.log" | sed 's/ *\[ *[0-9]*%\]//' | head -n 40 >> "$summary"
+      done ;;
     bench)
       # The solution's bench (harness table + size sweep with plots), recorded as
       # the students' reference, then the students' bench on the starter stubs.
