@@ -162,6 +162,7 @@ def test_a_task_the_rubric_does_not_grade_is_said_to_be_ungraded(tmp_path, reg, 
     text = DEFAULT_RUBRIC.read_text()
     start, end = task_block(text, "add")
     text = text[:start] + text[end:]
+    text = re.sub(r'^add = "[^"]*"\n', "", text, flags=re.M)  # its small case in [sanitizer.shapes] goes too
     changed = tmp_path / "rubric.toml"
     changed.write_text(text)
     out = render_markdown(Inputs(registry=reg, figures=figures, rubric=changed))
