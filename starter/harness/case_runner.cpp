@@ -113,11 +113,15 @@ Workspace allocate(const Task& task, DType t, const Shape& shape, bool fixed_pla
 }
 
 // Places the arrays for call `call`: each input copied from its pristine copy
-// to its offset, the output and its guard region poisoned at theirs.
+// to its offset, the output and its guard region poisoned at theirs. The rest
+// of each input's allocation is poisoned first: a kernel that reads past an
+// input's end must find poison there (not zeros, nor an earlier call's copy),
+// or an off-by-one in a bounds check would pass.
 void place(Workspace& w, std::uint64_t seed, std::uint64_t call) {
     const std::size_t n_inputs = w.inputs.size();
     for (std::size_t i = 0; i < n_inputs; ++i) {
         const std::size_t offset = w.slack ? placement_offset(seed, i, call) : 0;
+        if (w.slack) poison_on_device(w.t, w.inputs[i].get(), w.inputs[i].bytes() / dtype_size(w.t));
         void* at = static_cast<unsigned char*>(w.inputs[i].get()) + offset;
         CUDA_CHECK(cudaMemcpyAsync(at, w.input_copies[i].get(), w.input_copies[i].bytes(), cudaMemcpyDeviceToDevice,
                                    0));
