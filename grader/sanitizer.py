@@ -41,10 +41,7 @@ MEANINGS = [
      "your kernel accessed a local array outside its bounds"),
     (re.compile(r"misaligned", re.I),
      "your kernel accessed memory at an address that is not a multiple of the access size"),
-    (re.compile(r"Race reported", re.I),
-     "two threads of a block used the same shared-memory location, at least one of them writing, with no "
-     "__syncthreads() between them"),
-    (re.compile(r"(Potential )?(RAW|WAR|WAW) hazard", re.I),
+    (re.compile(r"Race reported|(Potential )?(RAW|WAR|WAW) hazard", re.I),
      "two threads of a block used the same shared-memory location, at least one of them writing, with no "
      "__syncthreads() between them"),
     (re.compile(r"Program hit|Out-of-range|Hardware exception|illegal", re.I),

@@ -36,6 +36,22 @@ run() {  # run NAME COMMAND...: log to $OUT/NAME.log, note the exit status and t
   return $rc
 }
 
+sweep() {  # sweep NAME MACRO "VARIANTS" PATTERN HARNESS_ARGS...: each variant of a solution kernel, built
+           # in parallel with -DMACRO=n, then timed beside cuBLAS and copy in its own run of the harness
+  local name=$1 macro=$2 variants=$3 pattern=$4; shift 4
+  make -C starter -j"$(nproc)" lib > "$OUT/build_lib.log" 2>&1  # shared by every variant: built once, first
+  for v in $variants; do
+    make -C starter -j4 harness KERNELS=../solution/kernels KTAG=${name}_v$v \
+      EXTRA_NVFLAGS="-D$macro=$v" > "$OUT/build_${name}_v$v.log" 2>&1 &
+  done
+  wait
+  for v in $variants; do
+    (cd starter && ./build/${name}_v$v/harness --budget 1 "$@") > "$OUT/${name}_v$v.log" 2>&1
+    note "$name variant $v:"
+    grep -E "$pattern" "$OUT/${name}_v$v.log" | tee -a "$summary"
+  done
+}
+
 for step in $steps; do
   case $step in
     buildtime)
@@ -47,6 +63,80 @@ for step in $steps; do
       run check make check PYTEST_ARGS=-v
       grep -E "passed|failed|skipped|error" "$OUT/check.log" | tail -n 3 | tee -a "$summary"
       grep -E "(PASSED|FAILED|SKIPPED|ERROR)( |$)" "$OUT/check.log" | sed 's/ *\[ *[0-9]*%\]//' >> "$summary" ;;
+    tests)
+      # One folder of the test suite at a time (TESTS=solution/tests or grader/tests): make check's pytest
+      # in parts that each fit one device call. The build comes first (make build).
+      run build make build
+      for t in ${TESTS:-solution/tests grader/tests}; do
+        name=tests_$(echo "$t" | tr '/' '_')
+        run "$name" timeout "${TESTS_TIMEOUT:-540}" python3 -m pytest -ra -v -p no:cacheprovider "$t"
+        grep -E "passed|failed|skipped|error" "$OUT/$name.log" | tail -n 1 | tee -a "$summary"
+        grep -E "(FAILED|ERROR)( |$)" "$OUT/$name.log" | sed 's/ *\[ *[0-9]*%\]//' | head -n 40 >> "$summary"
+      done ;;
+    bench)
+      # The solution's bench (harness table + size sweep with plots), recorded as
+      # the students' reference, then the students' bench on the starter stubs.
+      run bench make bench
+      cp results/bench.jsonl "$OUT/" 2>/dev/null
+      sed -n '/^harness /,$p' "$OUT/bench.log" | grep -v "^\[" | head -n 40 | tee -a "$summary"
+      make bench-reference 2>&1 | tail -n1 | tee -a "$summary"
+      run bench_student make -C starter -j"$(nproc)" bench
+      mkdir -p "$OUT/bench-solution" "$OUT/bench-student"
+      cp results/bench/* "$OUT/bench-solution/" 2>/dev/null
+      cp starter/results/bench/* "$OUT/bench-student/" 2>/dev/null
+      cp starter/bench/reference.json "$OUT/" 2>/dev/null ;;
+    demo)
+      run demo make demo
+      cp results/demo/grades.csv "$OUT/demo-grades.csv" 2>/dev/null
+      (cd results/demo && tar czf "$OUT/demo-feedback.tar.gz" feedback grades.sqlite leaderboard review.csv 2>/dev/null)
+      tail -n 4 "$OUT/demo.log" | tee -a "$summary" ;;
+    fairness)
+      # The solution graded as a student, in FAIRNESS_RUNS separate grading runs
+      # (default 5): every paired speedup should be 1; the spread across runs is
+      # what a student's score can move by luck.
+      rm -rf results/fairness && mkdir -p results/fairness/submissions
+      cp -r solution/kernels results/fairness/submissions/solution-as-student
+      for i in $(seq 1 "${FAIRNESS_RUNS:-5}"); do
+        run fairness_$i python3 -m grader grade results/fairness/submissions --results results/fairness/run$i \
+          --work results/fairness/work --no-progress
+      done
+      python3 - "$summary" <<'PY'
+import glob, sqlite3, sys
+import pandas as pd
+cases, runs, samples = [], [], []
+for db in sorted(glob.glob("results/fairness/run*/grades.sqlite")):
+    con = sqlite3.connect(db)
+    cases.append(pd.read_sql("SELECT c.task, c.shape, c.speedup, c.speedup_low, c.speedup_high, c.pairs, "
+                             "c.stop_reason FROM cases c WHERE c.kind = 'timed'", con))
+    runs.append(pd.read_sql("SELECT seconds FROM submissions", con))
+    samples.append(pd.read_sql("SELECT COUNT(*) AS samples, SUM(throttled) AS throttled FROM samples", con))
+cases, runs, samples = pd.concat(cases), pd.concat(runs), pd.concat(samples).sum()
+spread = cases.groupby(["task", "shape"]).agg(runs=("speedup", "size"), lowest=("speedup", "min"),
+                                               highest=("speedup", "max"), ci_low=("speedup_low", "min"),
+                                               ci_high=("speedup_high", "max"), pairs=("pairs", "median"))
+with open(sys.argv[1], "a") as out:
+    for text in ("fairness: paired speedup of the solution against itself over separate grading runs",
+                 spread.to_string(float_format=lambda v: f"{v:.4f}"),
+                 "fairness: all speedups within [0.98, 1.02]: %s" % bool(cases.speedup.between(0.98, 1.02).all()),
+                 "fairness: seconds to grade the whole submission per run: "
+                 + ", ".join(f"{v:.1f}" for v in runs.seconds),
+                 "fairness: samples %d, taken while throttled %d" % (samples.samples, samples.throttled)):
+        print(text)
+        out.write(text + "\n")
+PY
+      ;;
+    sanitize)
+      run memcheck make -C starter memcheck KERNELS=../solution/kernels
+      run racecheck make -C starter racecheck KERNELS=../solution/kernels
+      grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/memcheck.log" "$OUT/racecheck.log" | tee -a "$summary" ;;
+    variants)
+      # matmul_fast's tile configurations (solution/kernels/matmul_fast.cu, VariantConfig).
+      sweep fast MATMUL_FAST_VARIANT "${VARIANTS:-0 1 2 3 4 5 6 7 8 9}" "limits|matmul_fast" --task matmul_fast \
+        --shape 2048x2048x2048,4096x4096x4096,8192x8192x8192,4095x4095x4095,4097x4097x4097,3000x5000x700,1025x1025x1025,2049x2049x2049 ;;
+    transpose_variants)
+      # transpose's versions (solution/kernels/transpose.cu, kVariants), beside the other memory-bound tasks.
+      sweep transpose TRANSPOSE_VARIANT "${TRANSPOSE_VARIANTS:-0 1 2 3 4 5}" "limits|transpose|copy" \
+        --task transpose,fill,add,dot ;;
     tests)
       # One folder of the test suite at a time (TESTS=solution/tests or grader/tests): make check's pytest
       # in parts that each fit one device call. The build comes first (make build).

@@ -277,19 +277,8 @@ int main(int argc, char** argv) {
         return kCannotRun;
     }
 
-    std::string why;
-    if (!cuda_device_available(&why)) {
-        std::fprintf(stderr, "%s\n", why.c_str());
-        return kCannotRun;
-    }
     DeviceInfo device;
-    try {
-        CUDA_CHECK(cudaSetDevice(o.device));
-        device = query_device();
-    } catch (const CudaError& e) {
-        std::fprintf(stderr, "bench: cannot use CUDA device %d: %s\n", o.device, e.what());
-        return kCannotRun;
-    }
+    if (!open_device(o.device, "bench", &device)) return kCannotRun;
 
     std::FILE* human = stdout;
     BenchReport report(json_path, o.label, utc_now_iso(), human);

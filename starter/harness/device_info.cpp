@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <mutex>
 
 #include "cuda_check.h"
@@ -19,6 +20,22 @@ bool cuda_device_available(std::string* why) {
     else
         *why = std::string("No CUDA device could be opened: ") + cudaGetErrorString(err) + ".";
     return false;
+}
+
+bool open_device(int index, const char* program, DeviceInfo* device) {
+    std::string why;
+    if (!cuda_device_available(&why)) {
+        std::fprintf(stderr, "%s\n", why.c_str());
+        return false;
+    }
+    try {
+        CUDA_CHECK(cudaSetDevice(index));
+        *device = query_device();
+    } catch (const CudaError& e) {
+        std::fprintf(stderr, "%s: cannot use CUDA device %d: %s\n", program, index, e.what());
+        return false;
+    }
+    return true;
 }
 
 std::string cuda_version_string(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }

@@ -18,6 +18,9 @@ struct DeviceInfo {
 // Whether a usable CUDA device exists; when not, `why` is one sentence for people.
 bool cuda_device_available(std::string* why);
 DeviceInfo query_device();
+// Selects CUDA device `index` and describes it; when there is none or it cannot
+// be opened, prints why (prefixed with `program` where CUDA said it) and returns false.
+bool open_device(int index, const char* program, DeviceInfo* device);
 std::string cuda_version_string(int v);  // 13000 -> "13.0"
 
 // SM clock and the reasons it is held below its maximum, read through NVML

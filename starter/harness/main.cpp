@@ -281,19 +281,8 @@ int main(int argc, char** argv) {
         if (json_out) *json_out << j.dump() << "\n" << std::flush;
     };
 
-    std::string why;
-    if (!cuda_device_available(&why)) {
-        std::fprintf(stderr, "%s\n", why.c_str());
-        return kCannotRun;
-    }
     DeviceInfo device;
-    try {
-        CUDA_CHECK(cudaSetDevice(o.device));
-        device = query_device();
-    } catch (const CudaError& e) {
-        std::fprintf(stderr, "harness: cannot use CUDA device %d: %s\n", o.device, e.what());
-        return kCannotRun;
-    }
+    if (!open_device(o.device, "harness", &device)) return kCannotRun;
     if (!o.seed_given) o.seed = random_seed();
     print_device_header(human, device, o.seed);
 
