@@ -190,3 +190,12 @@ def test_a_normal_submission_after_each_entry_is_unaffected(batch):
         "WHERE s.student LIKE '%-zz-normal' GROUP BY s.id")}
     assert len(correctness) == 1, correctness
     assert totals, "no normal submission was graded"
+
+
+@pytest.mark.gpu
+def test_a_gigabyte_of_printf_leaves_the_feedback_small(batch):
+    corpus, results, _ = batch
+    index = [e.name for e in corpus].index("printf-flood")
+    feedback = results / "feedback" / f"h{index:02d}-printf-flood.md"
+    assert feedback.exists(), sorted(p.name for p in (results / "feedback").iterdir())[:10]
+    assert feedback.stat().st_size < 200_000
