@@ -64,12 +64,14 @@ for step in $steps; do
       grep -E "passed|failed|skipped|error" "$OUT/check.log" | tail -n 3 | tee -a "$summary"
       grep -E "(PASSED|FAILED|SKIPPED|ERROR)( |$)" "$OUT/check.log" | sed 's/ *\[ *[0-9]*%\]//' >> "$summary" ;;
     tests)
-      # One folder of the test suite at a time (TESTS=solution/tests or grader/tests): make check's pytest
-      # in parts that each fit one device call. The build comes first (make build).
+      # One folder or file of the test suite at a time (TESTS="solution/tests grader/tests", the default):
+      # make check's pytest in parts that each fit one device call; TESTS_ARGS="-m gpu" keeps only the
+      # tests that need the GPU (the rest run in CI). The build comes first (make build).
       run build make build
       for t in ${TESTS:-solution/tests grader/tests}; do
-        name=tests_$(echo "$t" | tr '/' '_')
-        run "$name" timeout "${TESTS_TIMEOUT:-540}" python3 -m pytest -ra -v -p no:cacheprovider "$t"
+        name=tests_$(echo "$t" | tr '/.' '__')
+        # shellcheck disable=SC2086  # TESTS_ARGS is a list of pytest options
+        run "$name" timeout "${TESTS_TIMEOUT:-540}" python3 -m pytest -ra -v -p no:cacheprovider ${TESTS_ARGS:-} "$t"
         grep -E "passed|failed|skipped|error" "$OUT/$name.log" | tail -n 1 | tee -a "$summary"
         grep -E "(FAILED|ERROR)( |$)" "$OUT/$name.log" | sed 's/ *\[ *[0-9]*%\]//' | head -n 40 >> "$summary"
       done ;;
