@@ -5,6 +5,7 @@ grader/tests/test_hostile_corpus.py."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -82,7 +83,8 @@ def test_racecheck_names_the_missing_barrier_in_the_feedback(planted_class):
     runs = sanitizer_runs(planted_class, "racy", "matmul_tiled")
     status, errors, report = runs["racecheck"]
     assert status == "errors" and errors > 0, runs
-    assert "Race reported" in report and "kernels/matmul_tiled.cu:" in report, report
+    # The sandbox compiles the student's files by bare name: the report says "in matmul_tiled.cu:20".
+    assert "Race reported" in report and re.search(r"\bmatmul_tiled\.cu:\d+", report), report
     feedback = (planted_class / "feedback" / "racy.md").read_text()
     assert "compute-sanitizer racecheck (races on shared memory) found" in feedback
     assert "no __syncthreads() between them" in feedback
@@ -92,7 +94,7 @@ def test_memcheck_names_the_bad_write_in_the_feedback(planted_class):
     runs = sanitizer_runs(planted_class, "wild-write", "add")
     status, errors, report = runs["memcheck"]
     assert status == "errors" and errors > 0, runs
-    assert "Invalid __global__ write" in report and "kernels/add.cu:" in report, report
+    assert "Invalid __global__ write" in report and re.search(r"\badd\.cu:\d+", report), report
     feedback = (planted_class / "feedback" / "wild-write.md").read_text()
     assert "compute-sanitizer memcheck (out-of-bounds and misaligned memory accesses) found" in feedback
     assert "wrote to global memory outside every array it was given" in feedback
