@@ -6,7 +6,7 @@
 #
 # The GPU machines reach no package index: the header libraries and bubblewrap
 # come unpacked in .deps/ (apt-get download + dpkg -x) and Python wheels in .whl/.
-#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [transpose_variants] [tests]
+#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [profile] [transpose_variants] [tests]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-run-logs}
 mkdir -p "$OUT"
@@ -133,8 +133,26 @@ PY
       grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/memcheck.log" "$OUT/racecheck.log" | tee -a "$summary" ;;
     variants)
       # matmul_fast's tile configurations (solution/kernels/matmul_fast.cu, VariantConfig).
-      sweep fast MATMUL_FAST_VARIANT "${VARIANTS:-0 1 2 3 4 5 6 7 8 9}" "limits|matmul_fast" --task matmul_fast \
+      sweep fast MATMUL_FAST_VARIANT "${VARIANTS:-17 19 20 21 22 23 24}" "limits|matmul_fast" --task matmul_fast \
         --shape 2048x2048x2048,4096x4096x4096,8192x8192x8192,4095x4095x4095,4097x4097x4097,3000x5000x700,1025x1025x1025,2049x2049x2049 ;;
+    profile)
+      # Where matmul_fast's cycles go, beside cuBLAS's SGEMM in the same harness run: issue-slot use,
+      # warp stall reasons, occupancy (Nsight Compute; clocks left alone, as the device notes ask).
+      # PROFILE_VARIANT picks the configuration (default: the solution's own).
+      v=${PROFILE_VARIANT:-default}
+      flags=""; [ "$v" != default ] && flags="-DMATMUL_FAST_VARIANT=$v"
+      make -C starter -j"$(nproc)" harness KERNELS=../solution/kernels KTAG=profile_$v EXTRA_NVFLAGS="$flags" \
+        > "$OUT/build_profile_$v.log" 2>&1
+      for kernel in matmul_fast_kernel gemm; do  # ours; cuBLAS's (its name holds "gemm", ours does not)
+        (cd starter && ncu --clock-control none --kernel-name "regex:$kernel" --launch-count 1 \
+          --section SpeedOfLight --section SchedulerStats --section WarpStateStats --section Occupancy \
+          --section LaunchStats --section InstructionStats \
+          "./build/profile_$v/harness" --task matmul_fast --shape 4096x4096x4096 --budget 0.05) \
+          > "$OUT/profile_${v}_$kernel.log" 2>&1
+        note "profile $v $kernel: exit $?"
+        grep -E "^  [A-Za-z]|Issue Slots|Issued Warp|No Eligible|Eligible Warps|Active Warps|Warp Cycles|Achieved Occ|Registers|Duration|SM Busy|Compute \(SM\)" \
+          "$OUT/profile_${v}_$kernel.log" | head -n 40 | sed "s/^/[$kernel] /" | tee -a "$summary"
+      done ;;
     transpose_variants)
       # transpose's versions (solution/kernels/transpose.cu, kVariants), beside the other memory-bound tasks.
       sweep transpose TRANSPOSE_VARIANT "${TRANSPOSE_VARIANTS:-0 1 2 3 4 5}" "limits|transpose|copy" \

@@ -1,8 +1,8 @@
 // matmul_fast — reference solution: a register-blocked, warp-tiled FP32 GEMM
-// fed by a multi-stage cp.async pipeline. Plain FP32 FFMA: no tensor cores.
+// fed by a cp.async pipeline. Plain FP32 FFMA: no tensor cores.
 //
-// Work split (the shapes are a Config, below; the default is 128 x 128 tiles
-// of 4 warps of 64 x 64, 3 stages of BK = 16, blocks grouped 8 rows at a time)
+// Work split (the shapes are a Config, below; the default is 128 x 256 tiles
+// of 8 warps of 64 x 64, 2 stages of BK = 32, blocks grouped 16 rows at a time)
 //   block   BM x BN tile of c, WARPS_M x WARPS_N warps
 //   warp    64 x (4 * TN) tile of c, its 32 lanes arranged 8 (rows) x 4 (cols)
 //   thread  8 x TN elements of c: rows {0..3, 32..35} + 4 * lane_row and
@@ -35,13 +35,19 @@ bool aligned16(const P*... p) {
 }
 
 template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int TN_, int STAGES_, int MIN_BLOCKS_,
-          int GROUP_M_ = 0>
+          int GROUP_M_ = 0, bool UNROLLED_COPIES_ = false, int KK_UNROLL_ = 0>
 struct Config {
     static constexpr int BM = BM_, BN = BN_, BK = BK_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_, TN = TN_;
     static constexpr int STAGES = STAGES_, MIN_BLOCKS = MIN_BLOCKS_;
     // Blocks run in groups of GROUP_M block rows, column by column, so the
     // blocks resident at one time share rows of a and columns of b in L2 (0: row by row).
     static constexpr int GROUP_M = GROUP_M_;
+    // How a slab's copies are issued: a loop strided by the block's threads, or
+    // each thread's fixed number of copies written out (no loop, no branches).
+    static constexpr bool UNROLLED_COPIES = UNROLLED_COPIES_;
+    // How many 4-k-step groups of a slab the math loop unrolls (0: all of them).
+    // A fully unrolled BK = 32 slab is ~4,700 instructions (75 KB of code).
+    static constexpr int KK_UNROLL = KK_UNROLL_ == 0 ? BK_ / 4 : KK_UNROLL_;
     static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
     static constexpr int A_LD = BK + 4;  // padded row of a's tile, in floats
     static constexpr int B_LD = BN;
@@ -55,13 +61,16 @@ struct Config {
     static_assert(STAGES >= 2, "the pipeline needs at least two stages");
     static_assert(BM * BK % (4 * THREADS) == 0 && BK * BN % (4 * THREADS) == 0,
                   "every thread copies the same number of 16-byte chunks of each tile");
+    static_assert((BK / 4) % KK_UNROLL == 0, "the math loop's unroll divides the slab's 4-k-step groups");
+    static_assert(SMEM_BYTES <= 227 * 1024, "Hopper gives a block at most 227 KB of shared memory");
     static_assert((A_LD * 4 * sizeof(float)) % 128 == 64,
                   "rows four apart must land in opposite halves of the banks (conflict-free float4 reads)");
 };
 
-// The configurations compared on an H200 (docs/gpu-runs/2026-11-21-h200.md
-// has every number); 7 was fastest and is the default. Another one builds with
-// -DMATMUL_FAST_VARIANT=n (docs/gpu-runs/device_run.sh variants).
+// The configurations compared on an H200 (docs/gpu-runs/2026-11-21-h200.md and
+// 2026-11-21-h200-kernels.md have every number); 17 was fastest and is the
+// default. Another one builds with -DMATMUL_FAST_VARIANT=n
+// (docs/gpu-runs/device_run.sh variants).
 //                                        BM   BN  BK  warps   TN stages blocks group
 template <int V> struct VariantConfig;
 template <> struct VariantConfig<0> { using type = Config<128, 128, 16, 2, 4, 8,  4, 2>; };
@@ -83,6 +92,17 @@ template <> struct VariantConfig<15> { using type = Config<256, 128, 32, 4, 2, 1
 template <> struct VariantConfig<16> { using type = Config<128, 256, 32, 2, 4, 16, 3, 1, 8>; };
 template <> struct VariantConfig<17> { using type = Config<128, 256, 32, 2, 4, 16, 2, 1, 16>; };
 template <> struct VariantConfig<18> { using type = Config<128, 256, 32, 2, 4, 16, 2, 1, 4>; };
+// Candidates not yet measured (for the next GPU sweep): BK = 64 halves the
+// barriers per FLOP again (BK 16 -> 32 gave 7 points); unrolled copies take
+// ~150 loop and address instructions out of every slab; a partly unrolled math
+// loop keeps the hot code small enough for the instruction caches.
+//                                        BM   BN  BK  warps   TN stages blocks group unrolled kk_unroll
+template <> struct VariantConfig<19> { using type = Config<128, 256, 64, 2, 4, 16, 2, 1, 16>; };
+template <> struct VariantConfig<20> { using type = Config<128, 256, 32, 2, 4, 16, 2, 1, 16, true>; };
+template <> struct VariantConfig<21> { using type = Config<128, 256, 64, 2, 4, 16, 2, 1, 16, true>; };
+template <> struct VariantConfig<22> { using type = Config<128, 256, 32, 2, 4, 16, 2, 1, 16, true, 2>; };
+template <> struct VariantConfig<23> { using type = Config<128, 256, 64, 2, 4, 16, 2, 1, 16, true, 2>; };
+template <> struct VariantConfig<24> { using type = Config<256, 128, 64, 4, 2, 16, 2, 1, 16, true>; };
 #ifndef MATMUL_FAST_VARIANT
 #define MATMUL_FAST_VARIANT 17
 #endif
@@ -130,17 +150,37 @@ template <class C, bool Vec16>
 __device__ void load_slab(float* a_s, float* b_s, const float* a, const float* b, int m, int n, int k, int lda,
                           int ldb, int m0, int n0, int k0, int tid) {
     constexpr int W = Vec16 ? 4 : 1;  // floats per copy
+    if constexpr (C::UNROLLED_COPIES && Vec16) {  // the 4-byte path has 4x the copies: too many registers
+        // tid < THREADS, so each thread makes exactly COPIES copies of each tile:
+        // written out, they need no loop and their shared-memory offsets are constants.
+        constexpr int A_COPIES = C::BM * C::BK / W / C::THREADS, B_COPIES = C::BK * C::BN / W / C::THREADS;
 #pragma unroll
-    for (int c = tid; c < C::BM * C::BK / W; c += C::THREADS) {
-        const int row = c / (C::BK / W), kc = (c % (C::BK / W)) * W;
-        const bool ok = m0 + row < m && k0 + kc < k;
-        copy_async<4 * W>(&a_s[row * C::A_LD + kc], ok ? a + std::int64_t(m0 + row) * lda + k0 + kc : a, ok);
-    }
+        for (int i = 0; i < A_COPIES; ++i) {
+            const int c = tid + i * C::THREADS;
+            const int row = c / (C::BK / W), kc = (c % (C::BK / W)) * W;
+            const bool ok = m0 + row < m && k0 + kc < k;
+            copy_async<4 * W>(&a_s[row * C::A_LD + kc], ok ? a + std::int64_t(m0 + row) * lda + k0 + kc : a, ok);
+        }
 #pragma unroll
-    for (int c = tid; c < C::BK * C::BN / W; c += C::THREADS) {
-        const int row = c / (C::BN / W), nc = (c % (C::BN / W)) * W;
-        const bool ok = k0 + row < k && n0 + nc < n;
-        copy_async<4 * W>(&b_s[row * C::B_LD + nc], ok ? b + std::int64_t(k0 + row) * ldb + n0 + nc : b, ok);
+        for (int i = 0; i < B_COPIES; ++i) {
+            const int c = tid + i * C::THREADS;
+            const int row = c / (C::BN / W), nc = (c % (C::BN / W)) * W;
+            const bool ok = k0 + row < k && n0 + nc < n;
+            copy_async<4 * W>(&b_s[row * C::B_LD + nc], ok ? b + std::int64_t(k0 + row) * ldb + n0 + nc : b, ok);
+        }
+    } else {
+#pragma unroll
+        for (int c = tid; c < C::BM * C::BK / W; c += C::THREADS) {
+            const int row = c / (C::BK / W), kc = (c % (C::BK / W)) * W;
+            const bool ok = m0 + row < m && k0 + kc < k;
+            copy_async<4 * W>(&a_s[row * C::A_LD + kc], ok ? a + std::int64_t(m0 + row) * lda + k0 + kc : a, ok);
+        }
+#pragma unroll
+        for (int c = tid; c < C::BK * C::BN / W; c += C::THREADS) {
+            const int row = c / (C::BN / W), nc = (c % (C::BN / W)) * W;
+            const bool ok = k0 + row < k && n0 + nc < n;
+            copy_async<4 * W>(&b_s[row * C::B_LD + nc], ok ? b + std::int64_t(k0 + row) * ldb + n0 + nc : b, ok);
+        }
     }
 }
 
@@ -197,7 +237,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
 
         const float* a_s = a_tiles + (t % C::STAGES) * C::A_STAGE;
         const float* b_s = b_tiles + (t % C::STAGES) * C::B_STAGE;
-#pragma unroll
+#pragma unroll C::KK_UNROLL
         for (int kk = 0; kk < C::BK; kk += 4) {
             float4 a_frag[8];  // 8 rows x 4 k-steps
 #pragma unroll
