@@ -150,37 +150,29 @@ template <class C, bool Vec16>
 __device__ void load_slab(float* a_s, float* b_s, const float* a, const float* b, int m, int n, int k, int lda,
                           int ldb, int m0, int n0, int k0, int tid) {
     constexpr int W = Vec16 ? 4 : 1;  // floats per copy
+    constexpr int A_COPIES = C::BM * C::BK / W, B_COPIES = C::BK * C::BN / W;  // per tile, by the whole block
+    const auto copy_a = [&](int c) {
+        const int row = c / (C::BK / W), kc = (c % (C::BK / W)) * W;
+        const bool ok = m0 + row < m && k0 + kc < k;
+        copy_async<4 * W>(&a_s[row * C::A_LD + kc], ok ? a + std::int64_t(m0 + row) * lda + k0 + kc : a, ok);
+    };
+    const auto copy_b = [&](int c) {
+        const int row = c / (C::BN / W), nc = (c % (C::BN / W)) * W;
+        const bool ok = k0 + row < k && n0 + nc < n;
+        copy_async<4 * W>(&b_s[row * C::B_LD + nc], ok ? b + std::int64_t(k0 + row) * ldb + n0 + nc : b, ok);
+    };
     if constexpr (C::UNROLLED_COPIES && Vec16) {  // the 4-byte path has 4x the copies: too many registers
-        // tid < THREADS, so each thread makes exactly COPIES copies of each tile:
+        // tid < THREADS, so each thread makes exactly COPIES / THREADS copies of each tile:
         // written out, they need no loop and their shared-memory offsets are constants.
-        constexpr int A_COPIES = C::BM * C::BK / W / C::THREADS, B_COPIES = C::BK * C::BN / W / C::THREADS;
 #pragma unroll
-        for (int i = 0; i < A_COPIES; ++i) {
-            const int c = tid + i * C::THREADS;
-            const int row = c / (C::BK / W), kc = (c % (C::BK / W)) * W;
-            const bool ok = m0 + row < m && k0 + kc < k;
-            copy_async<4 * W>(&a_s[row * C::A_LD + kc], ok ? a + std::int64_t(m0 + row) * lda + k0 + kc : a, ok);
-        }
+        for (int i = 0; i < A_COPIES / C::THREADS; ++i) copy_a(tid + i * C::THREADS);
 #pragma unroll
-        for (int i = 0; i < B_COPIES; ++i) {
-            const int c = tid + i * C::THREADS;
-            const int row = c / (C::BN / W), nc = (c % (C::BN / W)) * W;
-            const bool ok = k0 + row < k && n0 + nc < n;
-            copy_async<4 * W>(&b_s[row * C::B_LD + nc], ok ? b + std::int64_t(k0 + row) * ldb + n0 + nc : b, ok);
-        }
+        for (int i = 0; i < B_COPIES / C::THREADS; ++i) copy_b(tid + i * C::THREADS);
     } else {
 #pragma unroll
-        for (int c = tid; c < C::BM * C::BK / W; c += C::THREADS) {
-            const int row = c / (C::BK / W), kc = (c % (C::BK / W)) * W;
-            const bool ok = m0 + row < m && k0 + kc < k;
-            copy_async<4 * W>(&a_s[row * C::A_LD + kc], ok ? a + std::int64_t(m0 + row) * lda + k0 + kc : a, ok);
-        }
+        for (int c = tid; c < A_COPIES; c += C::THREADS) copy_a(c);
 #pragma unroll
-        for (int c = tid; c < C::BK * C::BN / W; c += C::THREADS) {
-            const int row = c / (C::BN / W), nc = (c % (C::BN / W)) * W;
-            const bool ok = k0 + row < k && n0 + nc < n;
-            copy_async<4 * W>(&b_s[row * C::B_LD + nc], ok ? b + std::int64_t(k0 + row) * ldb + n0 + nc : b, ok);
-        }
+        for (int c = tid; c < B_COPIES; c += C::THREADS) copy_b(c);
     }
 }
 
