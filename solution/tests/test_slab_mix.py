@@ -22,8 +22,7 @@ def test_a_slab_written_out_counts_every_instruction_once():
     body = ["BAR.SYNC.DEFER_BLOCKING 0x0", "LDGSTS.E.BYPASS.128 [R1], desc[UR4][R2.64]", "LDS.128 R4, [R3]",
             *["FFMA R8, R4, R5, R8"] * 12, "ISETP.GE.AND P0, PT, R9, R10, PT"]
     code = ["MOV R1, R2", *body, "@!P0 BRA 0x10", "EXIT"]
-    slab_mix.FFMA_PER_SLAB[4] = 12
-    got = slab_mix.slab(listing(code), bk=4)
+    got = slab_mix.slab(listing(code), ffma_per_slab=12)
     assert got == {"ffma": 12, "issued": len(body) + 1, "lds": 1, "copies": 1, "bra": 1}
 
 
@@ -36,8 +35,7 @@ def test_a_rolled_math_loop_inside_the_slab_counts_once_per_trip():
             "@P1 BRA 0x20",                                      # 0x70: math loop back edge
             "@!P0 BRA 0x10",                                     # 0x80: slab back edge
             "EXIT"]
-    slab_mix.FFMA_PER_SLAB[8] = 12
-    got = slab_mix.slab(listing(code), bk=8)
+    got = slab_mix.slab(listing(code), ffma_per_slab=12)
     assert got["ffma"] == 12
     assert got["issued"] == 1 + 3 * 6 + 1  # the barrier, three trips of LDS + 4 FFMA + branch, the slab's branch
     assert got["lds"] == 3 and got["bra"] == 4
@@ -45,4 +43,4 @@ def test_a_rolled_math_loop_inside_the_slab_counts_once_per_trip():
 
 def test_a_listing_without_a_barrier_loop_is_refused():
     with pytest.raises(ValueError, match="no k-slab loop"):
-        slab_mix.slab(listing(["FFMA R8, R4, R5, R8", "EXIT"]), bk=4)
+        slab_mix.slab(listing(["FFMA R8, R4, R5, R8", "EXIT"]), ffma_per_slab=4)

@@ -34,7 +34,7 @@ def sass(variant: int, arch: str) -> str:
         return subprocess.run(["cuobjdump", "-sass", str(cubin)], check=True, capture_output=True, text=True).stdout
 
 
-def loop_trips(instructions, lo: int, hi: int) -> list[tuple[int, int]]:
+def loops_within(instructions, lo: int, hi: int) -> list[tuple[int, int]]:
     """Backward branches inside [lo, hi]: the loops there, as (start, end) addresses."""
     loops = []
     for addr, op, rest in instructions:
@@ -44,10 +44,11 @@ def loop_trips(instructions, lo: int, hi: int) -> list[tuple[int, int]]:
     return loops
 
 
-def slab(function: str, bk: int) -> dict[str, float]:
+def slab(function: str, ffma_per_slab: int) -> dict[str, float]:
+    """The slab loop of one disassembled kernel: instructions issued per slab, FFMAs and the others."""
     instructions = [(int(m.group(1), 16), m.group(2), m.group(3)) for m in INSTRUCTION.finditer(function)]
     barriers = [a for a, op, _ in instructions if op.startswith("BAR.SYNC")]
-    loops = loop_trips(instructions, 0, 1 << 30)
+    loops = loops_within(instructions, 0, 1 << 30)
     slab_loops = [l for l in loops if any(l[0] <= b <= l[1] for b in barriers)]
     if not slab_loops:
         raise ValueError("no loop in this kernel holds a block barrier: it has no k-slab loop to count")
@@ -55,7 +56,7 @@ def slab(function: str, bk: int) -> dict[str, float]:
     body = [(a, op) for a, op, _ in instructions if outer[0] <= a <= outer[1]]
     ffma = sum(op.startswith("FFMA") for _, op in body)
     # A math loop left rolled inside the slab runs (FFMAs a slab needs) / (FFMAs in its body) times.
-    inner = [l for l in loop_trips(instructions, outer[0] + 1, outer[1] - 1)
+    inner = [l for l in loops_within(instructions, outer[0] + 1, outer[1] - 1)
              if any(op.startswith("FFMA") for a, op in body if l[0] <= a <= l[1])]
     issued = len(body)
     counts = collections.Counter(op.split(".")[0] for _, op in body)
@@ -64,16 +65,13 @@ def slab(function: str, bk: int) -> dict[str, float]:
         inner_body = [op for a, op in body if lo <= a <= hi]
         inner_ffma = sum(op.startswith("FFMA") for op in inner_body)
         outside_ffma = ffma - inner_ffma
-        needed = FFMA_PER_SLAB[bk] - outside_ffma
+        needed = ffma_per_slab - outside_ffma
         trips = needed // inner_ffma
         issued = len(body) + (trips - 1) * len(inner_body)
         for op in inner_body:
             counts[op.split(".")[0]] += trips - 1
-        ffma = FFMA_PER_SLAB[bk]
+        ffma = ffma_per_slab
     return {"ffma": ffma, "issued": issued, "lds": counts["LDS"], "copies": counts["LDGSTS"], "bra": counts["BRA"]}
-
-
-FFMA_PER_SLAB: dict[int, int] = {}  # filled per configuration: 8 x TN FFMAs per k-step per thread
 
 
 def main() -> int:
@@ -92,12 +90,11 @@ def main() -> int:
         if v not in configs:
             sys.exit(f"slab_mix: no VariantConfig<{v}> in {KERNEL.relative_to(ROOT)}")
         bk, tn = int(configs[v][2]), int(configs[v][5])
-        FFMA_PER_SLAB[bk] = bk * 8 * tn
         functions = re.split(r"\n\s+Function : ", sass(v, args.arch))[1:]
         # The 16-byte path (Vec16 = true) is the one large products take.
         vec16 = next(f for f in functions if "matmul_fast_kernel" in f.split("\n", 1)[0]
                      and f.split("\n", 1)[0].rstrip().endswith("Lb1EEEvPKfS4_Pfiiiiiib"))
-        s = slab(vec16, bk)
+        s = slab(vec16, ffma_per_slab=bk * 8 * tn)  # a thread's 8 x TN FFMAs per k-step
         print(f"{v:>7}  {', '.join(configs[v]):<40} {s['issued']:>17}  {100 * s['ffma'] / s['issued']:>9.1f}%"
               f"  {s['lds']:>3}  {s['copies']:>6}  {s['bra']:>8}")
     return 0
