@@ -37,6 +37,13 @@ namespace {
 
 enum Exit { kOk = 0, kFailed = 1, kUsage = 2, kError = 3, kCannotRun = 4 };
 
+// A bad argument: the problem on one line and where the options are listed. The
+// whole --help after it would push the one line that matters off the screen.
+int usage_error(const std::string& problem) {
+    std::fprintf(stderr, "harness: %s\nRun 'harness --help' for every option.\n", problem.c_str());
+    return kUsage;
+}
+
 struct PlannedCase {
     const Task* task;
     DType dtype;
@@ -196,15 +203,13 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        std::fprintf(stderr, "harness: %s\n\n%s", e.what(), app.help().c_str());
-        return kUsage;
+        return usage_error(e.what());
     }
     o.json = app.count("--json") > 0;
     if (o.json && o.json_path.empty()) o.json_path = "-";
     o.seed_given = app.count("--seed") > 0;
     if (o.timing.max_samples < o.timing.min_samples) {
-        std::fprintf(stderr, "harness: --max-samples must be at least --min-samples\n\n%s", app.help().c_str());
-        return kUsage;
+        return usage_error("--max-samples must be at least --min-samples");
     }
     if (o.version) {
         std::printf("harness %s (JSON schema %d)\n", HARNESS_VERSION, HARNESS_SCHEMA_VERSION);
@@ -254,8 +259,7 @@ int main(int argc, char** argv) {
         if (o.suite == "data") stored = read_manifest(o.data_dir);
         if (!o.limits_only) cases = plan(o, stored);
     } catch (const UsageError& e) {
-        std::fprintf(stderr, "harness: %s\n\n%s", e.what(), app.help().c_str());
-        return kUsage;
+        return usage_error(e.what());
     } catch (const DataFileError& e) {
         std::fprintf(stderr, "harness: %s\n", e.what());
         return kCannotRun;
