@@ -21,6 +21,7 @@
 //   math:    8 * TN FFMA per k-step per thread.
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda_check.h"
 #include "tasks.h"
@@ -67,6 +68,25 @@ struct Config {
                   "rows four apart must land in opposite halves of the banks (conflict-free float4 reads)");
 };
 
+// The same tiles with a's slab stored k-major (a_t[k][row]): a thread reads its
+// 8 rows of one k-step as two float4, so a's fragment takes 8 registers instead
+// of 32, and the loads of the next k-step fit beside the math. A transpose cannot
+// be a cp.async: a's slab goes global -> registers -> shared, loaded while the
+// previous slab is computed, stored after it (two shared buffers); b is unchanged.
+template <class Base>
+struct KMajorA : Base {
+    static constexpr int A_STAGE = Base::BK * Base::BM;  // one a_t buffer; there are two
+    static constexpr int A_LOADS = Base::BM * Base::BK / 4 / Base::THREADS;  // float4 a thread stages per slab
+    static constexpr std::size_t SMEM_BYTES =
+        (std::size_t(2) * A_STAGE + std::size_t(Base::STAGES) * Base::B_STAGE) * sizeof(float);
+    static_assert(Base::STAGES == 2, "a's two buffers and b's stages turn over together");
+    static_assert(Base::BM * Base::BK % (4 * Base::THREADS) == 0, "every thread stages the same number of float4");
+    static_assert(SMEM_BYTES <= 227 * 1024, "Hopper gives a block at most 227 KB of shared memory");
+};
+
+template <class C> struct IsKMajorA : std::false_type {};
+template <class Base> struct IsKMajorA<KMajorA<Base>> : std::true_type {};
+
 // The configurations compared on an H200 (docs/gpu-runs/2026-11-21-h200.md and
 // 2026-11-21-h200-kernels.md have every number); 17 was fastest and is the
 // default. Another one builds with -DMATMUL_FAST_VARIANT=n
@@ -103,6 +123,10 @@ template <> struct VariantConfig<21> { using type = Config<128, 256, 64, 2, 4, 1
 template <> struct VariantConfig<22> { using type = Config<128, 256, 32, 2, 4, 16, 2, 1, 16, true, 2>; };
 template <> struct VariantConfig<23> { using type = Config<128, 256, 64, 2, 4, 16, 2, 1, 16, true, 2>; };
 template <> struct VariantConfig<24> { using type = Config<256, 128, 64, 4, 2, 16, 2, 1, 16, true>; };
+// k-major a (KMajorA, matmul_fast_kmajor_kernel): a's fragment in 8 registers, not 32.
+template <> struct VariantConfig<30> { using type = KMajorA<Config<128, 256, 32, 2, 4, 16, 2, 1, 16, true>>; };
+template <> struct VariantConfig<31> { using type = KMajorA<Config<128, 256, 16, 2, 4, 16, 2, 1, 16, true>>; };
+template <> struct VariantConfig<32> { using type = KMajorA<Config<128, 256, 64, 2, 4, 16, 2, 1, 16, true>>; };
 #ifndef MATMUL_FAST_VARIANT
 #define MATMUL_FAST_VARIANT 17
 #endif
@@ -142,38 +166,50 @@ __device__ void copy_wait() {
 #endif
 }
 
-// Loads the k-slab starting at k0 into one pipeline stage. a's rows are lda
-// floats apart and b's ldb. Vec16: every row of a and b starts on a 16-byte
-// boundary and is padded to a multiple of 4 floats, so a 16-byte copy that
-// starts inside a row stays inside it.
+// Calls copy(c) for this thread's share of a tile's COPIES copies, c = tid, tid + THREADS, ...
+// Written out (Unrolled; tid < THREADS, so each thread has exactly COPIES / THREADS), the copies
+// need no loop and their shared-memory offsets are constants.
+template <class C, int COPIES, bool Unrolled, class Copy>
+__device__ void each_copy(int tid, const Copy& copy) {
+    if constexpr (Unrolled) {
+#pragma unroll
+        for (int i = 0; i < COPIES / C::THREADS; ++i) copy(tid + i * C::THREADS);
+    } else {
+#pragma unroll
+        for (int c = tid; c < COPIES; c += C::THREADS) copy(c);
+    }
+}
+
+// Copies the k-slab of a (or b) starting at k0 into one pipeline stage. a's rows
+// are lda floats apart and b's ldb. Vec16: every row of a and b starts on a
+// 16-byte boundary and is padded to a multiple of 4 floats, so a 16-byte copy
+// that starts inside a row stays inside it. The 4-byte path has 4x the copies:
+// written out, they would take too many registers.
 template <class C, bool Vec16>
-__device__ void load_slab(float* a_s, float* b_s, const float* a, const float* b, int m, int n, int k, int lda,
-                          int ldb, int m0, int n0, int k0, int tid) {
+__device__ void copy_a_slab(float* a_s, const float* a, int m, int k, int lda, int m0, int k0, int tid) {
     constexpr int W = Vec16 ? 4 : 1;  // floats per copy
-    constexpr int A_COPIES = C::BM * C::BK / W, B_COPIES = C::BK * C::BN / W;  // per tile, by the whole block
-    const auto copy_a = [&](int c) {
+    each_copy<C, C::BM * C::BK / W, C::UNROLLED_COPIES && Vec16>(tid, [&](int c) {
         const int row = c / (C::BK / W), kc = (c % (C::BK / W)) * W;
         const bool ok = m0 + row < m && k0 + kc < k;
         copy_async<4 * W>(&a_s[row * C::A_LD + kc], ok ? a + std::int64_t(m0 + row) * lda + k0 + kc : a, ok);
-    };
-    const auto copy_b = [&](int c) {
+    });
+}
+
+template <class C, bool Vec16>
+__device__ void copy_b_slab(float* b_s, const float* b, int n, int k, int ldb, int n0, int k0, int tid) {
+    constexpr int W = Vec16 ? 4 : 1;
+    each_copy<C, C::BK * C::BN / W, C::UNROLLED_COPIES && Vec16>(tid, [&](int c) {
         const int row = c / (C::BN / W), nc = (c % (C::BN / W)) * W;
         const bool ok = k0 + row < k && n0 + nc < n;
         copy_async<4 * W>(&b_s[row * C::B_LD + nc], ok ? b + std::int64_t(k0 + row) * ldb + n0 + nc : b, ok);
-    };
-    if constexpr (C::UNROLLED_COPIES && Vec16) {  // the 4-byte path has 4x the copies: too many registers
-        // tid < THREADS, so each thread makes exactly COPIES / THREADS copies of each tile:
-        // written out, they need no loop and their shared-memory offsets are constants.
-#pragma unroll
-        for (int i = 0; i < A_COPIES / C::THREADS; ++i) copy_a(tid + i * C::THREADS);
-#pragma unroll
-        for (int i = 0; i < B_COPIES / C::THREADS; ++i) copy_b(tid + i * C::THREADS);
-    } else {
-#pragma unroll
-        for (int c = tid; c < A_COPIES; c += C::THREADS) copy_a(c);
-#pragma unroll
-        for (int c = tid; c < B_COPIES; c += C::THREADS) copy_b(c);
-    }
+    });
+}
+
+template <class C, bool Vec16>
+__device__ void load_slab(float* a_s, float* b_s, const float* a, const float* b, int m, int n, int k, int lda,
+                          int ldb, int m0, int n0, int k0, int tid) {
+    copy_a_slab<C, Vec16>(a_s, a, m, k, lda, m0, k0, tid);
+    copy_b_slab<C, Vec16>(b_s, b, n, k, ldb, n0, k0, tid);
 }
 
 // The (block row, block column) of c this block computes.
@@ -190,13 +226,35 @@ __device__ int2 block_tile() {
     }
 }
 
-__device__ float component(const float4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
+// Writes a thread's 8 x TN results: rows row0 + {0..3, 32..35}, columns col0 + {0..3, 16..19, ...}.
+template <class C>
+__device__ void store_tile(float* c, const float (&acc)[8][C::TN], int m, int n, int ldc, int row0, int col0,
+                           bool vector_store) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        const int row = row0 + (i / 4) * 32 + i % 4;
+        if (row >= m) continue;
+#pragma unroll
+        for (int g = 0; g < C::TN / 4; ++g) {
+            const int col = col0 + g * 16;
+            float* out = c + std::int64_t(row) * ldc + col;
+            const float* v = &acc[i][g * 4];
+            if (vector_store && col + 3 < n) {
+                *reinterpret_cast<float4*>(out) = make_float4(v[0], v[1], v[2], v[3]);
+            } else {
+                for (int j = 0; j < 4; ++j)
+                    if (col + j < n) out[j] = v[j];
+            }
+        }
+    }
+}
 
 template <class C, bool Vec16>
 __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
     matmul_fast_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int m, int n,
                        int k, int lda, int ldb, int ldc, bool vector_store) {
     constexpr int TN = C::TN;
+    const auto component = [](const float4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; };
     extern __shared__ __align__(16) float smem[];
     float* a_tiles = smem;
     float* b_tiles = smem + C::STAGES * C::A_STAGE;
@@ -257,37 +315,124 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
     }
     copy_wait<0>();
 
+    store_tile<C>(c, acc, m, n, ldc, m0 + a_row0, n0 + b_col0, vector_store);
+}
+
+// a's slab [k0, k0 + BK) x [m0, m0 + BM) into registers, 4 k-steps of one row per float4
+// (zeros past the matrix). Consecutive threads take consecutive rows, so the
+// transposed stores below are conflict-free.
+template <class C, bool Vec16>
+__device__ void stage_a_slab(float4 (&staged)[C::A_LOADS], const float* a, int m, int k, int lda, int m0, int k0,
+                             int tid) {
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-        const int row = m0 + a_row0 + (i / 4) * 32 + i % 4;
-        if (row >= m) continue;
-#pragma unroll
-        for (int g = 0; g < TN / 4; ++g) {
-            const int col = n0 + b_col0 + g * 16;
-            float* out = c + std::int64_t(row) * ldc + col;
-            const float* v = &acc[i][g * 4];
-            if (vector_store && col + 3 < n) {
-                *reinterpret_cast<float4*>(out) = make_float4(v[0], v[1], v[2], v[3]);
-            } else {
-                for (int j = 0; j < 4; ++j)
-                    if (col + j < n) out[j] = v[j];
-            }
+    for (int i = 0; i < C::A_LOADS; ++i) {
+        const int chunk = tid + i * C::THREADS, row = chunk % C::BM, kc = chunk / C::BM * 4;
+        const bool row_ok = m0 + row < m;
+        const float* src = a + std::int64_t(row_ok ? m0 + row : 0) * lda + k0 + kc;
+        if constexpr (Vec16) {  // rows padded to 4 floats: a float4 that starts before k stays in its row
+            staged[i] = row_ok && k0 + kc < k ? *reinterpret_cast<const float4*>(src) : make_float4(0, 0, 0, 0);
+        } else {
+            staged[i].x = row_ok && k0 + kc < k ? src[0] : 0.0f;
+            staged[i].y = row_ok && k0 + kc + 1 < k ? src[1] : 0.0f;
+            staged[i].z = row_ok && k0 + kc + 2 < k ? src[2] : 0.0f;
+            staged[i].w = row_ok && k0 + kc + 3 < k ? src[3] : 0.0f;
         }
     }
+}
+
+template <class C>
+__device__ void store_a_slab(float* a_t, const float4 (&staged)[C::A_LOADS], int tid) {
+#pragma unroll
+    for (int i = 0; i < C::A_LOADS; ++i) {
+        const int chunk = tid + i * C::THREADS, row = chunk % C::BM, kc = chunk / C::BM * 4;
+        a_t[(kc + 0) * C::BM + row] = staged[i].x;
+        a_t[(kc + 1) * C::BM + row] = staged[i].y;
+        a_t[(kc + 2) * C::BM + row] = staged[i].z;
+        a_t[(kc + 3) * C::BM + row] = staged[i].w;
+    }
+}
+
+// matmul_fast_kernel with a k-major a (KMajorA): the same work split, threads and results.
+template <class C, bool Vec16>
+__global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
+    matmul_fast_kmajor_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int m,
+                              int n, int k, int lda, int ldb, int ldc, bool vector_store) {
+    constexpr int TN = C::TN;
+    extern __shared__ __align__(16) float smem[];
+    float* a_tiles = smem;                    // 2 x a_t[BK][BM]
+    float* b_tiles = smem + 2 * C::A_STAGE;   // 2 x b[BK][BN]
+
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int2 tile = block_tile<C>();
+    const int m0 = tile.x * C::BM, n0 = tile.y * C::BN;
+    const int a_row0 = (warp / C::WARPS_N) * 64 + (lane / 4) * 4;
+    const int b_col0 = (warp % C::WARPS_N) * 4 * TN + (lane % 4) * 4;
+
+    float acc[8][TN] = {};
+    const int slabs = (k + C::BK - 1) / C::BK;
+    float4 staged[C::A_LOADS];
+
+    stage_a_slab<C, Vec16>(staged, a, m, k, lda, m0, 0, tid);
+    store_a_slab<C>(a_tiles, staged, tid);
+    copy_b_slab<C, Vec16>(b_tiles, b, n, k, ldb, n0, 0, tid);
+    copy_commit();
+    copy_wait<0>();
+    __syncthreads();
+
+    for (int t = 0; t < slabs; ++t) {
+        const int next = (t + 1) % 2;
+        const bool more = t + 1 < slabs;
+        if (more) {  // slab t + 1 starts on its way: a into registers, b into the buffer slab t - 1 left
+            stage_a_slab<C, Vec16>(staged, a, m, k, lda, m0, (t + 1) * C::BK, tid);
+            copy_b_slab<C, Vec16>(b_tiles + next * C::B_STAGE, b, n, k, ldb, n0, (t + 1) * C::BK, tid);
+        }
+        copy_commit();
+
+        const float* a_s = a_tiles + (t % 2) * C::A_STAGE;
+        const float* b_s = b_tiles + (t % 2) * C::B_STAGE;
+#pragma unroll
+        for (int kk = 0; kk < C::BK; ++kk) {
+            const float4 lo = *reinterpret_cast<const float4*>(&a_s[kk * C::BM + a_row0]);
+            const float4 hi = *reinterpret_cast<const float4*>(&a_s[kk * C::BM + a_row0 + 32]);
+            const float av[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+            float bv[TN];
+#pragma unroll
+            for (int g = 0; g < TN / 4; ++g) {
+                const float4 v = *reinterpret_cast<const float4*>(&b_s[kk * C::B_LD + b_col0 + g * 16]);
+                bv[4 * g] = v.x;
+                bv[4 * g + 1] = v.y;
+                bv[4 * g + 2] = v.z;
+                bv[4 * g + 3] = v.w;
+            }
+#pragma unroll
+            for (int i = 0; i < 8; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+        }
+
+        if (more) store_a_slab<C>(a_tiles + next * C::A_STAGE, staged, tid);  // its buffer is slab t - 1's: free
+        copy_wait<0>();
+        __syncthreads();  // slab t + 1 is in place, and everyone is done with slab t
+    }
+    store_tile<C>(c, acc, m, n, ldc, m0 + a_row0, n0 + b_col0, vector_store);
 }
 
 template <class C, bool Vec16>
 void launch(const float* a, const float* b, float* c, int m, int n, int k, int lda, int ldb, int ldc) {
     // More than 48 KB of dynamic shared memory must be asked for once per kernel.
+    constexpr auto kernel = [] {  // if constexpr: the other kernel is not instantiated for this C
+        if constexpr (IsKMajorA<C>::value) return matmul_fast_kmajor_kernel<C, Vec16>;
+        else return matmul_fast_kernel<C, Vec16>;
+    }();
     static const bool configured = [] {
-        CUDA_CHECK(cudaFuncSetAttribute(matmul_fast_kernel<C, Vec16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(C::SMEM_BYTES)));
         return true;
     }();
     (void)configured;
     const dim3 grid((n + C::BN - 1) / C::BN, (m + C::BM - 1) / C::BM);
     const bool vector_store = ldc % 4 == 0 && aligned16(c);
-    matmul_fast_kernel<C, Vec16><<<grid, C::THREADS, C::SMEM_BYTES>>>(a, b, c, m, n, k, lda, ldb, ldc, vector_store);
+    kernel<<<grid, C::THREADS, C::SMEM_BYTES>>>(a, b, c, m, n, k, lda, ldb, ldc, vector_store);
     CUDA_CHECK_LAUNCH();
 }
 
