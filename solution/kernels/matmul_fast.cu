@@ -226,6 +226,19 @@ __device__ int2 block_tile() {
     }
 }
 
+// A thread's TN values of b's row kk in shared memory: columns col0 + {0..3, 16..19, ...}, as float4.
+template <class C>
+__device__ void read_b_row(float (&bv)[C::TN], const float* b_s, int kk, int col0) {
+#pragma unroll
+    for (int g = 0; g < C::TN / 4; ++g) {
+        const float4 v = *reinterpret_cast<const float4*>(&b_s[kk * C::B_LD + col0 + g * 16]);
+        bv[4 * g] = v.x;
+        bv[4 * g + 1] = v.y;
+        bv[4 * g + 2] = v.z;
+        bv[4 * g + 3] = v.w;
+    }
+}
+
 // Writes a thread's 8 x TN results: rows row0 + {0..3, 32..35}, columns col0 + {0..3, 16..19, ...}.
 template <class C>
 __device__ void store_tile(float* c, const float (&acc)[8][C::TN], int m, int n, int ldc, int row0, int col0,
@@ -296,14 +309,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
                 float bv[TN];
-#pragma unroll
-                for (int g = 0; g < TN / 4; ++g) {
-                    const float4 v = *reinterpret_cast<const float4*>(&b_s[(kk + q) * C::B_LD + b_col0 + g * 16]);
-                    bv[4 * g] = v.x;
-                    bv[4 * g + 1] = v.y;
-                    bv[4 * g + 2] = v.z;
-                    bv[4 * g + 3] = v.w;
-                }
+                read_b_row<C>(bv, b_s, kk + q, b_col0);
 #pragma unroll
                 for (int i = 0; i < 8; ++i) {
                     const float av = component(a_frag[i], q);
@@ -396,14 +402,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
             const float4 hi = *reinterpret_cast<const float4*>(&a_s[kk * C::BM + a_row0 + 32]);
             const float av[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
             float bv[TN];
-#pragma unroll
-            for (int g = 0; g < TN / 4; ++g) {
-                const float4 v = *reinterpret_cast<const float4*>(&b_s[kk * C::B_LD + b_col0 + g * 16]);
-                bv[4 * g] = v.x;
-                bv[4 * g + 1] = v.y;
-                bv[4 * g + 2] = v.z;
-                bv[4 * g + 3] = v.w;
-            }
+            read_b_row<C>(bv, b_s, kk, b_col0);
 #pragma unroll
             for (int i = 0; i < 8; ++i)
 #pragma unroll
