@@ -71,7 +71,7 @@ for step in $steps; do
       for t in ${TESTS:-solution/tests grader/tests}; do
         name=tests_$(echo "$t" | tr '/.' '__')
         # shellcheck disable=SC2086  # TESTS_ARGS is a list of pytest options
-        run "$name" timeout "${TESTS_TIMEOUT:-540}" python3 -m pytest -ra -v -p no:cacheprovider ${TESTS_ARGS:-} "$t"
+        run "$name" timeout "${TESTS_TIMEOUT:-540}" python3 -m pytest -ra -v --durations=15 -p no:cacheprovider ${TESTS_ARGS:-} "$t"
         grep -E "passed|failed|skipped|error" "$OUT/$name.log" | tail -n 1 | tee -a "$summary"
         grep -E "(FAILED|ERROR)( |$)" "$OUT/$name.log" | sed 's/ *\[ *[0-9]*%\]//' | head -n 40 >> "$summary"
       done ;;
