@@ -84,20 +84,21 @@ def main() -> int:
             sys.exit(f"slab_mix: {tool} is not on PATH (cuobjdump comes with the CUDA toolkit, "
                      "or from PyPI's nvidia-cuda-cuobjdump wheel)")
     config = re.compile(r"template <> struct VariantConfig<(\d+)> \{ using type = (KMajorA<)?Config<([^>]*)>")
-    configs = {int(v): ("k-major a, " if kmajor else "") + params for v, kmajor, params in
-               config.findall(KERNEL.read_text())}
+    # VariantConfig number -> (what it is, in words; its first six Config numbers: BM, BN, BK, WARPS_M, WARPS_N, TN)
+    configs = {int(v): (("k-major a, " if kmajor else "") + params, [int(x) for x in params.split(",")[:6]])
+               for v, kmajor, params in config.findall(KERNEL.read_text())}
     print("variant  config                                               instructions/slab  FFMA share  LDS  copies  branches")
     for v in args.variants:
         if v not in configs:
             sys.exit(f"slab_mix: no VariantConfig<{v}> in {KERNEL.relative_to(ROOT)}")
-        params = [int(x) for x in configs[v].split("a, ")[-1].split(",")[:6]]
-        bk, tn = params[2], params[5]  # Config<BM, BN, BK, WARPS_M, WARPS_N, TN, ...>
+        label, numbers = configs[v]
+        bk, tn = numbers[2], numbers[5]
         functions = re.split(r"\n\s+Function : ", sass(v, args.arch))[1:]
         # The 16-byte path (Vec16 = true) is the one large products take.
         vec16 = next(f for f in functions if re.search(r"matmul_fast(_kmajor)?_kernel.*Lb1EEEvPKfS\d+_Pfiiiiiib$",
                                                         f.split("\n", 1)[0].rstrip()))
         s = slab(vec16, ffma_per_slab=bk * 8 * tn)  # a thread's 8 x TN FFMAs per k-step
-        print(f"{v:>7}  {configs[v]:<52} {s['issued']:>17}  {100 * s['ffma'] / s['issued']:>9.1f}%"
+        print(f"{v:>7}  {label:<52} {s['issued']:>17}  {100 * s['ffma'] / s['issued']:>9.1f}%"
               f"  {s['lds']:>3}  {s['copies']:>6}  {s['bra']:>8}")
     return 0
 
