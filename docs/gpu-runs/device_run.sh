@@ -143,15 +143,16 @@ PY
       flags=""; [ "$v" != default ] && flags="-DMATMUL_FAST_VARIANT=$v"
       make -C starter -j"$(nproc)" harness KERNELS=../solution/kernels KTAG=profile_$v EXTRA_NVFLAGS="$flags" \
         > "$OUT/build_profile_$v.log" 2>&1
-      for kernel in matmul_fast_kernel gemm; do  # ours; cuBLAS's (its name holds "gemm", ours does not)
+      for kernel in 'matmul_fast_(kmajor_)?kernel' gemm; do  # ours (either kernel); cuBLAS's (its name holds "gemm")
+        label=${kernel%%_(*}
         (cd starter && ncu --clock-control none --kernel-name "regex:$kernel" --launch-count 1 \
           --section SpeedOfLight --section SchedulerStats --section WarpStateStats --section Occupancy \
           --section LaunchStats --section InstructionStats \
           "./build/profile_$v/harness" --task matmul_fast --shape 4096x4096x4096 --budget 0.05) \
-          > "$OUT/profile_${v}_$kernel.log" 2>&1
-        note "profile $v $kernel: exit $?"
+          > "$OUT/profile_${v}_$label.log" 2>&1
+        note "profile $v $label: exit $?"
         grep -E "^  [A-Za-z]|Issue Slots|Issued Warp|No Eligible|Eligible Warps|Active Warps|Warp Cycles|Achieved Occ|Registers|Duration|SM Busy|Compute \(SM\)" \
-          "$OUT/profile_${v}_$kernel.log" | head -n 40 | sed "s/^/[$kernel] /" | tee -a "$summary"
+          "$OUT/profile_${v}_$label.log" | head -n 40 | sed "s/^/[$label] /" | tee -a "$summary"
       done ;;
     transpose_variants)
       # transpose's versions (solution/kernels/transpose.cu, kVariants), beside the other memory-bound tasks.
