@@ -133,7 +133,7 @@ PY
       grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/memcheck.log" "$OUT/racecheck.log" | tee -a "$summary" ;;
     variants)
       # matmul_fast's tile configurations (solution/kernels/matmul_fast.cu, VariantConfig).
-      sweep fast MATMUL_FAST_VARIANT "${VARIANTS:-17 19 20 21 22 23 24 30 31 32}" "limits|matmul_fast" --task matmul_fast \
+      sweep fast MATMUL_FAST_VARIANT "${VARIANTS:-31 33 34 35 36 17}" "limits|matmul_fast" --task matmul_fast \
         --shape 2048x2048x2048,4096x4096x4096,8192x8192x8192,4095x4095x4095,4097x4097x4097,3000x5000x700,1025x1025x1025,2049x2049x2049 ;;
     profile)
       # Where matmul_fast's cycles go, beside cuBLAS's SGEMM in the same harness run: issue-slot use,

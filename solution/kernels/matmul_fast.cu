@@ -1,24 +1,27 @@
 // matmul_fast — reference solution: a register-blocked, warp-tiled FP32 GEMM
-// fed by a cp.async pipeline. Plain FP32 FFMA: no tensor cores.
+// fed by a two-stage pipeline. Plain FP32 FFMA: no tensor cores.
 //
 // Work split (the shapes are a Config, below; the default is 128 x 256 tiles
-// of 8 warps of 64 x 64, 2 stages of BK = 32, blocks grouped 16 rows at a time)
+// of 8 warps of 64 x 64, k-slabs of BK = 16, blocks grouped 16 rows at a time)
 //   block   BM x BN tile of c, WARPS_M x WARPS_N warps
 //   warp    64 x (4 * TN) tile of c, its 32 lanes arranged 8 (rows) x 4 (cols)
 //   thread  8 x TN elements of c: rows {0..3, 32..35} + 4 * lane_row and
 //           columns {0..3, 16..19, ...} + 4 * lane_col of its warp tile.
 //           Splitting each thread's rows and columns into groups of four
 //           makes a quarter-warp's 16-byte shared-memory reads hit different
-//           banks (columns) or the same address (rows).
+//           banks or the same address.
 //
-// Data flow per k-slab of BK
-//   global -> shared: cp.async, 16 bytes a copy (4 bytes when a row of a or b
-//            does not start on a 16-byte boundary), zero-filled past the
-//            matrix edges, STAGES slabs in flight so loads overlap the math;
-//   shared -> registers: a's tile stays row-major, padded by 4 floats a row,
-//            and is read 4 k-steps at a time as float4 (8 rows = 32 values);
-//            b's row for one k-step is read as TN / 4 float4;
-//   math:    8 * TN FFMA per k-step per thread.
+// Data flow per k-slab of BK (the default kernel, matmul_fast_kmajor_kernel)
+//   a: global -> registers (float4, 4 k-steps of one row) while the previous
+//      slab is computed, then stored transposed into shared memory (a_t[k][row]);
+//   b: global -> shared by cp.async, 16 bytes a copy, zero-filled past the edges;
+//   shared -> registers, per k-step: a thread's 8 values of a as two float4 and
+//      its TN values of b as TN / 4 float4;
+//   math: 8 * TN FFMA per k-step per thread (128 for six 16-byte shared loads).
+// Rows that do not start on a 16-byte boundary (k or n not a multiple of 4) are
+// first copied into padded rows; small products take a 4-byte path.
+// matmul_fast_kernel, the earlier design, keeps a's slab row-major and loads
+// both matrices by cp.async; it is kept for the comparison in VariantConfig.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -87,9 +90,10 @@ struct KMajorA : Base {
 template <class C> struct IsKMajorA : std::false_type {};
 template <class Base> struct IsKMajorA<KMajorA<Base>> : std::true_type {};
 
-// The configurations compared on an H200 (docs/gpu-runs/2026-11-21-h200.md and
-// 2026-11-21-h200-kernels.md have every number); 17 was fastest and is the
-// default. Another one builds with -DMATMUL_FAST_VARIANT=n
+// The configurations compared on Hopper (docs/gpu-runs/ has every number):
+// 0-18 on an H200, where 17 was fastest (80% of cuBLAS at 4096^3); 19-36 on an
+// H100 (2026-11-21-h100-matmul-fast.md), where 31 was fastest (92.6%) and is
+// the default. Another one builds with -DMATMUL_FAST_VARIANT=n
 // (docs/gpu-runs/device_run.sh variants).
 //                                        BM   BN  BK  warps   TN stages blocks group
 template <int V> struct VariantConfig;
@@ -112,10 +116,9 @@ template <> struct VariantConfig<15> { using type = Config<256, 128, 32, 4, 2, 1
 template <> struct VariantConfig<16> { using type = Config<128, 256, 32, 2, 4, 16, 3, 1, 8>; };
 template <> struct VariantConfig<17> { using type = Config<128, 256, 32, 2, 4, 16, 2, 1, 16>; };
 template <> struct VariantConfig<18> { using type = Config<128, 256, 32, 2, 4, 16, 2, 1, 4>; };
-// Candidates not yet measured (for the next GPU sweep): BK = 64 halves the
-// barriers per FLOP again (BK 16 -> 32 gave 7 points); unrolled copies take
-// ~150 loop and address instructions out of every slab; a partly unrolled math
-// loop keeps the hot code small enough for the instruction caches.
+// BK = 64 halves the barriers per FLOP again; unrolled copies take ~150 loop and
+// address instructions out of every slab; a partly unrolled math loop keeps the
+// hot code small. None of them beat 17 by more than a point.
 //                                        BM   BN  BK  warps   TN stages blocks group unrolled kk_unroll
 template <> struct VariantConfig<19> { using type = Config<128, 256, 64, 2, 4, 16, 2, 1, 16>; };
 template <> struct VariantConfig<20> { using type = Config<128, 256, 32, 2, 4, 16, 2, 1, 16, true>; };
@@ -123,12 +126,17 @@ template <> struct VariantConfig<21> { using type = Config<128, 256, 64, 2, 4, 1
 template <> struct VariantConfig<22> { using type = Config<128, 256, 32, 2, 4, 16, 2, 1, 16, true, 2>; };
 template <> struct VariantConfig<23> { using type = Config<128, 256, 64, 2, 4, 16, 2, 1, 16, true, 2>; };
 template <> struct VariantConfig<24> { using type = Config<256, 128, 64, 4, 2, 16, 2, 1, 16, true>; };
-// k-major a (KMajorA, matmul_fast_kmajor_kernel): a's fragment in 8 registers, not 32.
+// k-major a (KMajorA, matmul_fast_kmajor_kernel): a's fragment in 8 registers, not 32,
+// which leaves the registers to load the next k-step beside the math.
 template <> struct VariantConfig<30> { using type = KMajorA<Config<128, 256, 32, 2, 4, 16, 2, 1, 16, true>>; };
 template <> struct VariantConfig<31> { using type = KMajorA<Config<128, 256, 16, 2, 4, 16, 2, 1, 16, true>>; };
 template <> struct VariantConfig<32> { using type = KMajorA<Config<128, 256, 64, 2, 4, 16, 2, 1, 16, true>>; };
+template <> struct VariantConfig<33> { using type = KMajorA<Config<128, 256, 16, 2, 4, 16, 2, 1, 16>>; };
+template <> struct VariantConfig<34> { using type = KMajorA<Config<128, 256, 8, 2, 4, 16, 2, 1, 16, true>>; };
+template <> struct VariantConfig<35> { using type = KMajorA<Config<128, 256, 16, 2, 4, 16, 2, 1, 8, true>>; };
+template <> struct VariantConfig<36> { using type = KMajorA<Config<256, 128, 16, 4, 2, 16, 2, 1, 16, true>>; };
 #ifndef MATMUL_FAST_VARIANT
-#define MATMUL_FAST_VARIANT 17
+#define MATMUL_FAST_VARIANT 31
 #endif
 using Chosen = VariantConfig<MATMUL_FAST_VARIANT>::type;
 
