@@ -12,8 +12,9 @@
 //           banks or the same address.
 //
 // Data flow per k-slab of BK (the default kernel, matmul_fast_kmajor_kernel)
-//   a: global -> registers (float4, 4 k-steps of one row) while the previous
-//      slab is computed, then stored transposed into shared memory (a_t[k][row]);
+//   a: global -> registers (float4, 4 k-steps of one row), loaded for the next
+//      slab while this one is computed, then stored transposed into shared
+//      memory (a_t[k][row]);
 //   b: global -> shared by cp.async, 16 bytes a copy, zero-filled past the edges;
 //   shared -> registers, per k-step: a thread's 8 values of a as two float4 and
 //      its TN values of b as TN / 4 float4;
