@@ -11,6 +11,7 @@
 #include "device_ops.h"
 #include "diagnose.h"
 #include "placement.h"
+#include "task_unavailable.h"
 #include "tasks.h"
 
 const char* status_name(CaseStatus s) {
@@ -18,6 +19,7 @@ const char* status_name(CaseStatus s) {
         case CaseStatus::ok: return "ok";
         case CaseStatus::wrong: return "wrong";
         case CaseStatus::not_implemented: return "not_implemented";
+        case CaseStatus::build_error: return "build_error";
         case CaseStatus::error: return "error";
     }
     return "?";
@@ -203,13 +205,15 @@ CheckResult check_output(const Task& task, DType t, const Shape& shape, const Wo
 }
 
 // Makes the pristine inputs; place() copies them where the kernel reads them.
-void fill_inputs(const Task& task, DType t, Workspace& w, const CaseOptions& o, const DataCase* data) {
+void fill_inputs(const Task& task, DType t, const Shape& shape, Workspace& w, const CaseOptions& o,
+                 const DataCase* data) {
     for (std::size_t i = 0; i < w.input_copies.size(); ++i) {
         DeviceBuffer& copy = w.input_copies[i];
         if (data) {
             CUDA_CHECK(cudaMemcpy(copy.get(), data->inputs[i].bytes.data(), copy.bytes(), cudaMemcpyHostToDevice));
         } else {
-            generate_on_device(t, copy.get(), copy.bytes() / dtype_size(t), rng_key(o.seed, i), task.distribution);
+            generate_on_device(t, copy.get(), copy.bytes() / dtype_size(t), rng_key(o.seed, i), task.distribution,
+                               int_bound(task, shape));
         }
     }
     CUDA_CHECK(cudaDeviceSynchronize());
@@ -258,6 +262,9 @@ struct CaseRun::State {
         } catch (const TaskNotImplemented&) {
             r.status = CaseStatus::not_implemented;
             r.message = "not implemented yet";
+        } catch (const TaskUnavailable& e) {
+            r.status = CaseStatus::build_error;
+            r.message = e.what();
         } catch (const CudaError& e) {
             r.status = CaseStatus::error;
             r.message = e.what();
@@ -276,7 +283,7 @@ struct CaseRun::State {
 
     void check_runs() {
         w = allocate(task, t, shape, o.fixed_placement || data);
-        fill_inputs(task, t, w, o, data);
+        fill_inputs(task, t, shape, w, o, data);
         r.reference = prepare_reference(task, t, shape, w, data, o.reference);
         // Check runs, every one verified. A deterministic kernel gives bitwise
         // equal outputs each time; a wrong result that also changes between

@@ -12,6 +12,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -58,9 +59,11 @@ std::string failure_text(const CaseResult& r, const Task& task) {
     return s;
 }
 
-// Runs one case; returns false when the task should stop here.
-bool run_one(const Task& task, DType d, const Shape& shape, const DataCase* data, int& failures,
-             std::vector<ShapeOutcome>& shapes, Outcome& outcome) {
+enum class Next { go_on, next_type, stop_task };
+
+// Runs one case; says whether the task's next case should run.
+Next run_one(const Task& task, DType d, const Shape& shape, const DataCase* data, int& failures,
+             std::vector<std::string>& reported, std::vector<ShapeOutcome>& shapes, Outcome& outcome) {
     CaseOptions o;
     o.seed = suite.seed;
     o.check_runs = 2;  // a second verified run exposes results that change between runs
@@ -69,17 +72,27 @@ bool run_one(const Task& task, DType d, const Shape& shape, const DataCase* data
     suite.watchdog->disarm();
     if (r.status == CaseStatus::not_implemented) {
         outcome = Outcome::not_implemented;
-        return false;
+        return Next::stop_task;
+    }
+    if (r.status == CaseStatus::build_error) {
+        // Every case of this type would say the same: say it once (once for the task when
+        // the whole file did not build), and go on with the task's other types.
+        outcome = Outcome::fail;
+        if (std::find(reported.begin(), reported.end(), r.message) == reported.end()) {
+            reported.push_back(r.message);
+            FAIL_CHECK((task.id + " " + dtype_name(d) + ": " + r.message));
+        }
+        return Next::next_type;
     }
     if (!data) shapes.push_back({shape, r.status == CaseStatus::ok});
-    if (r.status == CaseStatus::ok) return true;
+    if (r.status == CaseStatus::ok) return Next::go_on;
     outcome = Outcome::fail;
     if (++failures <= kMaxReportedFailures) FAIL_CHECK(failure_text(r, task));
     if (r.context_lost) {
         suite.lost_context_in = case_name(task, d, shape);
-        return false;
+        return Next::stop_task;
     }
-    return true;
+    return Next::go_on;
 }
 
 void check_task(const Task& task) {
@@ -89,30 +102,38 @@ void check_task(const Task& task) {
         return;
     }
     int failures = 0, cases = 0;
-    bool go_on = true;
+    std::vector<std::string> reported;  // build errors already shown
+    Next next = Next::go_on;
     for (DType d : task.dtypes) {
         std::vector<ShapeOutcome> shapes;
-        for (const Shape& s : task.test_shapes) {
-            if (!(go_on = run_one(task, d, s, nullptr, failures, shapes, outcome))) break;
+        next = Next::go_on;
+        for (const Shape& s : task.shapes.test) {
+            if ((next = run_one(task, d, s, nullptr, failures, reported, shapes, outcome)) != Next::go_on) break;
             ++cases;
         }
         for (const ManifestCase& m : suite.stored) {
-            if (!go_on || m.task != &task || m.dtype != d) continue;
+            if (next != Next::go_on || m.task != &task || m.dtype != d) continue;
             const DataCase data = load_data_case(suite.data_dir, m.dir, task, d, m.shape, m.seed);
-            if (!(go_on = run_one(task, d, m.shape, &data, failures, shapes, outcome))) break;
+            if ((next = run_one(task, d, m.shape, &data, failures, reported, shapes, outcome)) != Next::go_on) break;
             ++cases;
         }
         const std::string pattern = tile_pattern_hint(shapes);
         if (!pattern.empty()) FAIL_CHECK((task.id + " " + dtype_name(d) + ": " + pattern));
-        if (!go_on) break;
+        if (next == Next::stop_task) break;
     }
     std::printf("%-13s ", task.id.c_str());
     switch (outcome) {
         case Outcome::pass: std::printf("pass (%d cases)\n", cases); break;
         case Outcome::not_implemented: std::printf("not implemented yet\n"); break;
         default:
-            std::printf("FAIL (%d of the cases failed%s)\n", failures,
-                        failures > kMaxReportedFailures ? "; the first 3 are shown" : "");
+            if (cases == 0 && !reported.empty())  // no case of any type ran
+                std::printf("FAIL (%s)\n", reported.front().c_str());
+            else if (failures == 0)  // every case that ran passed; some type was not built
+                std::printf("FAIL (%zu of its element types not built)\n", reported.size());
+            else
+                std::printf("FAIL (%d of the cases failed%s%s)\n", failures,
+                            failures > kMaxReportedFailures ? "; the first 3 are shown" : "",
+                            reported.empty() ? "" : "; some element types not built");
     }
     std::fflush(stdout);
     suite.outcomes.emplace_back(task.id, outcome);
