@@ -13,6 +13,9 @@
 #   make check    the project's own tests; without a GPU it runs everything that
 #                 needs none and lists the GPU tests it skipped
 #   make data     regenerate the reference cases in data/
+#   make registry rewrite starter/harness/registry.json (the task registry the grader,
+#                 the handout and make dist read) from the harness, after editing
+#                 starter/harness/tasks/
 #   make handout  render handout/build/assignment.html (needs the measured
 #                 figures in handout/figures/: make bench on the grading GPU)
 #   make dist     the student tarball, dist/<assignment>-starter.tar.gz:
@@ -41,6 +44,9 @@ PYTHON       := .venv/bin/python
 PYTHON_READY := .venv/.installed
 endif
 
+# Pretty-printed, so a change to the registry reads as a small diff.
+PYTHON_FOR_JSON := python3 -c "import json, sys; print(json.dumps(json.load(sys.stdin), indent=1))"
+
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # The grader sandboxes student code in bubblewrap: Debian's package, or a bwrap
@@ -53,7 +59,7 @@ HEADER_PACKAGES := $(shell $(MAKE) -s --no-print-directory -C starter header-pac
 
 RESULTS ?= results
 
-.PHONY: demo check data deps deps-headers deps-pandoc deps-browser deps-sandbox build grade bench bench-reference \
+.PHONY: demo check data registry deps deps-headers deps-pandoc deps-browser deps-sandbox build grade bench bench-reference \
         gradescope handout dist harness leaderboard
 # Grades the sample class in data/sample-submissions against the solution.
 demo: deps build
@@ -93,18 +99,18 @@ gradescope:
 	cd grader/gradescope && zip -q ../../dist/gradescope-autograder.zip setup.sh run_autograder
 	@echo "wrote dist/gradescope-autograder.zip: upload it as the assignment's autograder"
 
-# The starter's harness alone: its registry is what the handout and the tarball are made from.
+# The starter's harness alone (make registry prints its task registry into starter/harness/registry.json).
 harness: deps-headers
 	$(STARTER) harness
 
 # The handout: handout/assignment.md filled from the rubric, the registry and the
 # measured figures in handout/figures/ (bench.json and its plots), then pandoc.
-handout: deps-pandoc $(PYTHON_READY) harness
+handout: deps-pandoc $(PYTHON_READY)
 	@command -v pandoc >/dev/null || { echo "make handout: pandoc is not installed (https://pandoc.org)" >&2; exit 1; }
 	$(PYTHON) -m handout
 
 # The student tarball (reproducible: SOURCE_DATE_EPOCH, else the last commit's time).
-dist: deps-headers deps-pandoc $(PYTHON_READY) harness
+dist: deps-headers deps-pandoc $(PYTHON_READY)
 	$(PYTHON) -m release dist $(if $(DEPS_INCLUDE),--deps-include $(DEPS_INCLUDE))
 
 # REQUIRE_BROWSER_TESTS=1 (CI sets it) installs the browser, and the leaderboard's browser test must run.
@@ -118,6 +124,11 @@ build: deps-headers
 
 data: deps build
 	$(PYTHON) data/generate.py --harness starter/build/starter/harness
+
+registry: deps-headers
+	$(STARTER) harness
+	starter/build/starter/harness --list-tasks --json | $(PYTHON_FOR_JSON) > starter/harness/registry.json
+	@echo "wrote starter/harness/registry.json"
 
 deps: deps-headers deps-sandbox $(PYTHON_READY)
 

@@ -164,12 +164,8 @@ def cmd_autolab(args) -> int:
 
 
 def _built_registry(harness_arg: str | None) -> Registry:
-    if harness_arg:
-        return Registry.from_harness(Path(harness_arg))
-    harness = REPO / "starter" / "build" / "starter" / "harness"
-    if not harness.exists():
-        raise GraderError(f"{harness} is not built yet: run `make -C starter harness`, or pass --harness")
-    return Registry.from_harness(harness)
+    """A built harness's registry when given, else the checked-in one (no build needed)."""
+    return Registry.from_harness(Path(harness_arg)) if harness_arg else Registry.from_file()
 
 
 def cmd_rules(args) -> int:
@@ -287,7 +283,8 @@ def parser() -> argparse.ArgumentParser:
     rb = sub.add_parser("rubric", help="check the rubric against the harness and print it",
                         description="Validate the rubric against the harness's task registry and print it.")
     common(rb, results=False)
-    rb.add_argument("--harness", default=None, help="a built harness (default: starter/build/starter/harness)")
+    rb.add_argument("--harness", default=None, help="a built harness to read the registry from (default: the "
+                                                    "checked-in starter/harness/registry.json)")
     rb.set_defaults(func=cmd_rubric)
 
     lb = sub.add_parser("leaderboard", help="publish the leaderboard (HTML, Markdown, CSV) from the store",
@@ -307,7 +304,8 @@ def parser() -> argparse.ArgumentParser:
                         description="Print the build gate's rules from the rubric, or write them as JSON for "
                                     "starter/tools/precheck.py (--export starter/tools/rules.json).")
     common(ru, results=False)
-    ru.add_argument("--harness", default=None, help="a built harness (default: starter/build/starter/harness)")
+    ru.add_argument("--harness", default=None, help="a built harness to read the registry from (default: the "
+                                                    "checked-in starter/harness/registry.json)")
     ru.add_argument("--export", default=None, metavar="FILE", help="write the pre-check's rules.json here")
     ru.set_defaults(func=cmd_rules)
     return p

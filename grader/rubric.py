@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.gate.policy import GatePolicy, parse_gate
-from grader.registry import Registry
+from grader.registry import SHAPE_SETS, Registry
 
 DEFAULT_RUBRIC = Path(__file__).resolve().parent / "rubric.toml"
 
@@ -156,6 +156,15 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
             fail(where, f"'{key}' lists an entry twice")
         return tuple(value)
 
+    def shape_list(section: dict, key: str, default: str, spec, where: str, allow_empty: bool = False):
+        value = section.get(key, default)
+        if isinstance(value, str):
+            if value not in SHAPE_SETS:
+                fail(where, f"'{key}' names the shape set '{value}', which the registry does not have "
+                            f"(its sets: {', '.join(SHAPE_SETS)})")
+            return spec.shapes(value)
+        return strings(section, key, where, allow_empty=allow_empty)
+
     assignment = table(data, "assignment", "top level")
     limits_t = table(data, "limits", "top level")
     timing_t = table(data, "timing", "top level")
@@ -190,12 +199,14 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
         known = {"correctness_points", "performance_points", "dtypes", "shapes", "timed", "s_zero", "s_full", "gate"}
         for key in entry.keys() - known:
             fail(where, f"unknown key '{key}' (expected {', '.join(sorted(known))})")
-        dtypes = strings(entry, "dtypes", where)
+        # Types and shapes are the registry's: by default every type of the task and its
+        # "graded" and "timed" sets; a rubric may name another set, or (tests) list shapes.
+        dtypes = strings(entry, "dtypes", where) if "dtypes" in entry else spec.dtypes
         for d in dtypes:
             if d not in spec.dtypes:
                 fail(where, f"element type '{d}' is not one of the task's ({', '.join(spec.dtypes)})")
-        shapes = strings(entry, "shapes", where)
-        timed = strings(entry, "timed", where, allow_empty=True)
+        shapes = shape_list(entry, "shapes", "graded", spec, where)
+        timed = shape_list(entry, "timed", "timed", spec, where, allow_empty=True)
         for s in shapes + timed:
             if not spec.valid_shape(s):
                 fail(where, f"'{s}' is not a {spec.shape_kind} shape")
@@ -250,9 +261,10 @@ def _sanitizer_policy(section: dict, policies: list[TaskPolicy], registry: Regis
     penalty = number(section, "penalty", where)
     if penalty > 1:
         fail(where, f"'penalty' is a fraction of a task's correctness points, at most 1, got {penalty}")
-    shapes = section.get("shapes", {})
-    if not isinstance(shapes, dict):
+    # Each task's case is the registry's "sanitize" set unless the rubric names another shape.
+    if not isinstance(section.get("shapes", {}), dict):
         fail("[sanitizer.shapes]", "must be a table of task = \"shape\"")
+    shapes = {p.id: registry.task(p.id).shapes("sanitize")[0] for p in policies} | section.get("shapes", {})
     graded = {p.id for p in policies}
     for task, shape in shapes.items():
         if task not in graded:

@@ -15,7 +15,6 @@ from grader.rubric import DEFAULT_RUBRIC
 from handout.render import FIGURES, HERE, HandoutError, Inputs, build
 
 REPO = HERE.parent
-HARNESS = REPO / "starter" / "build" / "starter" / "harness"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,11 +23,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--figures", type=Path, default=FIGURES,
                         help="folder with bench.json and its plots (default handout/figures)")
     parser.add_argument("--rubric", type=Path, default=DEFAULT_RUBRIC, help="the grading policy (default grader/rubric.toml)")
-    parser.add_argument("--harness", type=Path, default=HARNESS,
-                        help="a built harness, for the task registry (default starter/build/starter/harness)")
+    parser.add_argument("--harness", type=Path, default=None,
+                        help="a built harness to read the task registry from (default: the checked-in "
+                             "starter/harness/registry.json)")
     args = parser.parse_args(argv)
     try:
-        registry = Registry.from_harness(args.harness)
+        registry = Registry.from_harness(args.harness) if args.harness else Registry.from_file()
         md, html = build(args.out, Inputs(registry=registry, rubric=args.rubric, figures=args.figures))
     except (HandoutError, RegistryError) as e:
         print(f"make handout: {e}", file=sys.stderr)

@@ -47,7 +47,7 @@ class TimedFigure:
 @dataclass(frozen=True)
 class TaskView:
     spec: TaskSpec
-    raw: dict  # the registry's record: test_shapes, data_shapes, tolerance, bench_shapes
+    raw: dict  # the registry's record: shape_sets, tolerance, int_range
     policy: TaskPolicy | None  # None: in the harness but not graded
     declaration: str
     stub_notes: str

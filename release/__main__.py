@@ -20,7 +20,6 @@ from release import leaks
 from release.dist import REPO, DistError, DistOptions, build
 from release.headers import HeaderError
 
-HARNESS = REPO / "starter" / "build" / "starter" / "harness"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,7 +29,9 @@ def main(argv: list[str] | None = None) -> int:
     dist.add_argument("--out", type=Path, default=REPO / "dist", help="output folder (default dist/)")
     dist.add_argument("--figures", type=Path, default=FIGURES, help="bench.json and plots (default handout/figures)")
     dist.add_argument("--rubric", type=Path, default=DEFAULT_RUBRIC)
-    dist.add_argument("--harness", type=Path, default=HARNESS, help="a built harness, for the task registry")
+    dist.add_argument("--harness", type=Path, default=None,
+                      help="a built harness to read the task registry from (default: the checked-in "
+                           "starter/harness/registry.json)")
     dist.add_argument("--deps-include", type=Path, default=None,
                       help="folder holding doctest/, nlohmann/ and CLI/ (default: the compiler's include path)")
     check = commands.add_parser("leaks", help="leak-check a tarball or an extracted folder")
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if found else 0
 
     try:
-        registry = Registry.from_harness(args.harness)
+        registry = Registry.from_harness(args.harness) if args.harness else Registry.from_file()
         path = build(DistOptions(registry=registry, out=args.out, figures=args.figures, rubric=args.rubric,
                                  deps_include=args.deps_include))
     except (DistError, HandoutError, HeaderError, RegistryError, RubricError) as e:

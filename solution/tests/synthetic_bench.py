@@ -38,7 +38,7 @@ def write_synthetic_figures(folder: Path, registry: dict, rubric_path: Path) -> 
     for i, task in enumerate(registry["tasks"]):
         timed = rubric["tasks"].get(task["id"], {}).get("timed", [])
         for dtype in task["dtypes"]:
-            for j, shape in enumerate(dict.fromkeys(task["bench_shapes"] + timed)):
+            for j, shape in enumerate(dict.fromkeys(task["shape_sets"]["timed"] + timed)):
                 rows.append({"task": task["id"], "impl": "solution", "dtype": dtype, "shape": shape,
                              "size": j, "ms": 1.0 + i + j / 10, "throughput": 100.0 * (i + 1) + j,
                              "unit": task["metric"], "note": LABEL})

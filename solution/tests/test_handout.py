@@ -180,7 +180,7 @@ def test_every_registry_task_has_its_section_declaration_and_shapes(markdown, re
         assert declaration in header and f" {t['id']}(" in declaration
         tested = re.search(r"\*\*Tested by `make test`\*\* in (.*?), on shapes\s+(.*?)\(fresh", text, re.S)
         assert tested.group(1).split(", ") == t["dtypes"]
-        assert re.findall(r"`([^`]+)`", tested.group(2)) == t["test_shapes"]
+        assert re.findall(r"`([^`]+)`", tested.group(2)) == t["shape_sets"]["test"]
         assert "**Hints.**" in text
 
 

@@ -71,7 +71,7 @@ def test_illegal_address_is_an_error_with_cudas_message_and_a_nonzero_exit(plant
                         records[0]["message"]), records[0]["message"]
     assert all(r["status"] == "error" and r["message"].startswith("not run") for r in records[1:])
     (add,) = [t for t in registry["tasks"] if t["id"] == "add"]
-    assert len(records) == len(add["dtypes"]) * len(add["test_shapes"])  # every planned case is accounted for
+    assert len(records) == len(add["dtypes"]) * len(add["shape_sets"]["test"])  # every planned case is accounted for
 
 
 def test_kernel_that_never_returns_is_stopped_and_reported(planted):
