@@ -18,7 +18,8 @@ import shutil
 import signal
 import subprocess
 import time
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import sanitizer as tool_runs
@@ -44,6 +45,9 @@ class BuildResult:
     log: str = ""
     reason: str = ""  # one line, when not ok
     gate: GateReport | None = None  # the build gate's findings, when it ran
+    # Task files that did not compile or link (their task's cases fail; the others run): file -> the
+    # compiler's or linker's first message (tools/link_tasks.py's report).
+    unbuilt: dict[str, str] = field(default_factory=dict)
 
 
 class GraderError(RuntimeError):
@@ -142,7 +146,8 @@ class Workspace:
         if status != 0:
             return BuildResult(False, None, seconds, log, "your code does not compile (the compiler's messages follow)",
                                report)
-        return BuildResult(True, out_dir / "harness", seconds, log, gate=report)
+        return BuildResult(True, out_dir / "harness", seconds, log, gate=report,
+                           unbuilt=self._unbuilt(out_dir / "harness.tasks.json", kernels, sub.files))
 
     def _sandboxed_make(self, target: str, kernels: Path, out_dir: Path, timeout: float):
         """make TARGET for one submission in the sandbox: its kernels, the pristine tree and the library
@@ -168,6 +173,16 @@ class Workspace:
             return self._gate.get(policy, lambda: BuildGate(self.pristine, self.build_dir, policy, compile_objects))
         except GateError as e:
             raise GraderError(f"the build gate cannot run: {e}") from e
+
+    def _unbuilt(self, report: Path, kernels: Path, files: dict[str, bytes]) -> dict[str, str]:
+        """The submission's own task files that did not build, from the link's report (a stub that stood
+        in for a missing or refused file always builds)."""
+        try:
+            tasks = json.loads(report.read_text())["tasks"]
+        except (OSError, ValueError, KeyError) as e:
+            raise GraderError(f"the build left no readable report of its task files ({report}: {e})") from None
+        return {e["file"]: self._readable(e["reason"], kernels) for e in tasks.values()
+                if not e["built"] and e["file"] in files}
 
     def _readable(self, out: str, kernels: Path) -> str:
         """The compiler's output with the grader's paths taken out, capped for feedback."""

@@ -6,10 +6,11 @@ from pathlib import Path
 import pandas as pd
 
 from grader.leaderboard.board import METRIC_DECIMALS
-from grader.report import CASE_WORDS, grades_table
+from grader.report import grades_table
 from grader.results import SubmissionResult
 from grader.rubric import Rubric
 from grader.sanitizer import meaning, summary_sentence
+from grader.status import case_word
 from grader.store import Store
 
 CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -67,7 +68,7 @@ def _case_lines(result: SubmissionResult, task: str) -> str:
     lines = []
     for c in result.cases:
         if c.task == task and c.status != "ok":
-            line = f"{c.kind} {c.dtype} {c.shape}: {CASE_WORDS.get(c.status, c.status)}"
+            line = f"{c.kind} {c.dtype} {c.shape}: {case_word(c.status)}"
             lines.append(line + (f": {c.message}" if c.message else "") + (f"\n  hint: {c.hint}" if c.hint else ""))
         elif c.task == task and c.paired is not None and c.paired.pairs:
             ci = c.paired.speedup

@@ -33,6 +33,7 @@ from grader.results import REVIEW_FLAG, CaseOutcome, SanitizerOutcome, Submissio
 from grader.rubric import Rubric, TaskPolicy
 from grader.runner import HarnessFailure
 from grader.score import score_submission, zero_scores
+from grader.status import NOT_RUN
 from grader.store import Store
 
 
@@ -173,9 +174,19 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                 result.cases += [CaseOutcome(policy.id, dtype, shape, "correctness", "forbidden", message, seed=seed)
                                  for dtype in policy.dtypes for shape in policy.shapes]
                 continue
+            if spec.file in build.unbuilt:  # did not compile or link: a marker stood in, every case would say so
+                result.cases += [CaseOutcome(policy.id, dtype, shape, "correctness", "build_error",
+                                             build.unbuilt[spec.file], seed=seed)
+                                 for dtype in policy.dtypes for shape in policy.shapes]
+                continue
             stop = ""
             for dtype in policy.dtypes:
+                unbuilt_type = ""  # this element type's launcher is not defined: its other shapes would say the same
                 for shape in policy.shapes:
+                    if unbuilt_type:
+                        result.cases.append(CaseOutcome(policy.id, dtype, shape, "correctness", "build_error",
+                                                        unbuilt_type, seed=seed))
+                        continue
                     if not stop and time.monotonic() > deadline:
                         stop = f"skipped: the submission's time limit of {rubric.limits.submission:.0f} s ran out"
                     if stop:
@@ -191,6 +202,8 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                     except HarnessFailure as f:
                         case = _failure_outcome(policy.id, dtype, shape, "correctness", seed, f)
                     result.cases.append(case)
+                    if case.status == "build_error":
+                        unbuilt_type = case.message
                     if case.status == "not_implemented":
                         stop = "not implemented yet"
                     elif case.status == "timeout":  # the next case would most likely hang just the same
@@ -228,8 +241,7 @@ def _sanitize_task(sub: Submission, build: BuildResult, backend: Backend, gpu: s
     """compute-sanitizer's tools on the task's small case, unless the task never ran or hung."""
     shape = rubric.sanitizer.shape(policy.id)
     own = [c for c in cases if c.task == policy.id and c.kind == "correctness"]
-    if not rubric.sanitizer.tools or shape is None or not own or \
-            all(c.status in ("missing", "not_implemented", "skipped") for c in own):
+    if not rubric.sanitizer.tools or shape is None or not own or all(c.status in NOT_RUN for c in own):
         return []
     dtype = policy.timed_dtype
     skip = ""

@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from grader import sandbox as isolation  # noqa: E402
-from grader.results import GRADER_STATUSES  # noqa: E402
+from grader.status import case_word, submission_word  # noqa: E402
 from grader.rubric import Rubric  # noqa: E402
 from grader.sanitizer import meaning, summary_sentence  # noqa: E402
 from grader.store import Store  # noqa: E402
@@ -28,9 +28,6 @@ _LOADER = jinja2.FileSystemLoader(Path(__file__).parent / "templates")
 TEMPLATES = {"md": jinja2.Environment(loader=_LOADER, keep_trailing_newline=True, undefined=jinja2.StrictUndefined),
              "html": jinja2.Environment(loader=_LOADER, autoescape=True, trim_blocks=True, lstrip_blocks=True,
                                         undefined=jinja2.StrictUndefined)}
-STATUS_WORDS = {"graded": "graded", "rejected": "rejected at intake", "build_failed": "did not compile"}
-CASE_WORDS = {"ok": "passed", "wrong": "wrong", "not_implemented": "not implemented yet", "error": "error",
-              **{k: k for k in GRADER_STATUSES}, "protocol": "not trusted"}
 LIMIT_NAMES = {"GFLOP/s": "cuBLAS FP32", "GB/s": "the copy bandwidth"}
 
 
@@ -78,7 +75,7 @@ def _plot(timed: pd.DataFrame) -> bytes | None:
 
 def _case_view(row, limits: dict) -> dict:
     view = {"kind": row.kind, "dtype": row.dtype, "shape": row.shape, "status": row.status,
-            "status_text": CASE_WORDS.get(row.status, row.status), "message": row.message, "hint": row.hint,
+            "status_text": case_word(row.status), "message": row.message, "hint": row.hint,
             "icon": "✅" if row.status == "ok" else "❌", "speedup": None, "output": row.output}
     if pd.notna(row.speedup):
         throughput = row.work / (row.student_ms * 1e-3) / 1e9
@@ -149,7 +146,7 @@ def write_feedback(store: Store, rubric: Rubric, out: Path) -> list[Path]:
         png = _plot(cases[cases["kind"] == "timed"])
         sandbox = runs.get(sub.run_id, "none")
         findings = json.loads(sub.gate)
-        context = {"title": rubric.title, "s": sub._asdict(), "tasks": tasks, "status_words": STATUS_WORDS,
+        context = {"title": rubric.title, "s": sub._asdict(), "tasks": tasks, "status_word": submission_word,
                    "gate": [f for f in findings if f["enforced"]], "gate_notes": [f for f in findings if not f["enforced"]],
                    "notes": json.loads(sub.notes), "ignored": json.loads(sub.ignored), "device": device,
                    "plot": f"{sub.student}.png" if png else None,

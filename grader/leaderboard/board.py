@@ -19,18 +19,16 @@ from datetime import datetime
 import pandas as pd
 
 from grader.rubric import Rubric
+from grader.status import SUBMISSION_STATUSES, case_reason
 from grader.store import Store
 
 METRIC_DECIMALS = 1  # the metric as shown and as ranked: equal on the page means tied
 LIMIT_KEYS = {"GFLOP/s": "sgemm_fp32_gflops", "GB/s": "copy_bandwidth_gbps"}  # the harness's measured limits
 LIMIT_NAMES = {"GFLOP/s": "cuBLAS FP32", "GB/s": "copy bandwidth"}
 
-# Why an entry is not ranked, in words fit for a public page (never the student's own messages).
-STATUS_REASONS = {"rejected": "rejected at intake", "build_failed": "does not compile"}
-CASE_REASONS = {"missing": "not submitted", "not_implemented": "not implemented yet", "wrong": "wrong results",
-                "timeout": "ran out of time", "crashed": "crashed", "error": "failed to run",
-                "skipped": "not run"}
-REASON_ORDER = ["missing", "not_implemented", "wrong", "crashed", "timeout", "error", "skipped"]
+# Which failed status explains an unranked entry first (its words: grader/status.py's reasons).
+REASON_ORDER = ["missing", "forbidden", "build_error", "not_implemented", "wrong", "crashed", "timeout", "error",
+                "skipped"]
 
 
 @dataclass(frozen=True)
@@ -94,20 +92,21 @@ def _unit(registry_json: str, task: str) -> str:
 
 
 def _reason(sub: pd.Series, cases: pd.DataFrame, metric: TaskColumn) -> str:
-    if sub["status"] in STATUS_REASONS:
-        return STATUS_REASONS[sub["status"]]
+    if sub["status"] != "graded":
+        return SUBMISSION_STATUSES[sub["status"]].reason
     mine = cases[(cases["submission_id"] == sub["id"]) & (cases["task"] == metric.task)]
     failed = set(mine.loc[(mine["kind"] == "correctness") & (mine["status"] != "ok"), "status"])
     for status in REASON_ORDER:
         if status in failed:
-            return CASE_REASONS[status]
+            # A student who submitted other tasks did submit: name the file that was missing.
+            return f"no {metric.task}.cu" if status == "missing" else case_reason(status)
     if failed:
         return "failed its checks"
     timed = mine[(mine["kind"] == "timed") & (mine["shape"] == metric.shape)]
     if timed.empty:
         return f"not timed at {metric.shape}"
     status = timed["status"].iloc[0]
-    return f"{CASE_REASONS.get(status, 'failed')} in its timed run"
+    return f"{case_reason(status)} in its timed run"
 
 
 def build_board(store: Store, rubric: Rubric) -> Board:

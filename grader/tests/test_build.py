@@ -1,6 +1,9 @@
 """Building submissions against the pristine harness, inside the sandbox (needs nvcc, not a GPU)."""
 from __future__ import annotations
 
+import re
+import subprocess
+
 import pytest
 
 from grader.build import Workspace
@@ -27,12 +30,53 @@ def workspace(tmp_path_factory, registry, rubric):
     return ws
 
 
-def test_a_compile_error_gives_the_compilers_message_with_the_students_path(workspace, registry):
+def test_a_compile_error_costs_its_own_task_with_the_compilers_message(workspace, registry):
     sub = read_submission(SAMPLES / "s07-compile-error", [t.file for t in registry.tasks])
     result = workspace.build(sub, timeout=300)
-    assert not result.ok and "does not compile" in result.reason
+    assert result.ok and result.harness.exists()  # every other task still runs
+    assert list(result.unbuilt) == ["transpose.cu"]
+    assert result.unbuilt["transpose.cu"] == 'transpose.cu does not compile: transpose.cu(9): error: expected a ";"'
     assert 'kernels/transpose.cu(9): error: expected a ";"' in result.log
     assert str(workspace.work) not in result.log  # the grader's own paths are taken out
+
+
+def _solution_files(**replacements: str) -> dict[str, bytes]:
+    files = {p.name: p.read_bytes() for p in (REPO / "solution" / "kernels").glob("*.cu")}
+    files.update({name: text.encode() for name, text in replacements.items()})
+    return files
+
+
+def test_a_float_only_instantiation_links_and_only_the_missing_types_are_stood_in_for(workspace, registry):
+    naive = (REPO / "solution" / "kernels" / "matmul_naive.cu").read_text()
+    float_only = naive.replace("MATMUL_TYPES(INSTANTIATE_MATMUL_NAIVE)", "INSTANTIATE_MATMUL_NAIVE(float)")
+    assert float_only != naive
+    sub = Submission("float-only", SAMPLES, files=_solution_files(**{"matmul_naive.cu": float_only}))
+    result = workspace.build(sub, timeout=300)
+    assert result.ok and result.unbuilt == {}, result.log[-2000:]
+    symbols = subprocess.run(["nm", "-C", str(result.harness)], capture_output=True, text=True).stdout
+    # The student's float launcher is linked (its kernel with it); double's comes from the weak stand-in,
+    # which says why when called, and no marker is linked: the file itself built.
+    assert "matmul_naive_kernel<float>" in symbols
+    assert "matmul_naive_kernel<double>" not in symbols
+    assert "kernel_file_unbuilt_matmul_naive" in symbols  # referenced (weakly), never defined here
+    assert not re.search(r"^[0-9a-f]+ [RD] kernel_file_unbuilt_", symbols, re.M)
+
+
+def test_a_link_error_and_a_clash_between_two_files_cost_only_those_tasks(workspace, registry):
+    dot = (REPO / "solution" / "kernels" / "dot.cu").read_text()
+    calls_undefined = dot.replace('#include "tasks.h"', '#include "tasks.h"\nvoid helper_never_defined(int);', 1)
+    calls_undefined = re.sub(r"(void dot\([^)]*\) \{)", r"\1\n    helper_never_defined(n);", calls_undefined, count=1)
+    assert "helper_never_defined(n)" in calls_undefined
+    clash = "\nint shared_counter = 0;\n"
+    add = (REPO / "solution" / "kernels" / "add.cu").read_text() + clash
+    fill = (REPO / "solution" / "kernels" / "fill.cu").read_text() + clash
+    sub = Submission("link-errors", SAMPLES, files=_solution_files(**{"dot.cu": calls_undefined, "add.cu": add,
+                                                                      "fill.cu": fill}))
+    result = workspace.build(sub, timeout=300)
+    assert result.ok, result.log[-2000:]
+    assert result.unbuilt["dot.cu"] == "dot.cu does not link: undefined reference to `helper_never_defined(int)'"
+    assert result.unbuilt["fill.cu"] == "fill.cu does not link: multiple definition of `shared_counter' (add.cu defines it too)"
+    assert set(result.unbuilt) == {"dot.cu", "fill.cu"}  # add.cu, defined first, keeps its task
 
 
 def test_only_the_submissions_task_files_are_compiled_the_rest_are_stubs(workspace, registry):
@@ -56,7 +100,8 @@ def test_a_submission_that_includes_the_solution_by_path_does_not_compile(worksp
                      files={"add.cu": f'#include "{REPO}/solution/kernels/add.cu"\n'.encode()})
     result = workspace.build(sub, timeout=300)
     assert (REPO / "solution" / "kernels" / "add.cu").exists()
-    assert not result.ok and "add.cu: No such file or directory" in result.log, result.log[-2000:]
+    assert "add.cu: No such file or directory" in result.log, result.log[-2000:]
+    assert "add.cu" in result.unbuilt
 
 
 def test_a_build_sees_the_pristine_harness_but_not_other_submissions(workspace, registry):

@@ -31,11 +31,14 @@ PLACEHOLDER = "@KERNELS@"
 MAX_MESSAGE = 400  # characters of a compiler or linker message carried into a case's message
 
 
-def first_error(log: str, names: dict[str, str]) -> str:
-    """The compiler's first error line, with build paths shortened to the file's own name."""
-    lines = [line.strip() for line in log.splitlines() if line.strip()]
-    chosen = next((line for line in lines if re.search(r"\berror\b", line)), lines[0] if lines else "")
-    return shorten(chosen, names)
+def first_error(log: str, names: dict[str, str], file: str) -> str:
+    """The compiler's first error in the task file itself (else its first error anywhere: an error
+    reported inside a system header usually starts with a mistake just before its #include), with
+    build paths shortened to the file's own name."""
+    lines = [shorten(line.strip(), names) for line in log.splitlines() if line.strip()]
+    errors = [line for line in lines if re.search(r"\berror\b", line)]
+    own = [line for line in errors if line.startswith(file)]
+    return (own or errors or lines or [""])[0]
 
 
 def shorten(text: str, names: dict[str, str]) -> str:
@@ -129,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
             chosen[stem] = obj
             report[stem] = {"file": f"{stem}.cu", "built": True, "reason": "", "log": text}
         else:
-            reason = f"{stem}.cu does not compile: {first_error(text, names)}" if text.strip() else \
+            reason = f"{stem}.cu does not compile: {first_error(text, names, f'{stem}.cu')}" if text.strip() else \
                 f"{stem}.cu does not compile"
             report[stem] = {"file": f"{stem}.cu", "built": False, "reason": reason, "log": text}
 
