@@ -169,9 +169,10 @@ def _built_registry(harness_arg: str | None) -> Registry:
 
 
 def cmd_rules(args) -> int:
-    gate = load_rubric(Path(args.rubric), _built_registry(args.harness)).gate
+    rubric = load_rubric(Path(args.rubric), _built_registry(args.harness))
+    gate = rubric.gate
     if args.export:
-        Path(args.export).write_text(gate.export_text())
+        Path(args.export).write_text(rubric.student_rules_text())
         print(f"wrote {args.export}")
         return 0
     print("Rules (a task file that breaks one is not run):")

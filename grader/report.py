@@ -149,6 +149,7 @@ def write_feedback(store: Store, rubric: Rubric, out: Path) -> list[Path]:
         context = {"title": rubric.title, "s": sub._asdict(), "tasks": tasks, "status_word": submission_word,
                    "gate": [f for f in findings if f["enforced"]], "gate_notes": [f for f in findings if not f["enforced"]],
                    "notes": json.loads(sub.notes), "ignored": json.loads(sub.ignored), "device": device,
+                   "unbuilt": sorted({f"{r.task}" for r in cases.itertuples() if r.status == "build_error"}),
                    "plot": f"{sub.student}.png" if png else None,
                    "plot_data": base64.b64encode(png).decode() if png else None,
                    "unsandboxed": None if isolation.isolated(sandbox) else isolation.label(sandbox)}
@@ -177,6 +178,7 @@ def summary_table(store: Store, rubric: Rubric) -> pd.DataFrame:
     scores = store.scores(ids)
     row = {"submissions": len(subs), "graded": int((subs["status"] == "graded").sum()),
            "build failures": int((subs["status"] == "build_failed").sum()),
+           "with files that do not build": int(cases[cases["status"] == "build_error"]["submission_id"].nunique()),
            "rejected": int((subs["status"] == "rejected").sum()),
            "with timeouts": int(cases[cases["status"] == "timeout"]["submission_id"].nunique()),
            "flagged for review": len(review_table(store)),

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import tomllib
 from dataclasses import dataclass
@@ -112,6 +113,15 @@ class Rubric:
 
     def task(self, task_id: str) -> TaskPolicy:
         return next(t for t in self.tasks if t.id == task_id)
+
+    def student_rules_text(self) -> str:
+        """starter/tools/rules.json: what `make test` and `make precheck` apply as the grader would (the build
+        gate's rules, and which compute-sanitizer tools run and what a finding costs)."""
+        data = self.gate.to_json()
+        data["generated"] = ("from grader/rubric.toml by `python3 -m grader rules --export starter/tools/rules.json`;"
+                             " edit the rubric, not this file")
+        data["sanitizer"] = {"tools": list(self.sanitizer.tools), "penalty": self.sanitizer.penalty}
+        return json.dumps(data, indent=2) + "\n"
 
     @property
     def max_points(self) -> float:

@@ -10,7 +10,9 @@ A fake submission's task file says how its kernel behaves in a marker line:
     // fake: crash               the process dies
     // fake: wrong-when-timed    passes its checks, fails a timed run
     // fake: forbidden           breaks a build-gate rule (when the rubric's gate is passed to build)
-A file holding `#error` does not compile. A second marker line says what
+A file holding `#error` does not compile: its task's cases fail (build_error), the others
+run, as with the real build; `// fake: build-fails` fails the whole build (as when it
+outlives its limit). A second marker line says what
 compute-sanitizer finds in it (nothing, when absent):
     // fake-sanitizer: memcheck=2 racecheck=1
 
@@ -148,10 +150,13 @@ class FakeBackend:
 
     def build(self, sub, timeout: float, gate=None) -> BuildResult:
         self.builds.append(sub.student)
+        unbuilt = {}
         for name, data in sub.files.items():
+            if b"// fake: build-fails" in data:
+                return BuildResult(False, None, 0.1, "make: *** [harness] Killed",
+                                   "the build took longer than its limit of 1 s")
             if b"#error" in data:
-                return BuildResult(False, None, 0.1, f"kernels/{name}(3): error: this does not compile",
-                                   "your code does not compile (the compiler's messages follow)")
+                unbuilt[name] = f"{name} does not compile: {name}(3): error: this does not compile"
         report = None
         if gate is not None:
             report = GateReport([Finding(name, "no-libraries", "calls cublasSgemm_v2",
@@ -159,7 +164,8 @@ class FakeBackend:
                                  for name, data in sorted(sub.files.items()) if behavior(data)[0] == "forbidden"])
         harness = Path("fake-harness") / sub.student
         self._files[harness] = sub.files
-        return BuildResult(True, harness, 0.1, gate=report)
+        log = "".join(f"kernels/{name}(3): error: this does not compile\n" for name in unbuilt)
+        return BuildResult(True, harness, 0.1, log, gate=report, unbuilt=unbuilt)
 
     def set_limits(self, limits):
         self.limits = limits

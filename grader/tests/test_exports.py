@@ -23,7 +23,7 @@ def results(tmp_path, registry, small_rubric):
     files = {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks}
     good = grade_single(write_submission(tmp_path, "submission", {**files, "dot.cu": "// fake: wrong\n"}),
                         small_rubric, registry, FakeBackend(), None, seed=1)
-    broken = grade_single(write_submission(tmp_path / "b", "handin", {**files, "fill.cu": "#error\n"}),
+    broken = grade_single(write_submission(tmp_path / "b", "handin", {**files, "fill.cu": "// fake: build-fails\n"}),
                           small_rubric, registry, FakeBackend(), None, seed=1)
     return good, broken
 
@@ -49,7 +49,7 @@ def test_gradescope_score_is_the_sum_of_its_tests(results, small_rubric):
     assert dot["status"] == "failed" and "3 of 561 elements are wrong" in dot["output"]
     assert doc["leaderboard"][0]["value"] > 0
     failed = gradescope_results(broken, small_rubric)
-    assert failed["score"] == 0 and "does not compile" in failed["output"]
+    assert failed["score"] == 0 and "the build took longer than its limit" in failed["output"]
 
 
 def test_autolab_autoresult_has_scores_per_task_and_a_scoreboard(results, small_rubric):

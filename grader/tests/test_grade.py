@@ -61,7 +61,7 @@ def test_every_submission_gets_the_verdict_its_code_earns(graded, small_rubric):
     assert t["alice"] == full and t["ivan"] == full
     fast = small_rubric.task("matmul_fast")  # bob's is 0.2x the solution: partial credit on the curve
     assert t["bob"] == pytest.approx(full - fast.performance_points * (1 - fast.performance_credit(0.2)), abs=1e-3)
-    assert t["erin"] == 0 and t["frank"] == 0
+    assert t["erin"] == full - small_rubric.task("add").max_points and t["frank"] == 0  # add.cu did not compile
     assert t["grace"] == small_rubric.task("fill").max_points
     assert t["carol"] < full and t["dave"] < full and t["heidi"] < full
 
@@ -70,7 +70,10 @@ def test_statuses_and_reasons_are_stored_per_case(graded):
     _, results, _ = graded
     db = sqlite3.connect(results / "grades.sqlite")
     status = dict(db.execute("SELECT student, status FROM submissions"))
-    assert status["erin"] == "build_failed" and status["frank"] == "rejected" and status["alice"] == "graded"
+    assert status["erin"] == "graded" and status["frank"] == "rejected" and status["alice"] == "graded"
+    erin = set(r[0] for r in db.execute("SELECT c.status || ':' || c.message FROM cases c JOIN submissions s ON s.id = c.submission_id "
+                          "WHERE s.student = 'erin' AND c.task = 'add' AND c.kind = 'correctness'"))
+    assert erin == {"build_error:add.cu does not compile: add.cu(3): error: this does not compile"}
     dave = db.execute("SELECT c.status, c.message FROM cases c JOIN submissions s ON s.id = c.submission_id "
                       "WHERE s.student = 'dave' AND c.task = 'dot'").fetchall()
     assert dave[0][0] == "timeout" and "never finishes" in dave[0][1]
@@ -92,7 +95,7 @@ def test_a_hang_or_crash_leaves_the_next_submission_untouched(graded, small_rubr
 def test_feedback_names_what_went_wrong(graded):
     _, results, _ = graded
     fb = results / "feedback"
-    assert "does not compile" in (fb / "erin.md").read_text() and "kernels/add.cu(3): error" in (fb / "erin.md").read_text()
+    assert "add.cu does not compile: add.cu(3): error" in (fb / "erin.md").read_text()
     assert "symbolic link" in (fb / "frank.md").read_text()
     assert "3 of 561 elements are wrong" in (fb / "carol.md").read_text()
     assert "matmul_fast.cu is missing" in (fb / "grace.md").read_text()
@@ -118,7 +121,8 @@ def test_summary_counts_failures_and_timeouts(graded, small_rubric):
     store = Store(results / "grades.sqlite")
     row = summary_table(store, small_rubric).iloc[0]
     store.close()
-    assert row["submissions"] == 9 and row["build failures"] == 1 and row["rejected"] == 1
+    assert row["submissions"] == 9 and row["build failures"] == 0 and row["rejected"] == 1
+    assert row["with files that do not build"] == 1
     assert row["with timeouts"] == 1
 
 

@@ -268,11 +268,11 @@ struct CaseRun::State {
         } catch (const CudaError& e) {
             r.status = CaseStatus::error;
             r.message = e.what();
+            r.hint = cuda_error_hint(e.code, task.id, shape);
             // Sticky faults (illegal address, launch failure, ...) poison the whole
             // context: every later CUDA call in this process fails too.
             (void)cudaGetLastError();
             r.context_lost = cudaDeviceSynchronize() != cudaSuccess;
-            if (r.context_lost) r.hint = "A crash like this leaves the GPU unusable for the rest of this run.";
         } catch (const std::exception& e) {
             r.status = CaseStatus::error;
             r.message = e.what();
