@@ -397,8 +397,10 @@ def test_submit_writes_nothing_when_a_kernel_does_not_compile(built_tree, tmp_pa
     transpose = starter / "kernels" / "transpose.cu"
     transpose.write_text(transpose.read_text().replace("NOT_IMPLEMENTED_YET();", "NOT_IMPLEMENTED_YET()"))
     result = make_submit(starter)
+    out = result.stdout + result.stderr
     assert result.returncode != 0
-    assert "kernels/transpose.cu" in result.stdout + result.stderr
+    assert "kernels/transpose.cu" in out  # the compiler's message, with the student's path
+    assert "these files do not build, so their tasks would score 0: transpose.cu does not compile" in out
     assert not (starter / "submission.tar.gz").exists()
 
 
