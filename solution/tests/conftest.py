@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -80,6 +81,12 @@ def build_with(tmp_root: Path, name: str, replacement: Path) -> Build:
         if obj.stem != replacement.stem:
             shutil.copy2(obj, objects / obj.name)
     return build(kernels, tag)
+
+
+def summary_line(output: str) -> str:
+    """make test's last word: the line that counts the tasks that pass (make's own lines come after it)."""
+    lines = [line for line in output.splitlines() if re.match(r"\d+/\d+ tasks pass", line)]
+    return lines[-1] if lines else ""
 
 
 def json_lines(text: str) -> list[dict]:

@@ -90,6 +90,9 @@ std::string describe_failure(const CheckResult& c, const Shape& shape) {
 
 std::string cuda_error_hint(int code, const std::string& task, const Shape& shape) {
     switch (static_cast<cudaError_t>(code)) {
+        case cudaErrorInvalidValue:  // what the runtime says when grid.y or grid.z passes 65,535
+            if (shape.kind == ShapeKind::vector || (shape.dims[0] <= 65535 && shape.dims[1] <= 65535)) return "";
+            [[fallthrough]];
         case cudaErrorInvalidConfiguration: {
             std::string s = "The GPU refused the launch: a grid or block is over its limits (grid.y and grid.z at "
                             "most 65,535 blocks, grid.x at most 2^31 - 1, a block at most 1,024 threads).";

@@ -59,7 +59,10 @@ struct Suite {
 
 Suite suite;
 
-constexpr int kMaxReportedFailures = 3;  // per task; the rest are counted
+// Failures shown per task (the rest are counted): each element type's first, and later
+// ones only when they bring a hint not shown yet (a square shape tells a transposed
+// result, another type another cause).
+constexpr int kMaxReportedFailures = 4;
 constexpr double kCaseTimeoutSeconds = 120;
 
 std::string case_name(const Task& t, DType d, const Shape& s) {
@@ -78,8 +81,14 @@ std::string failure_text(const CaseResult& r, const Task& task) {
 enum class Next { go_on, next_type, stop_task };
 
 // Runs one case; says whether the task's next case should run.
-Next run_one(const Task& task, DType d, const Shape& shape, const DataCase* data, int& failures,
-             std::vector<std::string>& reported, std::vector<ShapeOutcome>& shapes, Outcome& outcome) {
+struct Reported {
+    std::vector<std::string> build_errors;  // build errors already shown
+    std::vector<std::string> hints;         // hints already shown
+    int shown = 0, shown_this_type = 0;
+};
+
+Next run_one(const Task& task, DType d, const Shape& shape, const DataCase* data, int& failures, Reported& reported,
+             std::vector<ShapeOutcome>& shapes, Outcome& outcome) {
     CaseOptions o;
     o.seed = suite.seed;
     o.check_runs = 2;  // a second verified run exposes results that change between runs
@@ -94,16 +103,28 @@ Next run_one(const Task& task, DType d, const Shape& shape, const DataCase* data
         // Every case of this type would say the same: say it once (once for the task when
         // the whole file did not build), and go on with the task's other types.
         outcome = Outcome::fail;
-        if (std::find(reported.begin(), reported.end(), r.message) == reported.end()) {
-            reported.push_back(r.message);
+        if (std::find(reported.build_errors.begin(), reported.build_errors.end(), r.message) ==
+            reported.build_errors.end()) {
+            reported.build_errors.push_back(r.message);
             FAIL_CHECK((task.id + " " + dtype_name(d) + ": " + r.message));
         }
         return Next::next_type;
     }
-    if (!data) shapes.push_back({shape, r.status == CaseStatus::ok});
+    // Which shapes passed and which came out wrong tells a tile width (tile_pattern_hint); a launch
+    // the GPU refused or a crash says nothing about tiles.
+    if (!data && (r.status == CaseStatus::ok || r.status == CaseStatus::wrong))
+        shapes.push_back({shape, r.status == CaseStatus::ok});
     if (r.status == CaseStatus::ok) return Next::go_on;
     outcome = Outcome::fail;
-    if (++failures <= kMaxReportedFailures) FAIL_CHECK(failure_text(r, task));
+    ++failures;
+    const bool new_hint = !r.hint.empty() &&
+                          std::find(reported.hints.begin(), reported.hints.end(), r.hint) == reported.hints.end();
+    if (reported.shown < kMaxReportedFailures && (reported.shown_this_type == 0 || new_hint)) {
+        FAIL_CHECK(failure_text(r, task));
+        ++reported.shown;
+        ++reported.shown_this_type;
+        if (!r.hint.empty()) reported.hints.push_back(r.hint);
+    }
     if (r.context_lost) {
         suite.lost_context_in = case_name(task, d, shape);
         return Next::stop_task;
@@ -118,11 +139,12 @@ void check_task(const Task& task) {
         return;
     }
     int failures = 0, cases = 0;
-    std::vector<std::string> reported;  // build errors already shown
+    Reported reported;
     Next next = Next::go_on;
     for (DType d : task.dtypes) {
         std::vector<ShapeOutcome> shapes;
         next = Next::go_on;
+        reported.shown_this_type = 0;
         for (const Shape& s : task.shapes.test) {
             if ((next = run_one(task, d, s, nullptr, failures, reported, shapes, outcome)) != Next::go_on) break;
             ++cases;
@@ -142,14 +164,15 @@ void check_task(const Task& task) {
         case Outcome::pass: std::printf("pass (%d cases)\n", cases); break;
         case Outcome::not_implemented: std::printf("not implemented yet\n"); break;
         default:
-            if (cases == 0 && !reported.empty())  // no case of any type ran
-                std::printf("FAIL (%s)\n", reported.front().c_str());
+            if (cases == 0 && !reported.build_errors.empty())  // no case of any type ran
+                std::printf("FAIL (%s)\n", reported.build_errors.front().c_str());
             else if (failures == 0)  // every case that ran passed; some type was not built
-                std::printf("FAIL (%zu of its element types not built)\n", reported.size());
+                std::printf("FAIL (%zu of its element types not built)\n", reported.build_errors.size());
             else
                 std::printf("FAIL (%d of the cases failed%s%s)\n", failures,
-                            failures > kMaxReportedFailures ? "; the first 3 are shown" : "",
-                            reported.empty() ? "" : "; some element types not built");
+                            failures > reported.shown ? ("; " + std::to_string(reported.shown) + " are shown").c_str()
+                                                      : "",
+                            reported.build_errors.empty() ? "" : "; some element types not built");
     }
     std::fflush(stdout);
     suite.outcomes.emplace_back(task.id, outcome);

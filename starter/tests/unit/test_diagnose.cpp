@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <cuda_runtime.h>
+
 #include "diagnose.h"
 
 namespace {
@@ -244,4 +246,13 @@ TEST_CASE("numbers print the way a student reads them") {
     CHECK(format_number(0.1) == "0.1");
     CHECK(format_number(1.0 / 3) == "0.333333");
     CHECK(format_number(std::nan("")) == "NaN");
+}
+
+TEST_CASE("a launch refused for a grid over the limits names the limit, and the long dimension when there is one") {
+    const std::string tall = cuda_error_hint(cudaErrorInvalidValue, "fill", Shape::matrix(70000, 3));
+    CHECK(contains(tall, "grid.y and grid.z at most 65,535 blocks"));
+    CHECK(contains(tall, "This shape has 70000 rows or columns: put the long dimension in grid.x"));
+    CHECK(cuda_error_hint(cudaErrorInvalidValue, "fill", Shape::matrix(64, 64)) == "");  // some other bad value
+    CHECK(contains(cuda_error_hint(cudaErrorInvalidConfiguration, "add", Shape::matrix(64, 64)), "at most 1,024"));
+    CHECK(contains(cuda_error_hint(cudaErrorIllegalAddress, "add", Shape::matrix(64, 64)), "make memcheck TASK=add"));
 }
