@@ -38,12 +38,11 @@
 // busiest SM's blocks times a block's work at its class's measured speed, plus
 // the partial tiles' trips through memory (docs/gpu-runs/2026-11-23-h100-matmul-fast-shapes.md).
 //
-// Edges: rows of b that do not start on a 16-byte boundary (n not a multiple of 4)
-// are first copied into padded rows; rows of a that do not (k not a multiple of 4)
-// are read 4 bytes at a time. Edges thinner than kThinEdge beyond the last whole
-// tile (4097 = 32 * 128 + 1) would cost a whole extra wave of tiles; a
-// warp-per-element kernel does them. The experiments behind these choices (the
-// row-major kernel, the configurations tried) are in solution/lab/.
+// Edges: rows of a or b that do not start on a 16-byte boundary (k or n not a
+// multiple of 4) are first copied into padded rows. Edges thinner than kThinEdge
+// beyond the last whole tile (4097 = 32 * 128 + 1) would cost a whole extra wave
+// of tiles; a warp-per-element kernel does them. The experiments behind these
+// choices (the row-major kernel, every configuration tried) are in solution/lab/.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -126,39 +125,34 @@ __device__ void copy_wait_all() {
 #endif
 }
 
-// b's slab [k0, k0 + BK) x [n0, n0 + BN) into shared memory (zeros past k_end or n).
-// Every row of b starts on a 16-byte boundary and is padded to a multiple of 4
-// floats, so a 16-byte copy that starts inside a row stays inside it.
+// Every row of a and b starts on a 16-byte boundary and is padded to a
+// multiple of 4 floats (matmul_fast pads them when they are not), so a 16-byte
+// load or copy that starts inside a row stays inside it. k is where the block's
+// piece of k ends: past it, and past the matrix's edge, the slabs hold zeros.
+
+// b's slab [k0, k0 + BK) x [n0, n0 + BN) into shared memory by cp.async.
 template <class C>
-__device__ void copy_b_slab(float* b_s, const Gemm& g, int n0, int k0, int k_end, int tid) {
+__device__ void copy_b_slab(float* b_s, const float* b, int n, int k, int ldb, int n0, int k0, int tid) {
 #pragma unroll
     for (int i = 0; i < C::B_COPIES; ++i) {
-        const int chunk = tid + i * C::THREADS, row = chunk / (C::BN / 4), col = chunk % (C::BN / 4) * 4;
-        const bool ok = k0 + row < k_end && n0 + col < g.n;
-        copy16_async(&b_s[row * C::BN + col], ok ? g.b + std::int64_t(k0 + row) * g.ldb + n0 + col : g.b, ok);
+        const int c = tid + i * C::THREADS;
+        const int row = c / (C::BN / 4), nc = (c % (C::BN / 4)) * 4;
+        const bool ok = k0 + row < k && n0 + nc < n;
+        copy16_async(&b_s[row * C::BN + nc], ok ? b + std::int64_t(k0 + row) * ldb + n0 + nc : b, ok);
     }
 }
 
-// a's slab [k0, k0 + BK) x [m0, m0 + BM) into registers, 4 k-steps of one row per float4
-// (zeros past m or k_end). Consecutive threads take consecutive rows, so the
-// transposed stores below are conflict-free. AVec: a's rows start on 16-byte
-// boundaries and k_end is a multiple of 4 or the row's end, so a float4 that
-// starts before k_end stays in its row; otherwise four 4-byte loads.
-template <class C, bool AVec>
-__device__ void stage_a_slab(float4 (&staged)[C::A_LOADS], const Gemm& g, int m0, int k0, int k_end, int tid) {
+// a's slab [k0, k0 + BK) x [m0, m0 + BM) into registers, 4 k-steps of one row per float4.
+// Consecutive threads take consecutive rows, so the transposed stores below are conflict-free.
+template <class C>
+__device__ void stage_a_slab(float4 (&staged)[C::A_LOADS], const float* a, int m, int k, int lda, int m0, int k0,
+                             int tid) {
 #pragma unroll
     for (int i = 0; i < C::A_LOADS; ++i) {
-        const int chunk = tid + i * C::THREADS, row = chunk % C::BM, kc = k0 + chunk / C::BM * 4;
-        const bool row_ok = m0 + row < g.m;
-        const float* src = g.a + std::int64_t(row_ok ? m0 + row : 0) * g.lda + kc;
-        if constexpr (AVec) {
-            staged[i] = row_ok && kc < k_end ? __ldg(reinterpret_cast<const float4*>(src)) : make_float4(0, 0, 0, 0);
-        } else {
-            staged[i].x = row_ok && kc < k_end ? __ldg(src) : 0.0f;
-            staged[i].y = row_ok && kc + 1 < k_end ? __ldg(src + 1) : 0.0f;
-            staged[i].z = row_ok && kc + 2 < k_end ? __ldg(src + 2) : 0.0f;
-            staged[i].w = row_ok && kc + 3 < k_end ? __ldg(src + 3) : 0.0f;
-        }
+        const int chunk = tid + i * C::THREADS, row = chunk % C::BM, kc = chunk / C::BM * 4;
+        const bool row_ok = m0 + row < m;
+        const float* src = a + std::int64_t(row_ok ? m0 + row : 0) * lda + k0 + kc;
+        staged[i] = row_ok && k0 + kc < k ? *reinterpret_cast<const float4*>(src) : make_float4(0, 0, 0, 0);
     }
 }
 
@@ -207,10 +201,15 @@ __device__ void store_tile(float* c, const float (&acc)[8][C::TN], int m, int n,
     }
 }
 
-// Block (x, y, z) computes tile block_tile() of c over piece z of k.
-template <class C, bool AVec>
+// Block (x, y) computes tile block_tile() of c. Split: block (x, y, z) only
+// piece z of k, and pieces z > 0 write to the partials instead of c.
+// Without Split the kernel is exactly the unsplit one, register for register:
+// the piece's bounds, live through the loop, cost 8% of its speed (the H100 run
+// of 2026-11-23), so the big products, which need no pieces, do not carry them.
+template <class C, bool Split>
 __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
-    matmul_fast_kernel(const Gemm g, const KSplit split, bool vector_store) {
+    matmul_fast_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int m, int n,
+                       int k, int lda, int ldb, int ldc, bool vector_store, const KSplit split) {
     constexpr int TN = C::TN;
     extern __shared__ __align__(16) float smem[];
     float* a_tiles = smem;                   // 2 x a_t[BK][BM]
@@ -222,27 +221,27 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
     // Shared-memory offsets of this thread's first row of a and first column of b.
     const int a_row0 = (warp / C::WARPS_N) * 64 + (lane / 4) * 4;
     const int b_col0 = (warp % C::WARPS_N) * 4 * TN + (lane % 4) * 4;
-    const int k_begin = blockIdx.z * split.k_per_part;
-    const int k_end = min(g.k, k_begin + split.k_per_part);
-    const int slabs = (k_end - k_begin + C::BK - 1) / C::BK;
+    // This block's piece of k: [k_begin, k_end).
+    const int k_begin = Split ? blockIdx.z * split.k_per_part : 0;
+    const int k_end = Split ? min(k, k_begin + split.k_per_part) : k;
 
     float acc[8][TN] = {};
+    const int slabs = (k_end - k_begin + C::BK - 1) / C::BK;
     float4 staged[C::A_LOADS];
 
-    stage_a_slab<C, AVec>(staged, g, m0, k_begin, k_end, tid);
+    stage_a_slab<C>(staged, a, m, k_end, lda, m0, k_begin, tid);
     store_a_slab<C>(a_tiles, staged, tid);
-    copy_b_slab<C>(b_tiles, g, n0, k_begin, k_end, tid);
+    copy_b_slab<C>(b_tiles, b, n, k_end, ldb, n0, k_begin, tid);
     copy_commit();
     copy_wait_all();
     __syncthreads();
 
     for (int t = 0; t < slabs; ++t) {
         const int next = (t + 1) % 2;
-        const int k_next = k_begin + (t + 1) * C::BK;
         const bool more = t + 1 < slabs;
         if (more) {  // slab t + 1 starts on its way: a into registers, b into the buffer slab t - 1 left
-            stage_a_slab<C, AVec>(staged, g, m0, k_next, k_end, tid);
-            copy_b_slab<C>(b_tiles + next * C::B_STAGE, g, n0, k_next, k_end, tid);
+            stage_a_slab<C>(staged, a, m, k_end, lda, m0, k_begin + (t + 1) * C::BK, tid);
+            copy_b_slab<C>(b_tiles + next * C::B_STAGE, b, n, k_end, ldb, n0, k_begin + (t + 1) * C::BK, tid);
         }
         copy_commit();
 
@@ -272,8 +271,8 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
         copy_wait_all();
         __syncthreads();  // slab t + 1 is in place, and everyone is done with slab t
     }
-    float* out = blockIdx.z == 0 ? g.c : split.partials + (blockIdx.z - 1) * split.part_stride;
-    store_tile<C>(out, acc, g.m, g.n, g.ldc, m0 + a_row0, n0 + b_col0, vector_store);
+    float* out = Split && blockIdx.z > 0 ? split.partials + (blockIdx.z - 1) * split.part_stride : c;
+    store_tile<C>(out, acc, m, n, ldc, m0 + a_row0, n0 + b_col0, vector_store);
 }
 
 // c += partials of pieces 1, 2, ... of k, added one piece after the other: the
@@ -311,14 +310,18 @@ __global__ void sum_parts(float* __restrict__ c, int rows, int cols, int ldc, co
 }
 
 // Copies a rows x cols matrix into rows of `ld` floats (ld >= cols, a multiple
-// of 4), zero-filling the padding, so that every row starts on a 16-byte boundary.
+// of 4), zero-filling the padding, so that every row starts on a 16-byte
+// boundary. Blocks take rows (y) and 4-float groups of a row (x): no division
+// per element, 16-byte stores.
 __global__ void pad_rows(const float* __restrict__ src, int rows, int cols, float* __restrict__ dst, int ld) {
-    const std::int64_t total = std::int64_t(rows) * ld;
-    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
-         i += std::int64_t(gridDim.x) * blockDim.x) {
-        const std::int64_t r = i / ld;
-        const int col = static_cast<int>(i - r * ld);
-        dst[i] = col < cols ? src[r * cols + col] : 0.0f;
+    for (int r = blockIdx.y; r < rows; r += gridDim.y) {
+        const float* in = src + std::int64_t(r) * cols;
+        float4* out = reinterpret_cast<float4*>(dst + std::int64_t(r) * ld);
+        for (int q = blockIdx.x * blockDim.x + threadIdx.x; q < ld / 4; q += gridDim.x * blockDim.x) {
+            const int col = 4 * q;
+            out[q] = make_float4(col < cols ? in[col] : 0.0f, col + 1 < cols ? in[col + 1] : 0.0f,
+                                 col + 2 < cols ? in[col + 2] : 0.0f, col + 3 < cols ? in[col + 3] : 0.0f);
+        }
     }
 }
 
@@ -357,26 +360,25 @@ int ceil_div(std::int64_t x, std::int64_t y) { return static_cast<int>((x + y - 
 template <class C>
 int resident_blocks() {
     static const int blocks = [] {
-        for (auto kernel : {matmul_fast_kernel<C, true>, matmul_fast_kernel<C, false>})
+        for (auto kernel : {matmul_fast_kernel<C, false>, matmul_fast_kernel<C, true>})
             CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(C::SMEM_BYTES)));
         int n = 0;
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, matmul_fast_kernel<C, true>, C::THREADS,
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, matmul_fast_kernel<C, false>, C::THREADS,
                                                                  C::SMEM_BYTES));
         return std::max(n, 1);
     }();
     return blocks;
 }
 
-// Launches the tile grid of class C over g, one block per tile and piece of k.
+// Launches the tile grid of class C over g: one block per tile and piece of k.
 template <class C>
 void run_tiles(const Gemm& g, const KSplit& split) {
     resident_blocks<C>();
-    const bool a_vec = g.lda % 4 == 0 && aligned16(g.a);
-    const auto kernel = a_vec ? matmul_fast_kernel<C, true> : matmul_fast_kernel<C, false>;
+    const auto kernel = split.parts > 1 ? matmul_fast_kernel<C, true> : matmul_fast_kernel<C, false>;
     const dim3 grid(ceil_div(g.n, C::BN), ceil_div(g.m, C::BM), split.parts);
     const bool vector_store = g.ldc % 4 == 0 && aligned16(g.c) && split.part_stride % 4 == 0;
-    kernel<<<grid, C::THREADS, C::SMEM_BYTES>>>(g, split, vector_store);
+    kernel<<<grid, C::THREADS, C::SMEM_BYTES>>>(g.a, g.b, g.c, g.m, g.n, g.k, g.lda, g.ldb, g.ldc, vector_store, split);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -472,24 +474,30 @@ float* scratch(std::size_t floats) {
 
 std::int64_t round_up4(std::int64_t x) { return (x + 3) / 4 * 4; }
 
-// Runs `p` for c = a b: pads b's rows if needed, launches the tile grid, adds
-// the partial tiles, and computes the thin edges the grid leaves out.
+// A copy of the rows x cols matrix src with rows of round_up4(cols) floats, in dst.
+const float* padded(const float* src, int rows, int cols, float* dst) {
+    const int ld = static_cast<int>(round_up4(cols));
+    const dim3 grid(std::min(ceil_div(ld / 4, 256), 64), std::min(rows, 4096));
+    pad_rows<<<grid, 256>>>(src, rows, cols, dst, ld);
+    CUDA_CHECK_LAUNCH();
+    return dst;
+}
+
+// Runs `p` for c = a b: pads rows of a and b that do not start on 16-byte
+// boundaries, launches the tile grid, adds the partial tiles, and computes the
+// thin edges the grid leaves out.
 void run_plan(const Plan& p, const float* a, const float* b, float* c, int m, int n, int k) {
     const TileClass& t = *p.tiles;
     // g.m x g.n: the part of c the tile grid computes
     Gemm g{a, b, c, tiled(m, t.bm), tiled(n, t.bn), k, k, n, n};
 
-    const bool pad_b = n % 4 != 0 || !aligned16(b);
-    const std::int64_t b_floats = pad_b ? k * round_up4(n) : 0;
-    const std::int64_t part_stride = round_up4(std::int64_t(g.m) * n);
-    float* buffer = scratch(b_floats + (p.parts - 1) * part_stride);
-    KSplit split{p.parts, p.k_per_part, buffer + b_floats, part_stride};
-    if (pad_b) {
-        g.ldb = static_cast<int>(round_up4(n));
-        pad_rows<<<blocks_for(b_floats), 256>>>(b, k, n, buffer, g.ldb);
-        CUDA_CHECK_LAUNCH();
-        g.b = buffer;
-    }
+    const bool pad_a = k % 4 != 0 || !aligned16(a), pad_b = n % 4 != 0 || !aligned16(b);
+    const std::int64_t a_floats = pad_a ? m * round_up4(k) : 0, b_floats = pad_b ? k * round_up4(n) : 0;
+    const std::int64_t part_stride = round_up4(std::int64_t(g.m) * n);  // a partial tile is laid out like c
+    float* buffer = scratch(a_floats + b_floats + (p.parts - 1) * part_stride);  // every piece 16-byte aligned
+    if (pad_a) g.a = padded(a, m, k, buffer), g.lda = static_cast<int>(round_up4(k));
+    if (pad_b) g.b = padded(b, k, n, buffer + a_floats), g.ldb = static_cast<int>(round_up4(n));
+    const KSplit split{p.parts, p.k_per_part, buffer + a_floats + b_floats, part_stride};
     t.run(g, split);
     if (p.parts > 1) {
         const bool vec = g.n % 4 == 0 && n % 4 == 0 && aligned16(c);

@@ -24,7 +24,8 @@ const TileClass kLabClasses[] = {
 std::string describe(const Plan& p, const Shape& s) {
     const TileClass& t = *p.tiles;
     const int sms = sm_count();
-    const std::int64_t blocks = std::int64_t(ceil_div(s.m(), t.bm)) * ceil_div(s.n(), t.bn) * p.parts;
+    const std::int64_t blocks =
+        std::int64_t(ceil_div(tiled(int(s.m()), t.bm), t.bm)) * ceil_div(tiled(int(s.n()), t.bn), t.bn) * p.parts;
     char text[96];
     std::snprintf(text, sizeof text, "%s/%d: %lld blocks, %.2f waves", t.name, p.parts,
                   static_cast<long long>(blocks), double(blocks) / (double(sms) * t.per_sm()));
