@@ -403,8 +403,8 @@ using Medium = Tiles<128, 128, 2, 4, 8, 2>;
 // The dispatch table. Why each class exists is in the header.
 const TileClass kClasses[] = {
     tile_class<Large>("large", 1.00),
-    tile_class<Wide>("wide", 0.95),
-    tile_class<Medium>("medium", 0.85),
+    tile_class<Wide>("wide", 0.88),
+    tile_class<Medium>("medium", 0.86),
 };
 
 // The rows (or columns) of c a grid of `tile`-sized tiles computes: all of them,
@@ -421,17 +421,20 @@ struct Plan {
 
 // A plan's predicted time, in FFMAs of one SM: the busiest SM runs
 // ceil(blocks / SMs) blocks, per_sm of them at a time, each BM x BN x its k
-// (plus a fixed start-up cost) at the class's speed; split products also move
-// their partial tiles through memory and launch the sum.
-constexpr double kBlockStart = 3.0e5;    // a block's start and end (first loads, last stores), in FFMAs
-constexpr double kFfmaPerByte = 0.06;    // one SM's FFMAs in the time the GPU moves a byte (~180 G/s / 3 TB/s)
-constexpr double kSumLaunch = 4.0e5;     // launching sum_parts and its first loads
+// (plus a fixed start-up cost) at the class's speed; split products run the
+// split kernel, a little slower, and also move their partial tiles through
+// memory and launch the sum.
+constexpr double kBlockStart = 3.0e5;   // a block's start and end (first loads, last stores), in FFMAs
+constexpr double kSplitSpeed = 0.95;    // the split kernel's speed against the unsplit one's
+constexpr double kFfmaPerByte = 0.06;   // one SM's FFMAs in the time the GPU moves a byte (~180 G/s / 3 TB/s)
+constexpr double kSumLaunch = 4.0e5;    // launching sum_parts and its first loads
 constexpr int kMaxParts = 16;
 
 double predicted(const TileClass& t, int m, int n, int k, int parts, int k_per_part, int sms) {
     const std::int64_t blocks = std::int64_t(ceil_div(tiled(m, t.bm), t.bm)) * ceil_div(tiled(n, t.bn), t.bn) * parts;
     const int busiest = ceil_div(blocks, sms), at_once = std::min(busiest, t.per_sm());
-    const double block = double(t.bm) * t.bn * std::min(k, k_per_part) / t.speed + kBlockStart;
+    const double speed = t.speed * (parts > 1 ? kSplitSpeed : 1.0);
+    const double block = double(t.bm) * t.bn * std::min(k, k_per_part) / speed + kBlockStart;
     double time = double(ceil_div(busiest, at_once)) * at_once * block;
     if (parts > 1) time += kSumLaunch + kFfmaPerByte * 4.0 * m * n * (2.0 * (parts - 1) + 2.0);
     return time;

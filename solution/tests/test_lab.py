@@ -21,7 +21,9 @@ def lab_candidates() -> set[str]:
     """The matmul_fast candidates the lab's sources define (what `sweep --list` prints, without building it)."""
     classes = (LAB / "matmul_fast" / "classes.cu").read_text()
     names = re.findall(r'tile_class<\w+>\("(\w+)"', (SHIPPED / "matmul_fast.cu").read_text() + classes)
-    parts = re.search(r"for \(int parts : \{([\d, ]+)\}\)", classes).group(1).split(", ")
+    assert "for (int parts = 1; parts <= kMaxParts; ++parts)" in classes
+    most = int(re.search(r"constexpr int kMaxParts = (\d+);", (SHIPPED / "matmul_fast.cu").read_text()).group(1))
+    parts = range(1, most + 1)
     variants = re.findall(r"struct VariantConfig<(\d+)>", (LAB / "matmul_fast" / "v1_variants.cuh").read_text())
     return {"auto"} | {f"{n}/{p}" for n in names for p in parts} | {f"v{v}" for v in variants}
 

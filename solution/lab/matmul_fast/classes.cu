@@ -46,7 +46,7 @@ std::vector<lab::Candidate> all() {
     for (const TileClass& t : kClasses) classes.push_back(&t);
     for (const TileClass& t : kLabClasses) classes.push_back(&t);
     for (const TileClass* t : classes)
-        for (int parts : {1, 2, 3, 4, 6, 8, 12, 16}) {
+        for (int parts = 1; parts <= kMaxParts; ++parts) {
             const std::string name = std::string(t->name) + "/" + std::to_string(parts);
             list.push_back(lab::matmul_candidate(
                 name, std::to_string(t->bm) + " x " + std::to_string(t->bn) + " tiles, k in " + std::to_string(parts) +
