@@ -2,7 +2,8 @@
 // fed by a two-stage pipeline, with its tile size and a split of k chosen per
 // shape so that every shape keeps all the SMs busy. Plain FP32 FFMA: no tensor cores.
 //
-// One kernel, matmul_fast_kernel<Tiles>, compiled for a few tile sizes:
+// One kernel, matmul_fast_kernel<Tiles, Split>, compiled for three tile sizes,
+// each whole (Split false: one block per tile) and in pieces of k (Split true):
 //   block   BM x BN tile of c, WARPS_M x WARPS_N warps, k-slabs of BK = 16
 //   warp    64 x (4 * TN) tile of c, its 32 lanes arranged 8 (rows) x 4 (cols)
 //   thread  8 x TN elements of c: rows {0..3, 32..35} + 4 * lane_row and
@@ -26,17 +27,20 @@
 // 1024^3 in 128 x 256 tiles is 32 blocks: one wave, a quarter full.
 //   class    tile        threads  per SM  why it exists
 //   large    128 x 256   256      1       fewest loads per FFMA: the fastest SM; big products
-//   wide     128 x 192   256      1       the same SM work in 3/4 of the tile: shapes whose
-//                                          large tiles end in a part-full wave (2000 x 3000)
+//   wide     128 x 192   256      1       the same SM work in 3/4 of the tile, for shapes whose
+//                                          large tiles end in a part-full wave (1536^3)
 //   medium   128 x 128   256      2       8 x 8 per thread: twice the blocks of large, for
-//                                          products too small to fill the SMs with large tiles
-// and k is split into `parts` pieces when the tiles alone are too few blocks
-// (1024 x 1024 x 8192: 32 large tiles x 4 parts = 128 blocks). Piece 0 writes c;
+//                                          products too small to fill the SMs with large tiles (512^3)
+// and k is cut into pieces when the tiles alone are too few blocks
+// (1024 x 1024 x 8192: 32 large tiles x 4 pieces = 128 blocks). Piece 0 writes c;
 // pieces 1.. write partial tiles to a workspace, and sum_parts adds them to c in
 // a fixed order: no atomics, so c is the same, bit for bit, on every run.
-// plan() picks the class and the parts with the shortest predicted time: the
+// plan() picks the class and the pieces with the shortest predicted time: the
 // busiest SM's blocks times a block's work at its class's measured speed, plus
-// the partial tiles' trips through memory (docs/gpu-runs/2026-11-23-h100-matmul-fast-shapes.md).
+// the partial tiles' trips through memory. On an H100 this measured 91.8-107% of
+// cuBLAS FP32 at every shape tried from 1000^3 to 8192^3 (but 1025^3 and
+// 1000 x 999 x 1001, 60%: padded copies and thin edges cost most there) and 94%
+// at 512^3 (docs/gpu-runs/2026-11-23-h100-matmul-fast-shapes.md).
 //
 // Edges: rows of a or b that do not start on a 16-byte boundary (k or n not a
 // multiple of 4) are first copied into padded rows. Edges thinner than kThinEdge
@@ -45,7 +49,6 @@
 // choices (the row-major kernel, every configuration tried) are in solution/lab/.
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
 #include "cuda_check.h"
 #include "tasks.h"
