@@ -6,7 +6,7 @@
 #
 # The GPU machines reach no package index: the header libraries and bubblewrap
 # come unpacked in .deps/ (apt-get download + dpkg -x) and Python wheels in .whl/.
-#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [profile] [transpose_variants] [tests]
+#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [profile] [transpose_variants] [tests] [gpu_suite]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-run-logs}
 mkdir -p "$OUT"
@@ -47,6 +47,15 @@ for step in $steps; do
       run check make check PYTEST_ARGS=-v
       grep -E "passed|failed|skipped|error" "$OUT/check.log" | tail -n 3 | tee -a "$summary"
       grep -E "(PASSED|FAILED|SKIPPED|ERROR)( |$)" "$OUT/check.log" | sed 's/ *\[ *[0-9]*%\]//' >> "$summary" ;;
+    gpu_suite)
+      # The whole GPU suite in one pytest session, so its grading runs share one build tree (the
+      # gpu_work fixture) and the class run (solution/tests/class_run.py) is made once.
+      run build make build
+      run gpu_suite timeout "${TESTS_TIMEOUT:-540}" python3 -m pytest -m gpu -ra -v --durations=30 \
+        -p no:cacheprovider ${TESTS_ARGS:-} solution/tests grader/tests
+      grep -E "passed|failed|skipped|error" "$OUT/gpu_suite.log" | tail -n 1 | tee -a "$summary"
+      grep -E "(FAILED|ERROR)( |$)" "$OUT/gpu_suite.log" | sed 's/ *\[ *[0-9]*%\]//' | head -n 60 >> "$summary"
+      sed -n '/slowest 30 durations/,/^=/p' "$OUT/gpu_suite.log" >> "$summary" ;;
     tests)
       # One folder or file of the test suite at a time (TESTS="solution/tests grader/tests", the default):
       # make check's pytest in parts that each fit one device call; TESTS_ARGS="-m gpu" keeps only the

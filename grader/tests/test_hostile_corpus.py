@@ -103,7 +103,7 @@ def fast_rubric(tmp: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def batch(tmp_path_factory):
+def batch(tmp_path_factory, gpu_work):
     tmp = tmp_path_factory.mktemp("hostile")
     submissions = tmp / "submissions"
     submissions.mkdir()
@@ -116,7 +116,7 @@ def batch(tmp_path_factory):
             shutil.copy(SOLUTION / f"{task}.cu", normal)
     results = tmp / "results"
     run = subprocess.run([sys.executable, "-m", "grader", "grade", str(submissions), "--results", str(results),
-                          "--work", str(tmp / "work"), "--rubric", str(fast_rubric(tmp)), "--no-progress"],
+                          "--work", str(gpu_work), "--rubric", str(fast_rubric(tmp)), "--no-progress"],
                          cwd=REPO, capture_output=True, text=True, timeout=3600)
     return corpus, results, run
 

@@ -1,11 +1,12 @@
 """On a GPU: the grader end to end. The sample class gets its verdicts, every
 output is written (the leaderboard too), the solution graded as a student ties
-with itself, and a hang leaves the next submission untouched."""
+with itself, one file that does not build costs one task, and a hang leaves the
+next submission untouched. The grading runs are made once per session
+(class_run.py) and queried here."""
 from __future__ import annotations
 
 import csv
 import json
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -13,7 +14,8 @@ import tomllib
 
 import pytest
 
-from conftest import ROOT, SOLUTION_KERNELS
+from class_run import grade
+from conftest import ROOT
 
 pytestmark = pytest.mark.gpu
 SAMPLES = ROOT / "data" / "sample-submissions"
@@ -24,20 +26,6 @@ REGISTRY = {t["id"]: t for t in json.loads((ROOT / "starter" / "harness" / "regi
 def points(task: str, part: str) -> float:
     """A task's correctness or performance points, from the rubric."""
     return RUBRIC["tasks"][task][f"{part}_points"]
-
-
-@pytest.fixture(scope="module")
-def work(tmp_path_factory):
-    """One build tree for the module: the pristine harness and the solution are built once."""
-    return tmp_path_factory.mktemp("work")
-
-
-def grade(submissions, results, work, *extra, timeout=1500):
-    result = subprocess.run([sys.executable, "-m", "grader", "grade", str(submissions), "--results", str(results),
-                             "--work", str(work), "--no-progress", *extra], cwd=ROOT, capture_output=True, text=True,
-                            timeout=timeout)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    return result
 
 
 def rows(results) -> dict[str, dict]:
@@ -52,9 +40,9 @@ def case_statuses(results, student: str, task: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory, work):
+def demo(tmp_path_factory, gpu_work):
     results = tmp_path_factory.mktemp("demo")
-    return results, grade(SAMPLES, results, work, "--regrade")
+    return results, grade(SAMPLES, results, gpu_work, "--regrade")
 
 
 def test_each_sample_gets_its_verdict(demo):
@@ -122,47 +110,56 @@ def test_the_demo_publishes_its_leaderboard(demo):
     assert len(list((out / "history").iterdir())) == 1 and (results / "pseudonym-salt").exists()
 
 
-def test_the_solution_graded_as_a_student_ties_with_itself(tmp_path, work):
-    submissions = tmp_path / "submissions"
-    shutil.copytree(SOLUTION_KERNELS, submissions / "solution-as-student")
-    results = tmp_path / "results"
-    grade(submissions, results, work)
+def test_the_solution_graded_as_a_student_ties_with_itself(class_run):
+    results = class_run.results
     db = sqlite3.connect(results / "grades.sqlite")
-    timed = db.execute("SELECT task, shape, speedup, speedup_low, speedup_high, pairs FROM cases "
-                       "WHERE kind = 'timed'").fetchall()
+    timed = db.execute("SELECT c.task, c.shape, c.speedup, c.speedup_low, c.speedup_high, c.pairs FROM cases c "
+                       "JOIN submissions s ON s.id = c.submission_id WHERE s.student = 'solution-as-student' "
+                       "AND c.kind = 'timed'").fetchall()
     assert len(timed) == sum(len(REGISTRY[t]["shape_sets"]["timed"]) for t in RUBRIC["tasks"])
     for task, shape, speedup, low, high, pairs in timed:
         assert 0.97 <= speedup <= 1.03, (task, shape, speedup, low, high, pairs)
-    sanitized = db.execute("SELECT task, tool, status, message FROM sanitizer_runs").fetchall()
+    sanitized = db.execute("SELECT r.task, r.tool, r.status, r.message FROM sanitizer_runs r JOIN submissions s "
+                           "ON s.id = r.submission_id WHERE s.student = 'solution-as-student'").fetchall()
     assert len(sanitized) == 2 * len(RUBRIC["tasks"]) and all(r[2] == "clean" for r in sanitized), sanitized
     assert float(rows(results)["solution-as-student"]["total"]) == 100
 
 
-def test_a_hang_leaves_the_next_submission_untouched(tmp_path, work):
-    submissions = tmp_path / "submissions"
-    shutil.copytree(SAMPLES / "s05-hang", submissions / "a-hangs")
-    shutil.copytree(SAMPLES / "s08-fast", submissions / "b-after")
-    results = tmp_path / "results"
-    grade(submissions, results, work, "--jobs", "1")
+def test_a_float_only_matmul_naive_costs_its_other_types_and_add_keeps_its_points(class_run):
+    g = rows(class_run.results)["s09-float-only-naive-and-add"]
+    assert float(g["add_correctness"]) == points("add", "correctness")
+    assert float(g["add_performance"]) > 0
+    naive = case_statuses(class_run.results, "s09-float-only-naive-and-add", "matmul_naive")
+    graded_types = len(REGISTRY["matmul_naive"]["dtypes"])
+    assert naive.count("ok") == len(naive) // graded_types  # every float32 case passes
+    assert naive.count("build_error") == len(naive) - len(naive) // graded_types
+    assert float(g["matmul_naive_correctness"]) == pytest.approx(points("matmul_naive", "correctness") / graded_types)
+    assert float(g["matmul_naive_performance"]) == 0  # not every correctness case passed
+
+
+def test_a_hang_leaves_the_next_submission_untouched(class_run):
+    results = class_run.results
     db = sqlite3.connect(results / "grades.sqlite")
     graded = dict(db.execute("SELECT student, graded FROM submissions"))
-    assert graded["a-hangs"] <= graded["b-after"]
     assert case_statuses(results, "a-hangs", "fill")[0] == "timeout"
+    # Everything graded after the hang ran normally: the full, correct submission among them too.
     assert set(case_statuses(results, "b-after", "fill")) == {"ok"}
     assert float(rows(results)["b-after"]["total"]) > 60
+    after = [s for s, t in graded.items() if t >= graded["a-hangs"] and s != "a-hangs"]
+    assert after, "nothing was graded after the hang"
 
 
-def test_gradescope_and_autolab_grade_one_submission(tmp_path, work):
+def test_gradescope_and_autolab_grade_one_submission(tmp_path, gpu_work):
     out = tmp_path / "gradescope"
     run = subprocess.run([sys.executable, "-m", "grader", "gradescope", "--submission", str(SAMPLES / "s02-naive-only"),
-                          "--results-dir", str(out), "--work", str(work)], cwd=ROOT, capture_output=True, text=True,
-                         timeout=900)
+                          "--results-dir", str(out), "--work", str(gpu_work)], cwd=ROOT, capture_output=True,
+                         text=True, timeout=900)
     assert run.returncode == 0, run.stderr[-3000:]
     doc = json.loads((out / "results.json").read_text())
     naive = next(t for t in doc["tests"] if t["name"] == "matmul_naive: correctness")
     assert naive["status"] == "passed" and doc["score"] > 8
-    autolab = subprocess.run([sys.executable, "-m", "grader", "autolab", str(SAMPLES / "s05-hang"), "--work", str(work)],
-                             cwd=ROOT, capture_output=True, text=True, timeout=900)
+    autolab = subprocess.run([sys.executable, "-m", "grader", "autolab", str(SAMPLES / "s05-hang"), "--work",
+                              str(gpu_work)], cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert autolab.returncode == 0, autolab.stderr[-3000:]
     last = json.loads(autolab.stdout.strip().splitlines()[-1])
     assert last["scores"]["add"] == points("add", "correctness") + points("add", "performance")
