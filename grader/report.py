@@ -17,6 +17,7 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from grader import metrics  # noqa: E402
 from grader import sandbox as isolation  # noqa: E402
 from grader.status import case_word, submission_word  # noqa: E402
 from grader.rubric import Rubric  # noqa: E402
@@ -28,7 +29,6 @@ _LOADER = jinja2.FileSystemLoader(Path(__file__).parent / "templates")
 TEMPLATES = {"md": jinja2.Environment(loader=_LOADER, keep_trailing_newline=True, undefined=jinja2.StrictUndefined),
              "html": jinja2.Environment(loader=_LOADER, autoescape=True, trim_blocks=True, lstrip_blocks=True,
                                         undefined=jinja2.StrictUndefined)}
-LIMIT_NAMES = {"GFLOP/s": "cuBLAS FP32", "GB/s": "the copy bandwidth"}
 
 
 def grades_table(store: Store, rubric: Rubric) -> pd.DataFrame:
@@ -56,8 +56,8 @@ def _plot(timed: pd.DataFrame) -> bytes | None:
     if timed.empty:
         return None
     labels = [f"{r.task}\n{r.shape}" for r in timed.itertuples()]
-    student = [r.work / (r.student_ms * 1e-3) / 1e9 for r in timed.itertuples()]
-    solution = [r.work / (r.solution_ms * 1e-3) / 1e9 for r in timed.itertuples()]
+    student = list(metrics.throughput(timed["work"], timed["student_ms"]))
+    solution = list(metrics.throughput(timed["work"], timed["solution_ms"]))
     fig, ax = plt.subplots(figsize=(max(4, 1.4 * len(labels)), 3.2), dpi=110)
     x = range(len(labels))
     ax.bar([i - 0.2 for i in x], student, width=0.4, label="yours", color="#3b6fb6")
@@ -78,13 +78,12 @@ def _case_view(row, limits: dict) -> dict:
             "status_text": case_word(row.status), "message": row.message, "hint": row.hint,
             "icon": "✅" if row.status == "ok" else "❌", "speedup": None, "output": row.output}
     if pd.notna(row.speedup):
-        throughput = row.work / (row.student_ms * 1e-3) / 1e9
-        limit = limits.get("sgemm_fp32_gflops" if row.unit == "GFLOP/s" else "copy_bandwidth_gbps")
+        throughput = metrics.throughput(row.work, row.student_ms)
         view.update(speedup=row.speedup, speedup_low=row.speedup_low, speedup_high=row.speedup_high,
                     student_ms=row.student_ms, solution_ms=row.solution_ms, pairs=int(row.pairs), unit=row.unit,
                     student_throughput=throughput, credit=row.credit if pd.notna(row.credit) else 0.0,
-                    percent_of_limit=100 * throughput / limit if limit else None,
-                    limit_name=LIMIT_NAMES.get(row.unit, "the device limit"))
+                    percent_of_limit=metrics.percent_of_limit(throughput, metrics.device_limit(limits, row.unit)),
+                    limit_name=metrics.limit_name(row.unit))
     throttled = getattr(row, "throttled_pairs", None)
     view["throttle_note"] = (f"; {int(throttled)} of {int(row.pairs)} pairs were timed while the GPU's clock was "
                              "throttled" if pd.notna(throttled) and throttled else "")

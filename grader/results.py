@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from grader import metrics
 from grader.intake import Submission
 from grader.paired import PairedResult
 
@@ -56,7 +57,7 @@ class CaseOutcome:
         return self.status == "ok"
 
     def throughput(self, ms: float) -> float:
-        return self.work / (ms * 1e-3) / 1e9 if ms > 0 else 0.0
+        return metrics.throughput(self.work, ms) if ms > 0 else 0.0
 
 
 @dataclass

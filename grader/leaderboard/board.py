@@ -18,13 +18,12 @@ from datetime import datetime
 
 import pandas as pd
 
+from grader import metrics
 from grader.rubric import Rubric
 from grader.status import SUBMISSION_STATUSES, case_reason
 from grader.store import Store
 
 METRIC_DECIMALS = 1  # the metric as shown and as ranked: equal on the page means tied
-LIMIT_KEYS = {"GFLOP/s": "sgemm_fp32_gflops", "GB/s": "copy_bandwidth_gbps"}  # the harness's measured limits
-LIMIT_NAMES = {"GFLOP/s": "cuBLAS FP32", "GB/s": "copy bandwidth"}
 
 # Which failed status explains an unranked entry first (its words: grader/status.py's reasons).
 REASON_ORDER = ["missing", "forbidden", "build_error", "not_implemented", "wrong", "crashed", "timeout", "error",
@@ -59,7 +58,7 @@ class Board:
 
     @property
     def limit_name(self) -> str:
-        return LIMIT_NAMES.get(self.metric.unit, "the device limit")
+        return metrics.limit_name(self.metric.unit)
 
     @property
     def percent_label(self) -> str:
@@ -78,10 +77,6 @@ def throughput_column(task: str) -> str:
 def parse_times(times: pd.Series) -> pd.Series:
     """The store's ISO 8601 times as UTC timestamps (fromisoformat: no guessing, any pandas)."""
     return pd.to_datetime(times.map(datetime.fromisoformat), utc=True)
-
-
-def _throughput(work: pd.Series, ms: pd.Series) -> pd.Series:
-    return work / (ms * 1e-3) / 1e9
 
 
 def _unit(registry_json: str, task: str) -> str:
@@ -124,8 +119,8 @@ def build_board(store: Store, rubric: Rubric) -> Board:
 
     # Throughput of every passed timed run at each column's shape, one column per task.
     timed = cases[(cases["kind"] == "timed") & (cases["status"] == "ok") & (cases["student_ms"] > 0)].copy()
-    timed["throughput"] = _throughput(timed["work"], timed["student_ms"])
-    timed["solution_throughput"] = _throughput(timed["work"], timed["solution_ms"])
+    timed["throughput"] = metrics.throughput(timed["work"], timed["student_ms"])
+    timed["solution_throughput"] = metrics.throughput(timed["work"], timed["solution_ms"])
     wanted = pd.DataFrame([(c.task, c.shape) for c in [metric, *others]], columns=["task", "shape"])
     timed = timed.merge(wanted, on=["task", "shape"])
     per_task = timed.pivot_table(index="submission_id", columns="task", values="throughput", aggfunc="first")
@@ -141,9 +136,9 @@ def build_board(store: Store, rubric: Rubric) -> Board:
     subs["metric"] = subs[throughput_column(metric.task)]
     subs["received_at"] = parse_times(subs["received"])
     subs["graded_at"] = parse_times(subs["graded"])
-    limits = {r.id: json.loads(r.limits or "{}").get(LIMIT_KEYS.get(metric.unit, ""), None) for r in runs.itertuples()}
+    limits = {r.id: metrics.device_limit(json.loads(r.limits or "{}"), metric.unit) for r in runs.itertuples()}
     subs["limit"] = subs["run_id"].map(limits).astype(float)
-    subs["percent_of_limit"] = 100 * subs["metric"] / subs["limit"]
+    subs["percent_of_limit"] = metrics.percent_of_limit(subs["metric"], subs["limit"])
     correct = (subs["status"] == "graded") & subs["metric"].notna() & ~subs["id"].isin(failed_checks)
 
     # Best correct submission per student, then the ranking: one order for both.
@@ -166,7 +161,7 @@ def build_board(store: Store, rubric: Rubric) -> Board:
     solution = float(ranked["solution_throughput"].median()) if not ranked.empty else None
     limit = None
     if latest_run is not None:
-        limit = json.loads(latest_run["limits"] or "{}").get(LIMIT_KEYS.get(metric.unit, ""))
+        limit = metrics.device_limit(json.loads(latest_run["limits"] or "{}"), metric.unit)
     return Board(metric=metric, dtype=dtype, others=others, ranked=ranked, unranked=unranked,
                  nicknames={s: nicknames.get(s) for s in shown["student"]}, devices=devices,
                  harness_versions=sorted(set(shown["harness_version"])),

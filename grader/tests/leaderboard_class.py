@@ -15,6 +15,7 @@ from pathlib import Path
 
 from grader.build import BuildResult
 from grader.intake import Submission
+from grader.metrics import milliseconds
 from grader.paired import Pair, PairedResult
 from grader.registry import Registry
 from grader.results import CaseOutcome, SubmissionResult
@@ -85,7 +86,7 @@ def result_for(entry: Entry, rubric: Rubric, registry: Registry) -> SubmissionRe
         limit = LIMITS["sgemm_fp32_gflops" if unit == "GFLOP/s" else "copy_bandwidth_gbps"]
         for shape in policy.timed:
             w = work(policy.id, shape, unit)
-            solution_ms = w / (SOLUTION_FRACTION.get(policy.id, MEMORY_FRACTION) * limit * 1e9) * 1e3
+            solution_ms = milliseconds(w, SOLUTION_FRACTION.get(policy.id, MEMORY_FRACTION) * limit)
             case = CaseOutcome(policy.id, policy.timed_dtype, shape, "timed", "ok", seed=1, unit=unit, work=w)
             if board and entry.timed_status != "ok":
                 case.status, case.message = entry.timed_status, "a timed run gave a wrong result"
