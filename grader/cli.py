@@ -57,7 +57,7 @@ def gpu_list(spec: str) -> list[str]:
 
 
 def registry_from_store(results: Path) -> Registry:
-    store = Store(results / "grades.sqlite")
+    store = Store.existing(results / "grades.sqlite")
     try:
         run = store.latest_run()
     finally:

@@ -171,17 +171,15 @@ def summary_table(store: Store, rubric: Rubric) -> pd.DataFrame:
     if subs.empty:
         return pd.DataFrame({"submissions": [0]})
     ids = subs["id"].tolist()
-    marks = ",".join("?" * len(ids))
-    cases = store.table(f"SELECT submission_id, status FROM cases WHERE submission_id IN ({marks})", tuple(ids))
+    cases = store.cases_for(ids)
+    tool_runs = store.sanitizer_runs_for(ids)
     scores = store.scores(ids)
     row = {"submissions": len(subs), "graded": int((subs["status"] == "graded").sum()),
            "build failures": int((subs["status"] == "build_failed").sum()),
            "rejected": int((subs["status"] == "rejected").sum()),
            "with timeouts": int(cases[cases["status"] == "timeout"]["submission_id"].nunique()),
            "flagged for review": len(review_table(store)),
-           "sanitizer findings": int(store.table(
-               f"SELECT COUNT(DISTINCT submission_id) AS n FROM sanitizer_runs WHERE status = 'errors' AND "
-               f"submission_id IN ({marks})", tuple(ids))["n"].iloc[0]),
+           "sanitizer findings": int(tool_runs[tool_runs["status"] == "errors"]["submission_id"].nunique()),
            "with forbidden files": int(cases[cases["status"] == "forbidden"]["submission_id"].nunique()),
            "mean total": round(float(subs["total"].mean()), 2), "of": rubric.max_points}
     means = (scores.assign(points=scores["correctness"] + scores["performance"])

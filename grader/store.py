@@ -126,6 +126,9 @@ class StoreError(RuntimeError):
 
 
 class Store:
+    """The grades store. Opening one creates it, or brings an older one up to date in place (`existing`
+    opens only a store that is already there). Every SQL statement of the grader is in this class."""
+
     def __init__(self, path: Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -141,6 +144,14 @@ class Store:
                         self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
         except sqlite3.DatabaseError as e:
             raise StoreError(f"{self.path}: not a usable grades store ({e}); move it aside to start a new one") from None
+
+    @classmethod
+    def existing(cls, path: Path) -> Store:
+        """The store at `path`, which must exist: a command that only reads never creates an empty one."""
+        if not Path(path).is_file():
+            raise StoreError(f"{path}: no grades store there; grade first (`python3 -m grader grade DIR "
+                             f"--results {Path(path).parent}`), or pass --results")
+        return cls(path)
 
     def close(self):
         self.db.close()
@@ -210,41 +221,80 @@ class Store:
                   s.cases_total, s.note) for s in result.scores])
         return sid
 
-    # --- reading, as pandas tables ------------------------------------------------
+    # --- reading, as pandas tables: every query the readers (report, exports, leaderboard) need -------------
 
-    def table(self, sql: str, params: tuple = ()) -> pd.DataFrame:
+    def _table(self, sql: str, params: tuple = ()) -> pd.DataFrame:
         return pd.read_sql_query(sql, self.db, params=params)
+
+    def _where_in(self, sql: str, column: str, ids, order: str, params: tuple = ()) -> pd.DataFrame:
+        """`sql` (which ends in a WHERE clause's first condition) for the rows whose `column` is one of
+        `ids` (all rows when ids is None), asked in chunks small enough for any SQLite."""
+        if ids is None:
+            return self._table(f"{sql} ORDER BY {order}", params)
+        ids = sorted({int(i) for i in ids})
+        chunks = [ids[i:i + 500] for i in range(0, len(ids), 500)] or [[]]
+        parts = [self._table(f"{sql} AND {column} IN ({','.join('?' * len(chunk)) or 'NULL'}) ORDER BY {order}",
+                             params + tuple(chunk)) for chunk in chunks]
+        found = [p for p in parts if not p.empty]
+        return pd.concat(found, ignore_index=True) if len(found) > 1 else (found or parts)[0]
+
+    def runs(self) -> pd.DataFrame:
+        """Every grading run, oldest first."""
+        return self._table("SELECT * FROM grading_runs ORDER BY id")
+
+    def latest_run(self) -> dict | None:
+        row = self._table("SELECT * FROM grading_runs ORDER BY id DESC LIMIT 1")
+        return None if row.empty else row.iloc[0].to_dict()
+
+    def submissions(self, student: str | None = None) -> pd.DataFrame:
+        """Every stored submission (or one student's), in the order they were stored."""
+        if student is None:
+            return self._table("SELECT * FROM submissions ORDER BY id")
+        return self._table("SELECT * FROM submissions WHERE student = ? ORDER BY id", (student,))
 
     def latest_submissions(self) -> pd.DataFrame:
         """Each student's most recent submission (by time received, then time graded)."""
-        return self.table(
+        return self._table(
             "SELECT * FROM submissions s WHERE s.id = (SELECT t.id FROM submissions t WHERE t.student = s.student"
             " ORDER BY t.received DESC, t.graded DESC, t.id DESC LIMIT 1) ORDER BY s.student")
 
-    def scores(self, submission_ids: list[int]) -> pd.DataFrame:
-        marks = ",".join("?" * len(submission_ids)) or "NULL"
-        return self.table(f"SELECT * FROM scores WHERE submission_id IN ({marks})", tuple(submission_ids))
+    def scores(self, submission_ids: list[int] | None = None) -> pd.DataFrame:
+        return self._where_in("SELECT * FROM scores WHERE 1", "submission_id", submission_ids, "submission_id, rowid")
+
+    def cases_for(self, submission_ids: list[int] | None = None) -> pd.DataFrame:
+        """The cases of these submissions (of every submission when None), in the order they ran."""
+        return self._where_in("SELECT * FROM cases WHERE 1", "submission_id", submission_ids, "id")
 
     def cases(self, submission_id: int) -> pd.DataFrame:
-        return self.table("SELECT * FROM cases WHERE submission_id = ? ORDER BY id", (submission_id,))
+        return self.cases_for([submission_id])
+
+    def timed_cases(self, submission_ids: list[int] | None = None) -> pd.DataFrame:
+        return self._where_in("SELECT * FROM cases WHERE kind = 'timed'", "submission_id", submission_ids, "id")
+
+    def samples_for(self, case_ids: list[int] | None = None) -> pd.DataFrame:
+        """The paired timing samples of these timed cases (all when None), pair by pair."""
+        return self._where_in("SELECT * FROM samples WHERE 1", "case_id", case_ids, "case_id, pair")
 
     def flagged_cases(self, submission_ids: list[int]) -> pd.DataFrame:
         """Timed cases a TA should look at: implausibly fast, or flagged for review."""
-        marks = ",".join("?" * len(submission_ids)) or "NULL"
-        return self.table(
+        return self._where_in(
             "SELECT s.student, c.task, c.dtype, c.shape, CASE WHEN c.status = 'implausible' THEN 'implausible'"
             " ELSE c.flag END AS flag, c.speedup, c.student_ms, c.solution_ms, c.floor_ms, c.pairs, c.message"
-            f" FROM cases c JOIN submissions s ON s.id = c.submission_id WHERE c.submission_id IN ({marks})"
-            " AND c.kind = 'timed' AND (c.status = 'implausible' OR c.flag != '') ORDER BY s.student, c.id",
-            tuple(submission_ids))
+            " FROM cases c JOIN submissions s ON s.id = c.submission_id"
+            " WHERE c.kind = 'timed' AND (c.status = 'implausible' OR c.flag != '')",
+            "c.submission_id", submission_ids, "s.student, c.id")
+
+    def sanitizer_runs_for(self, submission_ids: list[int] | None = None) -> pd.DataFrame:
+        return self._where_in("SELECT * FROM sanitizer_runs WHERE 1", "submission_id", submission_ids,
+                              "submission_id, rowid")
 
     def sanitizer_runs(self, submission_id: int) -> pd.DataFrame:
-        return self.table("SELECT * FROM sanitizer_runs WHERE submission_id = ? ORDER BY rowid", (submission_id,))
+        return self.sanitizer_runs_for([submission_id])
 
     def run_sandboxes(self) -> dict[int, str]:
         """How student code was isolated, per grading run id."""
         return dict(self.db.execute("SELECT id, sandbox FROM grading_runs").fetchall())
 
-    def latest_run(self) -> dict | None:
-        row = self.table("SELECT * FROM grading_runs ORDER BY id DESC LIMIT 1")
-        return None if row.empty else row.iloc[0].to_dict()
+    def integrity(self) -> str:
+        """SQLite's own check of the file: 'ok' when it is intact."""
+        return self.db.execute("PRAGMA integrity_check").fetchone()[0]

@@ -105,11 +105,11 @@ def _reason(sub: pd.Series, cases: pd.DataFrame, metric: TaskColumn) -> str:
 
 
 def build_board(store: Store, rubric: Rubric) -> Board:
-    runs = store.table("SELECT id, started, harness_version, registry, devices, limits FROM grading_runs ORDER BY id")
-    subs = store.table("SELECT id, run_id, student, received, graded, status, total, max_total, nickname,"
-                       " harness_version FROM submissions")
-    cases = store.table("SELECT submission_id, task, shape, kind, status, work, speedup, speedup_low, speedup_high,"
-                        " student_ms, solution_ms FROM cases")
+    runs = store.runs()[["id", "started", "harness_version", "registry", "devices", "limits"]]
+    subs = store.submissions()[["id", "run_id", "student", "received", "graded", "status", "total", "max_total",
+                                "nickname", "harness_version"]]
+    cases = store.cases_for()[["submission_id", "task", "shape", "kind", "status", "work", "speedup", "speedup_low",
+                               "speedup_high", "student_ms", "solution_ms"]]
     latest_run = runs.iloc[-1] if not runs.empty else None
     units = {t.id: _unit(latest_run["registry"], t.id) if latest_run is not None else "" for t in rubric.tasks}
     metric = TaskColumn(rubric.leaderboard_task, rubric.leaderboard_shape, units[rubric.leaderboard_task])

@@ -43,6 +43,7 @@ class Entry:
     other_speed: float = 0.85  # every other task's speed against the solution
     spread: float = 0.01  # relative noise of the timed pairs
     timed_speeds: dict = field(default_factory=dict)  # the leaderboard task's speed at particular timed shapes
+    failed_check: bool = False  # one correctness case of the leaderboard task failed, yet it was timed
 
 
 def work(task: str, shape: str, unit: str) -> float:
@@ -81,6 +82,8 @@ def result_for(entry: Entry, rubric: Rubric, registry: Registry) -> SubmissionRe
                 cases.append(CaseOutcome(policy.id, dtype, shape, "correctness", status,
                                          "3 of 561 elements are wrong" if status == "wrong" else "", seed=1,
                                          unit=unit, work=work(policy.id, shape, unit)))
+        if board and entry.failed_check:  # a store the grader never writes: timed after a failed check
+            cases[-1].status, cases[-1].message = "wrong", "3 of 561 elements are wrong"
         if status != "ok":
             continue
         limit = LIMITS["sgemm_fp32_gflops" if unit == "GFLOP/s" else "copy_bandwidth_gbps"]

@@ -33,7 +33,8 @@ def test_a_bad_argument_is_a_usage_error():
 
 def test_report_without_a_store_says_to_grade_first(tmp_path):
     result = grader("report", "--results", str(tmp_path))
-    assert result.returncode == 1 and "run `python3 -m grader grade` first" in result.stderr
+    assert result.returncode == 1 and "no grades store there; grade first" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "grades.sqlite").exists()
 
 
 def test_bad_gpu_list_is_refused(tmp_path):

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import tarfile
@@ -16,8 +15,8 @@ import pytest
 from grader.exports import canvas_csv
 from grader.grade import GradeOptions, grade
 from grader.report import summary_table, write_reports
-from grader.store import Store
-from grader.tests.conftest import REPO, small_rubric_text, write_submission
+from grader.store import Store, StoreError
+from grader.tests.conftest import REPO, cases_of, opened, small_rubric_text, write_submission
 from grader.tests.fakes import FakeBackend
 
 
@@ -68,18 +67,18 @@ def test_every_submission_gets_the_verdict_its_code_earns(graded, small_rubric):
 
 def test_statuses_and_reasons_are_stored_per_case(graded):
     _, results, _ = graded
-    db = sqlite3.connect(results / "grades.sqlite")
-    status = dict(db.execute("SELECT student, status FROM submissions"))
+    with opened(results) as store:
+        status = dict(zip(*store.submissions()[["student", "status"]].T.values))
+        pairs = len(store.samples_for())
     assert status["erin"] == "build_failed" and status["frank"] == "rejected" and status["alice"] == "graded"
-    dave = db.execute("SELECT c.status, c.message FROM cases c JOIN submissions s ON s.id = c.submission_id "
-                      "WHERE s.student = 'dave' AND c.task = 'dot'").fetchall()
-    assert dave[0][0] == "timeout" and "never finishes" in dave[0][1]
-    assert all(st == "skipped" and "did not finish" in msg for st, msg in dave[1:-1])  # no second wait
-    heidi = dict(db.execute("SELECT c.task || ':' || c.kind, c.status FROM cases c JOIN submissions s "
-                            "ON s.id = c.submission_id WHERE s.student = 'heidi'"))
+    dave = cases_of(results, "dave", task="dot", kind="correctness")
+    assert dave["status"][0] == "timeout" and "never finishes" in dave["message"][0]
+    assert len(dave) > 1 and (dave["status"][1:] == "skipped").all()  # no second wait
+    assert dave["message"][1:].str.contains("did not finish").all()
+    heidi = cases_of(results, "heidi")
+    heidi = dict(zip(heidi["task"] + ":" + heidi["kind"], heidi["status"]))
     assert heidi["fill:correctness"] == "crashed" and heidi["add:timed"] == "wrong"
     assert heidi["dot:timed"] == "ok"  # the crash and the wrong timed run ended only their own cases
-    pairs = db.execute("SELECT COUNT(*) FROM samples").fetchone()[0]
     assert pairs > 0
 
 
@@ -154,8 +153,8 @@ def test_a_second_run_skips_unchanged_submissions_and_regrade_does_not(graded, r
     fourth = grade(GradeOptions(subs, results, [None], regrade=True, progress=False), small_rubric, registry,
                    FakeBackend())
     assert len(fourth.graded) == 9
-    db = sqlite3.connect(results / "grades.sqlite")
-    assert db.execute("SELECT COUNT(*) FROM submissions WHERE student = 'alice'").fetchone()[0] == 2  # two versions
+    with opened(results) as store:
+        assert len(store.submissions("alice")) == 2  # two versions
     write_reports(results, small_rubric)
     assert totals(results)["alice"] < small_rubric.max_points  # the latest version counts
 
@@ -191,24 +190,24 @@ def test_kill_minus_9_midway_loses_only_the_submission_in_flight(tmp_path, regis
     while time.monotonic() < deadline:
         if db_path.exists():
             try:
-                if sqlite3.connect(db_path).execute("SELECT COUNT(*) FROM submissions").fetchone()[0] >= 2:
-                    break
-            except sqlite3.OperationalError:
+                with opened(results) as store:
+                    if len(store.submissions()) >= 2:
+                        break
+            except StoreError:  # the grader is still creating it
                 pass
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
 
-    db = sqlite3.connect(db_path)
-    stored = db.execute("SELECT COUNT(*) FROM submissions").fetchone()[0]
+    with opened(results) as store:
+        kept, scores, cases = store.submissions(), store.scores(), store.cases_for()
+    stored = len(kept)
     assert 2 <= stored < 8, "the kill should land midway"
     tasks = len(registry.tasks)
-    per_sub = db.execute("SELECT s.student, (SELECT COUNT(*) FROM scores WHERE submission_id = s.id),"
-                         " (SELECT COUNT(*) FROM cases WHERE submission_id = s.id) FROM submissions s").fetchall()
-    assert all(n_scores == tasks and n_cases == 3 * tasks for _, n_scores, n_cases in per_sub)  # whole, never partial
-    assert db.execute("SELECT COUNT(*) FROM cases WHERE submission_id NOT IN (SELECT id FROM submissions)"
-                      ).fetchone()[0] == 0
-    db.close()
+    n_scores = scores.groupby("submission_id").size().reindex(kept["id"], fill_value=0)
+    n_cases = cases.groupby("submission_id").size().reindex(kept["id"], fill_value=0)
+    assert (n_scores == tasks).all() and (n_cases == 3 * tasks).all()  # whole, never partial
+    assert cases["submission_id"].isin(kept["id"]).all()
 
     from grader.registry import Registry
     from grader.rubric import load_rubric
@@ -217,8 +216,8 @@ def test_kill_minus_9_midway_loses_only_the_submission_in_flight(tmp_path, regis
     resumed = grade(GradeOptions(subs, results, [None], progress=False), small, registry, backend)
     assert len(resumed.skipped_same) == stored
     assert len(backend.builds) == 8 - stored
-    db = sqlite3.connect(db_path)
-    assert sorted(r[0] for r in db.execute("SELECT student FROM submissions")) == [f"student{i:02d}" for i in range(8)]
+    with opened(results) as store:
+        assert sorted(store.submissions()["student"]) == [f"student{i:02d}" for i in range(8)]
 
 
 def test_two_gpus_get_a_worker_each_and_share_the_class(tmp_path, registry, small_rubric):

@@ -3,7 +3,6 @@ unsandboxed run says so; the command line refuses to start without bubblewrap un
 whose reply channel carried lines the harness did not write has none of its replies trusted."""
 from __future__ import annotations
 
-import sqlite3
 import subprocess
 import sys
 
@@ -14,7 +13,7 @@ from grader.grade import GradeOptions, grade
 from grader.report import summary_table, write_reports
 from grader.sandbox import Unsandboxed
 from grader.store import Store
-from grader.tests.conftest import REPO, write_submission
+from grader.tests.conftest import REPO, cases_of, opened, write_submission
 from grader.tests.fakes import FakeBackend
 
 BUBBLEWRAP = ("bubblewrap 0.8.0 (/usr/bin/bwrap): no network, read-only system, writable scratch only, own "
@@ -43,8 +42,8 @@ class Sandboxed(FakeBackend):
 def test_an_unsandboxed_run_says_so_in_the_store_the_csv_the_feedback_and_the_summary(tmp_path, registry,
                                                                                        small_rubric):
     results = graded_class(tmp_path, registry, small_rubric, Unsafe())
-    db = sqlite3.connect(results / "grades.sqlite")
-    assert db.execute("SELECT sandbox FROM grading_runs").fetchone()[0].startswith("NONE (--unsafe-no-sandbox)")
+    with opened(results) as store:
+        assert store.runs()["sandbox"].iloc[0].startswith("NONE (--unsafe-no-sandbox)")
     grades = pd.read_csv(results / "grades.csv")
     assert set(grades["sandbox"]) == {"NONE (--unsafe-no-sandbox)"}
     for student in ("alice", "mallory"):
@@ -92,22 +91,20 @@ class Forging(FakeBackend):
 
 def test_a_forged_reply_voids_every_case_its_process_answered(tmp_path, registry, small_rubric):
     results = graded_class(tmp_path, registry, small_rubric, Forging())
-    db = sqlite3.connect(results / "grades.sqlite")
-    rows = db.execute("SELECT c.task, c.kind, c.status, c.message FROM cases c JOIN submissions s "
-                      "ON s.id = c.submission_id WHERE s.student = 'mallory'").fetchall()
-    voided = [r for r in rows if r[2] == "protocol"]
-    assert voided and all("no request asked for" in r[3] for r in voided)
-    assert {r[0] for r in voided} >= {"add"}
+    voided = cases_of(results, "mallory", status="protocol")
+    assert not voided.empty and voided["message"].str.contains("no request asked for").all()
+    assert set(voided["task"]) >= {"add"}
     mallory = pd.read_csv(results / "grades.csv").set_index("student").loc["mallory"]
     assert mallory["add_correctness"] == 0
-    checked = db.execute("SELECT r.status, r.message FROM sanitizer_runs r JOIN submissions s ON s.id = r.submission_id"
-                         " WHERE s.student = 'mallory' AND r.task = 'add'").fetchall()
-    assert checked and all(st == "skipped" and "forged" in msg for st, msg in checked)  # no tool run on forgery
+    with opened(results) as store:
+        checked = store.sanitizer_runs_for(store.submissions("mallory")["id"].tolist())
+    checked = checked[checked["task"] == "add"]
+    assert not checked.empty and (checked["status"] == "skipped").all()  # no tool run on forgery
+    assert checked["message"].str.contains("forged").all()
     assert "**not trusted**: the harness's reply channel held lines no request asked for" in \
         (results / "feedback" / "mallory.md").read_text()
-    alice = db.execute("SELECT COUNT(*) FROM cases c JOIN submissions s ON s.id = c.submission_id "
-                       "WHERE s.student = 'alice' AND c.status != 'ok'").fetchone()[0]
-    assert alice == 0
+    alice = cases_of(results, "alice")
+    assert not alice.empty and (alice["status"] == "ok").all()
 
 
 def cli(*args, env):
@@ -184,9 +181,7 @@ def test_a_process_that_hoards_gpu_memory_when_timed_loses_its_timing_not_the_gr
     summary = grade(GradeOptions(subs, results, [None], jobs=1, progress=False, seed=3), small_rubric, registry,
                     Hoarding())
     assert len(summary.graded) == 2
-    db = sqlite3.connect(results / "grades.sqlite")
-    status, message = db.execute("SELECT c.status, c.message FROM cases c JOIN submissions s ON s.id = c.submission_id"
-                                 " WHERE s.student = 'mallory' AND c.task = 'dot' AND c.kind = 'timed'").fetchone()
-    assert status == "error" and "the solution could not run beside it" in message
-    assert db.execute("SELECT COUNT(*) FROM cases c JOIN submissions s ON s.id = c.submission_id "
-                      "WHERE s.student = 'zed' AND c.status != 'ok'").fetchone()[0] == 0
+    timed = cases_of(results, "mallory", task="dot", kind="timed").iloc[0]
+    assert timed["status"] == "error" and "the solution could not run beside it" in timed["message"]
+    zed = cases_of(results, "zed")
+    assert not zed.empty and (zed["status"] == "ok").all()
