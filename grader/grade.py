@@ -27,6 +27,7 @@ from tqdm import tqdm
 from grader.build import BuildResult, GraderError
 from grader.gate.policy import GatePolicy
 from grader.intake import Submission, list_entries, read_submission
+from grader.isolation import Isolation
 from grader.paired import time_pairs
 from grader.registry import Registry
 from grader.results import REVIEW_FLAG, CaseOutcome, SanitizerOutcome, SubmissionResult
@@ -49,7 +50,7 @@ class Backend(Protocol):
     backend may carry a `clock` (seconds, like time.monotonic) that timed cases
     are measured against; the tests' simulated GPU brings its own."""
     harness_version: str
-    sandbox: str
+    sandbox: Isolation  # how student code is isolated: stored with every grading run
 
     def build(self, sub: Submission, timeout: float, gate: GatePolicy | None = None) -> BuildResult: ...
 

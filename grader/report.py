@@ -18,12 +18,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from grader import metrics  # noqa: E402
-from grader import sandbox as isolation  # noqa: E402
+from grader.isolation import Isolation  # noqa: E402
 from grader.status import case_word, submission_word  # noqa: E402
 from grader.rubric import Rubric  # noqa: E402
 from grader.sanitizer import meaning, summary_sentence  # noqa: E402
 from grader.store import Store  # noqa: E402
 
+UNRECORDED = Isolation("unknown", text="not recorded")  # a submission whose run is not in the store
 _LOADER = jinja2.FileSystemLoader(Path(__file__).parent / "templates")
 # Markdown keeps its whitespace exactly as written; HTML is escaped, since students control its text.
 TEMPLATES = {"md": jinja2.Environment(loader=_LOADER, keep_trailing_newline=True, undefined=jinja2.StrictUndefined),
@@ -44,8 +45,8 @@ def grades_table(store: Store, rubric: Rubric) -> pd.DataFrame:
     wide.columns = [f"{task}_{part}" for part, task in wide.columns]
     order = [f"{t.id}_{part}" for t in rubric.tasks for part in ("correctness", "performance")]
     table = subs.set_index("id").join(wide.reindex(columns=order))
-    runs = store.run_sandboxes()
-    table["sandbox"] = [isolation.label(runs.get(r, "none")) for r in table["run_id"]]  # how its code was isolated
+    isolations = store.isolations()
+    table["sandbox"] = [isolations.get(r, UNRECORDED).label for r in table["run_id"]]  # how its code was isolated
     table = table.reset_index()[columns + order + tail]
     return table.round(3)
 
@@ -125,7 +126,7 @@ def write_feedback(store: Store, rubric: Rubric, out: Path) -> list[Path]:
     limits = json.loads(run.get("limits") or "{}")
     devices = json.loads(run.get("devices") or "[]")
     device = devices[0].get("name", "") if devices else ""
-    runs = store.run_sandboxes()
+    isolations = store.isolations()
     written = []
     subs = store.latest_submissions()
     for sub in subs.itertuples():
@@ -143,14 +144,14 @@ def write_feedback(store: Store, rubric: Rubric, out: Path) -> list[Path]:
                           "cases": [_case_view(r, limits) for r in rows.itertuples()],
                           "sanitizer": _sanitizer_views(tool_runs[tool_runs["task"] == policy.id])})
         png = _plot(cases[cases["kind"] == "timed"])
-        sandbox = runs.get(sub.run_id, "none")
+        isolation = isolations.get(sub.run_id, UNRECORDED)
         findings = json.loads(sub.gate)
         context = {"title": rubric.title, "s": sub._asdict(), "tasks": tasks, "status_word": submission_word,
                    "gate": [f for f in findings if f["enforced"]], "gate_notes": [f for f in findings if not f["enforced"]],
                    "notes": json.loads(sub.notes), "ignored": json.loads(sub.ignored), "device": device,
                    "plot": f"{sub.student}.png" if png else None,
                    "plot_data": base64.b64encode(png).decode() if png else None,
-                   "unsandboxed": None if isolation.isolated(sandbox) else isolation.label(sandbox)}
+                   "unsandboxed": None if isolation.isolated else isolation.label}
         if png:
             (out / f"{sub.student}.png").write_bytes(png)
         for kind in ("md", "html"):
@@ -186,8 +187,8 @@ def summary_table(store: Store, rubric: Rubric) -> pd.DataFrame:
              .groupby("task")["points"].mean().round(2))
     for policy in rubric.tasks:
         row[policy.id] = float(means.get(policy.id, 0.0))
-    runs = store.run_sandboxes()
-    row["sandbox"] = ", ".join(sorted({isolation.label(runs.get(r, "none")) for r in subs["run_id"]}))
+    isolations = store.isolations()
+    row["sandbox"] = ", ".join(sorted({isolations.get(r, UNRECORDED).label for r in subs["run_id"]}))
     return pd.DataFrame([row])
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from grader.isolation import Isolation
 from grader.results import SubmissionResult
 
 SCHEMA = """
@@ -27,8 +28,9 @@ CREATE TABLE IF NOT EXISTS grading_runs (
     registry TEXT NOT NULL,       -- JSON: the harness's task registry (harness --list-tasks --json)
     devices TEXT NOT NULL,        -- JSON: the harness's device description per GPU worker
     limits TEXT NOT NULL,         -- JSON: the device limits measured by the solution's harness
-    sandbox TEXT NOT NULL,        -- how student code was isolated
-    command TEXT NOT NULL
+    sandbox TEXT NOT NULL,        -- how student code was isolated, in words (for people reading the file)
+    command TEXT NOT NULL,
+    isolation TEXT                -- JSON: the same as a record (grader/isolation.py), what the grader reads
 );
 CREATE TABLE IF NOT EXISTS submissions (
     id INTEGER PRIMARY KEY,
@@ -114,7 +116,8 @@ CREATE TABLE IF NOT EXISTS scores (
 # is brought up to date in place, keeping everything in it.
 ADDED_COLUMNS = [("cases", "floor_ms", "REAL"), ("cases", "flag", "TEXT NOT NULL DEFAULT ''"),
                  ("cases", "seconds", "REAL"), ("cases", "throttled_pairs", "INTEGER"),
-                 ("submissions", "gate", "TEXT NOT NULL DEFAULT '[]'")]  # the build gate's findings (JSON list)
+                 ("submissions", "gate", "TEXT NOT NULL DEFAULT '[]'"),  # the build gate's findings (JSON list)
+                 ("grading_runs", "isolation", "TEXT")]  # JSON record; older runs get theirs from their words
 
 
 def now() -> str:
@@ -142,8 +145,15 @@ class Store:
                     have = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
                     if column not in have:
                         self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+                self._record_old_isolation()
         except sqlite3.DatabaseError as e:
             raise StoreError(f"{self.path}: not a usable grades store ({e}); move it aside to start a new one") from None
+
+    def _record_old_isolation(self):
+        """Runs stored before the isolation record get one made from their words (kept whole in it), once."""
+        old = self.db.execute("SELECT id, sandbox FROM grading_runs WHERE isolation IS NULL").fetchall()
+        self.db.executemany("UPDATE grading_runs SET isolation = ? WHERE id = ?",
+                            [(Isolation.from_legacy(words or "").to_json(), run_id) for run_id, words in old])
 
     @classmethod
     def existing(cls, path: Path) -> Store:
@@ -157,13 +167,13 @@ class Store:
         self.db.close()
 
     def start_run(self, seed: int, harness_version: str, rubric_sha256: str, registry: dict, devices: list,
-                  limits: dict, sandbox: str, command: str) -> int:
+                  limits: dict, isolation: Isolation, command: str) -> int:
         with self.db:
             cur = self.db.execute(
                 "INSERT INTO grading_runs (started, seed, harness_version, rubric_sha256, registry, devices, limits,"
-                " sandbox, command) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " sandbox, command, isolation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (now(), seed, harness_version, rubric_sha256, json.dumps(registry), json.dumps(devices),
-                 json.dumps(limits), sandbox, command))
+                 json.dumps(limits), isolation.words, command, isolation.to_json()))
         return cur.lastrowid
 
     def finish_run(self, run_id: int):
@@ -291,9 +301,10 @@ class Store:
     def sanitizer_runs(self, submission_id: int) -> pd.DataFrame:
         return self.sanitizer_runs_for([submission_id])
 
-    def run_sandboxes(self) -> dict[int, str]:
+    def isolations(self) -> dict[int, Isolation]:
         """How student code was isolated, per grading run id."""
-        return dict(self.db.execute("SELECT id, sandbox FROM grading_runs").fetchall())
+        return {run_id: Isolation.stored(record, words)
+                for run_id, record, words in self.db.execute("SELECT id, isolation, sandbox FROM grading_runs")}
 
     def integrity(self) -> str:
         """SQLite's own check of the file: 'ok' when it is intact."""

@@ -46,3 +46,26 @@ def without_table(source: Path, path: Path, table: str) -> Path:
     old.commit()
     old.close()
     return path
+
+
+def isolation_in_words(source: Path, path: Path, words: str) -> Path:
+    """A copy of the store at `source` as a grader before the isolation record left it: no `isolation`
+    column, and how code was isolated only in words (`words`, for every run)."""
+    db = sqlite3.connect(source)
+    db.execute("VACUUM INTO ?", (str(path),))
+    db.close()
+    old = sqlite3.connect(path)
+    old.execute("ALTER TABLE grading_runs DROP COLUMN isolation")
+    old.execute("UPDATE grading_runs SET sandbox = ?", (words,))
+    old.commit()
+    old.close()
+    return path
+
+
+def damaged_isolation(path: Path, record: str) -> Path:
+    """The store at `path` with every run's isolation record overwritten by hand with `record`."""
+    db = sqlite3.connect(path)
+    db.execute("UPDATE grading_runs SET isolation = ?", (record,))
+    db.commit()
+    db.close()
+    return path
