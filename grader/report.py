@@ -19,7 +19,7 @@ import pandas as pd  # noqa: E402
 
 from grader import metrics  # noqa: E402
 from grader.isolation import Isolation  # noqa: E402
-from grader.status import case_word, submission_word  # noqa: E402
+from grader.status import case_word, sanitizer_word, submission_word  # noqa: E402
 from grader.rubric import Rubric  # noqa: E402
 from grader.sanitizer import meaning, summary_sentence  # noqa: E402
 from grader.store import Store  # noqa: E402
@@ -91,20 +91,14 @@ def _case_view(row, limits: dict) -> dict:
     return view
 
 
-SANITIZER_WORDS = {"skipped": "not run", "timeout": "did not finish in time", "failed": "gave no verdict",
-                   "unavailable": "not available on the grading machine"}
-
-
 def _sanitizer_view(row) -> dict:
     """One compute-sanitizer run, in words: what it found and what that means."""
-    if row.status == "clean":
-        text = f"compute-sanitizer {row.tool} on {row.dtype} {row.shape}: no problems found"
-    elif row.status == "errors":
+    if row.status == "errors":
         text = f"{summary_sentence(row.tool, int(row.errors))} on {row.dtype} {row.shape}"
         if meaning(row.report):
             text += f": {meaning(row.report)}"
     else:
-        text = (f"compute-sanitizer {row.tool} on {row.dtype} {row.shape}: {SANITIZER_WORDS.get(row.status, row.status)}"
+        text = (f"compute-sanitizer {row.tool} on {row.dtype} {row.shape}: {sanitizer_word(row.status)}"
                 + (f" ({row.message})" if row.message else ""))
     return {"tool": row.tool, "status": row.status, "text": text, "report": row.report if row.status == "errors" else "",
             "icon": "⚠️" if row.status == "errors" else ("✅" if row.status == "clean" else "➖")}
@@ -116,39 +110,58 @@ def _sanitizer_views(runs: pd.DataFrame) -> list[dict]:
         first = runs.iloc[0]
         return [{"tool": "", "status": "clean", "report": "", "icon": "✅",
                  "text": f"compute-sanitizer ({', '.join(runs['tool'])}) on {first['dtype']} {first['shape']}: "
-                         "no problems found"}]
+                         f"{sanitizer_word('clean')}"}]
     return [_sanitizer_view(r) for r in runs.itertuples()]
+
+
+def task_feedback(store: Store, rubric: Rubric, submission_id: int, limits: dict) -> list[dict]:
+    """Each task of a submission as its feedback shows it: the scores, a line per stored case (with its
+    timing, rated against the run's measured `limits`) and per compute-sanitizer run. The feedback pages
+    and Gradescope's per-task output (grader/exports/gradescope.py) are both made from these."""
+    cases = store.cases(submission_id)
+    tool_runs = store.sanitizer_runs(submission_id)
+    scores = store.scores([submission_id]).set_index("task")
+    tasks = []
+    for policy in rubric.tasks:
+        s = scores.loc[policy.id] if policy.id in scores.index else None
+        rows = cases[cases["task"] == policy.id]
+        tasks.append({"task": policy.id, "correctness": s.correctness if s is not None else 0.0,
+                      "correctness_max": policy.correctness_points,
+                      "performance": s.performance if s is not None else 0.0,
+                      "performance_max": policy.performance_points, "note": s.note if s is not None else "",
+                      "cases": [_case_view(r, limits) for r in rows.itertuples()],
+                      "sanitizer": _sanitizer_views(tool_runs[tool_runs["task"] == policy.id])})
+    return tasks
+
+
+def task_markdown(task: dict) -> str:
+    """One task's lines of task_feedback() in Markdown, exactly as the feedback page (feedback.md) has them."""
+    return TEMPLATES["md"].get_template("feedback_task.md.j2").render(t=task).strip("\n")
+
+
+def run_of(store: Store, run_id: int) -> dict:
+    """The grading run a submission was graded in: its measured limits, its first device's name, its isolation."""
+    runs = store.runs().set_index("id")
+    run = runs.loc[run_id].to_dict() if run_id in runs.index else {}
+    devices = json.loads(run.get("devices") or "[]")
+    return {"limits": json.loads(run.get("limits") or "{}"), "device": devices[0].get("name", "") if devices else "",
+            "isolation": store.isolations().get(run_id, UNRECORDED)}
 
 
 def write_feedback(store: Store, rubric: Rubric, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
-    run = store.latest_run() or {}
-    limits = json.loads(run.get("limits") or "{}")
-    devices = json.loads(run.get("devices") or "[]")
-    device = devices[0].get("name", "") if devices else ""
-    isolations = store.isolations()
     written = []
     subs = store.latest_submissions()
     for sub in subs.itertuples():
+        run = run_of(store, sub.run_id)
         cases = store.cases(sub.id)
-        tool_runs = store.sanitizer_runs(sub.id)
-        scores = store.scores([sub.id]).set_index("task")
-        tasks = []
-        for policy in rubric.tasks:
-            s = scores.loc[policy.id] if policy.id in scores.index else None
-            rows = cases[cases["task"] == policy.id]
-            tasks.append({"task": policy.id, "correctness": s.correctness if s is not None else 0.0,
-                          "correctness_max": policy.correctness_points,
-                          "performance": s.performance if s is not None else 0.0,
-                          "performance_max": policy.performance_points, "note": s.note if s is not None else "",
-                          "cases": [_case_view(r, limits) for r in rows.itertuples()],
-                          "sanitizer": _sanitizer_views(tool_runs[tool_runs["task"] == policy.id])})
         png = _plot(cases[cases["kind"] == "timed"])
-        isolation = isolations.get(sub.run_id, UNRECORDED)
+        isolation = run["isolation"]
         findings = json.loads(sub.gate)
-        context = {"title": rubric.title, "s": sub._asdict(), "tasks": tasks, "status_word": submission_word,
+        context = {"title": rubric.title, "s": sub._asdict(), "status_word": submission_word,
+                   "tasks": task_feedback(store, rubric, sub.id, run["limits"]),
                    "gate": [f for f in findings if f["enforced"]], "gate_notes": [f for f in findings if not f["enforced"]],
-                   "notes": json.loads(sub.notes), "ignored": json.loads(sub.ignored), "device": device,
+                   "notes": json.loads(sub.notes), "ignored": json.loads(sub.ignored), "device": run["device"],
                    "plot": f"{sub.student}.png" if png else None,
                    "plot_data": base64.b64encode(png).decode() if png else None,
                    "unsandboxed": None if isolation.isolated else isolation.label}

@@ -52,6 +52,7 @@ CREATE TABLE IF NOT EXISTS submissions (
     build_seconds REAL,
     seconds REAL NOT NULL,
     gate TEXT NOT NULL DEFAULT '[]', -- JSON list: the build gate's findings (grader/gate/)
+    build_reason TEXT NOT NULL DEFAULT '', -- why the build failed, in one line (the log is build_log)
     UNIQUE (student, sha256, harness_version, rubric_sha256)
 );
 CREATE TABLE IF NOT EXISTS cases (
@@ -117,7 +118,8 @@ CREATE TABLE IF NOT EXISTS scores (
 ADDED_COLUMNS = [("cases", "floor_ms", "REAL"), ("cases", "flag", "TEXT NOT NULL DEFAULT ''"),
                  ("cases", "seconds", "REAL"), ("cases", "throttled_pairs", "INTEGER"),
                  ("submissions", "gate", "TEXT NOT NULL DEFAULT '[]'"),  # the build gate's findings (JSON list)
-                 ("grading_runs", "isolation", "TEXT")]  # JSON record; older runs get theirs from their words
+                 ("grading_runs", "isolation", "TEXT"),
+                 ("submissions", "build_reason", "TEXT NOT NULL DEFAULT ''")]  # JSON record; older runs get theirs from their words
 
 
 def now() -> str:
@@ -194,12 +196,13 @@ class Store:
                             " AND rubric_sha256 = ?", (sub.student, sub.sha256, harness_version, rubric_sha256))
             sid = self.db.execute(
                 "INSERT INTO submissions (run_id, student, sha256, received, graded, harness_version, rubric_sha256,"
-                " status, total, max_total, nickname, rejected, notes, ignored, build_log, build_seconds, seconds, gate)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " status, total, max_total, nickname, rejected, notes, ignored, build_log, build_seconds, seconds, gate,"
+                " build_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (run_id, sub.student, sub.sha256, sub.received, now(), harness_version, rubric_sha256, result.status,
                  result.total, max_total, sub.nickname, sub.rejected, json.dumps(sub.notes), json.dumps(sub.ignored),
                  build.log if build else "", build.seconds if build else None, result.seconds,
-                 json.dumps(build.gate.to_json() if build and build.gate else []))).lastrowid
+                 json.dumps(build.gate.to_json() if build and build.gate else []),
+                 build.reason if build and not build.ok else "")).lastrowid
             for c in result.cases:
                 p = c.paired
                 ok_pairs = p is not None and p.pairs

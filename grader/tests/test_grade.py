@@ -14,7 +14,7 @@ import pytest
 
 from grader.exports import canvas_csv
 from grader.grade import GradeOptions, grade
-from grader.report import summary_table, write_reports
+from grader.report import run_of, summary_table, task_feedback, task_markdown, write_reports
 from grader.store import Store, StoreError
 from grader.tests.conftest import REPO, cases_of, opened, small_rubric_text, write_submission
 from grader.tests.fakes import FakeBackend
@@ -91,7 +91,9 @@ def test_a_hang_or_crash_leaves_the_next_submission_untouched(graded, small_rubr
 def test_feedback_names_what_went_wrong(graded):
     _, results, _ = graded
     fb = results / "feedback"
-    assert "does not compile" in (fb / "erin.md").read_text() and "kernels/add.cu(3): error" in (fb / "erin.md").read_text()
+    erin = (fb / "erin.md").read_text()
+    assert "Your code does not compile (the compiler's messages follow)." in erin  # the build's reason, stored
+    assert "kernels/add.cu(3): error" in erin
     assert "symbolic link" in (fb / "frank.md").read_text()
     assert "3 of 561 elements are wrong" in (fb / "carol.md").read_text()
     assert "matmul_fast.cu is missing" in (fb / "grace.md").read_text()
@@ -101,6 +103,20 @@ def test_feedback_names_what_went_wrong(graded):
     html = (fb / "alice.html").read_text()
     assert html.startswith("<!DOCTYPE html>") and "data:image/png;base64," in html
     assert (fb / "alice.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_each_tasks_lines_on_the_page_come_from_task_feedback(graded, small_rubric):
+    _, results, _ = graded
+    with opened(results) as store:
+        for student in ("alice", "carol", "dave", "heidi"):
+            sub = store.submissions(student).iloc[-1]
+            page = (results / "feedback" / f"{student}.md").read_text()
+            tasks = task_feedback(store, small_rubric, int(sub["id"]), run_of(store, int(sub["run_id"]))["limits"])
+            for task in tasks:
+                lines = task_markdown(task)
+                assert lines and f"## {task['task']}\n\n{lines}\n" in page, (student, task["task"])
+    dave = (results / "feedback" / "dave.md").read_text()
+    assert "compute-sanitizer memcheck on float32" in dave and ": not run (" in dave  # words from status.py
 
 
 def test_grades_csv_has_a_row_per_student_and_two_columns_per_task(graded, small_rubric):

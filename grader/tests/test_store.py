@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from grader.store import Store, StoreError
+from grader.store import ADDED_COLUMNS, Store, StoreError
 from grader.tests.leaderboard_class import Entry, fill
+from grader.tests.old_stores import before_the_gate
 
 
 @pytest.fixture
@@ -64,3 +65,14 @@ def test_a_file_that_is_not_a_store_is_refused_in_one_line(tmp_path):
         Store(path)
     assert "\n" not in str(caught.value)
     assert path.read_text().startswith("not a database")  # left as it was
+
+
+def test_an_old_submissions_table_gains_every_added_column_with_its_default(tmp_path):
+    store = Store(before_the_gate(tmp_path / "grades.sqlite"))
+    try:
+        row = store.submissions().iloc[0]
+    finally:
+        store.close()
+    added = [column for table, column, _ in ADDED_COLUMNS if table == "submissions"]
+    assert set(added) == {"gate", "build_reason"}
+    assert (row["student"], row["gate"], row["build_reason"]) == ("old", "[]", "")
