@@ -4,7 +4,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from grader import metrics
 from grader.intake import Submission
 from grader.paired import PairedResult
 
@@ -55,9 +54,6 @@ class CaseOutcome:
     @property
     def passed(self) -> bool:
         return self.status == "ok"
-
-    def throughput(self, ms: float) -> float:
-        return metrics.throughput(self.work, ms) if ms > 0 else 0.0
 
 
 @dataclass

@@ -104,19 +104,20 @@ def _reason(sub: pd.Series, cases: pd.DataFrame, metric: TaskColumn) -> str:
     return f"{case_reason(status)} in its timed run"
 
 
-def build_board(store: Store, rubric: Rubric) -> Board:
-    runs = store.runs()[["id", "started", "harness_version", "registry", "devices", "limits"]]
-    subs = store.submissions()[["id", "run_id", "student", "received", "graded", "status", "total", "max_total",
-                                "nickname", "harness_version"]]
-    cases = store.cases_for()[["submission_id", "task", "shape", "kind", "status", "work", "speedup", "speedup_low",
-                               "speedup_high", "student_ms", "solution_ms"]]
+def _columns(runs: pd.DataFrame, rubric: Rubric) -> tuple[TaskColumn, list[TaskColumn]]:
+    """The metric's column and each other task's (at its largest timed shape), units from the latest run's registry."""
     latest_run = runs.iloc[-1] if not runs.empty else None
     units = {t.id: _unit(latest_run["registry"], t.id) if latest_run is not None else "" for t in rubric.tasks}
     metric = TaskColumn(rubric.leaderboard_task, rubric.leaderboard_shape, units[rubric.leaderboard_task])
     others = [TaskColumn(t.id, t.largest_timed, units[t.id]) for t in rubric.tasks
               if t.id != metric.task and t.largest_timed]
-    dtype = rubric.task(metric.task).timed_dtype
+    return metric, others
 
+
+def _measure(subs: pd.DataFrame, cases: pd.DataFrame, runs: pd.DataFrame, metric: TaskColumn,
+             others: list[TaskColumn]) -> pd.DataFrame:
+    """`subs` with each column's throughput, the metric's timed run (speedup and interval, the solution's
+    throughput), the metric, its % of the run's limit, and `correct`: whether it counts for the leaderboard."""
     # Throughput of every passed timed run at each column's shape, one column per task.
     timed = cases[(cases["kind"] == "timed") & (cases["status"] == "ok") & (cases["student_ms"] > 0)].copy()
     timed["throughput"] = metrics.throughput(timed["work"], timed["student_ms"])
@@ -134,16 +135,41 @@ def build_board(store: Store, rubric: Rubric) -> Board:
 
     subs = subs.join(per_task, on="id").join(board_runs, on="id")
     subs["metric"] = subs[throughput_column(metric.task)]
-    subs["received_at"] = parse_times(subs["received"])
-    subs["graded_at"] = parse_times(subs["graded"])
     limits = {r.id: metrics.device_limit(json.loads(r.limits or "{}"), metric.unit) for r in runs.itertuples()}
     subs["limit"] = subs["run_id"].map(limits).astype(float)
     subs["percent_of_limit"] = metrics.percent_of_limit(subs["metric"], subs["limit"])
-    correct = (subs["status"] == "graded") & subs["metric"].notna() & ~subs["id"].isin(failed_checks)
+    subs["correct"] = (subs["status"] == "graded") & subs["metric"].notna() & ~subs["id"].isin(failed_checks)
+    subs["metric_rounded"] = subs["metric"].round(METRIC_DECIMALS)
+    return subs
+
+
+def submission_metric(store: Store, rubric: Rubric, submission_id: int) -> tuple[float | None, TaskColumn]:
+    """One submission's leaderboard metric as the board shows and ranks it (rounded), and its column; None when
+    the submission does not count for the leaderboard. Gradescope's and Autolab's leaderboard columns."""
+    runs = store.runs()
+    metric, _ = _columns(runs, rubric)
+    subs = store.submissions()
+    row = _measure(subs[subs["id"] == submission_id], store.cases_for([submission_id]), runs, metric, [])
+    if row.empty or not row["correct"].iloc[0]:
+        return None, metric
+    return float(row["metric_rounded"].iloc[0]), metric
+
+
+def build_board(store: Store, rubric: Rubric) -> Board:
+    runs = store.runs()[["id", "started", "harness_version", "registry", "devices", "limits"]]
+    subs = store.submissions()[["id", "run_id", "student", "received", "graded", "status", "total", "max_total",
+                                "nickname", "harness_version"]]
+    cases = store.cases_for()[["submission_id", "task", "shape", "kind", "status", "work", "speedup", "speedup_low",
+                               "speedup_high", "student_ms", "solution_ms"]]
+    latest_run = runs.iloc[-1] if not runs.empty else None
+    metric, others = _columns(runs, rubric)
+    dtype = rubric.task(metric.task).timed_dtype
+    subs = _measure(subs, cases, runs, metric, others)
+    subs["received_at"] = parse_times(subs["received"])
+    subs["graded_at"] = parse_times(subs["graded"])
 
     # Best correct submission per student, then the ranking: one order for both.
-    subs["metric_rounded"] = subs["metric"].round(METRIC_DECIMALS)
-    best = subs[correct].sort_values(["metric_rounded", "received_at", "id"], ascending=[False, True, True])
+    best = subs[subs["correct"]].sort_values(["metric_rounded", "received_at", "id"], ascending=[False, True, True])
     ranked = best.drop_duplicates("student").reset_index(drop=True)
     ranked.insert(0, "rank", range(1, len(ranked) + 1))
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from grader.exports import gradescope_results
+from grader.exports import gradescope
 from grader.grade import GradeOptions, grade
 from grader.report import summary_table, write_reports
 from grader.store import Store
@@ -44,7 +44,9 @@ def test_a_forbidden_task_scores_zero_with_the_rule_and_the_others_grade_normall
         assert summary_table(store, small_rubric).iloc[0]["with forbidden files"] == 1
     finally:
         store.close()
-    assert "build gate: matmul_fast.cu calls cublasSgemm_v2" in gradescope_results(mallory, small_rubric)["output"]
+    with opened(results) as store:
+        output = gradescope.results(store, small_rubric, "mallory")["output"]
+    assert "build gate: matmul_fast.cu calls cublasSgemm_v2" in output
 
 
 def test_a_store_from_before_the_gate_gets_the_column_and_keeps_its_rows(tmp_path):

@@ -12,7 +12,6 @@ import time
 import pandas as pd
 import pytest
 
-from grader.exports import canvas_csv
 from grader.grade import GradeOptions, grade
 from grader.report import run_of, summary_table, task_feedback, task_markdown, write_reports
 from grader.store import Store, StoreError
@@ -137,24 +136,15 @@ def test_summary_counts_failures_and_timeouts(graded, small_rubric):
     assert row["with timeouts"] == 1
 
 
-def test_canvas_csv_has_canvas_columns_and_points_possible(graded, small_rubric, tmp_path):
+def test_grading_writes_canvas_csv_from_the_store(graded, small_rubric):
     _, results, _ = graded
-    store = Store(results / "grades.sqlite")
-    out, warnings = canvas_csv(store, small_rubric, tmp_path / "canvas.csv")
-    roster = tmp_path / "roster.csv"
-    roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section\n    Points Possible,,,,\n"
-                      "Alice A,101,u101,alice,S1\nNobody N,102,u102,nobody,S1\n")
-    mapped, warnings = canvas_csv(store, small_rubric, tmp_path / "mapped.csv", roster)
-    store.close()
-    table = pd.read_csv(out, dtype=str, keep_default_na=False)
+    write_reports(results, small_rubric)
+    from grader import cli
+    assert cli.main(["export", "--rubric", str(small_rubric.path), "--results", str(results)]) == 0
+    table = pd.read_csv(results / "canvas.csv", dtype=str, keep_default_na=False)
     assert list(table.columns) == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", small_rubric.title]
     assert table.iloc[0]["Student"] == "Points Possible"
-    assert float(table.iloc[0][small_rubric.title]) == small_rubric.max_points
-    mapped_table = pd.read_csv(mapped, dtype=str, keep_default_na=False).set_index("Student")
-    assert mapped_table.loc["Alice A", "SIS User ID"] == "u101"
-    assert float(mapped_table.loc["Alice A", small_rubric.title]) == small_rubric.max_points
-    assert mapped_table.loc["Nobody N", small_rubric.title] == ""
-    assert any(w.startswith("bob is graded but not in the roster") for w in warnings)
+    assert dict(zip(table["SIS Login ID"][1:], table[small_rubric.title][1:].astype(float))) == totals(results)
 
 
 def test_a_second_run_skips_unchanged_submissions_and_regrade_does_not(graded, registry, small_rubric):
