@@ -136,7 +136,10 @@ class Store:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"{self.path.parent}: cannot hold a grades store ({e.strerror})") from None
         try:
             self.db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
             self.db.execute("PRAGMA foreign_keys = ON")

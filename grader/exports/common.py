@@ -18,8 +18,11 @@ class Export:
 
     def write(self, path: Path) -> Path:
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.text)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(self.text)
+        except OSError as e:
+            raise ExportError(f"{path}: cannot write the export there ({e.strerror})") from None
         return path
 
 

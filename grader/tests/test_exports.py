@@ -285,3 +285,7 @@ def test_export_writes_any_target_from_a_class_store(tmp_path, files, registry, 
     assert len(err.splitlines()) == 1
     assert cli.main(["export", "--to", "gradescope", "--roster", "r.csv", *rubric]) == 2
     assert "--roster maps ids for Canvas only" in capsys.readouterr().err
+    (results / "taken").mkdir()
+    assert cli.main(["export", "--out", str(results / "taken"), *rubric]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "taken: cannot write the export there" in err and len(err.splitlines()) == 1

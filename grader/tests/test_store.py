@@ -76,3 +76,10 @@ def test_an_old_submissions_table_gains_every_added_column_with_its_default(tmp_
     added = [column for table, column, _ in ADDED_COLUMNS if table == "submissions"]
     assert set(added) == {"gate", "build_reason"}
     assert (row["student"], row["gate"], row["build_reason"]) == ("old", "[]", "")
+
+
+def test_a_results_folder_that_is_a_file_is_refused_in_one_line(tmp_path):
+    (tmp_path / "results").write_text("a file, not a folder\n")
+    with pytest.raises(StoreError, match="cannot hold a grades store") as caught:
+        Store(tmp_path / "results" / "grades.sqlite")
+    assert "\n" not in str(caught.value) and (tmp_path / "results").read_text() == "a file, not a folder\n"
