@@ -184,7 +184,7 @@ def cmd_gradescope(args) -> int:
         finally:
             store.close()
     out = done.write(Path(args.results_dir) / "results.json")
-    print(f"wrote {out}: {single.result.total:.1f} / {rubric.max_points:.0f}")
+    print(f"wrote {out}: {json.loads(done.text)['score']:.1f} / {rubric.max_points:.0f}")
     return 0
 
 

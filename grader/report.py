@@ -25,6 +25,7 @@ from grader.sanitizer import meaning, summary_sentence  # noqa: E402
 from grader.store import Store  # noqa: E402
 
 UNRECORDED = Isolation("unknown", text="not recorded")  # a submission whose run is not in the store
+UNKNOWN_RUN = {"limits": {}, "device": "", "isolation": UNRECORDED}
 _LOADER = jinja2.FileSystemLoader(Path(__file__).parent / "templates")
 # Markdown keeps its whitespace exactly as written; HTML is escaped, since students control its text.
 TEMPLATES = {"md": jinja2.Environment(loader=_LOADER, keep_trailing_newline=True, undefined=jinja2.StrictUndefined),
@@ -139,21 +140,30 @@ def task_markdown(task: dict) -> str:
     return TEMPLATES["md"].get_template("feedback_task.md.j2").render(t=task).strip("\n")
 
 
+def run_views(store: Store) -> dict[int, dict]:
+    """Each grading run as the feedback uses it: its measured limits, its first device's name, its isolation."""
+    isolations = store.isolations()
+    views = {}
+    for run in store.runs().itertuples():
+        devices = json.loads(run.devices or "[]")
+        views[run.id] = {"limits": json.loads(run.limits or "{}"),
+                         "device": devices[0].get("name", "") if devices else "",
+                         "isolation": isolations.get(run.id, UNRECORDED)}
+    return views
+
+
 def run_of(store: Store, run_id: int) -> dict:
-    """The grading run a submission was graded in: its measured limits, its first device's name, its isolation."""
-    runs = store.runs().set_index("id")
-    run = runs.loc[run_id].to_dict() if run_id in runs.index else {}
-    devices = json.loads(run.get("devices") or "[]")
-    return {"limits": json.loads(run.get("limits") or "{}"), "device": devices[0].get("name", "") if devices else "",
-            "isolation": store.isolations().get(run_id, UNRECORDED)}
+    """The grading run a submission was graded in (run_views' entry; empty limits if it is not in the store)."""
+    return run_views(store).get(run_id, UNKNOWN_RUN)
 
 
 def write_feedback(store: Store, rubric: Rubric, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
+    runs = run_views(store)
     subs = store.latest_submissions()
     for sub in subs.itertuples():
-        run = run_of(store, sub.run_id)
+        run = runs.get(sub.run_id, UNKNOWN_RUN)
         cases = store.cases(sub.id)
         png = _plot(cases[cases["kind"] == "timed"])
         isolation = run["isolation"]
