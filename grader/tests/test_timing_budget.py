@@ -32,7 +32,7 @@ def grade_on_sim(tmp_path, registry, rubric, marker: str | dict[str, str]):
     files = marker if isinstance(marker, dict) else {t.file: marker for t in registry.tasks}
     entry = write_submission(tmp_path, "student", files)
     backend = FakeBackend(sim=SimClock(), solution_ms=solution_ms)
-    return grade_single(entry, rubric, registry, backend, None, seed=1)
+    return grade_single(entry, tmp_path / "results", rubric, registry, backend, None, seed=1).result
 
 
 def test_the_rubric_gives_every_timed_case_an_equal_share_within_the_submission_budget(rubric):
