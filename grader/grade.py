@@ -27,6 +27,7 @@ from tqdm import tqdm
 from grader.build import BuildResult, GraderError
 from grader.gate.policy import GatePolicy
 from grader.intake import Submission, list_entries, read_submission
+from grader.isolation import Isolation
 from grader.paired import time_pairs
 from grader.registry import Registry
 from grader.results import REVIEW_FLAG, CaseOutcome, SanitizerOutcome, SubmissionResult
@@ -49,7 +50,7 @@ class Backend(Protocol):
     backend may carry a `clock` (seconds, like time.monotonic) that timed cases
     are measured against; the tests' simulated GPU brings its own."""
     harness_version: str
-    sandbox: str
+    sandbox: Isolation  # how student code is isolated: stored with every grading run
 
     def build(self, sub: Submission, timeout: float, gate: GatePolicy | None = None) -> BuildResult: ...
 
@@ -73,6 +74,15 @@ class GradeOptions:
     seed: int | None = None
     progress: bool = True
     command: str = field(default_factory=lambda: shlex.join(sys.argv))
+
+
+@dataclass
+class SingleGrade:
+    """One submission graded on its own (Gradescope, Autolab), as stored."""
+    store: Path  # the grades.sqlite it is in
+    student: str
+    submission_id: int
+    result: SubmissionResult
 
 
 @dataclass
@@ -320,6 +330,32 @@ def _flag(case: CaseOutcome, rubric: Rubric) -> None:
                         "to look at")
 
 
+def _start_run(store: Store, solutions: dict, seed: int, rubric: Rubric, registry: Registry, backend: Backend,
+               command: str) -> int:
+    """The grading run's record: its seed and versions, each GPU's device, the first GPU's measured limits, and how
+    student code is isolated. Every solution process measures its GPU's limits: its check replies then carry each
+    timed case's plausibility floor."""
+    devices, limits = [], {}
+    for gpu, server in solutions.items():
+        devices.append({"gpu": gpu, **server.request({"op": "hello"}, 120).get("device", {})})
+        measured = server.request({"op": "limits"}, 600)
+        limits = limits or measured
+    return store.start_run(seed, backend.harness_version, rubric.sha256, registry.raw, devices, limits,
+                           backend.sandbox, command)
+
+
+def _intake_and_build(sub: Submission, backend: Backend, rubric: Rubric) -> tuple[SubmissionResult | None,
+                                                                                  BuildResult | None]:
+    """A submission rejected at intake, or whose build failed, is finished here (with its zero scores);
+    otherwise its build, ready to run."""
+    if sub.rejected:
+        return SubmissionResult(sub, "rejected", scores=zero_scores(rubric, "not graded: rejected at intake")), None
+    build = backend.build(sub, rubric.limits.build, rubric.gate)
+    if not build.ok:
+        return SubmissionResult(sub, "build_failed", build, scores=zero_scores(rubric, "does not compile")), None
+    return None, build
+
+
 def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Backend) -> GradeSummary:
     entries, skipped_entries = list_entries(options.submissions)
     task_files = [t.file for t in registry.tasks]
@@ -332,15 +368,7 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
     backend.set_limits(rubric.limits)
 
     solutions = {gpu: backend.solution_server(gpu) for gpu in options.gpus}
-    devices, limits = [], {}
-    for gpu, server in solutions.items():
-        devices.append({"gpu": gpu, **server.request({"op": "hello"}, 120).get("device", {})})
-        # Every solution process measures its GPU's limits: its check replies then carry each timed
-        # case's plausibility floor. The first GPU's are stored with the run.
-        measured = server.request({"op": "limits"}, 600)
-        limits = limits or measured
-    run_id = store.start_run(seed, backend.harness_version, rubric.sha256, registry.raw, devices, limits,
-                             backend.sandbox, options.command)
+    run_id = _start_run(store, solutions, seed, rubric, registry, backend, options.command)
 
     lock = threading.Lock()
     graded: list[SubmissionResult] = []
@@ -354,13 +382,9 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
             bar.update()
 
     def build_one(sub: Submission) -> tuple[Submission, BuildResult | None]:
-        if sub.rejected:
-            finish(SubmissionResult(sub, "rejected", scores=zero_scores(rubric, "not graded: rejected at intake")))
-            return sub, None
-        build = backend.build(sub, rubric.limits.build, rubric.gate)
-        if not build.ok:
-            finish(SubmissionResult(sub, "build_failed", build, scores=zero_scores(rubric, "does not compile")))
-            return sub, None
+        done, build = _intake_and_build(sub, backend, rubric)
+        if done is not None:
+            finish(done)
         return sub, build
 
     ready: queue.Queue = queue.Queue()
@@ -399,20 +423,27 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
     return GradeSummary(graded, skipped_same, skipped_entries, run_id)
 
 
-def grade_single(entry: Path, rubric: Rubric, registry: Registry, backend: Backend, gpu: str | None,
-                 seed: int | None = None) -> SubmissionResult:
-    """Grades one submission on its own (Gradescope, Autolab): nothing is stored."""
+def grade_single(entry: Path, results: Path, rubric: Rubric, registry: Registry, backend: Backend, gpu: str | None,
+                 seed: int | None = None, command: str | None = None) -> SingleGrade:
+    """Grades one submission on its own (Gradescope, Autolab) into RESULTS/grades.sqlite, as a class run would:
+    a grading run with the same record, the submission saved by the same Store.save. Its exports read it back
+    from there (grader/exports/). It is graded even if the store holds it already (the new grade replaces it)."""
     sub = read_submission(entry, [t.file for t in registry.tasks])
-    if sub.rejected:
-        return SubmissionResult(sub, "rejected", scores=zero_scores(rubric, "not graded: rejected at intake"))
+    seed = seed if seed is not None else random.getrandbits(53)
     backend.set_limits(rubric.limits)
-    build = backend.build(sub, rubric.limits.build, rubric.gate)
-    if not build.ok:
-        return SubmissionResult(sub, "build_failed", build, scores=zero_scores(rubric, "does not compile"))
+    store = Store(Path(results) / "grades.sqlite")
+    run_id = None
     solution = backend.solution_server(gpu)
     try:
-        solution.request({"op": "limits"}, 600)  # for the plausibility floors
-        return grade_submission(sub, build, backend, gpu, solution, rubric, registry,
-                                seed if seed is not None else random.getrandbits(53))
+        run_id = _start_run(store, {gpu: solution}, seed, rubric, registry, backend,
+                            command if command is not None else shlex.join(sys.argv))
+        result, build = _intake_and_build(sub, backend, rubric)
+        if result is None:
+            result = grade_submission(sub, build, backend, gpu, solution, rubric, registry, seed)
+        submission_id = store.save(run_id, result, backend.harness_version, rubric.sha256, rubric.max_points)
     finally:
         solution.close()
+        if run_id is not None:
+            store.finish_run(run_id)
+        store.close()
+    return SingleGrade(store.path, sub.student, submission_id, result)

@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from grader import metrics
 from grader.rubric import TimingPolicy
 from grader.stats import MedianCI, median_ci
 
@@ -46,7 +47,7 @@ class Pair:
 
     @property
     def speedup(self) -> float:
-        return self.solution_ms / self.student_ms
+        return metrics.speedup(self.solution_ms, self.student_ms)
 
 
 @dataclass

@@ -17,18 +17,20 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from grader import sandbox as isolation  # noqa: E402
-from grader.status import case_word, submission_word  # noqa: E402
+from grader import metrics  # noqa: E402
+from grader.isolation import Isolation  # noqa: E402
+from grader.status import case_word, sanitizer_word, submission_word  # noqa: E402
 from grader.rubric import Rubric  # noqa: E402
 from grader.sanitizer import meaning, summary_sentence  # noqa: E402
 from grader.store import Store  # noqa: E402
 
+UNRECORDED = Isolation("unknown", text="not recorded")  # a submission whose run is not in the store
+UNKNOWN_RUN = {"limits": {}, "device": "", "isolation": UNRECORDED}
 _LOADER = jinja2.FileSystemLoader(Path(__file__).parent / "templates")
 # Markdown keeps its whitespace exactly as written; HTML is escaped, since students control its text.
 TEMPLATES = {"md": jinja2.Environment(loader=_LOADER, keep_trailing_newline=True, undefined=jinja2.StrictUndefined),
              "html": jinja2.Environment(loader=_LOADER, autoescape=True, trim_blocks=True, lstrip_blocks=True,
                                         undefined=jinja2.StrictUndefined)}
-LIMIT_NAMES = {"GFLOP/s": "cuBLAS FP32", "GB/s": "the copy bandwidth"}
 
 
 def grades_table(store: Store, rubric: Rubric) -> pd.DataFrame:
@@ -44,8 +46,8 @@ def grades_table(store: Store, rubric: Rubric) -> pd.DataFrame:
     wide.columns = [f"{task}_{part}" for part, task in wide.columns]
     order = [f"{t.id}_{part}" for t in rubric.tasks for part in ("correctness", "performance")]
     table = subs.set_index("id").join(wide.reindex(columns=order))
-    runs = store.run_sandboxes()
-    table["sandbox"] = [isolation.label(runs.get(r, "none")) for r in table["run_id"]]  # how its code was isolated
+    isolations = store.isolations()
+    table["sandbox"] = [isolations.get(r, UNRECORDED).label for r in table["run_id"]]  # how its code was isolated
     table = table.reset_index()[columns + order + tail]
     return table.round(3)
 
@@ -56,8 +58,8 @@ def _plot(timed: pd.DataFrame) -> bytes | None:
     if timed.empty:
         return None
     labels = [f"{r.task}\n{r.shape}" for r in timed.itertuples()]
-    student = [r.work / (r.student_ms * 1e-3) / 1e9 for r in timed.itertuples()]
-    solution = [r.work / (r.solution_ms * 1e-3) / 1e9 for r in timed.itertuples()]
+    student = list(metrics.throughput(timed["work"], timed["student_ms"]))
+    solution = list(metrics.throughput(timed["work"], timed["solution_ms"]))
     fig, ax = plt.subplots(figsize=(max(4, 1.4 * len(labels)), 3.2), dpi=110)
     x = range(len(labels))
     ax.bar([i - 0.2 for i in x], student, width=0.4, label="yours", color="#3b6fb6")
@@ -78,33 +80,26 @@ def _case_view(row, limits: dict) -> dict:
             "status_text": case_word(row.status), "message": row.message, "hint": row.hint,
             "icon": "✅" if row.status == "ok" else "❌", "speedup": None, "output": row.output}
     if pd.notna(row.speedup):
-        throughput = row.work / (row.student_ms * 1e-3) / 1e9
-        limit = limits.get("sgemm_fp32_gflops" if row.unit == "GFLOP/s" else "copy_bandwidth_gbps")
+        throughput = metrics.throughput(row.work, row.student_ms)
         view.update(speedup=row.speedup, speedup_low=row.speedup_low, speedup_high=row.speedup_high,
                     student_ms=row.student_ms, solution_ms=row.solution_ms, pairs=int(row.pairs), unit=row.unit,
                     student_throughput=throughput, credit=row.credit if pd.notna(row.credit) else 0.0,
-                    percent_of_limit=100 * throughput / limit if limit else None,
-                    limit_name=LIMIT_NAMES.get(row.unit, "the device limit"))
+                    percent_of_limit=metrics.percent_of_limit(throughput, metrics.device_limit(limits, row.unit)),
+                    limit_name=metrics.limit_name(row.unit))
     throttled = getattr(row, "throttled_pairs", None)
     view["throttle_note"] = (f"; {int(throttled)} of {int(row.pairs)} pairs were timed while the GPU's clock was "
                              "throttled" if pd.notna(throttled) and throttled else "")
     return view
 
 
-SANITIZER_WORDS = {"skipped": "not run", "timeout": "did not finish in time", "failed": "gave no verdict",
-                   "unavailable": "not available on the grading machine"}
-
-
 def _sanitizer_view(row) -> dict:
     """One compute-sanitizer run, in words: what it found and what that means."""
-    if row.status == "clean":
-        text = f"compute-sanitizer {row.tool} on {row.dtype} {row.shape}: no problems found"
-    elif row.status == "errors":
+    if row.status == "errors":
         text = f"{summary_sentence(row.tool, int(row.errors))} on {row.dtype} {row.shape}"
         if meaning(row.report):
             text += f": {meaning(row.report)}"
     else:
-        text = (f"compute-sanitizer {row.tool} on {row.dtype} {row.shape}: {SANITIZER_WORDS.get(row.status, row.status)}"
+        text = (f"compute-sanitizer {row.tool} on {row.dtype} {row.shape}: {sanitizer_word(row.status)}"
                 + (f" ({row.message})" if row.message else ""))
     return {"tool": row.tool, "status": row.status, "text": text, "report": row.report if row.status == "errors" else "",
             "icon": "⚠️" if row.status == "errors" else ("✅" if row.status == "clean" else "➖")}
@@ -116,43 +111,71 @@ def _sanitizer_views(runs: pd.DataFrame) -> list[dict]:
         first = runs.iloc[0]
         return [{"tool": "", "status": "clean", "report": "", "icon": "✅",
                  "text": f"compute-sanitizer ({', '.join(runs['tool'])}) on {first['dtype']} {first['shape']}: "
-                         "no problems found"}]
+                         f"{sanitizer_word('clean')}"}]
     return [_sanitizer_view(r) for r in runs.itertuples()]
+
+
+def task_feedback(store: Store, rubric: Rubric, submission_id: int, limits: dict) -> list[dict]:
+    """Each task of a submission as its feedback shows it: the scores, a line per stored case (with its
+    timing, rated against the run's measured `limits`) and per compute-sanitizer run. The feedback pages
+    and Gradescope's per-task output (grader/exports/gradescope.py) are both made from these."""
+    cases = store.cases(submission_id)
+    tool_runs = store.sanitizer_runs(submission_id)
+    scores = store.scores([submission_id]).set_index("task")
+    tasks = []
+    for policy in rubric.tasks:
+        s = scores.loc[policy.id] if policy.id in scores.index else None
+        rows = cases[cases["task"] == policy.id]
+        tasks.append({"task": policy.id, "correctness": s.correctness if s is not None else 0.0,
+                      "correctness_max": policy.correctness_points,
+                      "performance": s.performance if s is not None else 0.0,
+                      "performance_max": policy.performance_points, "note": s.note if s is not None else "",
+                      "cases": [_case_view(r, limits) for r in rows.itertuples()],
+                      "sanitizer": _sanitizer_views(tool_runs[tool_runs["task"] == policy.id])})
+    return tasks
+
+
+def task_markdown(task: dict) -> str:
+    """One task's lines of task_feedback() in Markdown, exactly as the feedback page (feedback.md) has them."""
+    return TEMPLATES["md"].get_template("feedback_task.md.j2").render(t=task).strip("\n")
+
+
+def run_views(store: Store) -> dict[int, dict]:
+    """Each grading run as the feedback uses it: its measured limits, its first device's name, its isolation."""
+    isolations = store.isolations()
+    views = {}
+    for run in store.runs().itertuples():
+        devices = json.loads(run.devices or "[]")
+        views[run.id] = {"limits": json.loads(run.limits or "{}"),
+                         "device": devices[0].get("name", "") if devices else "",
+                         "isolation": isolations.get(run.id, UNRECORDED)}
+    return views
+
+
+def run_of(store: Store, run_id: int) -> dict:
+    """The grading run a submission was graded in (run_views' entry; empty limits if it is not in the store)."""
+    return run_views(store).get(run_id, UNKNOWN_RUN)
 
 
 def write_feedback(store: Store, rubric: Rubric, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
-    run = store.latest_run() or {}
-    limits = json.loads(run.get("limits") or "{}")
-    devices = json.loads(run.get("devices") or "[]")
-    device = devices[0].get("name", "") if devices else ""
-    runs = store.run_sandboxes()
     written = []
+    runs = run_views(store)
     subs = store.latest_submissions()
     for sub in subs.itertuples():
+        run = runs.get(sub.run_id, UNKNOWN_RUN)
         cases = store.cases(sub.id)
-        tool_runs = store.sanitizer_runs(sub.id)
-        scores = store.scores([sub.id]).set_index("task")
-        tasks = []
-        for policy in rubric.tasks:
-            s = scores.loc[policy.id] if policy.id in scores.index else None
-            rows = cases[cases["task"] == policy.id]
-            tasks.append({"task": policy.id, "correctness": s.correctness if s is not None else 0.0,
-                          "correctness_max": policy.correctness_points,
-                          "performance": s.performance if s is not None else 0.0,
-                          "performance_max": policy.performance_points, "note": s.note if s is not None else "",
-                          "cases": [_case_view(r, limits) for r in rows.itertuples()],
-                          "sanitizer": _sanitizer_views(tool_runs[tool_runs["task"] == policy.id])})
         png = _plot(cases[cases["kind"] == "timed"])
-        sandbox = runs.get(sub.run_id, "none")
+        isolation = run["isolation"]
         findings = json.loads(sub.gate)
-        context = {"title": rubric.title, "s": sub._asdict(), "tasks": tasks, "status_word": submission_word,
+        context = {"title": rubric.title, "s": sub._asdict(), "status_word": submission_word,
+                   "tasks": task_feedback(store, rubric, sub.id, run["limits"]),
                    "gate": [f for f in findings if f["enforced"]], "gate_notes": [f for f in findings if not f["enforced"]],
-                   "notes": json.loads(sub.notes), "ignored": json.loads(sub.ignored), "device": device,
+                   "notes": json.loads(sub.notes), "ignored": json.loads(sub.ignored), "device": run["device"],
                    "unbuilt": sorted({f"{r.task}" for r in cases.itertuples() if r.status == "build_error"}),
                    "plot": f"{sub.student}.png" if png else None,
                    "plot_data": base64.b64encode(png).decode() if png else None,
-                   "unsandboxed": None if isolation.isolated(sandbox) else isolation.label(sandbox)}
+                   "unsandboxed": None if isolation.isolated else isolation.label}
         if png:
             (out / f"{sub.student}.png").write_bytes(png)
         for kind in ("md", "html"):
@@ -173,8 +196,8 @@ def summary_table(store: Store, rubric: Rubric) -> pd.DataFrame:
     if subs.empty:
         return pd.DataFrame({"submissions": [0]})
     ids = subs["id"].tolist()
-    marks = ",".join("?" * len(ids))
-    cases = store.table(f"SELECT submission_id, status FROM cases WHERE submission_id IN ({marks})", tuple(ids))
+    cases = store.cases_for(ids)
+    tool_runs = store.sanitizer_runs_for(ids)
     scores = store.scores(ids)
     row = {"submissions": len(subs), "graded": int((subs["status"] == "graded").sum()),
            "build failures": int((subs["status"] == "build_failed").sum()),
@@ -182,17 +205,15 @@ def summary_table(store: Store, rubric: Rubric) -> pd.DataFrame:
            "rejected": int((subs["status"] == "rejected").sum()),
            "with timeouts": int(cases[cases["status"] == "timeout"]["submission_id"].nunique()),
            "flagged for review": len(review_table(store)),
-           "sanitizer findings": int(store.table(
-               f"SELECT COUNT(DISTINCT submission_id) AS n FROM sanitizer_runs WHERE status = 'errors' AND "
-               f"submission_id IN ({marks})", tuple(ids))["n"].iloc[0]),
+           "sanitizer findings": int(tool_runs[tool_runs["status"] == "errors"]["submission_id"].nunique()),
            "with forbidden files": int(cases[cases["status"] == "forbidden"]["submission_id"].nunique()),
            "mean total": round(float(subs["total"].mean()), 2), "of": rubric.max_points}
     means = (scores.assign(points=scores["correctness"] + scores["performance"])
              .groupby("task")["points"].mean().round(2))
     for policy in rubric.tasks:
         row[policy.id] = float(means.get(policy.id, 0.0))
-    runs = store.run_sandboxes()
-    row["sandbox"] = ", ".join(sorted({isolation.label(runs.get(r, "none")) for r in subs["run_id"]}))
+    isolations = store.isolations()
+    row["sandbox"] = ", ".join(sorted({isolations.get(r, UNRECORDED).label for r in subs["run_id"]}))
     return pd.DataFrame([row])
 
 

@@ -55,9 +55,6 @@ class CaseOutcome:
     def passed(self) -> bool:
         return self.status == "ok"
 
-    def throughput(self, ms: float) -> float:
-        return self.work / (ms * 1e-3) / 1e9 if ms > 0 else 0.0
-
 
 @dataclass
 class TaskScore:

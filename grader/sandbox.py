@@ -43,9 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.capped import DEFAULT_CAP, CappedReader
+from grader.isolation import UNSAFE_FLAG, Isolation
 
 BWRAP_ENV = "BWRAP"  # a bwrap binary that is not on PATH (e.g. Debian's package unpacked with dpkg -x)
-UNSAFE_FLAG = "--unsafe-no-sandbox"
 SANDBOX_UID_RANGE = (1 << 30, (1 << 31) - 2)  # far from real users, subuid ranges and nobody
 NAMESPACE_UID = 65534  # the uid code sees inside a user namespace ("nobody")
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -73,6 +73,11 @@ class ResourceLimits:
     def from_rubric(cls, limits) -> ResourceLimits:
         return cls(int(limits.cpu_seconds), int(limits.file_size_mib * 1024 * 1024), int(limits.processes),
                    int(limits.output_mib * 1024 * 1024))
+
+    def record(self) -> dict:
+        """The limits as the isolation record stores them (grader/isolation.py)."""
+        return {"cpu_seconds": self.cpu_seconds, "file_size_mib": self.file_size // 2**20,
+                "processes": self.processes, "output_kib": self.output // 1024}
 
 
 @dataclass
@@ -170,15 +175,12 @@ class Sandbox:
             self.tools[tool] = found
 
     @property
-    def description(self) -> str:
-        who = ("a fresh unprivileged uid per sandbox (setpriv; the grader is root)" if self.privileged
-               else f"uid {NAMESPACE_UID} in a user namespace")
-        limits = self.limits
-        caps = (f"; limits per sandbox: {limits.cpu_seconds} CPU-s per process, files up to "
-                f"{limits.file_size // 2**20} MiB, {limits.processes} processes, output {limits.output // 1024} KiB "
-                "per stream") if limits else ""
-        return (f"bubblewrap {self.version} ({self.bwrap}): no network, read-only system, writable scratch only, "
-                f"own pid/ipc/uts namespaces, {who}, GPU device nodes passed through{caps}")
+    def description(self) -> Isolation:
+        """How this sandbox isolates code: the record stored with each grading run (its words: str() of it)."""
+        return Isolation("bubblewrap", version=self.version, binary=str(self.bwrap),
+                         user="setpriv" if self.privileged else "user-namespace",
+                         uid=None if self.privileged else NAMESPACE_UID,
+                         limits=self.limits.record() if self.limits else {})
 
     def _binds(self, read_only, writable) -> list[str]:
         """bwrap's mount arguments, parents before children, with every directory it must create readable."""
@@ -333,9 +335,10 @@ class Unsandboxed:
         self.prlimit = shutil.which("prlimit")
 
     @property
-    def description(self) -> str:
-        return (f"NONE ({UNSAFE_FLAG}): student code ran as the grader's user ({os.geteuid()}), without isolation; "
-                "it could read and write whatever the grader can")
+    def description(self) -> Isolation:
+        """The record stored with each grading run: no isolation, on purpose (its words say what that means)."""
+        return Isolation("none", user="grader", uid=os.geteuid(), limits=self.limits.record() if self.limits else {},
+                         unsafe=True)
 
     def wrap(self, argv: list[str], *, read_only=(), writable=(), cwd: Path | None = None,
              gpu: str | None = None) -> tuple[list[str], dict]:
@@ -393,13 +396,3 @@ def make_sandbox(unsafe: bool, bwrap: str | None, work: Path) -> Sandbox | Unsan
     sandbox = Sandbox(path)
     sandbox.check(work)
     return sandbox
-
-
-def isolated(description: str) -> bool:
-    """Whether a grading run's stored sandbox description says student code was isolated."""
-    return description.startswith("bubblewrap")
-
-
-def label(description: str) -> str:
-    """The short form for tables: 'bubblewrap 0.8.0', 'NONE (--unsafe-no-sandbox)', 'none'."""
-    return description.split(":", 1)[0].split(" (/", 1)[0]

@@ -1,4 +1,4 @@
-"""Every status a case or a submission can have, and its words: the one place they are written.
+"""Every status a case, a submission or a compute-sanitizer run can have, and its words: the one place they are written.
 
 Case statuses come from the harness (ok, wrong, not_implemented, build_error, error; its
 registry lists them) and from the grader itself (the rest). Each has
@@ -59,3 +59,18 @@ def case_reason(status: str) -> str:
 
 def submission_word(status: str) -> str:
     return SUBMISSION_STATUSES[status].word if status in SUBMISSION_STATUSES else status
+
+
+# compute-sanitizer's verdict on a task's small case (grader/sanitizer.py; the feedback's words).
+SANITIZER_STATUSES: dict[str, Status] = {
+    "clean": Status("no problems found", "", "the tool ran and reported nothing"),
+    "errors": Status("found errors", "", "the tool reported errors: costs the rubric's [sanitizer] penalty"),
+    "timeout": Status("did not finish in time", "", "the tool ran past the rubric's sanitizer limit: no verdict"),
+    "failed": Status("gave no verdict", "", "the tool ended without a report (its message says why)"),
+    "skipped": Status("not run", "", "not run: the task hung, its replies were forged, or its time ran out"),
+    "unavailable": Status("not available on the grading machine", "", "compute-sanitizer is not installed"),
+}
+
+
+def sanitizer_word(status: str) -> str:
+    return SANITIZER_STATUSES[status].word if status in SANITIZER_STATUSES else status

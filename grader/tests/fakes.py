@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Callable
 
 from grader.build import BuildResult
+from grader.isolation import Isolation
 from grader.results import SanitizerOutcome
 from grader.gate.check import Finding
 from grader.gate.report import GateReport
@@ -137,7 +138,7 @@ class FakeServer:
 
 class FakeBackend:
     harness_version = "fake-1"
-    sandbox = "none (fake backend for tests)"
+    sandbox = Isolation("none", note="fake backend for tests")
 
     def __init__(self, delay: float = 0.0, sim: SimClock | None = None,
                  solution_ms: Callable[[str, str], float] | None = None):

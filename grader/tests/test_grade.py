@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import tarfile
@@ -13,11 +12,10 @@ import time
 import pandas as pd
 import pytest
 
-from grader.exports import canvas_csv
 from grader.grade import GradeOptions, grade
-from grader.report import summary_table, write_reports
-from grader.store import Store
-from grader.tests.conftest import REPO, small_rubric_text, write_submission
+from grader.report import run_of, summary_table, task_feedback, task_markdown, write_reports
+from grader.store import Store, StoreError
+from grader.tests.conftest import REPO, cases_of, opened, small_rubric_text, write_submission
 from grader.tests.fakes import FakeBackend
 
 
@@ -68,21 +66,21 @@ def test_every_submission_gets_the_verdict_its_code_earns(graded, small_rubric):
 
 def test_statuses_and_reasons_are_stored_per_case(graded):
     _, results, _ = graded
-    db = sqlite3.connect(results / "grades.sqlite")
-    status = dict(db.execute("SELECT student, status FROM submissions"))
+    with opened(results) as store:
+        status = dict(zip(*store.submissions()[["student", "status"]].T.values))
+        pairs = len(store.samples_for())
     assert status["erin"] == "graded" and status["frank"] == "rejected" and status["alice"] == "graded"
-    erin = set(r[0] for r in db.execute("SELECT c.status || ':' || c.message FROM cases c JOIN submissions s ON s.id = c.submission_id "
-                          "WHERE s.student = 'erin' AND c.task = 'add' AND c.kind = 'correctness'"))
-    assert erin == {"build_error:add.cu does not compile: add.cu(3): error: this does not compile"}
-    dave = db.execute("SELECT c.status, c.message FROM cases c JOIN submissions s ON s.id = c.submission_id "
-                      "WHERE s.student = 'dave' AND c.task = 'dot'").fetchall()
-    assert dave[0][0] == "timeout" and "never finishes" in dave[0][1]
-    assert all(st == "skipped" and "did not finish" in msg for st, msg in dave[1:-1])  # no second wait
-    heidi = dict(db.execute("SELECT c.task || ':' || c.kind, c.status FROM cases c JOIN submissions s "
-                            "ON s.id = c.submission_id WHERE s.student = 'heidi'"))
+    erin = cases_of(results, "erin", task="add", kind="correctness")
+    assert set(erin["status"] + ":" + erin["message"]) == {
+        "build_error:add.cu does not compile: add.cu(3): error: this does not compile"}
+    dave = cases_of(results, "dave", task="dot", kind="correctness")
+    assert dave["status"][0] == "timeout" and "never finishes" in dave["message"][0]
+    assert len(dave) > 1 and (dave["status"][1:] == "skipped").all()  # no second wait
+    assert dave["message"][1:].str.contains("did not finish").all()
+    heidi = cases_of(results, "heidi")
+    heidi = dict(zip(heidi["task"] + ":" + heidi["kind"], heidi["status"]))
     assert heidi["fill:correctness"] == "crashed" and heidi["add:timed"] == "wrong"
     assert heidi["dot:timed"] == "ok"  # the crash and the wrong timed run ended only their own cases
-    pairs = db.execute("SELECT COUNT(*) FROM samples").fetchone()[0]
     assert pairs > 0
 
 
@@ -95,7 +93,9 @@ def test_a_hang_or_crash_leaves_the_next_submission_untouched(graded, small_rubr
 def test_feedback_names_what_went_wrong(graded):
     _, results, _ = graded
     fb = results / "feedback"
-    assert "add.cu does not compile: add.cu(3): error" in (fb / "erin.md").read_text()
+    erin = (fb / "erin.md").read_text()
+    assert "Files that did not build: add" in erin and "add.cu does not compile: add.cu(3): error" in erin
+    assert "kernels/add.cu(3): error" in erin  # the compiler's own output, in full
     assert "symbolic link" in (fb / "frank.md").read_text()
     assert "3 of 561 elements are wrong" in (fb / "carol.md").read_text()
     assert "matmul_fast.cu is missing" in (fb / "grace.md").read_text()
@@ -105,6 +105,20 @@ def test_feedback_names_what_went_wrong(graded):
     html = (fb / "alice.html").read_text()
     assert html.startswith("<!DOCTYPE html>") and "data:image/png;base64," in html
     assert (fb / "alice.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_each_tasks_lines_on_the_page_come_from_task_feedback(graded, small_rubric):
+    _, results, _ = graded
+    with opened(results) as store:
+        for student in ("alice", "carol", "dave", "heidi"):
+            sub = store.submissions(student).iloc[-1]
+            page = (results / "feedback" / f"{student}.md").read_text()
+            tasks = task_feedback(store, small_rubric, int(sub["id"]), run_of(store, int(sub["run_id"]))["limits"])
+            for task in tasks:
+                lines = task_markdown(task)
+                assert lines and f"## {task['task']}\n\n{lines}\n" in page, (student, task["task"])
+    dave = (results / "feedback" / "dave.md").read_text()
+    assert "compute-sanitizer memcheck on float32" in dave and ": not run (" in dave  # words from status.py
 
 
 def test_grades_csv_has_a_row_per_student_and_two_columns_per_task(graded, small_rubric):
@@ -126,24 +140,15 @@ def test_summary_counts_failures_and_timeouts(graded, small_rubric):
     assert row["with timeouts"] == 1
 
 
-def test_canvas_csv_has_canvas_columns_and_points_possible(graded, small_rubric, tmp_path):
+def test_grading_writes_canvas_csv_from_the_store(graded, small_rubric):
     _, results, _ = graded
-    store = Store(results / "grades.sqlite")
-    out, warnings = canvas_csv(store, small_rubric, tmp_path / "canvas.csv")
-    roster = tmp_path / "roster.csv"
-    roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section\n    Points Possible,,,,\n"
-                      "Alice A,101,u101,alice,S1\nNobody N,102,u102,nobody,S1\n")
-    mapped, warnings = canvas_csv(store, small_rubric, tmp_path / "mapped.csv", roster)
-    store.close()
-    table = pd.read_csv(out, dtype=str, keep_default_na=False)
+    write_reports(results, small_rubric)
+    from grader import cli
+    assert cli.main(["export", "--rubric", str(small_rubric.path), "--results", str(results)]) == 0
+    table = pd.read_csv(results / "canvas.csv", dtype=str, keep_default_na=False)
     assert list(table.columns) == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", small_rubric.title]
     assert table.iloc[0]["Student"] == "Points Possible"
-    assert float(table.iloc[0][small_rubric.title]) == small_rubric.max_points
-    mapped_table = pd.read_csv(mapped, dtype=str, keep_default_na=False).set_index("Student")
-    assert mapped_table.loc["Alice A", "SIS User ID"] == "u101"
-    assert float(mapped_table.loc["Alice A", small_rubric.title]) == small_rubric.max_points
-    assert mapped_table.loc["Nobody N", small_rubric.title] == ""
-    assert any(w.startswith("bob is graded but not in the roster") for w in warnings)
+    assert dict(zip(table["SIS Login ID"][1:], table[small_rubric.title][1:].astype(float))) == totals(results)
 
 
 def test_a_second_run_skips_unchanged_submissions_and_regrade_does_not(graded, registry, small_rubric):
@@ -158,8 +163,8 @@ def test_a_second_run_skips_unchanged_submissions_and_regrade_does_not(graded, r
     fourth = grade(GradeOptions(subs, results, [None], regrade=True, progress=False), small_rubric, registry,
                    FakeBackend())
     assert len(fourth.graded) == 9
-    db = sqlite3.connect(results / "grades.sqlite")
-    assert db.execute("SELECT COUNT(*) FROM submissions WHERE student = 'alice'").fetchone()[0] == 2  # two versions
+    with opened(results) as store:
+        assert len(store.submissions("alice")) == 2  # two versions
     write_reports(results, small_rubric)
     assert totals(results)["alice"] < small_rubric.max_points  # the latest version counts
 
@@ -195,24 +200,24 @@ def test_kill_minus_9_midway_loses_only_the_submission_in_flight(tmp_path, regis
     while time.monotonic() < deadline:
         if db_path.exists():
             try:
-                if sqlite3.connect(db_path).execute("SELECT COUNT(*) FROM submissions").fetchone()[0] >= 2:
-                    break
-            except sqlite3.OperationalError:
+                with opened(results) as store:
+                    if len(store.submissions()) >= 2:
+                        break
+            except StoreError:  # the grader is still creating it
                 pass
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
 
-    db = sqlite3.connect(db_path)
-    stored = db.execute("SELECT COUNT(*) FROM submissions").fetchone()[0]
+    with opened(results) as store:
+        kept, scores, cases = store.submissions(), store.scores(), store.cases_for()
+    stored = len(kept)
     assert 2 <= stored < 8, "the kill should land midway"
     tasks = len(registry.tasks)
-    per_sub = db.execute("SELECT s.student, (SELECT COUNT(*) FROM scores WHERE submission_id = s.id),"
-                         " (SELECT COUNT(*) FROM cases WHERE submission_id = s.id) FROM submissions s").fetchall()
-    assert all(n_scores == tasks and n_cases == 3 * tasks for _, n_scores, n_cases in per_sub)  # whole, never partial
-    assert db.execute("SELECT COUNT(*) FROM cases WHERE submission_id NOT IN (SELECT id FROM submissions)"
-                      ).fetchone()[0] == 0
-    db.close()
+    n_scores = scores.groupby("submission_id").size().reindex(kept["id"], fill_value=0)
+    n_cases = cases.groupby("submission_id").size().reindex(kept["id"], fill_value=0)
+    assert (n_scores == tasks).all() and (n_cases == 3 * tasks).all()  # whole, never partial
+    assert cases["submission_id"].isin(kept["id"]).all()
 
     from grader.registry import Registry
     from grader.rubric import load_rubric
@@ -221,8 +226,8 @@ def test_kill_minus_9_midway_loses_only_the_submission_in_flight(tmp_path, regis
     resumed = grade(GradeOptions(subs, results, [None], progress=False), small, registry, backend)
     assert len(resumed.skipped_same) == stored
     assert len(backend.builds) == 8 - stored
-    db = sqlite3.connect(db_path)
-    assert sorted(r[0] for r in db.execute("SELECT student FROM submissions")) == [f"student{i:02d}" for i in range(8)]
+    with opened(results) as store:
+        assert sorted(store.submissions()["student"]) == [f"student{i:02d}" for i in range(8)]
 
 
 def test_two_gpus_get_a_worker_each_and_share_the_class(tmp_path, registry, small_rubric):

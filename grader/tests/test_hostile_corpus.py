@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
 import subprocess
 import sys
 import tomllib
@@ -14,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from grader.tests.conftest import opened
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "grader" / "tests" / "hostile"
@@ -121,17 +122,13 @@ def batch(tmp_path_factory, gpu_work):
     return corpus, results, run
 
 
-def db(results: Path) -> sqlite3.Connection:
-    return sqlite3.connect(results / "grades.sqlite")
-
-
 @pytest.mark.gpu
 def test_grader_survives_the_whole_corpus(batch):
     corpus, results, run = batch
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
-    con = db(results)
-    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    graded = {s for (s,) in con.execute("SELECT student FROM submissions")}
+    with opened(results) as store:
+        assert store.integrity() == "ok"
+        graded = set(store.submissions()["student"])
     assert len(graded) == 2 * len(corpus), sorted(graded)
 
 
@@ -140,17 +137,19 @@ def test_grader_survives_the_whole_corpus(batch):
 def test_each_entry_gets_its_verdict(batch, index):
     corpus, results, _ = batch
     entry = corpus[index]
-    con = db(results)
     student = f"h{index:02d}-{entry.name}"
-    row = con.execute("SELECT id, status, rejected, build_log FROM submissions WHERE student = ?", (student,)).fetchone()
-    assert row is not None, f"{student} was not stored"
-    sub_id, status, rejected, build_log = row
+    with opened(results) as store:
+        rows = store.submissions(student)
+        assert not rows.empty, f"{student} was not stored"
+        row = rows.iloc[-1]
+        stored = store.cases(int(row["id"]))
+    status, rejected, build_log = row["status"], row["rejected"], row["build_log"]
     assert status == entry.status, (status, rejected, build_log[-2000:])
     if status != "graded":
         assert entry.reason.lower() in f"{rejected or ''}\n{build_log}".lower()
         return
-    cases = con.execute("SELECT status, message, hint FROM cases WHERE submission_id = ? AND task = ? "
-                        "AND kind = ?", (sub_id, entry.task, entry.kind)).fetchall()
+    mine = stored[stored["task"] == entry.task]
+    cases = mine[mine["kind"] == entry.kind][["status", "message", "hint"]].values.tolist()
     assert cases, f"no cases of {entry.task} stored"
     statuses = [c[0] for c in cases]
     if entry.case_status == "any-failing":
@@ -162,19 +161,22 @@ def test_each_entry_gets_its_verdict(batch, index):
     text = "\n".join(f"{c[1]}\n{c[2]}" for c in cases).lower()
     assert entry.reason.lower() in text, text[:3000]
     if entry.case_status == "ok":  # defeated into an honest run: timed honestly too, nothing flagged
-        timed = con.execute("SELECT status, flag FROM cases WHERE submission_id = ? AND task = ? AND kind = 'timed'",
-                            (sub_id, entry.task)).fetchall()
+        timed = mine[mine["kind"] == "timed"][["status", "flag"]].values.tolist()
         assert all(status == "ok" and not flag for status, flag in timed), timed
 
 
 @pytest.mark.gpu
 def test_a_normal_submission_after_each_entry_is_unaffected(batch):
     corpus, results, _ = batch
-    con = db(results)
-    scores = con.execute("SELECT s.student, c.task, c.status FROM cases c JOIN submissions s ON s.id = c.submission_id "
-                         "WHERE s.student LIKE '%-zz-normal' AND c.kind = 'correctness'").fetchall()
+    with opened(results) as store:
+        subs = store.submissions()
+        normal = subs[subs["student"].str.endswith("-zz-normal")]
+        cases = store.cases_for(normal["id"].tolist())
+        scores = store.scores(normal["id"].tolist())
+    students = normal.set_index("id")["student"]
+    checks = cases[cases["kind"] == "correctness"]
     by_student: dict[str, dict[str, set[str]]] = {}
-    for student, task, status in scores:
+    for student, task, status in zip(checks["submission_id"].map(students), checks["task"], checks["status"]):
         by_student.setdefault(student, {}).setdefault(task, set()).add(status)
     assert len(by_student) == len(corpus)
     for student, tasks in by_student.items():
@@ -183,11 +185,8 @@ def test_a_normal_submission_after_each_entry_is_unaffected(batch):
         for task, statuses in tasks.items():
             if task not in NORMAL_TASKS:
                 assert statuses == {"missing"}, (student, task, statuses)  # not handed in
-    totals = {t for (t,) in con.execute("SELECT ROUND(total, 6) FROM submissions WHERE student LIKE '%-zz-normal' "
-                                        "AND status = 'graded'")}
-    correctness = {t for (t,) in con.execute(
-        "SELECT ROUND(SUM(sc.correctness), 6) FROM scores sc JOIN submissions s ON s.id = sc.submission_id "
-        "WHERE s.student LIKE '%-zz-normal' GROUP BY s.id")}
+    totals = set(normal[normal["status"] == "graded"]["total"].round(6))
+    correctness = set(scores.groupby("submission_id")["correctness"].sum().round(6))
     assert len(correctness) == 1, correctness
     assert totals, "no normal submission was graded"
 

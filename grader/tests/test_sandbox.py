@@ -254,7 +254,8 @@ def test_without_bwrap_grading_is_refused_unless_told_to_run_unsafe(tmp_path, mo
         make_sandbox(False, None, tmp_path)
     assert "apt-get install bubblewrap" in str(e.value) and "--unsafe-no-sandbox" in str(e.value)
     unsafe = make_sandbox(True, None, tmp_path)
-    assert isinstance(unsafe, Unsandboxed) and unsafe.description.startswith("NONE (--unsafe-no-sandbox)")
+    assert isinstance(unsafe, Unsandboxed) and unsafe.description.unsafe
+    assert unsafe.description.words.startswith("NONE (--unsafe-no-sandbox)")
 
 
 def test_a_bwrap_path_that_is_not_a_program_is_named(tmp_path):

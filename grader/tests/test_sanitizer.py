@@ -2,7 +2,6 @@
 runs, the penalty, the store, and the feedback, on the fake backend."""
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pandas as pd
@@ -13,7 +12,8 @@ from grader.grade import GradeOptions, grade
 from grader.report import write_reports
 from grader.results import SanitizerOutcome
 from grader.store import Store
-from grader.tests.conftest import write_submission
+from grader.tests.conftest import opened, write_submission
+from grader.tests.old_stores import without_table
 from grader.tests.fakes import FakeBackend
 
 SAMPLES = Path(__file__).parent / "sanitizer_samples"
@@ -109,10 +109,17 @@ def graded(tmp_path, registry, small_rubric):
     return results
 
 
+def with_students(results, rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows keyed by submission_id, with each submission's student beside them."""
+    with opened(results) as store:
+        students = store.submissions().set_index("id")["student"]
+    return rows.assign(student=rows["submission_id"].map(students))
+
+
 def scores_of(results) -> pd.DataFrame:
-    db = sqlite3.connect(results / "grades.sqlite")
-    return pd.read_sql_query("SELECT s.student, c.task, c.correctness, c.correctness_max, c.note FROM scores c "
-                             "JOIN submissions s ON s.id = c.submission_id", db).set_index(["student", "task"])
+    with opened(results) as store:
+        scores = store.scores()
+    return with_students(results, scores).set_index(["student", "task"])
 
 
 def test_a_race_costs_the_rubrics_penalty_even_when_every_output_was_right(graded, small_rubric):
@@ -130,9 +137,8 @@ def test_the_penalty_never_takes_a_task_below_zero(graded):
 
 
 def test_every_tool_runs_on_every_task_that_ran_and_none_on_one_that_did_not(graded, small_rubric):
-    db = sqlite3.connect(graded / "grades.sqlite")
-    runs = pd.read_sql_query("SELECT s.student, r.task, r.tool, r.status, r.shape, r.dtype FROM sanitizer_runs r "
-                             "JOIN submissions s ON s.id = r.submission_id", db)
+    with opened(graded) as store:
+        runs = with_students(graded, store.sanitizer_runs_for())
     clean = runs[runs.student == "clean"]
     assert len(clean) == len(small_rubric.tasks) * 2 and set(clean.status) == {"clean"}
     fill = small_rubric.task("fill")
@@ -164,18 +170,11 @@ def test_the_summary_counts_submissions_with_sanitizer_findings(graded, small_ru
 
 
 def test_a_store_made_before_the_sanitizer_table_still_opens_and_gains_it(tmp_path, graded):
-    path = tmp_path / "old.sqlite"
-    db = sqlite3.connect(graded / "grades.sqlite")
-    db.execute(f"VACUUM INTO '{path}'")
-    db.close()
-    old = sqlite3.connect(path)
-    old.execute("DROP TABLE sanitizer_runs")
-    old.commit()
-    subs_before = old.execute("SELECT COUNT(*) FROM submissions").fetchone()[0]
-    old.close()
-    store = Store(path)
+    with opened(graded) as store:
+        subs_before = len(store.submissions())
+    store = Store(without_table(graded / "grades.sqlite", tmp_path / "old.sqlite", "sanitizer_runs"))
     assert store.sanitizer_runs(1).empty
-    assert len(store.latest_submissions()) == subs_before
+    assert len(store.submissions()) == subs_before
     store.close()
 
 
