@@ -99,8 +99,10 @@ def main(argv: list[str]) -> int:
     if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0) != 0:
         return _fail(f"installing the {profile_name} filter failed: {os.strerror(ctypes.get_errno())}")
     sys.stderr.flush()
-    libc.execve.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-    libc.execve(*pointers)  # returns only when it failed
+    # The system call itself, not libc's execve: a library preloaded into this process (compute-sanitizer's
+    # injection, when this launcher is the tool's target) may wrap execve and pass other pointers.
+    libc.syscall.argtypes = [ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    libc.syscall(seccomp.SYSCALLS[seccomp.machine()]["execve"], *pointers)  # returns only when it failed
     return _fail(f"cannot execute {program}: {os.strerror(ctypes.get_errno())}")
 
 

@@ -22,12 +22,13 @@ choice when memory runs out.
 
 Every process in it runs under a seccomp filter (grader/seccomp.py), given to
 bubblewrap as a compiled BPF program (`--seccomp FD`): the `build` profile for
-a build and around everything else, the `tool` profile for compute-sanitizer's
-own process. Student code itself (the harness, in a run or as the
-sanitizer's target) starts through grader/confine.py, which adds the `run`
-profile just before it executes the harness: threads but no processes, no
-other programs, no new session, no sockets. A build sees neither /sys nor the
-GPU's device nodes. RLIMIT_NPROC counts processes per real user and
+a build, the `tool` profile around a run and for compute-sanitizer's own
+process. Student code itself gets the `run` profile on top: a run starts the
+harness through grader/confine.py, which installs it just before it executes
+the harness; under compute-sanitizer (which must start the harness itself) a
+preloaded library installs it in the harness's process only. Threads but no
+processes, no other programs, no new session, no socket but AF_UNIX. A build
+sees neither /sys nor the GPU's device nodes. RLIMIT_NPROC counts processes per real user and
 is not enforced for root, so:
 
 - when the grader runs as root, bubblewrap runs privileged (no user
@@ -47,6 +48,7 @@ import random
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -187,8 +189,10 @@ class Sandbox:
             self.tools[tool] = found
         # The launcher that adds the run profile's filter runs on the system's Python (what /usr holds is all
         # the sandbox sees); the build needs it anyway (tools/link_tasks.py).
-        python = shutil.which("python3", path=":".join(BASE_PATH))
-        if not python or not Path(python).resolve().is_relative_to("/usr"):
+        python = next((str(Path(d) / "python3") for d in ("/usr/bin", "/bin", "/usr/local/bin")
+                       if (Path(d) / "python3").is_file() and (Path(d) / "python3").resolve().is_relative_to("/usr")),
+                      None)
+        if python is None:
             raise SandboxError("the sandbox needs the system's python3 in /usr/bin (apt-get install python3)")
         self.python = python
         try:
@@ -237,19 +241,39 @@ class Sandbox:
         return args
 
     def confined(self, argv: list[str], profile: str = "run") -> list[str]:
-        """argv started through the launcher that adds `profile`'s filter (for a command that another
-        program in the sandbox starts, e.g. compute-sanitizer's target)."""
+        """argv started through the launcher that adds `profile`'s filter."""
         return [self.python, "-I", "-S", str(CONFINE), profile, "--", *[str(a) for a in argv]]
 
+    def preload_library(self) -> Path:
+        """The library that installs the run profile's filter in the harness under compute-sanitizer
+        (seccomp.preload_source), compiled once per grader process with the system's C compiler."""
+        if getattr(self, "_preload", None) is None:
+            compiler = shutil.which("cc") or shutil.which("gcc")
+            if compiler is None:
+                raise SandboxError("the sandbox needs a C compiler (cc or gcc) to build its seccomp preload library")
+            folder = Path(tempfile.mkdtemp(prefix="grader-confine-"))
+            folder.chmod(0o755)
+            source, library = folder / "confine_preload.c", folder / "libconfine.so"
+            source.write_text(seccomp.preload_source(self.filters["run"]))
+            done = subprocess.run([compiler, "-shared", "-fPIC", "-O2", "-o", str(library), str(source)],
+                                  capture_output=True, text=True)
+            if done.returncode != 0:
+                raise SandboxError(f"cannot build the seccomp preload library: {done.stderr.strip()[:500]}")
+            library.chmod(0o755)
+            self._preload = library
+        return self._preload
+
     def wrap(self, argv: list[str], *, read_only=(), writable=(), cwd: Path | None = None,
-             gpu: str | None = None, profile: str = "build") -> tuple[list[str], dict]:
+             gpu: str | None = None, profile: str = "build", confine_exe: Path | None = None
+             ) -> tuple[list[str], dict]:
         """The sandboxed command for argv, and the keyword arguments for subprocess.Popen (use `spawn`,
         which closes the descriptor that hands bubblewrap the seccomp filter). The first writable
         directory is the code's HOME (and cwd, unless given).
 
         profile: "build" (compilers: processes and programs; no /sys, no GPU device nodes), "run" (student
         code itself: argv runs through confine.py with the run profile inside the build one) or "tool"
-        (compute-sanitizer: its target must be `confined`)."""
+        (compute-sanitizer: the program at `confine_exe`, which the tool starts, gets the run profile from
+        a preloaded library before its own code runs)."""
         if self.limits is None:
             raise SandboxError("the sandbox's resource limits were not set (they come from the rubric's [limits])")
         if profile not in PROFILES:
@@ -257,6 +281,9 @@ class Sandbox:
         limits = self.limits
         writable = [Path(p) for p in writable]
         read_only = [*read_only, CONFINE, SECCOMP_SOURCE]
+        preload = self.preload_library() if profile == "tool" and confine_exe is not None else None
+        if preload is not None:
+            read_only.append(preload)
         home = writable[0] if writable else Path("/tmp")
         uid = random.randint(*SANDBOX_UID_RANGE) if self.privileged else None
         for directory in writable:
@@ -282,10 +309,15 @@ class Sandbox:
             cmd += ["--perms", "1777"] + (["--size", str(size)] if self.can_size_tmpfs else []) + ["--tmpfs", mount]
         cmd += self._binds(read_only, writable)  # after /tmp, so that paths under /tmp stay visible
         cmd += ["--chdir", str(cwd or home), "--clearenv"]
-        for key, value in self._environment(home, gpu).items():
+        environment = self._environment(home, gpu)
+        if preload is not None:
+            environment.update({"LD_PRELOAD": str(preload), "GRADER_CONFINE_EXE": str(confine_exe)})
+        for key, value in environment.items():
             cmd += ["--setenv", key, value]
         read_fd, write_fd = os.pipe()  # the outer filter, read by bubblewrap before it starts the command
-        os.write(write_fd, self.filters["tool" if profile == "tool" else "build"])
+        # The outer filter, for every process of the sandbox: a build's; else the tool's (AF_UNIX sockets, which
+        # the CUDA driver opens), inside which the run profile's takes the harness itself.
+        os.write(write_fd, self.filters["build" if profile == "build" else "tool"])
         os.close(write_fd)
         cmd += ["--seccomp", str(read_fd)]
         cmd += ["/bin/sh", "-c", OOM_WRAPPER, "sandbox"]
@@ -390,7 +422,8 @@ class Unsandboxed:
         return [str(a) for a in argv]
 
     def wrap(self, argv: list[str], *, read_only=(), writable=(), cwd: Path | None = None,
-             gpu: str | None = None, profile: str = "build") -> tuple[list[str], dict]:
+             gpu: str | None = None, profile: str = "build", confine_exe: Path | None = None
+             ) -> tuple[list[str], dict]:
         for directory in writable:
             Path(directory).mkdir(parents=True, exist_ok=True)
         env = dict(os.environ)
@@ -405,9 +438,10 @@ class Unsandboxed:
 
 
 def spawn(sandbox, argv: list[str], *, stdin, stdout, stderr, read_only=(), writable=(), cwd: Path | None = None,
-          gpu: str | None = None, profile: str = "build") -> subprocess.Popen:
+          gpu: str | None = None, profile: str = "build", confine_exe: Path | None = None) -> subprocess.Popen:
     """Starts argv in the sandbox, in a process group of its own (killed as one)."""
-    command, kwargs = sandbox.wrap(argv, read_only=read_only, writable=writable, cwd=cwd, gpu=gpu, profile=profile)
+    command, kwargs = sandbox.wrap(argv, read_only=read_only, writable=writable, cwd=cwd, gpu=gpu, profile=profile,
+                                   confine_exe=confine_exe)
     try:
         return subprocess.Popen(command, stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True, **kwargs)
     finally:
@@ -416,13 +450,14 @@ def spawn(sandbox, argv: list[str], *, stdin, stdout, stderr, read_only=(), writ
 
 
 def run(sandbox, argv: list[str], *, timeout: float, read_only=(), writable=(), cwd: Path | None = None,
-        gpu: str | None = None, merge_stderr: bool = False, profile: str = "build") -> Completed:
+        gpu: str | None = None, merge_stderr: bool = False, profile: str = "build",
+        confine_exe: Path | None = None) -> Completed:
     """Runs argv in the sandbox to completion or the wall-clock limit, output capped per stream."""
     cap = sandbox.limits.output if sandbox.limits else DEFAULT_CAP
     start = time.monotonic()
     proc = spawn(sandbox, argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                  stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE, read_only=read_only,
-                 writable=writable, cwd=cwd, gpu=gpu, profile=profile)
+                 writable=writable, cwd=cwd, gpu=gpu, profile=profile, confine_exe=confine_exe)
     readers = [CappedReader(proc.stdout, cap)] + ([] if merge_stderr else [CappedReader(proc.stderr, cap)])
     for r in readers:
         r.start()

@@ -17,13 +17,13 @@ for good: a filter cannot be removed, and a child inherits it). Ours, in order:
  3. per profile:
       build  make and the compilers: processes and programs, but no new session or process group, no
              sockets of any kind;
-      tool   compute-sanitizer's own process: like build, and what the tool needs to run its target
-             (PROFILE_TOOL below says which);
+      tool   compute-sanitizer's own process: like build, and AF_UNIX sockets (the CUDA driver of its
+             target needs them);
       run    the harness with student code: threads only (clone with CLONE_THREAD; clone3 answers
              ENOSYS so that glibc falls back to clone, whose flags a filter can read), no fork, no
              other program (execve is allowed once, for the exact pointers the launcher passes,
              which are random and known to nobody after that exec), no new session or group, no
-             sockets.
+             socket but AF_UNIX (the CUDA driver's own; nothing to reach in the sandbox).
 
 Denied everywhere: namespaces (unshare, setns, clone with CLONE_NEW*), mounts, chroot, ptrace and
 process_vm_readv/writev, kernel modules, kexec, reboot, swap, the clock, bpf, perf_event_open,
@@ -129,11 +129,13 @@ class Profile:
 
 
 PROFILE_BUILD = Profile("build", processes=True, programs=True, sessions=False, unix_sockets=False)
-# compute-sanitizer starts its target (fork and exec) and, as its documentation says, talks to the
-# instrumentation inside the target through a local channel; what it needed on the grading GPU is
-# recorded in docs/threat-model.md.
-PROFILE_TOOL = Profile("tool", processes=True, programs=True, sessions=True, unix_sockets=True, personality=True)
-PROFILE_RUN = Profile("run", processes=False, programs=False, sessions=False, unix_sockets=False)
+# compute-sanitizer starts its target (fork and exec); it needed nothing more on an H100 (2026-11-23: no new
+# session, no personality change, no ptrace), and the CUDA driver in its target needs AF_UNIX sockets.
+PROFILE_TOOL = Profile("tool", processes=True, programs=True, sessions=False, unix_sockets=True)
+# The CUDA driver opens AF_UNIX sockets when it starts (cuInit fails with "OS call failed" without them:
+# H100, driver 580, 2026-11-23). In the sandbox they reach nothing: no socket of the host is bound in, and
+# abstract ones belong to the sandbox's own, empty network namespace.
+PROFILE_RUN = Profile("run", processes=False, programs=False, sessions=False, unix_sockets=True)
 PROFILES = {p.name: p for p in (PROFILE_BUILD, PROFILE_TOOL, PROFILE_RUN)}
 
 
@@ -299,6 +301,41 @@ def compile_filter(profile: Profile | str, arch: str | None = None,
     p.place(kill)
     p.ret(RET_KILL_PROCESS)
     return p.assemble()
+
+
+def preload_source(bpf: bytes) -> str:
+    """C for a library that, preloaded (LD_PRELOAD) into every process of a sandbox, installs `bpf` in the one
+    process whose executable is $GRADER_CONFINE_EXE, before that program's own code runs: how the harness under
+    compute-sanitizer gets the run profile (the tool must start it itself, and loses track of a target that
+    replaces itself with execve, so the launcher cannot be used there)."""
+    data = ",".join(str(b) for b in bpf)
+    return f"""#define _GNU_SOURCE
+#include <limits.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+static const unsigned char filter[] = {{{data}}};
+
+__attribute__((constructor)) static void grader_confine(void) {{
+    const char* target = getenv("GRADER_CONFINE_EXE");
+    char self[PATH_MAX], real[PATH_MAX];
+    if (!target || !realpath(target, real)) return;
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return;
+    self[n] = 0;
+    if (strcmp(self, real) != 0) return;
+    struct sock_fprog prog = {{(unsigned short)(sizeof filter / 8), (struct sock_filter*)filter}};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {{
+        fprintf(stderr, "confine: cannot install the run filter\\n");
+        _exit(126);
+    }}
+}}
+"""
 
 
 def describe(profile: Profile | str) -> str:

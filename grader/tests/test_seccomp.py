@@ -49,8 +49,10 @@ def test_student_code_gets_threads_and_nothing_that_starts_or_reaches_another_pr
     found = probe(sandbox, "run", tmp_path)
     assert found.pop("thread") == "ok" and found.pop("kill_self") == "ok"  # threads and signals to itself
     assert found.pop("clone3") == "Function not implemented"  # so that glibc falls back to clone, which is checked
+    # AF_UNIX: the CUDA driver's own (cuInit fails without); nothing in the sandbox to connect to
+    assert found.pop("socket_unix") == found.pop("socketpair") == "ok"
     assert found == {name: DENIED for name in found}, found  # fork, spawn, execve, sockets, setsid, ptrace, ...
-    assert {"fork", "spawn", "execve", "socket_inet", "socket_unix", "socketpair", "setsid", "setpgid", "ptrace",
+    assert {"fork", "spawn", "execve", "socket_inet", "socket_inet6", "setsid", "setpgid", "ptrace",
             "process_vm_readv", "unshare", "personality", "io_uring_setup"} <= set(found)
 
 
@@ -66,8 +68,23 @@ def test_a_build_may_start_programs_but_not_sessions_sockets_or_tracing(sandbox,
 def test_the_sanitizers_own_process_gets_local_sockets_only(sandbox, tmp_path):
     found = probe(sandbox, "tool", tmp_path)
     assert found["fork"] == found["spawn"] == found["socket_unix"] == found["socketpair"] == "ok"
-    for name in ("socket_inet", "socket_inet6", "ptrace", "process_vm_readv", "unshare", "io_uring_setup"):
+    for name in ("socket_inet", "socket_inet6", "ptrace", "process_vm_readv", "unshare", "io_uring_setup", "setsid",
+                 "setpgid", "personality"):
         assert found[name] == DENIED, (name, found[name])
+
+
+def test_under_the_tool_the_harness_gets_the_run_profile_from_the_preloaded_library(sandbox, tmp_path):
+    """compute-sanitizer starts the harness itself; a library preloaded into the sandbox installs the run profile
+    in the one process whose executable is the harness (here a stand-in for both), and in no other."""
+    harness = tmp_path / "bin" / "harness"
+    harness.parent.mkdir()
+    shutil.copy(Path("/bin/sleep").resolve(), harness)  # any program: what counts is its filters
+    script = (f"'{harness}' 5 & pid=$!; sleep 0.5; grep Seccomp_filters /proc/$pid/status; "
+              "grep Seccomp_filters /proc/self/status; kill $pid")
+    done = run(sandbox, ["/bin/sh", "-c", script], timeout=30, read_only=[harness], writable=[tmp_path / "s"],
+               profile="tool", confine_exe=harness)
+    filters = [int(line.split()[-1]) for line in done.stdout.splitlines() if line.startswith("Seccomp_filters")]
+    assert filters == [2, 1], done  # the harness: the tool's filter and the run one; the tool's own processes: one
 
 
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="the i386 entry point exists on x86-64 only")
@@ -147,7 +164,10 @@ def test_the_run_filter_allows_threads_only(arch):
     for name in ("execve", "execveat", "setsid", "setpgid", "ptrace", "unshare", "setns", "mount", "bpf",
                  "io_uring_setup", "process_vm_writev", "keyctl", "userfaultfd", "perf_event_open"):
         assert evaluate(program, table[name], arch) == EPERM, name
-    assert evaluate(program, table["socket"], arch, (1,)) == EPERM  # not even AF_UNIX
+    assert evaluate(program, table["socket"], arch, (1,)) == ALLOW  # AF_UNIX, which the CUDA driver opens
+    assert evaluate(program, table["socket"], arch, (2,)) == EPERM  # AF_INET
+    assert evaluate(program, table["socket"], arch, (10,)) == EPERM  # AF_INET6
+    assert evaluate(program, table["socket"], arch, (16,)) == EPERM  # AF_NETLINK
     assert evaluate(program, table["ioctl"], arch, (0, seccomp.TIOCSTI)) == EPERM
     assert evaluate(program, table["ioctl"], arch, (0, 0xC0104E2A)) == ALLOW  # a driver's ioctl
     assert evaluate(program, table["personality"], arch, (0xFFFFFFFF,)) == ALLOW  # a query only
