@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import selectors
 import signal
@@ -83,13 +84,12 @@ class HarnessServer:
         argv = [str(self.harness), "--serve"]
         pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
         if sandbox is not None:
-            if tool:
-                argv, profile = [*tool, *sandbox.confined(argv, "run")], "tool"
-            else:
-                profile = "run"
+            # Under a tool, the tool starts the harness itself: the harness gets the run profile from the
+            # sandbox's preloaded library (keyed to its executable), the tool the looser tool profile.
+            argv, profile = ([*tool, *argv], "tool") if tool else (argv, "run")
             read_only = [self.harness] + ([Path(tool[0])] if tool and Path(tool[0]).is_absolute() else [])
             self.proc = spawn(sandbox, argv, read_only=read_only, writable=[scratch] if scratch else [], cwd=cwd,
-                              gpu=gpu, profile=profile, **pipes)
+                              gpu=gpu, profile=profile, confine_exe=self.harness if tool else None, **pipes)
             cap = sandbox.limits.output if sandbox.limits else STDERR_CAP
         else:
             env = dict(os.environ)
@@ -211,13 +211,30 @@ class HarnessServer:
             todo += children.get(pid, [])
         return found
 
+    def seccomp_filters(self) -> int | None:
+        """How many seccomp filters the harness process itself (found by its executable among this server's
+        processes) runs under, or None when it is not found."""
+        target = os.path.realpath(self.harness)
+        for pid in self.processes():
+            try:
+                if os.path.realpath(f"/proc/{pid}/exe") != target:
+                    continue
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                continue
+            found = re.search(r"^Seccomp_filters:\s*(\d+)", status, re.M)
+            return int(found.group(1)) if found else None
+        return None
+
     def pause(self, settle: float = 1.0) -> int:
         """Stops (SIGSTOP) every process of this server, every thread of each, and waits until the kernel
         shows them stopped: nothing of it runs, on the CPU or by launching GPU work, until resume().
         Returns how many processes were stopped."""
         if self.proc.poll() is not None:
             return 0
-        pids = self.processes()
+        # Under the run profile no process of the sandbox can start another, so the list is taken once: the
+        # stop then follows the reply within microseconds.
+        pids = self._pids = getattr(self, "_pids", None) or self.processes()
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGSTOP)

@@ -200,3 +200,45 @@ def test_the_tool_is_found_beside_nvcc_when_it_is_not_on_path(tmp_path, monkeypa
     assert sanitizer.find_tool() == str(toolkit / "compute-sanitizer" / "compute-sanitizer")
     monkeypatch.setenv("PATH", str(tmp_path))
     assert sanitizer.find_tool() is None
+
+
+def test_the_tools_run_is_the_start_of_a_graded_run_cut_at_a_small_case_drawn_at_random():
+    graded = ["1x1", "1x1000", "1000x1", "37x211", "211x37", "1031x977", "2048x2048"]
+    assert sanitizer.sanitized_shapes(graded, "37x211", pick=lambda n: 0) == ["1x1"]
+    assert sanitizer.sanitized_shapes(graded, "37x211", pick=lambda n: n - 1) == graded[:5]  # 211x37: as small
+    drawn = {tuple(sanitizer.sanitized_shapes(graded, "37x211")) for _ in range(200)}
+    assert drawn == {tuple(graded[:k]) for k in range(1, 6)}  # every cut among the small ones, never a large case
+    assert sanitizer.sanitized_shapes(["4096x4096"], "37x211") == ["37x211"]  # no small graded case: its own
+
+
+def test_the_tool_is_sent_exactly_the_requests_a_graded_run_sends(small_rubric, registry):
+    """The code under the tool sees what a graded process sees first: the same op, task, type, shapes in the same
+    order, seed and check runs (memcheck adds fixed placement, which the tool needs to see past an array's end)."""
+    from grader.grade import grade_submission
+    from grader.intake import Submission
+    from grader.tests.fakes import FakeBackend, FakeServer
+
+    sent = []
+
+    class Recording(FakeServer):
+        def request(self, message, timeout):
+            sent.append(message)
+            return super().request(message, timeout)
+
+    class Backend(FakeBackend):
+        def student_server(self, build, gpu):
+            return Recording(self._files[build.harness], name="student")
+
+    backend = Backend()
+    files = {t.file: b"// fake: ok\n" for t in registry.tasks}
+    sub = Submission("rec", Path("."), files=files)
+    build = backend.build(sub, 10)
+    grade_submission(sub, build, backend, None, FakeServer(None), small_rubric, registry, seed=7)
+    policy = small_rubric.task("dot")
+    graded = [m for m in sent if m.get("task") == "dot" and m["op"] == "check"]
+    for tool in ("memcheck", "racecheck"):
+        shapes = sanitizer.sanitized_shapes(list(policy.shapes), small_rubric.sanitizer.shape("dot"))
+        replay = sanitizer.requests(tool, "dot", policy.dtypes[0], shapes, seed=7)
+        for theirs, ours in zip(graded, replay):
+            extra = {"fixed_placement": True} if tool == "memcheck" else {}
+            assert ours == {**theirs, **extra}

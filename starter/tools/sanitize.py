@@ -12,6 +12,13 @@ there is one copy (standard library only: it ships with the starter).
 The tool writes its report to a log file whose name and line prefix are
 fresh random strings, so lines the code under test prints cannot pass for
 the tool's (they go to stdout, and lack the prefix).
+
+The grader runs the tool over `harness --serve` (serve_command, requests):
+the harness under the tool gets the very requests a graded run of the task
+gets, in the same order (the task's first element type, its graded shapes
+from the first), stopping after a case drawn at random among the small ones,
+so the process under the tool cannot tell itself apart from a graded one by
+what it is asked. (`make test` still uses the one-case command below.)
 """
 from __future__ import annotations
 
@@ -89,6 +96,52 @@ def command(sanitizer: str, tool: str, harness: str, task: str, dtype: str, shap
     return cmd + [harness, "--task", task, "--dtype", dtype, "--shape", shape, "--seed", str(seed), "--check-only",
                   "--no-limits", "--reference", "cpu", "--check-runs", "1", "--case-timeout", f"{case_timeout:g}",
                   "--fixed-placement"]
+
+
+def serve_command(sanitizer: str, tool: str, log: str, prefix: str) -> list[str]:
+    """The tool and its options, to be followed by the target: `harness --serve`."""
+    cmd = [sanitizer, "--tool", tool, "--error-exitcode", str(ERROR_EXIT), "--print-limit", str(PRINT_LIMIT),
+           "--show-backtrace", "device", "--prefix", prefix, "--log-file", log]
+    if tool == "memcheck":
+        cmd += ["--leak-check", "no"]
+    elif tool == "racecheck":
+        cmd += ["--racecheck-report", "analysis"]
+    return cmd
+
+
+def _size(shape: str) -> int:
+    size = 1
+    for d in shape.split("x"):
+        size *= int(d)
+    return size
+
+
+def sanitized_shapes(graded: list[str], small: str, pick=None) -> list[str]:
+    """The graded shapes, in grading's order, up to and including one drawn among the first few that are
+    no larger than `small` (the task's sanitizer case): the run looks like the start of a graded one.
+    pick(n) draws the index (default: secrets.randbelow); the small case alone when no graded shape
+    is that small."""
+    prefix = []
+    for shape in graded:
+        if _size(shape) > _size(small):
+            break
+        prefix.append(shape)
+    if not prefix:
+        return [small]
+    k = (pick or secrets.randbelow)(len(prefix))
+    return prefix[:k + 1]
+
+
+def requests(tool: str, task: str, dtype: str, shapes: list[str], seed: int, check_runs: int = 2) -> list[dict]:
+    """The check requests a graded run sends for these shapes; memcheck's put every array at the start of
+    an allocation of its own size (a read past its end then leaves the allocation, where the tool sees it)."""
+    out = []
+    for shape in shapes:
+        message = {"op": "check", "task": task, "dtype": dtype, "shape": shape, "seed": seed, "check_runs": check_runs}
+        if tool == "memcheck":
+            message["fixed_placement"] = True
+        out.append(message)
+    return out
 
 
 def parse(text: str, prefix: str) -> Findings:
