@@ -301,3 +301,13 @@ def test_a_bwrap_that_cannot_start_is_named(tmp_path):
     fake.chmod(0o755)
     with pytest.raises(SandboxError, match="does not start: error while loading shared libraries: libcap.so.2"):
         Sandbox(fake)
+
+
+def test_a_build_sees_neither_sys_nor_the_gpu_and_a_run_sees_both(sandbox, tmp_path):
+    """A build needs the compilers only; the CUDA driver of a run reads /sys and opens the device nodes."""
+    probe = "for p in /sys/kernel /dev/nvidiactl; do test -e $p && echo \"visible $p\"; done; echo done"
+    build = sh(sandbox, probe, tmp_path, profile="build")
+    assert build.stdout.split() == ["done"], build.stdout
+    ran = run(sandbox, ["/bin/sh", "-c", "test -e /sys/kernel && echo visible"], timeout=30,
+              writable=[tmp_path / "s2"], profile="tool")
+    assert "visible" in ran.stdout

@@ -208,3 +208,49 @@ def test_an_unknown_architecture_is_refused_with_its_name(monkeypatch):
     monkeypatch.setattr(platform, "machine", lambda: "riscv64")
     with pytest.raises(OSError, match="riscv64"):
         seccomp.machine()
+
+
+# ---------------------------------------------------------------------------
+# What no scan of the code can find: the filter holds however the call is made.
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="x86-64 machine code")
+def test_a_syscall_hidden_in_an_immediate_is_invisible_to_the_gate_and_refused_by_the_filter(sandbox, tmp_path):
+    """As in hostile/hidden-syscall: `syscall` is the immediate of a `mov` that a jump lands inside."""
+    from grader.gate.objects import scan_instructions
+    source = tmp_path / "hidden.c"
+    source.write_text(textwrap.dedent("""\
+        #include <stdio.h>
+        int main(void) {
+            long ret = 41;  /* socket(AF_INET, SOCK_STREAM, 0) */
+            __asm__ volatile ("jmp 1f + 1\\n1: .byte 0xb8, 0x0f, 0x05, 0x90, 0x90\\n"
+                              : "+a"(ret) : "D"(2L), "S"(1L), "d"(0L) : "rcx", "r11", "memory");
+            printf("socket returned %ld\\n", ret);
+            return 0;
+        }
+        """))
+    binary = tmp_path / "bin" / "hidden"
+    binary.parent.mkdir()
+    subprocess.run(["gcc", "-O1", "-c", "-o", str(tmp_path / "hidden.o"), str(source)], check=True)
+    subprocess.run(["gcc", "-o", str(binary), str(tmp_path / "hidden.o")], check=True)
+    assert scan_instructions(tmp_path / "hidden.o", ("syscall", "sysenter", "int $0x80")) == []  # the gate's view
+    outside = subprocess.run([str(binary)], capture_output=True, text=True).stdout
+    assert int(outside.split()[-1]) >= 0  # it works: a socket, outside the sandbox
+    done = run(sandbox, [binary], timeout=30, read_only=[binary], writable=[tmp_path / "s"], profile="run")
+    assert done.stdout.strip() == f"socket returned -{errno.EPERM}", done
+
+
+def test_libc_functions_found_at_run_time_are_refused_by_the_filter(sandbox, tmp_path):
+    """The hostile corpus's resolver (probes/resolve_at_run_time.cpp): fork, setsid and socket found by name with
+    no symbol in the object, and called; only the thread is allowed."""
+    if shutil.which("g++") is None:
+        pytest.skip("no g++")
+    binary = tmp_path / "bin" / "resolve"
+    binary.parent.mkdir()
+    subprocess.run(["g++", "-O2", "-pthread", "-o", str(binary), str(REPO / "grader" / "tests" / "probes" /
+                                                                       "resolve_at_run_time.cpp")], check=True)
+    symbols = subprocess.run(["nm", "-u", str(binary)], capture_output=True, text=True).stdout
+    assert not any(f" {name}@" in symbols or symbols.endswith(f" {name}") for name in ("fork", "setsid", "socket"))
+    done = run(sandbox, [binary], timeout=30, read_only=[binary], writable=[tmp_path / "s"], profile="run")
+    results = {line.split()[0]: line.split()[1:] for line in done.stdout.splitlines()}
+    assert results == {"fork": ["1", "-1", "1"], "setsid": ["1", "-1", "1"], "socket": ["1", "-1", "1"],
+                       "pthread_create": ["1", "0", "0"]}, done  # resolved; -1 with EPERM; the thread made
