@@ -42,6 +42,7 @@ then takes the sandbox's pid 1, and with it every process in the sandbox.
 """
 from __future__ import annotations
 
+import atexit
 import glob
 import os
 import random
@@ -253,6 +254,7 @@ class Sandbox:
                 raise SandboxError("the sandbox needs a C compiler (cc or gcc) to build its seccomp preload library")
             folder = Path(tempfile.mkdtemp(prefix="grader-confine-"))
             folder.chmod(0o755)
+            atexit.register(shutil.rmtree, folder, True)
             source, library = folder / "confine_preload.c", folder / "libconfine.so"
             source.write_text(seccomp.preload_source(self.filters["run"]))
             done = subprocess.run([compiler, "-shared", "-fPIC", "-O2", "-o", str(library), str(source)],
