@@ -256,7 +256,7 @@ class LocalBackend:
                  shape: str, seed: int, timeout: float, shapes: list[str] | None = None) -> SanitizerOutcome:
         """compute-sanitizer over the student's `harness --serve`, in the sandbox (the tool under the tool
         profile, the harness under the run profile), sent the requests a graded run of the task gets:
-        its graded shapes in order, up to one drawn among the small ones (sanitize.sanitized_shapes)."""
+        its graded shapes in order, up to a random cut at or after its small case (sanitize.sanitized_shapes)."""
         found = tool_runs.find_tool()
         if not found:
             return SanitizerOutcome(task, tool, dtype, shape, "unavailable",

@@ -83,7 +83,7 @@ def test_only_the_submissions_task_files_are_compiled_the_rest_are_stubs(workspa
     sub = read_submission(SAMPLES / "s02-naive-only", [t.file for t in registry.tasks])
     result = workspace.build(sub, timeout=300)
     assert result.ok and result.harness.exists()
-    built = workspace.kernel_dirs / sub.student
+    built = workspace.kernel_dirs / sub.key
     assert (built / "matmul_naive.cu").read_bytes() == sub.files["matmul_naive.cu"]
     assert (built / "dot.cu").read_bytes() == (REPO / "starter" / "kernels" / "dot.cu").read_bytes()
 
@@ -117,8 +117,8 @@ def test_a_build_sees_the_pristine_harness_but_not_other_submissions(workspace, 
     result = workspace.build(sub, timeout=300)
     assert result.ok, result.log[-2000:]
     assert "pristine-visible" in result.log  # what it builds against is there, read-only
-    outputs = [p for p in workspace.build_dir.rglob("*") if p.is_file() and "submission-peeks" in str(p)]
-    assert outputs and all(p.is_relative_to(workspace.build_dir / "submission-peeks") for p in outputs)
+    outputs = [p for p in workspace.build_dir.rglob("*") if p.is_file() and f"submission-{sub.key}" in str(p)]
+    assert outputs and all(p.is_relative_to(workspace.build_dir / f"submission-{sub.key}") for p in outputs)
 
 
 def test_nothing_outside_the_toolchain_the_harness_and_the_submission_can_be_read_while_it_builds(workspace):

@@ -98,9 +98,9 @@ def test_a_hostile_submission_gets_its_expected_verdict_from_the_gate(hostile_re
 
 
 def test_a_forbidden_file_is_never_linked_its_stub_is(hostile_results, workspace):
-    build, _ = hostile_results["cublas-declared"]
+    build, result = hostile_results["cublas-declared"]
     stub = (REPO / "starter" / "kernels" / "matmul_fast.cu").read_bytes()
-    assert (workspace.kernel_dirs / "cublas-declared" / "matmul_fast.cu").read_bytes() == stub
+    assert (workspace.kernel_dirs / result.submission.key / "matmul_fast.cu").read_bytes() == stub
     message = build.gate.case_message("matmul_fast.cu")
     assert message.startswith("not run: matmul_fast.cu calls cublasCreate_v2 (line 13), calls cublasSgemm_v2 "
                               "(line 16): library calls are not allowed")

@@ -202,13 +202,17 @@ def test_the_tool_is_found_beside_nvcc_when_it_is_not_on_path(tmp_path, monkeypa
     assert sanitizer.find_tool() is None
 
 
-def test_the_tools_run_is_the_start_of_a_graded_run_cut_at_a_small_case_drawn_at_random():
+def test_the_tools_run_is_the_start_of_a_graded_run_cut_at_random_at_or_after_the_small_case():
     graded = ["1x1", "1x1000", "1000x1", "37x211", "211x37", "1031x977", "2048x2048"]
-    assert sanitizer.sanitized_shapes(graded, "37x211", pick=lambda n: 0) == ["1x1"]
+    assert sanitizer.sanitized_shapes(graded, "37x211", pick=lambda n: 0) == graded[:4]  # the small case always
     assert sanitizer.sanitized_shapes(graded, "37x211", pick=lambda n: n - 1) == graded[:5]  # 211x37: as small
     drawn = {tuple(sanitizer.sanitized_shapes(graded, "37x211")) for _ in range(200)}
-    assert drawn == {tuple(graded[:k]) for k in range(1, 6)}  # every cut among the small ones, never a large case
-    assert sanitizer.sanitized_shapes(["4096x4096"], "37x211") == ["37x211"]  # no small graded case: its own
+    assert drawn == {tuple(graded[:4]), tuple(graded[:5])}  # 1031x977 is 129 times 37x211: never
+    gemm = ["1x1x1", "1x257x13", "257x1x13", "37x41x43", "96x160x96", "515x509x521"]
+    assert {len(sanitizer.sanitized_shapes(gemm, "37x41x43")) for _ in range(200)} == {4, 5}
+    # a small case that is not graded ends the run, after a random start of the graded ones
+    assert sanitizer.sanitized_shapes(["4096x4096"], "37x211") == ["37x211"]
+    assert sanitizer.sanitized_shapes(graded, "20x20", pick=lambda n: 2) == ["1x1", "1x1000", "20x20"]
 
 
 def test_the_tool_is_sent_exactly_the_requests_a_graded_run_sends(small_rubric, registry):
@@ -239,6 +243,9 @@ def test_the_tool_is_sent_exactly_the_requests_a_graded_run_sends(small_rubric, 
     for tool in ("memcheck", "racecheck"):
         shapes = sanitizer.sanitized_shapes(list(policy.shapes), small_rubric.sanitizer.shape("dot"))
         replay = sanitizer.requests(tool, "dot", policy.dtypes[0], shapes, seed=7)
-        for theirs, ours in zip(graded, replay):
-            extra = {"fixed_placement": True} if tool == "memcheck" else {}
-            assert ours == {**theirs, **extra}
+        extra = {"fixed_placement": True} if tool == "memcheck" else {}
+        for k, ours in enumerate(replay):
+            if k < len(replay) - 1 or ours["shape"] == graded[k]["shape"]:
+                assert ours == {**graded[k], **extra}  # the graded run's k-th request, exactly
+            else:  # the small case, when the rubric's is not a graded shape: the same request but its shape
+                assert ours == {**graded[k], **extra, "shape": small_rubric.sanitizer.shape("dot")}

@@ -16,9 +16,9 @@ the tool's (they go to stdout, and lack the prefix).
 The grader runs the tool over `harness --serve` (serve_command, requests):
 the harness under the tool gets the very requests a graded run of the task
 gets, in the same order (the task's first element type, its graded shapes
-from the first), stopping after a case drawn at random among the small ones,
-so the process under the tool cannot tell itself apart from a graded one by
-what it is asked. (`make test` still uses the one-case command below.)
+from the first), up to a cut drawn at random at or after the task's small
+case, so the process under the tool cannot tell itself apart from a graded
+one by what it is asked. (`make test` still uses the one-case command below.)
 """
 from __future__ import annotations
 
@@ -116,20 +116,25 @@ def _size(shape: str) -> int:
     return size
 
 
+SMALL_FACTOR = 64  # a graded shape this many times the small case's size is still quick under the tools
+
+
 def sanitized_shapes(graded: list[str], small: str, pick=None) -> list[str]:
-    """The graded shapes, in grading's order, up to and including one drawn among the first few that are
-    no larger than `small` (the task's sanitizer case): the run looks like the start of a graded one.
-    pick(n) draws the index (default: secrets.randbelow); the small case alone when no graded shape
-    is that small."""
+    """The graded shapes in grading's order, from the first up to a cut drawn at random at or after the
+    task's small case (its sanitizer case) and before the first shape more than SMALL_FACTOR times its size:
+    the run is the start of a graded one, it always reaches the small case (the one that finds an
+    off-by-one at a partial tile), and where it stops is not fixed. pick(n) draws an index below n (default
+    secrets.randbelow). A small case that is not a graded shape ends the run after the random cut."""
     prefix = []
     for shape in graded:
-        if _size(shape) > _size(small):
+        if _size(shape) > SMALL_FACTOR * _size(small):
             break
         prefix.append(shape)
-    if not prefix:
-        return [small]
-    k = (pick or secrets.randbelow)(len(prefix))
-    return prefix[:k + 1]
+    draw = pick or secrets.randbelow
+    if small in prefix:
+        first = prefix.index(small)
+        return prefix[:first + 1 + draw(len(prefix) - first)]
+    return prefix[:draw(len(prefix) + 1)] + [small]
 
 
 def requests(tool: str, task: str, dtype: str, shapes: list[str], seed: int, check_runs: int = 2) -> list[dict]:
