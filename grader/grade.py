@@ -353,7 +353,8 @@ def _sanitize_task(sub: Submission, build: BuildResult, backend: Backend, gpu: s
             outcomes.append(SanitizerOutcome(policy.id, tool, dtype, shape, "skipped", message=skip))
             continue
         # The tool's run gets the task's graded shapes from the first, as a graded run does (up to a random
-        # cut at or after its small case): the code under the tool cannot tell it from a graded run by what it is asked.
+        # cut at or after its small case): the code under the tool cannot tell it from a graded run by what
+        # it is asked.
         outcomes.append(backend.sanitize(sub, build, gpu, tool, policy.id, dtype, shape, seed,
                                          rubric.limits.sanitizer, shapes=list(policy.shapes)))
     return outcomes
