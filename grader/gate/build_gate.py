@@ -164,6 +164,10 @@ class BuildGate:
             if rules is None or name in stopped:
                 continue
             obj, dep = objects / (Path(name).stem + ".o"), objects / (Path(name).stem + ".d")
+            if not obj.exists():
+                # It did not compile: nothing of it can be linked, and the link's report gives the compiler's
+                # own message (build_error), not a rule it did not break.
+                continue
             try:
                 facts = read_object(obj, self._instructions, self._sass, self._ptx, self.cuobjdump)
             except (ElfError, struct.error, IndexError, ValueError, RuntimeError, OSError,

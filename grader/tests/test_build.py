@@ -132,7 +132,8 @@ def test_nothing_outside_the_toolchain_the_harness_and_the_submission_can_be_rea
     assert (REPO / "solution" / "kernels" / "dot.cu").exists()
     result = workspace.build(Submission("incbin-solution", SAMPLES, files={"dot.cu": source.encode()}), timeout=300)
     assert result.ok and list(result.unbuilt) == ["dot.cu"], result.log[-2000:]
-    assert "solution/kernels/dot.cu" in result.unbuilt["dot.cu"]
+    assert "Error: file not found" in result.unbuilt["dot.cu"], result.unbuilt
+    assert f"file not found: {REPO}/solution/kernels/dot.cu" in result.log
 
 
 def test_the_pasted_incbin_entry_fails_only_its_own_task_in_the_sandboxed_build(workspace, registry, rubric):
@@ -147,3 +148,11 @@ def test_the_pasted_incbin_entry_fails_only_its_own_task_in_the_sandboxed_build(
     assert [f.message for f in result.gate.findings if f.enforced] == []
     assert list(result.unbuilt) == [f"{expected['task']}.cu"]
     assert expected["reason"] in result.unbuilt[f"{expected['task']}.cu"], result.unbuilt
+
+
+def test_a_file_that_does_not_compile_under_the_gate_is_a_build_error_not_a_rule(workspace, registry, rubric):
+    """The gate judges objects; a file that left none (it did not compile) is the compiler's matter."""
+    sub = read_submission(SAMPLES / "s07-compile-error", [t.file for t in registry.tasks])
+    result = workspace.build(sub, timeout=300, gate=rubric.gate)
+    assert result.ok and list(result.unbuilt) == ["transpose.cu"], result.log[-2000:]
+    assert [f.message for f in result.gate.findings if f.enforced] == []
