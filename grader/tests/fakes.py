@@ -171,7 +171,7 @@ class FakeBackend:
     def set_limits(self, limits):
         self.limits = limits
 
-    def sanitize(self, sub, build, gpu, tool, task, dtype, shape, seed, timeout) -> SanitizerOutcome:
+    def sanitize(self, sub, build, gpu, tool, task, dtype, shape, seed, timeout, shapes=None) -> SanitizerOutcome:
         source = self._files[build.harness].get(f"{task}.cu", b"")
         found = re.search(rb"// fake-sanitizer:.*\b" + tool.encode() + rb"=(\d+)", source)
         errors = int(found.group(1)) if found else 0

@@ -249,3 +249,25 @@ def test_two_gpus_get_a_worker_each_and_share_the_class(tmp_path, registry, smal
     assert set(backend.gpus) == {"0", "1"}
     write_reports(results, small_rubric)
     assert totals(results)["alice"] == small_rubric.max_points
+
+
+def test_a_folder_and_an_archive_of_one_id_are_graded_once_the_newest_with_a_note(tmp_path, registry, small_rubric):
+    """Both used to be accepted, graded twice and built at once in one folder: now the one received last counts."""
+    subs = tmp_path / "subs"
+    files = {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks}
+    write_submission(subs, "judy", {t.file: "// fake: wrong\n" for t in registry.tasks})
+    write_submission(tmp_path / "newer", "judy", files)
+    with tarfile.open(subs / "judy.tar.gz", "w:gz") as tar:
+        tar.add(tmp_path / "newer" / "judy", arcname="judy")
+    os.utime(subs / "judy", (1_700_000_000, 1_700_000_000))
+    os.utime(subs / "judy.tar.gz", (1_700_000_500, 1_700_000_500))
+    backend = FakeBackend()
+    summary = grade(GradeOptions(subs, tmp_path / "results", [None], jobs=2, progress=False), small_rubric, registry,
+                    backend)
+    assert backend.builds == ["judy"]
+    [result] = summary.graded
+    assert result.submission.source.name == "judy.tar.gz" and all(c.status == "ok" for c in result.cases
+                                                                     if c.kind == "correctness")
+    assert any("judy/ (received 2023-11-14T22:13:20+00:00) has the same student id" in n
+               for n in result.submission.notes)
+    assert any(s.startswith("judy/: another entry with the id judy") for s in summary.skipped_entries)
