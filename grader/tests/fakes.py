@@ -15,6 +15,9 @@ run, as with the real build; `// fake: build-fails` fails the whole build (as wh
 outlives its limit). A second marker line says what
 compute-sanitizer finds in it (nothing, when absent):
     // fake-sanitizer: memcheck=2 racecheck=1
+A file may instead hold `// fake-harness: NAME`, a planted bug of solution/tests/planted/ or the
+sample class (planted.py): its cases then get the statuses, messages and hints the real harness
+gives that bug (the strings of starter/harness/diagnose.cpp), and compute-sanitizer its findings.
 
 The fake GPU can keep simulated time (SimClock): every request advances it by
 what the work would take, so tests can check the grader's timing arithmetic
@@ -35,6 +38,7 @@ from grader.results import SanitizerOutcome
 from grader.gate.check import Finding
 from grader.gate.report import GateReport
 from grader.runner import HarnessFailure
+from grader.tests import planted
 
 SOLUTION_MS = 2.0
 REQUEST_SECONDS = 0.004  # a request's round trip and bookkeeping (inputs, reference, JSON)
@@ -73,6 +77,10 @@ class FakeServer:
         self.limits_measured = False
         self.noise = random.Random(name)
 
+    def _planted(self, task: str) -> str | None:
+        source = (self.files or {}).get(f"{task}.cu")
+        return planted.marker(source) if source is not None else None
+
     def _kind(self, task: str) -> tuple[str, float, float]:
         if self.files is None:
             return "ok", 1.0, 0.0
@@ -94,6 +102,12 @@ class FakeServer:
             return {"op": "limits", "copy_bandwidth_gbps": 1000.0, "sgemm_fp32_gflops": 5000.0}
         if op == "release":
             return {"op": "release"}
+        if op == "check" and self._planted(message["task"]):
+            reply = planted.check_reply(self._planted(message["task"]), message)
+            if reply is not None:
+                self._spend(REQUEST_SECONDS)
+                return {"op": "check", "seed": message["seed"], "ready_to_time": False, "plausibility": None,
+                        "context_lost": False, **reply}
         if op == "check":
             kind, speed, noise = self._kind(message["task"])
             big = any(int(d) > 1000 for d in message["shape"].split("x"))
@@ -173,6 +187,8 @@ class FakeBackend:
 
     def sanitize(self, sub, build, gpu, tool, task, dtype, shape, seed, timeout, shapes=None) -> SanitizerOutcome:
         source = self._files[build.harness].get(f"{task}.cu", b"")
+        if planted.marker(source):
+            return planted.sanitizer_outcome(planted.marker(source), tool, task, dtype, shape)
         found = re.search(rb"// fake-sanitizer:.*\b" + tool.encode() + rb"=(\d+)", source)
         errors = int(found.group(1)) if found else 0
         if not errors:
