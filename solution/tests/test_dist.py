@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NPROC, ROOT, SOLUTION_KERNELS
+from conftest import ROOT, SOLUTION_KERNELS
 from synthetic_bench import write_synthetic_record
 
 from grader.rubric import DEFAULT_RUBRIC
@@ -306,12 +306,88 @@ def test_dist_writes_nothing_when_the_tarball_would_leak(monkeypatch, tmp_path, 
 
 @pytest.fixture(scope="session")
 def built_tree(tarball, tmp_path_factory) -> Path:
-    """The tarball extracted into an empty folder and built with plain `make`, as a student would."""
+    """The tarball extracted into an empty folder and built with plain `make` (no -j), as a student would."""
     root = extract(tarball, tmp_path_factory.mktemp("student"))
-    result = subprocess.run(["make", f"-j{NPROC}"], cwd=root / "starter", capture_output=True, text=True,
+    result = subprocess.run(["make"], cwd=root / "starter", capture_output=True, text=True,
                             timeout=1800, env=clean_env())
     assert result.returncode == 0, f"make in the extracted tarball failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     return root
+
+
+def makeflags(starter: Path, *args: str) -> str:
+    """The flags the starter's Makefile runs its recipes with, for `make ARGS`."""
+    probe = starter.parent / "probe.mk"
+    probe.write_text("probe-makeflags:\n\t@echo \"MAKEFLAGS=[$(MAKEFLAGS)]\"\n")
+    result = subprocess.run(["make", "--no-print-directory", *args, "-f", "Makefile", "-f", str(probe),
+                             "probe-makeflags"], cwd=starter, capture_output=True, text=True, timeout=60,
+                            env=clean_env())
+    assert result.returncode == 0, result.stderr
+    return re.search(r"MAKEFLAGS=\[(.*)\]", result.stdout).group(1)
+
+
+def test_a_students_make_runs_one_job_per_processor_unless_told_otherwise(extracted):
+    processors = subprocess.run(["getconf", "_NPROCESSORS_ONLN"], capture_output=True, text=True).stdout.strip()
+    assert re.search(rf"(^| )-j{processors}( |$)", makeflags(extracted / "starter"))
+    assert re.search(r"(^| )-j1( |$)", makeflags(extracted / "starter", "-j1"))
+    assert re.search(r"(^| )-j3( |$)", makeflags(extracted / "starter", "-j3"))
+
+
+def logging_cxx(folder: Path) -> tuple[Path, Path]:
+    """A C++ compiler that writes each call's arguments to a log, then compiles: who looks for the headers?"""
+    log, cxx = folder / "cxx.log", folder / "logging-cxx"
+    cxx.write_text(f"#!/bin/sh\necho \"$*\" >> {log}\nexec c++ \"$@\"\n")
+    cxx.chmod(0o755)
+    return cxx, log
+
+
+def header_checks(log: Path) -> int:
+    return sum("-fsyntax-only" in line for line in log.read_text().splitlines()) if log.exists() else 0
+
+
+def test_the_header_libraries_are_looked_for_once_per_build_folder(built_tree, tmp_path):
+    starter = student_copy(built_tree, tmp_path)
+    cxx, log = logging_cxx(tmp_path)
+
+    def make(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["make", f"CXX={cxx}", *args], cwd=starter, capture_output=True, text=True,
+                              timeout=900, env=clean_env())
+
+    assert make("harness").returncode == 0
+    make("test", "SANITIZE=0")  # no GPU here: the suite fails, after the build
+    assert header_checks(log) == 0, "the first make looked for them; later ones must not"
+    assert (starter / "build" / "starter" / ".headers-found").read_text().strip() == "-isystem third_party/include"
+
+    elsewhere = str(starter / "third_party" / "include")  # the same headers, named differently
+    assert make("harness", f"DEPS_INCLUDE={elsewhere}").returncode == 0
+    assert header_checks(log) == 3, "a change of DEPS_INCLUDE looks for the three libraries again"
+    assert (starter / "build" / "starter" / ".headers-found").read_text().strip() == f"-isystem {elsewhere}"
+    assert make("harness", f"DEPS_INCLUDE={elsewhere}").returncode == 0
+    assert header_checks(log) == 3
+
+
+def test_a_missing_header_library_is_named_in_words_a_student_understands(built_tree, tmp_path):
+    starter = student_copy(built_tree, tmp_path)
+    shutil.rmtree(starter / "build")
+    result = subprocess.run(["make", "harness", f"DEPS_INCLUDE={tmp_path / 'empty'}", "CXX=false"], cwd=starter,
+                            capture_output=True, text=True, timeout=300, env=clean_env())
+    assert result.returncode != 0
+    assert "Missing header <doctest/doctest.h>. Install Debian's packages (sudo apt-get install doctest-dev" \
+        in result.stderr
+    assert "or set DEPS_INCLUDE=dir to a folder holding those headers." in result.stderr
+    assert not (starter / "build" / "starter" / ".headers-found").exists()
+
+
+def test_extracted_tarball_builds_with_its_own_headers(built_tree, registry):
+    starter = built_tree / "starter"
+    assert (starter / "build" / "starter" / "harness").is_file()
+    assert (starter / "build" / "starter" / "student_suite").is_file()
+    # The build used the bundled headers, not whatever this machine has installed.
+    again = subprocess.run(["make", "-n", "-B", "build/lib/harness/main.cpp.o"], cwd=starter, capture_output=True,
+                           text=True, env=clean_env())
+    assert "-isystem third_party/include" in again.stdout
+    listed = subprocess.run(["build/starter/harness", "--list-tasks", "--json"], cwd=starter, capture_output=True,
+                            text=True, timeout=60)
+    assert [t["id"] for t in json.loads(listed.stdout)["tasks"]] == [t["id"] for t in registry["tasks"]]
 
 
 def student_copy(built_tree: Path, tmp_path: Path) -> Path:
