@@ -90,7 +90,7 @@ bench: deps
 	@rm -f $(RESULTS)/bench/bench.json $(RESULTS)/bench/sources.json
 	$(SOLUTION) harness bench-bin
 	@$(MAKE) --no-print-directory bench-sources
-	cd starter && ./build/solution/harness --json ../$(RESULTS)/bench.jsonl
+	cd starter && ./build/solution/harness --json $(abspath $(RESULTS))/bench.jsonl
 	$(SOLUTION) bench BENCH_LABEL=solution BENCH_OUT=$(abspath $(RESULTS))/bench BENCH_REFERENCE= \
 	  PYTHON3=$(BENCH_PYTHON)
 
