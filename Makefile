@@ -89,6 +89,7 @@ BENCH_PYTHON := $(if $(PYTHON_READY),$(CURDIR)/$(PYTHON),$(PYTHON))
 bench: deps
 	@rm -f $(RESULTS)/bench/bench.json $(RESULTS)/bench/sources.json
 	$(SOLUTION) harness bench-bin
+	@mkdir -p $(RESULTS)/bench
 	@$(MAKE) --no-print-directory bench-sources
 	cd starter && ./build/solution/harness --json $(abspath $(RESULTS))/bench.jsonl
 	$(SOLUTION) bench BENCH_LABEL=solution BENCH_OUT=$(abspath $(RESULTS))/bench BENCH_REFERENCE= \
