@@ -54,8 +54,11 @@ def test_each_sample_gets_its_verdict(demo):
     assert num("s02-naive-only", "matmul_naive_correctness") == points("matmul_naive", "correctness")
     assert num("s02-naive-only", "matmul_naive_performance") > 0
     assert set(case_statuses(results, "s02-naive-only", "dot")) == {"missing"}
-    assert 0 < num("s03-tiled-off-by-one", "matmul_tiled_correctness") < points("matmul_tiled", "correctness")
-    assert "wrong" in case_statuses(results, "s03-tiled-off-by-one", "matmul_tiled")
+    # The k guard's `<=` is wrong only where k is not a multiple of the tile: those cases fail, the rest pass.
+    # (Memcheck also sees the read past a's end, and its penalty may take what the passing cases earned.)
+    tiled = case_statuses(results, "s03-tiled-off-by-one", "matmul_tiled")
+    assert "wrong" in tiled and "ok" in tiled
+    assert num("s03-tiled-off-by-one", "matmul_tiled_correctness") < points("matmul_tiled", "correctness")
     assert num("s04-race", "matmul_tiled_correctness") < points("matmul_tiled", "correctness")
     assert case_statuses(results, "s05-hang", "fill")[0] == "timeout"
     assert num("s05-hang", "add_correctness") == points("add", "correctness")
@@ -133,7 +136,9 @@ def test_a_float_only_matmul_naive_costs_its_other_types_and_add_keeps_its_point
     graded_types = len(REGISTRY["matmul_naive"]["dtypes"])
     assert naive.count("ok") == len(naive) // graded_types  # every float32 case passes
     assert naive.count("build_error") == len(naive) - len(naive) // graded_types
-    assert float(g["matmul_naive_correctness"]) == pytest.approx(points("matmul_naive", "correctness") / graded_types)
+    # grades.csv rounds points to 3 decimals
+    assert float(g["matmul_naive_correctness"]) == pytest.approx(points("matmul_naive", "correctness") / graded_types,
+                                                                 abs=5e-4)
     assert float(g["matmul_naive_performance"]) == 0  # not every correctness case passed
 
 

@@ -36,7 +36,7 @@ def first_error(log: str, names: dict[str, str], file: str) -> str:
     reported inside a system header usually starts with a mistake just before its #include), with
     build paths shortened to the file's own name."""
     lines = [shorten(line.strip(), names) for line in log.splitlines() if line.strip()]
-    errors = [line for line in lines if re.search(r"\berror\b", line)]
+    errors = [line for line in lines if re.search(r"\berror\b", line, re.IGNORECASE)]  # the assembler says "Error:"
     own = [line for line in errors if line.startswith(file)]
     return (own or errors or lines or [""])[0]
 
