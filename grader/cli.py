@@ -31,8 +31,10 @@ from grader.exports import EXPORTERS, ExportError, autolab, canvas, gradescope
 from grader.exports.common import student_of
 from grader.grade import GradeOptions, grade, grade_single
 from grader.leaderboard import PublishOptions, open_store, publish
+from grader.lms import SOURCES, IntakeError, find_entries
 from grader.registry import Registry, RegistryError
 from grader.report import summary_table, write_reports
+from grader.roster import Person, RosterError, match, read_roster
 from grader.rubric import DEFAULT_RUBRIC, Rubric, RubricError, load_rubric
 from grader.sandbox import UNSAFE_FLAG, SandboxError, make_sandbox
 from grader.store import Store, StoreError
@@ -98,14 +100,41 @@ def prepared_backend(args, work: Path, jobs: int, gpu: str | None, sandbox) -> t
     return backend, registry, rubric
 
 
+def check_grade_inputs(args) -> list[Person] | None:
+    """Every path and file `grade` was given, checked before anything is built: the submissions folder (and
+    that it holds a submission, of --student when given), the rubric (against the checked-in registry) and
+    its extensions file, the roster. The first problem is an error naming it, in one line. Returns the roster."""
+    folder = Path(args.submissions)
+    if not folder.exists():
+        raise GraderError(f"{folder}: no such submissions folder")
+    if not folder.is_dir():
+        raise GraderError(f"{folder}: not a folder; give the folder that holds the submissions (one entry per "
+                          "student, or a Canvas or Gradescope download with --from)")
+    load_rubric(Path(args.rubric), Registry.from_file())
+    roster = read_roster(Path(args.roster)) if args.roster else None
+    entries, skipped = find_entries(folder, args.source)
+    if not entries:
+        why = f"{len(skipped)} entr{'y' if len(skipped) == 1 else 'ies'} skipped, such as {skipped[0]}" if skipped \
+            else "it is empty"
+        raise GraderError(f"{folder}: no submissions in it ({why})")
+    if args.student is not None:
+        ids = {(match(roster, e.student, e.aliases) or Person(e.student, "", ())).student if roster else e.student
+               for e in entries}
+        if args.student not in ids:
+            raise GraderError(f"{folder}: no submission of '{args.student}' in it")
+    return roster
+
+
 def cmd_grade(args) -> int:
     results = Path(args.results)
     work = Path(args.work) if args.work else results / "work"
+    roster = check_grade_inputs(args)
     sandbox = isolation(args, work)  # refuses before anything else happens
     gpus = gpu_list(args.gpus)
     backend, registry, rubric = prepared_backend(args, work, args.jobs, gpus[0], sandbox)
     summary = grade(GradeOptions(Path(args.submissions), results, gpus, args.jobs, args.regrade, args.seed,
-                                 not args.no_progress), rubric, registry, backend)
+                                 not args.no_progress, source=args.source, student=args.student, roster=roster),
+                    rubric, registry, backend)
     write_reports(results, rubric)
     store = Store.existing(results / "grades.sqlite")
     try:
@@ -116,6 +145,11 @@ def cmd_grade(args) -> int:
         print(f"note: {line}")
     if summary.skipped_same:
         print(f"already graded, unchanged (use --regrade to grade again): {', '.join(summary.skipped_same)}")
+    if summary.not_on_roster:
+        print(f"not on the roster {args.roster} (graded all the same): {', '.join(summary.not_on_roster)}")
+    if summary.no_submission:
+        print(f"on the roster with no submission ({len(summary.no_submission)}): "
+              f"{', '.join(summary.no_submission)}")
     store = Store(results / "grades.sqlite")
     try:
         print(summary_table(store, rubric).to_string(index=False))
@@ -277,8 +311,16 @@ def parser() -> argparse.ArgumentParser:
     g = sub.add_parser("grade", help="grade a directory of submissions",
                        description="Grade every submission in SUBMISSIONS (a folder, .tar.gz, .tgz or .zip per "
                                    "student, named by student id) and write results/.")
-    g.add_argument("submissions", help="directory with one entry per student")
+    g.add_argument("submissions", help="directory with one entry per student (or a Canvas or Gradescope download)")
     common(g)
+    g.add_argument("--from", dest="source", choices=SOURCES, default="plain",
+                   help="how the submissions were delivered: plain (one entry per student id), canvas (a bulk "
+                        "download: login[_LATE]_userid_submissionid_file), gradescope (an export folder with "
+                        "submission_metadata.yml) (default: %(default)s)")
+    g.add_argument("--student", default=None, help="grade this student only (again); everyone else's grades stay "
+                                                   "as stored")
+    g.add_argument("--roster", default=None, help="the class list: a Canvas gradebook export or a CSV with a "
+                                                  "'student' column; everyone on it gets a row")
     g.add_argument("--gpus", default="all", help="'all' or GPU indices such as 0,1: one grading worker per GPU")
     g.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="parallel builds (default: %(default)s)")
     g.add_argument("--regrade", action="store_true", help="grade again submissions already graded unchanged")
@@ -365,7 +407,8 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print(f"grader: {e}", file=sys.stderr)
         return 2
-    except (GraderError, RubricError, RegistryError, StoreError, ExportError, SandboxError) as e:
+    except (GraderError, RubricError, RegistryError, StoreError, ExportError, SandboxError, IntakeError,
+            RosterError) as e:
         print(f"grader: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

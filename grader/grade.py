@@ -27,8 +27,11 @@ from tqdm import tqdm
 
 from grader.build import BuildResult, GraderError
 from grader.gate.policy import GatePolicy
-from grader.intake import IntakeLimits, Submission, choose_latest, list_entries, read_submission
+from grader.intake import IntakeLimits, Submission, choose_latest, read_submission
 from grader.isolation import Isolation
+from grader.late import lateness
+from grader.lms import find_entries
+from grader.roster import Person, match
 from grader.paired import time_pairs
 from grader.registry import Registry
 from grader.results import REVIEW_FLAG, CaseOutcome, SanitizerOutcome, SubmissionResult
@@ -75,6 +78,9 @@ class GradeOptions:
     seed: int | None = None
     progress: bool = True
     command: str = field(default_factory=lambda: shlex.join(sys.argv))
+    source: str = "plain"  # how the submissions were delivered: plain, canvas, gradescope (grader/lms.py)
+    student: str | None = None  # grade this student only (again), leaving everyone else's grades as stored
+    roster: list[Person] | None = None  # the class list (grader/roster.py), stored; ids are mapped through it
 
 
 @dataclass
@@ -92,6 +98,8 @@ class GradeSummary:
     skipped_same: list[str]  # students whose identical submission was already graded
     skipped_entries: list[str]  # directory entries that are not submissions
     run_id: int
+    not_on_roster: list[str] = field(default_factory=list)  # ids submitted that the roster lacks
+    no_submission: list[str] = field(default_factory=list)  # roster ids with no submission
 
 
 class _StudentProcess:
@@ -459,13 +467,30 @@ def _intake_and_build(sub: Submission, backend: Backend, rubric: Rubric) -> tupl
 
 
 def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Backend) -> GradeSummary:
-    entries, skipped_entries = list_entries(options.submissions)
+    entries, skipped_entries = find_entries(options.submissions, options.source)
+    not_on_roster, no_submission = [], []
+    if options.roster is not None:
+        for e in entries:
+            person = match(options.roster, e.student, e.aliases)
+            if person is None:
+                not_on_roster.append(e.student)
+            else:
+                e.student = person.student
+        not_on_roster = sorted(set(not_on_roster))
+        no_submission = sorted({p.student for p in options.roster} - {e.student for e in entries})
+    if options.student is not None:
+        entries = [e for e in entries if e.student == options.student]
+        if not entries:
+            raise GraderError(f"{options.submissions}: no submission of '{options.student}' in it")
     task_files = [t.file for t in registry.tasks]
     intake = IntakeLimits.from_rubric(rubric.limits)
     subs, duplicates = choose_latest([read_submission(e, task_files, intake) for e in entries])
     skipped_entries += duplicates
     store = Store(options.results / "grades.sqlite")
-    skipped_same = [s.student for s in subs if not options.regrade and store.already_graded(
+    if options.roster is not None:
+        store.save_roster(options.roster)
+    regrade = options.regrade or options.student is not None
+    skipped_same = [s.student for s in subs if not regrade and store.already_graded(
         s.student, s.sha256, backend.harness_version, rubric.sha256)]
     todo = [s for s in subs if s.student not in skipped_same]
     seed = options.seed if options.seed is not None else random.getrandbits(53)
@@ -480,7 +505,8 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
 
     def finish(result: SubmissionResult):
         with lock:
-            store.save(run_id, result, backend.harness_version, rubric.sha256, rubric.max_points)
+            store.save(run_id, result, backend.harness_version, rubric.sha256, rubric.max_points,
+                       lateness(rubric.late, result.submission.student, result.submission.received))
             graded.append(result)
             bar.set_postfix_str(result.submission.student)
             bar.update()
@@ -529,7 +555,7 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
         store.close()
     if errors:
         raise errors[0]
-    return GradeSummary(graded, skipped_same, skipped_entries, run_id)
+    return GradeSummary(graded, skipped_same, skipped_entries, run_id, not_on_roster, no_submission)
 
 
 def grade_single(entry: Path, results: Path, rubric: Rubric, registry: Registry, backend: Backend, gpu: str | None,
@@ -549,7 +575,8 @@ def grade_single(entry: Path, results: Path, rubric: Rubric, registry: Registry,
         result, build = _intake_and_build(sub, backend, rubric)
         if result is None:
             result = grade_submission(sub, build, backend, gpu, solution, rubric, registry, seed)
-        submission_id = store.save(run_id, result, backend.harness_version, rubric.sha256, rubric.max_points)
+        submission_id = store.save(run_id, result, backend.harness_version, rubric.sha256, rubric.max_points,
+                                   lateness(rubric.late, sub.student, sub.received))
     finally:
         solution.close()
         if run_id is not None:
