@@ -13,9 +13,11 @@ the bytes unpacked (an archive's stream is never read past them, whatever its
 headers claim), and the time spent on one submission.
 
 Two entries with the same student id (a folder and an archive, or two
-archives): the one received last (modification time) is graded, an archive
-before a folder on a tie; the other is skipped, and the graded one's feedback
-says so (choose_latest).
+archives): the one received last is graded (the course system's record of
+the time, else the entry's modification time; grader/lms.py), then the higher
+rank (Canvas: submission id, duplicate number), then an archive before a
+folder; the other is skipped, and the graded one's feedback says so
+(choose_latest).
 """
 from __future__ import annotations
 
