@@ -6,6 +6,8 @@
                       --to gradescope|autolab a student's results.json or autoresult, from the store
   gradescope          grade /autograder/submission into a store, then write its results.json from it
   autolab FILE        grade one handin into a store, then print its autoresult as the last line
+  rescore RESULTS     recompute every stored score under an edited rubric (--rubric), without a GPU
+  override ID TASK POINTS --reason TEXT --by NAME   set a task's points for a student, on record (--undo)
   rubric              check grader/rubric.toml against the harness's registry and print it
   leaderboard         publish results/leaderboard/ (index.html, leaderboard.md, .csv) from the store
   rules               print the build gate's rules; --export FILE writes them for the students' pre-check
@@ -34,6 +36,7 @@ from grader.leaderboard import PublishOptions, open_store, publish
 from grader.lms import SOURCES, IntakeError, find_entries
 from grader.registry import Registry, RegistryError
 from grader.report import summary_table, write_reports
+from grader.rescore import RescoreError, rescore
 from grader.roster import Person, RosterError, match, read_roster
 from grader.rubric import DEFAULT_RUBRIC, Rubric, RubricError, load_rubric
 from grader.sandbox import UNSAFE_FLAG, SandboxError, make_sandbox
@@ -159,9 +162,23 @@ def cmd_grade(args) -> int:
     return 0
 
 
+def check_rubric_matches(results: Path, rubric: Rubric) -> None:
+    """The scores in the store were computed under this very rubric, or an error that says to rescore."""
+    store = Store.existing(results / "grades.sqlite")
+    try:
+        used = sorted(set(store.latest_submissions()["rubric_sha256"]))
+    finally:
+        store.close()
+    if used and used != [rubric.sha256]:
+        raise GraderError(f"{rubric.path} (sha256 {rubric.sha256[:12]}) is not the rubric the stored scores were "
+                          f"computed with ({', '.join(u[:12] for u in used)}): run `python3 -m grader rescore "
+                          f"{results} --rubric {rubric.path}` first")
+
+
 def cmd_report(args) -> int:
     results = Path(args.results)
     rubric = load_rubric(Path(args.rubric), registry_from_store(results))
+    check_rubric_matches(results, rubric)
     paths = write_reports(results, rubric)
     print(f"wrote {paths['grades']} and {paths['feedback']}/")
     return 0
@@ -172,21 +189,75 @@ def cmd_export(args) -> int:
     if args.roster and args.to != "canvas":
         raise UsageError(f"--roster maps ids for Canvas only, not for --to {args.to}")
     rubric = load_rubric(Path(args.rubric), registry_from_store(results))
+    check_rubric_matches(results, rubric)
     store = Store.existing(results / "grades.sqlite")
     try:
-        options = {"roster": Path(args.roster) if args.roster else None} if args.to == "canvas" else {}
+        options = {"roster": Path(args.roster) if args.roster else None,
+                   "assignment_id": args.assignment_id} if args.to == "canvas" else {}
         done = EXPORTERS[args.to].export(store, rubric, args.student, **options)
         student = student_of(store, args.student) if args.to != "canvas" else None
     finally:
         store.close()
-    for w in done.warnings:
-        print(f"warning: {w}", file=sys.stderr)
     if args.to == "autolab" and not args.out:
         print(done.text, end="")
         return 0
     default = {"canvas": results / "canvas.csv", "gradescope": results / f"{student}.results.json",
                "autolab": results / f"{student}.autoresult.txt"}[args.to]
-    print(f"wrote {done.write(Path(args.out) if args.out else default)}")
+    written = done.write(Path(args.out) if args.out else default)
+    for w in done.warnings:  # after the write: a failed one is the only line
+        print(f"warning: {w}", file=sys.stderr)
+    print(f"wrote {written}")
+    return 0
+
+
+def cmd_rescore(args) -> int:
+    results = Path(args.results)
+    rubric = load_rubric(Path(args.rubric), registry_from_store(results))
+    store = Store.existing(results / "grades.sqlite")
+    try:
+        done = rescore(store, rubric)
+    finally:
+        store.close()
+    write_reports(results, rubric)
+    print(f"rescored {done.rescored} submission(s) under {rubric.path} (sha256 {rubric.sha256[:12]}); "
+          f"{len(done.changed)} student(s)' totals changed")
+    for student, before, after in done.changed:
+        print(f"  {student}: {before:.2f} -> {after:.2f}")
+    print(f"rewrote {results / 'grades.csv'} and {results / 'feedback'}/")
+    return 0
+
+
+def cmd_override(args) -> int:
+    results = Path(args.results)
+    rubric = load_rubric(Path(args.rubric), registry_from_store(results))
+    check_rubric_matches(results, rubric)
+    if args.task not in {t.id for t in rubric.tasks}:
+        raise UsageError(f"'{args.task}' is not a graded task ({', '.join(t.id for t in rubric.tasks)})")
+    if not args.by.strip():
+        raise UsageError("--by names who made the change: it cannot be empty")
+    store = Store.existing(results / "grades.sqlite")
+    try:
+        student_of(store, args.student)
+        if args.undo:
+            if args.points is not None:
+                raise UsageError("--undo takes no POINTS")
+            if not store.undo_override(args.student, args.task, args.by):
+                raise GraderError(f"{args.student} has no override of {args.task} in force")
+            said = f"undid the override of {args.student}'s {args.task} (kept on record, marked undone by {args.by})"
+        else:
+            worth = rubric.task(args.task).max_points
+            if args.points is None or not 0 <= args.points <= worth:
+                raise UsageError(f"POINTS for {args.task} must be between 0 and {worth:g}")
+            if not (args.reason or "").strip():
+                raise UsageError("--reason is required: it goes on record and into the student's feedback")
+            store.add_override(args.student, args.task, args.points, args.reason.strip(), args.by.strip())
+            said = f"{args.student}'s {args.task}: {args.points:g} points, by {args.by}: {args.reason.strip()}"
+        latest = store.latest_submissions()
+        total = float(latest[latest["student"] == args.student]["total"].iloc[0])
+    finally:
+        store.close()
+    write_reports(results, rubric)
+    print(f"{said}; total now {total:.2f} / {rubric.max_points:g}; rewrote grades.csv and feedback/")
     return 0
 
 
@@ -346,6 +417,9 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--student", default=None, help="whose latest submission (required for gradescope and autolab "
                                                    "when the store holds more than one student)")
     e.add_argument("--roster", default=None, help="a Canvas gradebook export (CSV) to map student ids")
+    e.add_argument("--assignment-id", default=None,
+                   help="Canvas's id of the assignment (the number in its URL), so the column reads "
+                        "'Title (id)' and Canvas fills that assignment instead of making a new one")
     e.add_argument("--out", default=None, help="output file (default: RESULTS/canvas.csv, "
                                                "RESULTS/STUDENT.results.json; autolab: standard output)")
     e.set_defaults(func=cmd_export)
@@ -368,6 +442,28 @@ def parser() -> argparse.ArgumentParser:
     common(a, results=False)
     one(a)
     a.set_defaults(func=cmd_autolab)
+
+    rs = sub.add_parser("rescore", help="recompute every stored score under an edited rubric (no GPU)",
+                        description="Score every stored submission again from its stored cases under --rubric "
+                                    "(points, curves, penalties, the late policy), then rewrite grades.csv and "
+                                    "feedback/. Nothing runs: a rubric that changes what is run needs "
+                                    "`grade --regrade`.")
+    rs.add_argument("results", help="the results folder holding grades.sqlite")
+    common(rs, results=False)
+    rs.set_defaults(func=cmd_rescore)
+
+    ov = sub.add_parser("override", help="set a task's points for a student, with the reason on record",
+                        description="Set STUDENT's points for TASK (in place of the graded ones) with a reason and "
+                                    "its author, kept in the store with the time, shown in the feedback and the "
+                                    "exports; --undo ends it (it stays on record, marked undone).")
+    ov.add_argument("student")
+    ov.add_argument("task")
+    ov.add_argument("points", type=float, nargs="?", default=None)
+    ov.add_argument("--reason", default=None, help="why (goes into the student's feedback)")
+    ov.add_argument("--by", required=True, help="who made the change")
+    ov.add_argument("--undo", action="store_true", help="end the override of STUDENT's TASK")
+    common(ov)
+    ov.set_defaults(func=cmd_override)
 
     rb = sub.add_parser("rubric", help="check the rubric against the harness and print it",
                         description="Validate the rubric against the harness's task registry and print it.")
@@ -408,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"grader: {e}", file=sys.stderr)
         return 2
     except (GraderError, RubricError, RegistryError, StoreError, ExportError, SandboxError, IntakeError,
-            RosterError) as e:
+            RosterError, RescoreError) as e:
         print(f"grader: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
