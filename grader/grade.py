@@ -468,6 +468,8 @@ def _intake_and_build(sub: Submission, backend: Backend, rubric: Rubric) -> tupl
 
 def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Backend) -> GradeSummary:
     entries, skipped_entries = find_entries(options.submissions, options.source)
+    if not entries:  # (the command line says so before building anything: cli.check_grade_inputs)
+        raise GraderError(f"{options.submissions}: no submissions in it; no grading run recorded")
     not_on_roster, no_submission = [], []
     if options.roster is not None:
         for e in entries:

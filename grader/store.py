@@ -54,7 +54,8 @@ CREATE TABLE IF NOT EXISTS submissions (
     seconds REAL NOT NULL,
     gate TEXT NOT NULL DEFAULT '[]', -- JSON list: the build gate's findings (grader/gate/)
     build_reason TEXT NOT NULL DEFAULT '', -- why the build failed, in one line (the log is build_log)
-    raw_total REAL,               -- the tasks' points (overrides applied) before the late penalty; total = raw - penalty
+    raw_total REAL,               -- the tasks' points (overrides applied) before the late penalty
+                                  -- (total = raw_total - penalty)
     late_percent REAL NOT NULL DEFAULT 0, -- the share of raw_total the late policy takes (grader/late.py)
     penalty REAL NOT NULL DEFAULT 0,      -- in points
     late TEXT NOT NULL DEFAULT '', -- the late policy's words: on time, how late, late days, the penalty
@@ -144,11 +145,13 @@ CREATE TABLE IF NOT EXISTS overrides (
 ADDED_COLUMNS = [("cases", "floor_ms", "REAL"), ("cases", "flag", "TEXT NOT NULL DEFAULT ''"),
                  ("cases", "seconds", "REAL"), ("cases", "throttled_pairs", "INTEGER"),
                  ("submissions", "gate", "TEXT NOT NULL DEFAULT '[]'"),  # the build gate's findings (JSON list)
-                 ("grading_runs", "isolation", "TEXT"),
+                 ("grading_runs", "isolation", "TEXT"),  # JSON record; older runs get theirs from their words
                  ("submissions", "build_reason", "TEXT NOT NULL DEFAULT ''"),
+                 # the late policy (grader/late.py): raw score, share taken, points taken, its words
                  ("submissions", "raw_total", "REAL"), ("submissions", "late_percent", "REAL NOT NULL DEFAULT 0"),
-                 ("submissions", "penalty", "REAL NOT NULL DEFAULT 0"), ("submissions", "late", "TEXT NOT NULL DEFAULT ''"),
-                 ("scores", "override", "REAL"), ("scores", "override_note", "TEXT NOT NULL DEFAULT ''")]  # JSON record; older runs get theirs from their words
+                 ("submissions", "penalty", "REAL NOT NULL DEFAULT 0"),
+                 ("submissions", "late", "TEXT NOT NULL DEFAULT ''"),
+                 ("scores", "override", "REAL"), ("scores", "override_note", "TEXT NOT NULL DEFAULT ''")]  # overrides
 
 
 def now() -> str:

@@ -9,7 +9,8 @@ SOURCE=${AUTOGRADER_SOURCE:-/autograder/source}  # (the tests unpack the zip els
 cd "$SOURCE"
 for need in grader/requirements.txt grader/__main__.py starter/Makefile solution/kernels run_autograder; do
   if [ ! -e "$need" ]; then
-    echo "setup.sh: $SOURCE/$need is missing: the zip's root must hold the repository (build it with make gradescope)" >&2
+    echo "setup.sh: $SOURCE/$need is missing: the zip's root must hold the repository" \
+      "(build it with make gradescope)" >&2
     exit 1
   fi
 done
@@ -17,5 +18,6 @@ apt-get update -q
 apt-get install -y -q make python3 python3-pip python3-venv doctest-dev nlohmann-json3-dev libcli11-dev bubblewrap
 python3 -m pip install -q -r grader/requirements.txt
 if ! command -v nvcc >/dev/null; then
-  echo "setup.sh: warning: no nvcc on PATH: this image cannot build submissions; grading needs a GPU runner with the CUDA toolkit" >&2
+  echo "setup.sh: warning: no nvcc on PATH: this image cannot build submissions;" \
+    "grading needs a GPU runner with the CUDA toolkit" >&2
 fi

@@ -179,7 +179,8 @@ def test_a_bwrap_variable_that_points_nowhere_is_named(tmp_path):
 
 def test_unsafe_no_sandbox_goes_on_with_a_warning(tmp_path):
     env = {"PATH": str(tmp_path)}
-    done = cli("grade", str(one_submission(tmp_path)), "--results", str(tmp_path / "r"), "--unsafe-no-sandbox", env=env)
+    done = cli("grade", str(one_submission(tmp_path)), "--results", str(tmp_path / "r"), "--unsafe-no-sandbox",
+               env=env)
     assert "WARNING: --unsafe-no-sandbox" in done.stderr
     assert "no GPU found" in done.stderr  # past the sandbox check: on this machine, the GPU is what is missing
 

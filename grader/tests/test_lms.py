@@ -169,3 +169,12 @@ def test_a_class_from_a_canvas_download_is_graded_and_stored_with_canvas_times(t
     assert latest.loc["doejane", "received"] == "2026-11-20T22:00:00+00:00"
     assert latest.loc["smithjohn", "total"] == small_rubric.max_points
     assert "marked LATE by Canvas" in latest.loc["smithjohn", "notes"]
+
+
+def test_grading_an_empty_folder_is_an_error_and_records_no_run(tmp_path, registry, small_rubric):
+    from grader.build import GraderError
+    (tmp_path / "subs").mkdir()
+    with pytest.raises(GraderError, match="no submissions in it; no grading run recorded"):
+        grade(GradeOptions(tmp_path / "subs", tmp_path / "results", [None], jobs=1, progress=False), small_rubric,
+              registry, FakeBackend())
+    assert not (tmp_path / "results" / "grades.sqlite").exists()
