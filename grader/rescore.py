@@ -8,6 +8,7 @@ timed shapes) is refused for the submissions it would need cases for: those need
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
@@ -82,6 +83,6 @@ def rescore(store: Store, rubric: Rubric) -> RescoreSummary:
                       rubric.max_points)
         summary.rescored += 1
     after = dict(zip(store.latest_submissions()["student"], store.latest_submissions()["total"]))
-    summary.changed = [(s, before[s], after[s]) for s in sorted(after) if s in before and
-                       abs(before[s] - after[s]) > 1e-9]
+    summary.changed = [(s, before[s], after[s]) for s in sorted(after)
+                       if s in before and not math.isclose(before[s], after[s])]
     return summary

@@ -84,6 +84,7 @@ def test_rescore_recomputes_every_score_from_the_stored_cases_without_running_an
         cases_after = store.cases_for(None)
     after = latest(results)
     assert done.rescored == 2
+    assert done.changed == [("alice", before.loc["alice", "total"], after.loc["alice", "total"])]
     assert after.loc["alice", "total"] == before.loc["alice", "total"] + 10 == new.max_points
     assert after.loc["bob", "total"] == before.loc["bob", "total"]  # dot's cases failed: 0 of more points
     assert set(after["rubric_sha256"]) == {new.sha256} and set(after["max_total"]) == {new.max_points}
