@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 
 from grader import cli
-from grader.grade import GradeOptions, grade
 from grader.rescore import RescoreError, rescore
 from grader.rubric import load_rubric
 from grader.tests.conftest import opened, small_rubric_text, write_submission
