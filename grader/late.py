@@ -189,6 +189,5 @@ def lateness(policy: LatePolicy | None, student: str, received: str) -> Lateness
     units = math.ceil(left / UNITS[policy.per])
     percent = min(policy.cap, policy.penalty * units)
     capped = " (the cap)" if percent == policy.cap and policy.penalty * units > policy.cap else ""
-    what.append(f"{units} {policy.per}{'s' if units != 1 else ''} late past them" if budget else
-                f"{units} started {policy.per}{'s' if units != 1 else ''} late")
+    what.append(f"{'then ' if budget else ''}{units} started {policy.per}{'s' if units != 1 else ''} late")
     return Lateness(percent, "; ".join(what) + f": -{percent:g}%{capped} of the score")
