@@ -33,7 +33,7 @@ from grader.exports import EXPORTERS, ExportError, autolab, canvas, gradescope
 from grader.exports.common import student_of
 from grader.grade import GradeOptions, grade, grade_single
 from grader.leaderboard import PublishOptions, open_store, publish
-from grader.lms import SOURCES, IntakeError, find_entries
+from grader.lms import SOURCES, IntakeError, find_entries, gradescope_single
 from grader.registry import Registry, RegistryError
 from grader.report import summary_table, write_reports
 from grader.rescore import RescoreError, rescore
@@ -271,18 +271,22 @@ def _results_folder(given: str | None):
         yield Path(tmp)
 
 
-def _grade_one(args, entry: Path, results: Path):
-    """Grades one entry into RESULTS/grades.sqlite, as `grade` would; its exports then read it from there."""
-    if not entry.exists():
-        raise GraderError(f"{entry}: no such submission")
+def _grade_one(args, entry, results: Path):
+    """Grades one entry (a path, or an lms Entry) into RESULTS/grades.sqlite, as `grade` would; its exports then
+    read it from there."""
+    path = Path(getattr(entry, "path", entry))
+    if not path.exists():
+        raise GraderError(f"{path}: no such submission")
     work = Path(args.work)
     backend, registry, rubric = prepared_backend(args, work, os.cpu_count() or 2, args.gpu, isolation(args, work))
     return grade_single(entry, results, rubric, registry, backend, args.gpu), rubric
 
 
 def cmd_gradescope(args) -> int:
+    metadata = Path(args.metadata)
+    entry = gradescope_single(Path(args.submission), metadata) if metadata.is_file() else Path(args.submission)
     with _results_folder(args.results) as results:
-        single, rubric = _grade_one(args, Path(args.submission), results)
+        single, rubric = _grade_one(args, entry, results)
         store = Store.existing(single.store)
         try:
             done = gradescope.export(store, rubric, single.student)
@@ -430,6 +434,9 @@ def parser() -> argparse.ArgumentParser:
                                     "(grader/gradescope/run_autograder calls this).")
     gs.add_argument("--submission", default="/autograder/submission", help="default: %(default)s")
     gs.add_argument("--results-dir", default="/autograder/results", help="default: %(default)s")
+    gs.add_argument("--metadata", default="/autograder/submission_metadata.json",
+                    help="Gradescope's record of the submission: the submitter's id and the time it was made, for "
+                         "the late policy (default: %(default)s; without it, the folder's name and time)")
     common(gs, results=False)
     one(gs)
     gs.set_defaults(func=cmd_gradescope)

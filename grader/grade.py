@@ -27,7 +27,7 @@ from tqdm import tqdm
 
 from grader.build import BuildResult, GraderError
 from grader.gate.policy import GatePolicy
-from grader.intake import IntakeLimits, Submission, choose_latest, read_submission
+from grader.intake import Entry, IntakeLimits, Submission, choose_latest, read_submission
 from grader.isolation import Isolation
 from grader.late import lateness
 from grader.lms import find_entries
@@ -560,7 +560,7 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
     return GradeSummary(graded, skipped_same, skipped_entries, run_id, not_on_roster, no_submission)
 
 
-def grade_single(entry: Path, results: Path, rubric: Rubric, registry: Registry, backend: Backend, gpu: str | None,
+def grade_single(entry: Path | Entry, results: Path, rubric: Rubric, registry: Registry, backend: Backend, gpu: str | None,
                  seed: int | None = None, command: str | None = None) -> SingleGrade:
     """Grades one submission on its own (Gradescope, Autolab) into RESULTS/grades.sqlite, as a class run would:
     a grading run with the same record, the submission saved by the same Store.save. Its exports read it back

@@ -7,6 +7,9 @@
   Canvas's numbered duplicates (`kernels-1.zip`). The student id is the login; Canvas's LATE flag, user id
   and submission id go into the notes. The download records no submission time, so received is the newest
   file time inside the archive, and the feedback says so.
+- Gradescope's autograder (`python3 -m grader gradescope`): /autograder/submission_metadata.json names the
+  submitter (`users[0]`: sid, else email) and the time (`created_at`) of the one submission being graded
+  (gradescope_single).
 - Gradescope (`--from gradescope`): the assignment's export folder, with `submission_metadata.yml` naming
   each `submission_NNN` folder's submitters (`:sid:`, else `:email:`) and its `:created_at:` time, which is
   the time received. Every submitter of a group submission gets it graded under their own id.
@@ -154,3 +157,22 @@ def gradescope_entries(directory: Path) -> tuple[list[Entry], list[str]]:
         if path.name != GRADESCOPE_METADATA and not path.name.startswith(".") and path.name not in listed:
             skipped.append(f"{path.name}: not listed in {GRADESCOPE_METADATA}; skipped")
     return entries, skipped
+
+
+def gradescope_single(submission: Path, metadata: Path) -> Entry:
+    """The one submission Gradescope's autograder is grading, as its submission_metadata.json describes it."""
+    import json
+    try:
+        data = json.loads(Path(metadata).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise IntakeError(f"{metadata}: not readable as Gradescope's submission metadata ({e})") from None
+    users = data.get("users") if isinstance(data, dict) else None
+    if not isinstance(users, list) or not users or not isinstance(users[0], dict):
+        raise IntakeError(f"{metadata}: names no submitter ('users')")
+    first = users[0]
+    student = _text(first.get("sid")) or _text(first.get("email"))
+    if not STUDENT_ID.fullmatch(student):
+        raise IntakeError(f"{metadata}: the submitter's sid or email '{student}' cannot be a student id")
+    received = _time(data.get("created_at"), str(metadata))
+    notes = [f"Gradescope: created {received}" + (f", by {_text(first.get('name'))}" if first.get("name") else "")]
+    return Entry(Path(submission), student, received, notes)

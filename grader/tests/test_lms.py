@@ -178,3 +178,31 @@ def test_grading_an_empty_folder_is_an_error_and_records_no_run(tmp_path, regist
         grade(GradeOptions(tmp_path / "subs", tmp_path / "results", [None], jobs=1, progress=False), small_rubric,
               registry, FakeBackend())
     assert not (tmp_path / "results" / "grades.sqlite").exists()
+
+
+GRADESCOPE_JSON = {"id": 123456789, "created_at": "2026-11-20T21:00:01.482-08:00",
+                   "assignment": {"due_date": "2026-11-20T23:59:00.000-08:00", "title": "HW4"},
+                   "users": [{"email": "jdoe@example.edu", "id": 5551, "name": "Jane Doe", "sid": "1001"}]}
+
+
+def test_the_gradescope_command_takes_the_submitter_and_time_from_submission_metadata_json(tmp_path, registry,
+                                                                                         small_rubric, monkeypatch):
+    import json
+
+    from grader import cli
+    from grader.tests.conftest import write_submission
+    monkeypatch.setattr(cli, "isolation", lambda args, work: None)
+    monkeypatch.setattr(cli, "prepared_backend", lambda args, work, jobs, gpu, sandbox: (FakeBackend(), registry,
+                                                                                          small_rubric))
+    entry = write_submission(tmp_path, "submission", {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks})
+    (tmp_path / "submission_metadata.json").write_text(json.dumps(GRADESCOPE_JSON))
+    assert cli.main(["gradescope", "--submission", str(entry), "--metadata", str(tmp_path / "submission_metadata.json"),
+                     "--results-dir", str(tmp_path / "gs"), "--results", str(tmp_path / "kept"),
+                     "--work", str(tmp_path / "work")]) == 0
+    with opened(tmp_path / "kept") as store:
+        sub = store.latest_submissions().iloc[0]
+    assert (sub.student, sub.received) == ("1001", "2026-11-21T05:00:01+00:00")
+    assert "Gradescope: created 2026-11-21T05:00:01+00:00, by Jane Doe" in sub.notes
+    (tmp_path / "submission_metadata.json").write_text("{}")
+    assert cli.main(["gradescope", "--submission", str(entry), "--metadata", str(tmp_path / "submission_metadata.json"),
+                     "--results-dir", str(tmp_path / "gs"), "--work", str(tmp_path / "work")]) == 1
