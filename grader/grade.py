@@ -37,7 +37,7 @@ from grader.registry import Registry
 from grader.results import REVIEW_FLAG, CaseOutcome, SanitizerOutcome, SubmissionResult
 from grader.rubric import Rubric, TaskPolicy
 from grader.runner import HarnessFailure
-from grader.score import score_submission, zero_scores
+from grader.score import ZERO_NOTES, score_submission, zero_scores
 from grader.status import NOT_RUN
 from grader.store import Store
 
@@ -459,10 +459,11 @@ def _intake_and_build(sub: Submission, backend: Backend, rubric: Rubric) -> tupl
     """A submission rejected at intake, or whose build failed, is finished here (with its zero scores);
     otherwise its build, ready to run."""
     if sub.rejected:
-        return SubmissionResult(sub, "rejected", scores=zero_scores(rubric, "not graded: rejected at intake")), None
+        return SubmissionResult(sub, "rejected", scores=zero_scores(rubric, ZERO_NOTES["rejected"])), None
     build = backend.build(sub, rubric.limits.build, rubric.gate)
     if not build.ok:
-        return SubmissionResult(sub, "build_failed", build, scores=zero_scores(rubric, "does not compile")), None
+        return SubmissionResult(sub, "build_failed", build,
+                                scores=zero_scores(rubric, ZERO_NOTES["build_failed"])), None
     return None, build
 
 

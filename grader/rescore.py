@@ -17,10 +17,9 @@ import pandas as pd
 from grader.late import lateness
 from grader.results import CaseOutcome, SanitizerOutcome
 from grader.rubric import Rubric
-from grader.score import score_submission, zero_scores
+from grader.score import ZERO_NOTES, score_submission, zero_scores
 from grader.store import Store
 
-ZERO_NOTES = {"rejected": "not graded: rejected at intake", "build_failed": "does not compile"}  # as grade.py
 
 
 class RescoreError(ValueError):
