@@ -38,7 +38,7 @@ PY_REQS      := solution/tests/requirements.txt grader/requirements.txt
 
 # The tests' Python: python3 itself when it already has what they need (as on
 # the GPU machines, which reach no package index), else a virtual environment.
-ifeq ($(shell python3 -c "import numpy, pytest, jsonschema, pandas, jinja2, tqdm, matplotlib" 2>/dev/null && echo yes),yes)
+ifeq ($(shell python3 -c "import numpy, pytest, jsonschema, pandas, jinja2, tqdm, matplotlib, yaml" 2>/dev/null && echo yes),yes)
 PYTHON       := python3
 PYTHON_READY :=
 else
@@ -106,11 +106,10 @@ bench-reference: $(PYTHON_READY)
 	$(PYTHON) -m handout.record save $(RESULTS)/bench $(RECORD_ARG)
 
 # Gradescope's autograder zip: setup.sh and run_autograder with this repository.
+# Gradescope's autograder zip: setup.sh, run_autograder and the committed tree at its root (Gradescope unpacks
+# it into /autograder/source). It needs a GPU runner (see grader/gradescope/setup.sh).
 gradescope:
-	@mkdir -p dist
-	rm -f dist/gradescope-autograder.zip
-	git archive --format=zip --prefix=source/ -o dist/gradescope-autograder.zip HEAD
-	cd grader/gradescope && zip -q ../../dist/gradescope-autograder.zip setup.sh run_autograder
+	grader/gradescope/make_zip.sh dist/gradescope-autograder.zip
 	@echo "wrote dist/gradescope-autograder.zip: upload it as the assignment's autograder"
 
 # The starter's harness alone (make registry prints its task registry into starter/harness/registry.json).

@@ -6,6 +6,8 @@
                       --to gradescope|autolab a student's results.json or autoresult, from the store
   gradescope          grade /autograder/submission into a store, then write its results.json from it
   autolab FILE        grade one handin into a store, then print its autoresult as the last line
+  rescore RESULTS     recompute every stored score under an edited rubric (--rubric), without a GPU
+  override ID TASK POINTS --reason TEXT --by NAME   set a task's points for a student, on record (--undo)
   rubric              check grader/rubric.toml against the harness's registry and print it
   leaderboard         publish results/leaderboard/ (index.html, leaderboard.md, .csv) from the store
   rules               print the build gate's rules; --export FILE writes them for the students' pre-check
@@ -31,8 +33,11 @@ from grader.exports import EXPORTERS, ExportError, autolab, canvas, gradescope
 from grader.exports.common import student_of
 from grader.grade import GradeOptions, grade, grade_single
 from grader.leaderboard import PublishOptions, open_store, publish
+from grader.lms import SOURCES, IntakeError, find_entries, gradescope_single
 from grader.registry import Registry, RegistryError
 from grader.report import summary_table, write_reports
+from grader.rescore import RescoreError, rescore
+from grader.roster import Person, RosterError, match, read_roster
 from grader.rubric import DEFAULT_RUBRIC, Rubric, RubricError, load_rubric
 from grader.sandbox import UNSAFE_FLAG, SandboxError, make_sandbox
 from grader.store import Store, StoreError
@@ -98,14 +103,41 @@ def prepared_backend(args, work: Path, jobs: int, gpu: str | None, sandbox) -> t
     return backend, registry, rubric
 
 
+def check_grade_inputs(args) -> list[Person] | None:
+    """Every path and file `grade` was given, checked before anything is built: the submissions folder (and
+    that it holds a submission, of --student when given), the rubric (against the checked-in registry) and
+    its extensions file, the roster. The first problem is an error naming it, in one line. Returns the roster."""
+    folder = Path(args.submissions)
+    if not folder.exists():
+        raise GraderError(f"{folder}: no such submissions folder")
+    if not folder.is_dir():
+        raise GraderError(f"{folder}: not a folder; give the folder that holds the submissions (one entry per "
+                          "student, or a Canvas or Gradescope download with --from)")
+    load_rubric(Path(args.rubric), Registry.from_file())
+    roster = read_roster(Path(args.roster)) if args.roster else None
+    entries, skipped = find_entries(folder, args.source)
+    if not entries:
+        why = f"{len(skipped)} entr{'y' if len(skipped) == 1 else 'ies'} skipped, such as {skipped[0]}" if skipped \
+            else "it is empty"
+        raise GraderError(f"{folder}: no submissions in it ({why})")
+    if args.student is not None:
+        ids = {(match(roster, e.student, e.aliases) or Person(e.student, "", ())).student if roster else e.student
+               for e in entries}
+        if args.student not in ids:
+            raise GraderError(f"{folder}: no submission of '{args.student}' in it")
+    return roster
+
+
 def cmd_grade(args) -> int:
     results = Path(args.results)
     work = Path(args.work) if args.work else results / "work"
+    roster = check_grade_inputs(args)
     sandbox = isolation(args, work)  # refuses before anything else happens
     gpus = gpu_list(args.gpus)
     backend, registry, rubric = prepared_backend(args, work, args.jobs, gpus[0], sandbox)
     summary = grade(GradeOptions(Path(args.submissions), results, gpus, args.jobs, args.regrade, args.seed,
-                                 not args.no_progress), rubric, registry, backend)
+                                 not args.no_progress, source=args.source, student=args.student, roster=roster),
+                    rubric, registry, backend)
     write_reports(results, rubric)
     store = Store.existing(results / "grades.sqlite")
     try:
@@ -116,6 +148,11 @@ def cmd_grade(args) -> int:
         print(f"note: {line}")
     if summary.skipped_same:
         print(f"already graded, unchanged (use --regrade to grade again): {', '.join(summary.skipped_same)}")
+    if summary.not_on_roster:
+        print(f"not on the roster {args.roster} (graded all the same): {', '.join(summary.not_on_roster)}")
+    if summary.no_submission:
+        print(f"on the roster with no submission ({len(summary.no_submission)}): "
+              f"{', '.join(summary.no_submission)}")
     store = Store(results / "grades.sqlite")
     try:
         print(summary_table(store, rubric).to_string(index=False))
@@ -125,9 +162,23 @@ def cmd_grade(args) -> int:
     return 0
 
 
+def check_rubric_matches(results: Path, rubric: Rubric) -> None:
+    """The scores in the store were computed under this very rubric, or an error that says to rescore."""
+    store = Store.existing(results / "grades.sqlite")
+    try:
+        used = sorted(set(store.latest_submissions()["rubric_sha256"]))
+    finally:
+        store.close()
+    if used and used != [rubric.sha256]:
+        raise GraderError(f"{rubric.path} (sha256 {rubric.sha256[:12]}) is not the rubric the stored scores were "
+                          f"computed with ({', '.join(u[:12] for u in used)}): run `python3 -m grader rescore "
+                          f"{results} --rubric {rubric.path}` first")
+
+
 def cmd_report(args) -> int:
     results = Path(args.results)
     rubric = load_rubric(Path(args.rubric), registry_from_store(results))
+    check_rubric_matches(results, rubric)
     paths = write_reports(results, rubric)
     print(f"wrote {paths['grades']} and {paths['feedback']}/")
     return 0
@@ -138,21 +189,75 @@ def cmd_export(args) -> int:
     if args.roster and args.to != "canvas":
         raise UsageError(f"--roster maps ids for Canvas only, not for --to {args.to}")
     rubric = load_rubric(Path(args.rubric), registry_from_store(results))
+    check_rubric_matches(results, rubric)
     store = Store.existing(results / "grades.sqlite")
     try:
-        options = {"roster": Path(args.roster) if args.roster else None} if args.to == "canvas" else {}
+        options = {"roster": Path(args.roster) if args.roster else None,
+                   "assignment_id": args.assignment_id} if args.to == "canvas" else {}
         done = EXPORTERS[args.to].export(store, rubric, args.student, **options)
         student = student_of(store, args.student) if args.to != "canvas" else None
     finally:
         store.close()
-    for w in done.warnings:
-        print(f"warning: {w}", file=sys.stderr)
     if args.to == "autolab" and not args.out:
         print(done.text, end="")
         return 0
     default = {"canvas": results / "canvas.csv", "gradescope": results / f"{student}.results.json",
                "autolab": results / f"{student}.autoresult.txt"}[args.to]
-    print(f"wrote {done.write(Path(args.out) if args.out else default)}")
+    written = done.write(Path(args.out) if args.out else default)
+    for w in done.warnings:  # after the write: a failed one is the only line
+        print(f"warning: {w}", file=sys.stderr)
+    print(f"wrote {written}")
+    return 0
+
+
+def cmd_rescore(args) -> int:
+    results = Path(args.results)
+    rubric = load_rubric(Path(args.rubric), registry_from_store(results))
+    store = Store.existing(results / "grades.sqlite")
+    try:
+        done = rescore(store, rubric)
+    finally:
+        store.close()
+    write_reports(results, rubric)
+    print(f"rescored {done.rescored} submission(s) under {rubric.path} (sha256 {rubric.sha256[:12]}); "
+          f"{len(done.changed)} student(s)' totals changed")
+    for student, before, after in done.changed:
+        print(f"  {student}: {before:.2f} -> {after:.2f}")
+    print(f"rewrote {results / 'grades.csv'} and {results / 'feedback'}/")
+    return 0
+
+
+def cmd_override(args) -> int:
+    results = Path(args.results)
+    rubric = load_rubric(Path(args.rubric), registry_from_store(results))
+    check_rubric_matches(results, rubric)
+    if args.task not in {t.id for t in rubric.tasks}:
+        raise UsageError(f"'{args.task}' is not a graded task ({', '.join(t.id for t in rubric.tasks)})")
+    if not args.by.strip():
+        raise UsageError("--by names who made the change: it cannot be empty")
+    store = Store.existing(results / "grades.sqlite")
+    try:
+        student_of(store, args.student)
+        if args.undo:
+            if args.points is not None:
+                raise UsageError("--undo takes no POINTS")
+            if not store.undo_override(args.student, args.task, args.by):
+                raise GraderError(f"{args.student} has no override of {args.task} in force")
+            said = f"undid the override of {args.student}'s {args.task} (kept on record, marked undone by {args.by})"
+        else:
+            worth = rubric.task(args.task).max_points
+            if args.points is None or not 0 <= args.points <= worth:
+                raise UsageError(f"POINTS for {args.task} must be between 0 and {worth:g}")
+            if not (args.reason or "").strip():
+                raise UsageError("--reason is required: it goes on record and into the student's feedback")
+            store.add_override(args.student, args.task, args.points, args.reason.strip(), args.by.strip())
+            said = f"{args.student}'s {args.task}: {args.points:g} points, by {args.by}: {args.reason.strip()}"
+        latest = store.latest_submissions()
+        total = float(latest[latest["student"] == args.student]["total"].iloc[0])
+    finally:
+        store.close()
+    write_reports(results, rubric)
+    print(f"{said}; total now {total:.2f} / {rubric.max_points:g}; rewrote grades.csv and feedback/")
     return 0
 
 
@@ -166,18 +271,22 @@ def _results_folder(given: str | None):
         yield Path(tmp)
 
 
-def _grade_one(args, entry: Path, results: Path):
-    """Grades one entry into RESULTS/grades.sqlite, as `grade` would; its exports then read it from there."""
-    if not entry.exists():
-        raise GraderError(f"{entry}: no such submission")
+def _grade_one(args, entry, results: Path):
+    """Grades one entry (a path, or an lms Entry) into RESULTS/grades.sqlite, as `grade` would; its exports then
+    read it from there."""
+    path = Path(getattr(entry, "path", entry))
+    if not path.exists():
+        raise GraderError(f"{path}: no such submission")
     work = Path(args.work)
     backend, registry, rubric = prepared_backend(args, work, os.cpu_count() or 2, args.gpu, isolation(args, work))
     return grade_single(entry, results, rubric, registry, backend, args.gpu), rubric
 
 
 def cmd_gradescope(args) -> int:
+    metadata = Path(args.metadata)
+    entry = gradescope_single(Path(args.submission), metadata) if metadata.is_file() else Path(args.submission)
     with _results_folder(args.results) as results:
-        single, rubric = _grade_one(args, Path(args.submission), results)
+        single, rubric = _grade_one(args, entry, results)
         store = Store.existing(single.store)
         try:
             done = gradescope.export(store, rubric, single.student)
@@ -277,8 +386,16 @@ def parser() -> argparse.ArgumentParser:
     g = sub.add_parser("grade", help="grade a directory of submissions",
                        description="Grade every submission in SUBMISSIONS (a folder, .tar.gz, .tgz or .zip per "
                                    "student, named by student id) and write results/.")
-    g.add_argument("submissions", help="directory with one entry per student")
+    g.add_argument("submissions", help="directory with one entry per student (or a Canvas or Gradescope download)")
     common(g)
+    g.add_argument("--from", dest="source", choices=SOURCES, default="plain",
+                   help="how the submissions were delivered: plain (one entry per student id), canvas (a bulk "
+                        "download: login[_LATE]_userid_submissionid_file), gradescope (an export folder with "
+                        "submission_metadata.yml) (default: %(default)s)")
+    g.add_argument("--student", default=None, help="grade this student only (again); everyone else's grades stay "
+                                                   "as stored")
+    g.add_argument("--roster", default=None, help="the class list: a Canvas gradebook export or a CSV with a "
+                                                  "'student' column; everyone on it gets a row")
     g.add_argument("--gpus", default="all", help="'all' or GPU indices such as 0,1: one grading worker per GPU")
     g.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="parallel builds (default: %(default)s)")
     g.add_argument("--regrade", action="store_true", help="grade again submissions already graded unchanged")
@@ -304,6 +421,9 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--student", default=None, help="whose latest submission (required for gradescope and autolab "
                                                    "when the store holds more than one student)")
     e.add_argument("--roster", default=None, help="a Canvas gradebook export (CSV) to map student ids")
+    e.add_argument("--assignment-id", default=None,
+                   help="Canvas's id of the assignment (the number in its URL), so the column reads "
+                        "'Title (id)' and Canvas fills that assignment instead of making a new one")
     e.add_argument("--out", default=None, help="output file (default: RESULTS/canvas.csv, "
                                                "RESULTS/STUDENT.results.json; autolab: standard output)")
     e.set_defaults(func=cmd_export)
@@ -314,6 +434,9 @@ def parser() -> argparse.ArgumentParser:
                                     "(grader/gradescope/run_autograder calls this).")
     gs.add_argument("--submission", default="/autograder/submission", help="default: %(default)s")
     gs.add_argument("--results-dir", default="/autograder/results", help="default: %(default)s")
+    gs.add_argument("--metadata", default="/autograder/submission_metadata.json",
+                    help="Gradescope's record of the submission: the submitter's id and the time it was made, for "
+                         "the late policy (default: %(default)s; without it, the folder's name and time)")
     common(gs, results=False)
     one(gs)
     gs.set_defaults(func=cmd_gradescope)
@@ -326,6 +449,28 @@ def parser() -> argparse.ArgumentParser:
     common(a, results=False)
     one(a)
     a.set_defaults(func=cmd_autolab)
+
+    rs = sub.add_parser("rescore", help="recompute every stored score under an edited rubric (no GPU)",
+                        description="Score every stored submission again from its stored cases under --rubric "
+                                    "(points, curves, penalties, the late policy), then rewrite grades.csv and "
+                                    "feedback/. Nothing runs: a rubric that changes what is run needs "
+                                    "`grade --regrade`.")
+    rs.add_argument("results", help="the results folder holding grades.sqlite")
+    common(rs, results=False)
+    rs.set_defaults(func=cmd_rescore)
+
+    ov = sub.add_parser("override", help="set a task's points for a student, with the reason on record",
+                        description="Set STUDENT's points for TASK (in place of the graded ones) with a reason and "
+                                    "its author, kept in the store with the time, shown in the feedback and the "
+                                    "exports; --undo ends it (it stays on record, marked undone).")
+    ov.add_argument("student")
+    ov.add_argument("task")
+    ov.add_argument("points", type=float, nargs="?", default=None)
+    ov.add_argument("--reason", default=None, help="why (goes into the student's feedback)")
+    ov.add_argument("--by", required=True, help="who made the change")
+    ov.add_argument("--undo", action="store_true", help="end the override of STUDENT's TASK")
+    common(ov)
+    ov.set_defaults(func=cmd_override)
 
     rb = sub.add_parser("rubric", help="check the rubric against the harness and print it",
                         description="Validate the rubric against the harness's task registry and print it.")
@@ -365,7 +510,8 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print(f"grader: {e}", file=sys.stderr)
         return 2
-    except (GraderError, RubricError, RegistryError, StoreError, ExportError, SandboxError) as e:
+    except (GraderError, RubricError, RegistryError, StoreError, ExportError, SandboxError, IntakeError,
+            RosterError, RescoreError) as e:
         print(f"grader: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

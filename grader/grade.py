@@ -27,14 +27,17 @@ from tqdm import tqdm
 
 from grader.build import BuildResult, GraderError
 from grader.gate.policy import GatePolicy
-from grader.intake import IntakeLimits, Submission, choose_latest, list_entries, read_submission
+from grader.intake import Entry, IntakeLimits, Submission, choose_latest, read_submission
 from grader.isolation import Isolation
+from grader.late import lateness
+from grader.lms import find_entries
+from grader.roster import Person, match
 from grader.paired import time_pairs
 from grader.registry import Registry
 from grader.results import REVIEW_FLAG, CaseOutcome, SanitizerOutcome, SubmissionResult
 from grader.rubric import Rubric, TaskPolicy
 from grader.runner import HarnessFailure
-from grader.score import score_submission, zero_scores
+from grader.score import ZERO_NOTES, score_submission, zero_scores
 from grader.status import NOT_RUN
 from grader.store import Store
 
@@ -75,6 +78,9 @@ class GradeOptions:
     seed: int | None = None
     progress: bool = True
     command: str = field(default_factory=lambda: shlex.join(sys.argv))
+    source: str = "plain"  # how the submissions were delivered: plain, canvas, gradescope (grader/lms.py)
+    student: str | None = None  # grade this student only (again), leaving everyone else's grades as stored
+    roster: list[Person] | None = None  # the class list (grader/roster.py), stored; ids are mapped through it
 
 
 @dataclass
@@ -92,6 +98,8 @@ class GradeSummary:
     skipped_same: list[str]  # students whose identical submission was already graded
     skipped_entries: list[str]  # directory entries that are not submissions
     run_id: int
+    not_on_roster: list[str] = field(default_factory=list)  # ids submitted that the roster lacks
+    no_submission: list[str] = field(default_factory=list)  # roster ids with no submission
 
 
 class _StudentProcess:
@@ -451,21 +459,41 @@ def _intake_and_build(sub: Submission, backend: Backend, rubric: Rubric) -> tupl
     """A submission rejected at intake, or whose build failed, is finished here (with its zero scores);
     otherwise its build, ready to run."""
     if sub.rejected:
-        return SubmissionResult(sub, "rejected", scores=zero_scores(rubric, "not graded: rejected at intake")), None
+        return SubmissionResult(sub, "rejected", scores=zero_scores(rubric, ZERO_NOTES["rejected"])), None
     build = backend.build(sub, rubric.limits.build, rubric.gate)
     if not build.ok:
-        return SubmissionResult(sub, "build_failed", build, scores=zero_scores(rubric, "does not compile")), None
+        return SubmissionResult(sub, "build_failed", build,
+                                scores=zero_scores(rubric, ZERO_NOTES["build_failed"])), None
     return None, build
 
 
 def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Backend) -> GradeSummary:
-    entries, skipped_entries = list_entries(options.submissions)
+    entries, skipped_entries = find_entries(options.submissions, options.source)
+    if not entries:  # (the command line says so before building anything: cli.check_grade_inputs)
+        raise GraderError(f"{options.submissions}: no submissions in it; no grading run recorded")
+    not_on_roster, no_submission = [], []
+    if options.roster is not None:
+        for e in entries:
+            person = match(options.roster, e.student, e.aliases)
+            if person is None:
+                not_on_roster.append(e.student)
+            else:
+                e.student = person.student
+        not_on_roster = sorted(set(not_on_roster))
+        no_submission = sorted({p.student for p in options.roster} - {e.student for e in entries})
+    if options.student is not None:
+        entries = [e for e in entries if e.student == options.student]
+        if not entries:
+            raise GraderError(f"{options.submissions}: no submission of '{options.student}' in it")
     task_files = [t.file for t in registry.tasks]
     intake = IntakeLimits.from_rubric(rubric.limits)
     subs, duplicates = choose_latest([read_submission(e, task_files, intake) for e in entries])
     skipped_entries += duplicates
     store = Store(options.results / "grades.sqlite")
-    skipped_same = [s.student for s in subs if not options.regrade and store.already_graded(
+    if options.roster is not None:
+        store.save_roster(options.roster)
+    regrade = options.regrade or options.student is not None
+    skipped_same = [s.student for s in subs if not regrade and store.already_graded(
         s.student, s.sha256, backend.harness_version, rubric.sha256)]
     todo = [s for s in subs if s.student not in skipped_same]
     seed = options.seed if options.seed is not None else random.getrandbits(53)
@@ -480,7 +508,8 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
 
     def finish(result: SubmissionResult):
         with lock:
-            store.save(run_id, result, backend.harness_version, rubric.sha256, rubric.max_points)
+            store.save(run_id, result, backend.harness_version, rubric.sha256, rubric.max_points,
+                       lateness(rubric.late, result.submission.student, result.submission.received))
             graded.append(result)
             bar.set_postfix_str(result.submission.student)
             bar.update()
@@ -529,10 +558,10 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
         store.close()
     if errors:
         raise errors[0]
-    return GradeSummary(graded, skipped_same, skipped_entries, run_id)
+    return GradeSummary(graded, skipped_same, skipped_entries, run_id, not_on_roster, no_submission)
 
 
-def grade_single(entry: Path, results: Path, rubric: Rubric, registry: Registry, backend: Backend, gpu: str | None,
+def grade_single(entry: Path | Entry, results: Path, rubric: Rubric, registry: Registry, backend: Backend, gpu: str | None,
                  seed: int | None = None, command: str | None = None) -> SingleGrade:
     """Grades one submission on its own (Gradescope, Autolab) into RESULTS/grades.sqlite, as a class run would:
     a grading run with the same record, the submission saved by the same Store.save. Its exports read it back
@@ -549,7 +578,8 @@ def grade_single(entry: Path, results: Path, rubric: Rubric, registry: Registry,
         result, build = _intake_and_build(sub, backend, rubric)
         if result is None:
             result = grade_submission(sub, build, backend, gpu, solution, rubric, registry, seed)
-        submission_id = store.save(run_id, result, backend.harness_version, rubric.sha256, rubric.max_points)
+        submission_id = store.save(run_id, result, backend.harness_version, rubric.sha256, rubric.max_points,
+                                   lateness(rubric.late, sub.student, sub.received))
     finally:
         solution.close()
         if run_id is not None:

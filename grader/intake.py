@@ -13,9 +13,11 @@ the bytes unpacked (an archive's stream is never read past them, whatever its
 headers claim), and the time spent on one submission.
 
 Two entries with the same student id (a folder and an archive, or two
-archives): the one received last (modification time) is graded, an archive
-before a folder on a tie; the other is skipped, and the graded one's feedback
-says so (choose_latest).
+archives): the one received last is graded (the course system's record of
+the time, else the entry's modification time; grader/lms.py), then the higher
+rank (Canvas: submission id, duplicate number), then an archive before a
+folder; the other is skipped, and the graded one's feedback says so
+(choose_latest).
 """
 from __future__ import annotations
 
@@ -62,16 +64,31 @@ class IntakeLimits:
 
 
 @dataclass
+class Entry:
+    """One submission entry as a course system delivered it (grader/lms.py): its path, whose it is, when it was
+    received by that system's own record (None: not recorded there), and how it ranks among the same student's
+    entries received at the same second (Canvas: its submission id, then its duplicate number)."""
+    path: Path
+    student: str
+    received: str | None = None
+    notes: list[str] = field(default_factory=list)
+    rank: tuple = ()
+    member_time: bool = False  # no recorded time: take the newest time inside it (Canvas), with a note
+    aliases: tuple[str, ...] = ()  # other ids of the same student (Canvas's user id), for the roster
+
+
+@dataclass
 class Submission:
     student: str
     source: Path
     sha256: str = ""
-    received: str = ""  # the entry's modification time, UTC ISO 8601
+    received: str = ""  # UTC ISO 8601: the course system's record, else the entry's (or its newest member's) time
     files: dict[str, bytes] = field(default_factory=dict)  # task file name -> contents
     nickname: str | None = None
     ignored: list[str] = field(default_factory=list)  # paths inside the submission that were not used
     notes: list[str] = field(default_factory=list)
     rejected: str | None = None
+    rank: tuple = ()  # among the same student's entries received at the same second, the higher ranks later
 
     @property
     def key(self) -> str:
@@ -115,7 +132,7 @@ def choose_latest(subs: list[Submission]) -> tuple[list[Submission], list[str]]:
         by_id.setdefault(sub.student, []).append(sub)
     kept, skipped = [], []
     for student, group in by_id.items():
-        group.sort(key=lambda s: (s.received, not s.source.is_dir(), s.source.name), reverse=True)
+        group.sort(key=lambda s: (s.received, s.rank, not s.source.is_dir(), s.source.name), reverse=True)
         kept.append(group[0])
         for other in group[1:]:
             shown = other.source.name + ("/" if other.source.is_dir() else "")
@@ -127,14 +144,20 @@ def choose_latest(subs: list[Submission]) -> tuple[list[Submission], list[str]]:
     return sorted(kept, key=lambda s: order[id(s)]), skipped
 
 
-def read_submission(entry: Path, task_files: list[str], limits: IntakeLimits | None = None) -> Submission:
-    """Reads one entry; never raises for anything inside it (a broken one comes back rejected)."""
-    entry = Path(entry)
+def _utc(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="seconds")
+
+
+def read_submission(entry: Path | Entry, task_files: list[str], limits: IntakeLimits | None = None) -> Submission:
+    """Reads one entry (a path, named by the student id, or a course system's Entry); never raises for anything
+    inside it (a broken one comes back rejected)."""
+    meta = entry if isinstance(entry, Entry) else Entry(Path(entry), student_id(Path(entry)) or Path(entry).name)
+    entry = Path(meta.path)
     limits = limits or IntakeLimits()
-    sub = Submission(student=student_id(entry) or entry.name, source=entry)
-    sub.received = datetime.fromtimestamp(entry.lstat().st_mtime, timezone.utc).isoformat(timespec="seconds")
+    sub = Submission(student=meta.student, source=entry, notes=list(meta.notes), rank=meta.rank)
+    sub.received = meta.received or _utc(entry.lstat().st_mtime)
+    budget = _Budget(limits)
     try:
-        budget = _Budget(limits)
         if entry.is_dir():
             members = _read_folder(entry, budget)
         else:
@@ -150,6 +173,14 @@ def read_submission(entry: Path, task_files: list[str], limits: IntakeLimits | N
         sub.files.clear()
         if not sub.sha256:
             sub.sha256 = _fallback_digest(entry)
+    if meta.member_time and not meta.received:
+        if budget.newest is not None:
+            sub.received = _utc(budget.newest)
+            sub.notes.append(f"received {sub.received}: the newest file time inside {entry.name} (the download "
+                             "records no submission time; a file's time is set by the machine that packed it)")
+        else:
+            sub.notes.append(f"received {sub.received}: the download's file time ({entry.name} holds no file "
+                             "time and the download records no submission time)")
     return sub
 
 
@@ -161,6 +192,7 @@ class _Budget:
         self.members = 0
         self.files = 0
         self.bytes = 0
+        self.newest: float | None = None  # the newest modification time of a file read (seconds, UTC)
         self.deadline = time.monotonic() + limits.seconds
 
     def add_member(self, name: str):
@@ -171,6 +203,10 @@ class _Budget:
                            "kernel files")
         if self.members % 64 == 0 and time.monotonic() > self.deadline:
             raise Rejected(f"reading it took longer than {self.limits.seconds:g} s; submit only your kernel files")
+
+    def saw_time(self, seconds: float | None):
+        if seconds is not None and seconds > 0:
+            self.newest = seconds if self.newest is None else max(self.newest, seconds)
 
     def add_file(self, name: str):
         self.files += 1
@@ -222,6 +258,7 @@ def _read_folder(folder: Path, budget: _Budget) -> dict[str, bytes]:
             if not stat.S_ISREG(mode):
                 raise Rejected(f"the submission holds a device file or pipe ({rel}); submit plain files")
             budget.add_file(rel)
+            budget.saw_time(path.lstat().st_mtime)
             with open(path, "rb") as f:
                 members[rel] = budget.read(f, path.lstat().st_size, rel)
     return members
@@ -286,6 +323,7 @@ def _read_tar(archive: Path, budget: _Budget) -> dict[str, bytes]:
                 if not info.isfile():
                     raise Rejected(f"the archive holds something that is not a plain file ({info.name})")
                 budget.add_file(name)
+                budget.saw_time(float(info.mtime))
                 members[name] = budget.read(tar.extractfile(info), info.size, name)
     except (tarfile.TarError, EOFError, OSError, zlib.error, gzip.BadGzipFile) as e:
         raise Rejected(f"the archive cannot be read as .tar.gz ({e})") from None
@@ -303,6 +341,14 @@ def _zip_entries(archive: Path) -> int | None:
     if at < 0 or at + 22 > len(tail):
         return None
     return struct.unpack_from("<H", tail, at + 10)[0]
+
+
+def _zip_time(info: zipfile.ZipInfo) -> float | None:
+    """A zip member's time (zip stores it without a time zone: taken as UTC)."""
+    try:
+        return datetime(*info.date_time, tzinfo=timezone.utc).timestamp()
+    except ValueError:
+        return None
 
 
 def _read_zip(archive: Path, budget: _Budget) -> dict[str, bytes]:
@@ -324,6 +370,7 @@ def _read_zip(archive: Path, budget: _Budget) -> dict[str, bytes]:
                 if info.is_dir():
                     continue
                 budget.add_file(name)
+                budget.saw_time(_zip_time(info))
                 with z.open(info) as f:  # reads what is really there, whatever the header claims
                     members[name] = budget.read(f, None, name)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, NotImplementedError, zlib.error) as e:

@@ -30,22 +30,39 @@ TEMPLATES = {"md": jinja2.Environment(loader=_LOADER, keep_trailing_newline=True
                                         undefined=jinja2.StrictUndefined)}
 
 
+NO_SUBMISSION = "no submission"  # the status of a student on the roster who submitted nothing
+
+
 def grades_table(store: Store, rubric: Rubric) -> pd.DataFrame:
-    """One row per student (latest submission): total, status, and each task's two scores."""
+    """One row per student (latest submission), and per student on the stored roster without one ("no
+    submission", no score): the raw score, the late penalty and the final total, the status, each task's two
+    scores (a TA's override of a task is in `overrides`, and in the total), the late policy's words."""
     subs = store.latest_submissions()
-    columns = ["student", "nickname", "status", "total", "max_total"]
-    tail = ["received", "graded", "sha256", "sandbox"]
-    if subs.empty:
-        task_columns = [f"{t.id}_{part}" for t in rubric.tasks for part in ("correctness", "performance")]
-        return pd.DataFrame(columns=columns + task_columns + tail)
-    scores = store.scores(subs["id"].tolist())
-    wide = scores.pivot(index="submission_id", columns="task", values=["correctness", "performance"])
-    wide.columns = [f"{task}_{part}" for part, task in wide.columns]
+    columns = ["student", "nickname", "status", "raw_total", "penalty", "total", "max_total"]
+    tail = ["late", "overrides", "received", "graded", "sha256", "sandbox"]
     order = [f"{t.id}_{part}" for t in rubric.tasks for part in ("correctness", "performance")]
-    table = subs.set_index("id").join(wide.reindex(columns=order))
-    isolations = store.isolations()
-    table["sandbox"] = [isolations.get(r, UNRECORDED).label for r in table["run_id"]]  # how its code was isolated
-    table = table.reset_index()[columns + order + tail]
+    if subs.empty:
+        table = pd.DataFrame(columns=columns + order + tail)
+    else:
+        scores = store.scores(subs["id"].tolist())
+        wide = scores.pivot(index="submission_id", columns="task", values=["correctness", "performance"])
+        wide.columns = [f"{task}_{part}" for part, task in wide.columns]
+        table = subs.set_index("id").join(wide.reindex(columns=order))
+        table["raw_total"] = table["raw_total"].fillna(table["total"])  # a store from before the late policy
+        forced = scores[scores["override"].notna()]
+        table["overrides"] = [
+            "; ".join(f"{r.task}: {r.override_note}" for r in forced[forced["submission_id"] == i].itertuples())
+            for i in table.index]
+        isolations = store.isolations()
+        table["sandbox"] = [isolations.get(r, UNRECORDED).label for r in table["run_id"]]  # how its code was isolated
+        table = table.reset_index()[columns + order + tail]
+    roster = store.roster()
+    missing = roster[~roster["student"].isin(table["student"])]
+    if not missing.empty:
+        absent = pd.DataFrame({"student": missing["student"], "status": NO_SUBMISSION,
+                               "max_total": rubric.max_points, "late": "", "overrides": ""})
+        table = pd.concat([table, absent], ignore_index=True).sort_values("student", ignore_index=True)
+        table = table.reindex(columns=columns + order + tail)
     return table.round(3)
 
 
@@ -72,6 +89,14 @@ def task_feedback(store: Store, rubric: Rubric, submission_id: int, limits: dict
         task["points"] = task["correctness"] + task["performance"]
         task["max_points"] = policy.correctness_points + policy.performance_points
         task["note"] = points_note(task, rows[rows["kind"] == "correctness"])
+        task["override"] = ""
+        if s is not None and pd.notna(s.get("override")):  # a TA's points for the task stand in for the two parts
+            forced = float(s.override)
+            task["override"] = f"graded {task['points']:.1f}, overridden: {s.override_note}"
+            task["correctness"] = min(forced, policy.correctness_points)
+            task["performance"] = forced - task["correctness"]
+            task["points"] = forced
+            task["note"] = task["override"]
         tasks.append(task)
     return tasks
 

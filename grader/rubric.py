@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.gate.policy import GatePolicy, parse_gate
+from grader.late import LatePolicy, parse_late
 from grader.registry import SHAPE_SETS, Registry
 
 DEFAULT_RUBRIC = Path(__file__).resolve().parent / "rubric.toml"
@@ -124,6 +125,7 @@ class Rubric:
     sanitizer: SanitizerPolicy
     gate: GatePolicy  # the build gate's rules (grader/gate/)
     leaderboard_shape: str  # the leaderboard task's timed shape that ranks: by default its largest
+    late: LatePolicy | None = None  # [late]: due date, penalty, late days, extensions (grader/late.py)
 
     def task(self, task_id: str) -> TaskPolicy:
         return next(t for t in self.tasks if t.id == task_id)
@@ -273,8 +275,9 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
     # Every task file is linked into the harness, graded or not, so the gate covers them all.
     gate = parse_gate(data, tasks_t, {t.file: t.id for t in registry.tasks}, fail,
                       file_kib=limits.task_file_kib, precheck_seconds=limits.precheck_seconds)
+    late = parse_late(data.get("late"), path, fail)
     return Rubric(path, digest, name, str(assignment.get("title", name)), leaderboard, limits, timing, tuple(policies),
-                  sanitizer=sanitizer, leaderboard_shape=board_shape, gate=gate)
+                  sanitizer=sanitizer, leaderboard_shape=board_shape, gate=gate, late=late)
 
 
 def _sanitizer_policy(section: dict, policies: list[TaskPolicy], registry: Registry, fail, number,

@@ -76,6 +76,10 @@ def score_submission(rubric: Rubric, cases: list[CaseOutcome],
             for policy in rubric.tasks]
 
 
+# The note on every task of a submission that never ran, by its status (grade.py and rescore.py).
+ZERO_NOTES = {"rejected": "not graded: rejected at intake", "build_failed": "does not compile"}
+
+
 def zero_scores(rubric: Rubric, note: str) -> list[TaskScore]:
     """Scores of a submission that never ran (rejected at intake, or did not compile)."""
     return [TaskScore(p.id, 0.0, p.correctness_points, 0.0, p.performance_points, 0,

@@ -15,7 +15,8 @@ from pathlib import Path
 import pandas as pd
 
 from grader.isolation import Isolation
-from grader.results import SubmissionResult
+from grader.late import ON_TIME, Lateness
+from grader.results import SubmissionResult, TaskScore
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS grading_runs (
@@ -53,6 +54,11 @@ CREATE TABLE IF NOT EXISTS submissions (
     seconds REAL NOT NULL,
     gate TEXT NOT NULL DEFAULT '[]', -- JSON list: the build gate's findings (grader/gate/)
     build_reason TEXT NOT NULL DEFAULT '', -- why the build failed, in one line (the log is build_log)
+    raw_total REAL,               -- the tasks' points (overrides applied) before the late penalty
+                                  -- (total = raw_total - penalty)
+    late_percent REAL NOT NULL DEFAULT 0, -- the share of raw_total the late policy takes (grader/late.py)
+    penalty REAL NOT NULL DEFAULT 0,      -- in points
+    late TEXT NOT NULL DEFAULT '', -- the late policy's words: on time, how late, late days, the penalty
     UNIQUE (student, sha256, harness_version, rubric_sha256)
 );
 CREATE TABLE IF NOT EXISTS cases (
@@ -109,7 +115,28 @@ CREATE TABLE IF NOT EXISTS scores (
     performance REAL NOT NULL, performance_max REAL NOT NULL,
     cases_passed INTEGER NOT NULL, cases_total INTEGER NOT NULL,
     note TEXT NOT NULL,
+    override REAL,                -- a TA's points for the whole task (overrides), in place of the two above
+    override_note TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (submission_id, task)
+);
+-- the class list (grade --roster): students on it without a submission get a row in the reports
+CREATE TABLE IF NOT EXISTS roster (
+    student TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    keys TEXT NOT NULL            -- JSON list: every id a submission may carry for this student
+);
+-- a TA's change to a task's points, with the reason on record; undone ones are kept, marked
+CREATE TABLE IF NOT EXISTS overrides (
+    id INTEGER PRIMARY KEY,
+    student TEXT NOT NULL,
+    task TEXT NOT NULL,
+    points REAL NOT NULL,
+    reason TEXT NOT NULL,
+    author TEXT NOT NULL,
+    made TEXT NOT NULL,
+    submission_sha256 TEXT NOT NULL, -- what was graded when it was made
+    undone TEXT,                  -- when it was undone (NULL: in force)
+    undone_by TEXT
 );
 """
 
@@ -118,8 +145,13 @@ CREATE TABLE IF NOT EXISTS scores (
 ADDED_COLUMNS = [("cases", "floor_ms", "REAL"), ("cases", "flag", "TEXT NOT NULL DEFAULT ''"),
                  ("cases", "seconds", "REAL"), ("cases", "throttled_pairs", "INTEGER"),
                  ("submissions", "gate", "TEXT NOT NULL DEFAULT '[]'"),  # the build gate's findings (JSON list)
-                 ("grading_runs", "isolation", "TEXT"),
-                 ("submissions", "build_reason", "TEXT NOT NULL DEFAULT ''")]  # JSON record; older runs get theirs from their words
+                 ("grading_runs", "isolation", "TEXT"),  # JSON record; older runs get theirs from their words
+                 ("submissions", "build_reason", "TEXT NOT NULL DEFAULT ''"),
+                 # the late policy (grader/late.py): raw score, share taken, points taken, its words
+                 ("submissions", "raw_total", "REAL"), ("submissions", "late_percent", "REAL NOT NULL DEFAULT 0"),
+                 ("submissions", "penalty", "REAL NOT NULL DEFAULT 0"),
+                 ("submissions", "late", "TEXT NOT NULL DEFAULT ''"),
+                 ("scores", "override", "REAL"), ("scores", "override_note", "TEXT NOT NULL DEFAULT ''")]  # overrides
 
 
 def now() -> str:
@@ -191,8 +223,9 @@ class Store:
         return row is not None
 
     def save(self, run_id: int, result: SubmissionResult, harness_version: str, rubric_sha256: str,
-             max_total: float) -> int:
-        """Writes one submission's results in a single transaction, replacing an earlier grade of the same key."""
+             max_total: float, late: Lateness = ON_TIME) -> int:
+        """Writes one submission's results in a single transaction, replacing an earlier grade of the same key;
+        its total is its tasks' points (with the student's overrides) less the late penalty."""
         sub, build = result.submission, result.build
         with self.db:
             self.db.execute("DELETE FROM submissions WHERE student = ? AND sha256 = ? AND harness_version = ?"
@@ -232,10 +265,105 @@ class Store:
                 [(sid, f.task, f.tool, f.dtype, f.shape, f.status, f.errors, f.report, f.message, f.seconds)
                  for f in result.sanitizer])
             self.db.executemany(
-                "INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO scores (submission_id, task, correctness, correctness_max, performance, performance_max,"
+                " cases_passed, cases_total, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(sid, s.task, s.correctness, s.correctness_max, s.performance, s.performance_max, s.cases_passed,
                   s.cases_total, s.note) for s in result.scores])
+            self.db.execute("UPDATE submissions SET late_percent = ?, late = ? WHERE id = ?",
+                            (late.percent, late.note, sid))
+            self._settle(sid)
         return sid
+
+    def _settle(self, sid: int):
+        """A submission's overrides (its student's, in force), raw total, penalty and total, from its scores.
+        Called inside the caller's transaction."""
+        student, percent = self.db.execute("SELECT student, late_percent FROM submissions WHERE id = ?",
+                                           (sid,)).fetchone()
+        active = {task: (points, f"{points:g} points set by {author} on {made}: {reason}")
+                  for task, points, author, made, reason in self.db.execute(
+                      "SELECT task, points, author, made, reason FROM overrides WHERE student = ? AND undone IS NULL"
+                      " ORDER BY id", (student,))}
+        raw = 0.0
+        for task, correctness, performance in self.db.execute(
+                "SELECT task, correctness, performance FROM scores WHERE submission_id = ?", (sid,)).fetchall():
+            points, note = active.get(task, (None, ""))
+            self.db.execute("UPDATE scores SET override = ?, override_note = ? WHERE submission_id = ? AND task = ?",
+                            (points, note, sid, task))
+            raw += points if points is not None else correctness + performance
+        penalty = Lateness(percent, "").penalty(raw)
+        self.db.execute("UPDATE submissions SET raw_total = ?, penalty = ?, total = ? WHERE id = ?",
+                        (raw, penalty, raw - penalty, sid))
+
+    # --- the class list ----------------------------------------------------------------------------------
+
+    def save_roster(self, people) -> None:
+        """Replaces the stored class list (grader/roster.py's people)."""
+        with self.db:
+            self.db.execute("DELETE FROM roster")
+            self.db.executemany("INSERT INTO roster VALUES (?, ?, ?)",
+                                [(p.student, p.name, json.dumps(list(p.keys))) for p in people])
+
+    def roster(self) -> pd.DataFrame:
+        return self._table("SELECT * FROM roster ORDER BY student")
+
+    # --- operations: rescore, overrides ---------------------------------------------------------------------
+
+    def rescore(self, sid: int, scores: list[TaskScore], credits: dict[int, float], late: Lateness,
+                rubric_sha256: str, max_total: float) -> bool:
+        """Replaces one submission's scores (and its timed cases' credit) as computed under another rubric, in
+        one transaction. False when the store already holds the same submission graded under that rubric (this
+        copy is then removed: the other one stands)."""
+        with self.db:
+            row = self.db.execute("SELECT student, sha256, harness_version FROM submissions WHERE id = ?",
+                                  (sid,)).fetchone()
+            twin = self.db.execute("SELECT id FROM submissions WHERE student = ? AND sha256 = ? AND harness_version = ?"
+                                   " AND rubric_sha256 = ? AND id != ?", (*row, rubric_sha256, sid)).fetchone()
+            if twin is not None:
+                self.db.execute("DELETE FROM submissions WHERE id = ?", (sid,))
+                return False
+            self.db.execute("DELETE FROM scores WHERE submission_id = ?", (sid,))
+            self.db.executemany(
+                "INSERT INTO scores (submission_id, task, correctness, correctness_max, performance, performance_max,"
+                " cases_passed, cases_total, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(sid, s.task, s.correctness, s.correctness_max, s.performance, s.performance_max, s.cases_passed,
+                  s.cases_total, s.note) for s in scores])
+            self.db.executemany("UPDATE cases SET credit = ? WHERE id = ?", [(c, i) for i, c in credits.items()])
+            self.db.execute("UPDATE submissions SET rubric_sha256 = ?, max_total = ?, late_percent = ?, late = ?"
+                            " WHERE id = ?", (rubric_sha256, max_total, late.percent, late.note, sid))
+            self._settle(sid)
+        return True
+
+    def add_override(self, student: str, task: str, points: float, reason: str, author: str) -> int:
+        """Sets a task's points for a student (in place of any earlier override of it), on record."""
+        with self.db:
+            sha = self.db.execute("SELECT sha256 FROM submissions WHERE student = ? ORDER BY received DESC, graded"
+                                  " DESC, id DESC LIMIT 1", (student,)).fetchone()
+            if sha is None:
+                raise StoreError(f"{self.path} holds no submission of '{student}'")
+            when = now()
+            self.db.execute("UPDATE overrides SET undone = ?, undone_by = ? WHERE student = ? AND task = ? AND"
+                            " undone IS NULL", (when, f"{author} (replaced)", student, task))
+            oid = self.db.execute("INSERT INTO overrides (student, task, points, reason, author, made,"
+                                  " submission_sha256) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                  (student, task, points, reason, author, when, sha[0])).lastrowid
+            for (sid,) in self.db.execute("SELECT id FROM submissions WHERE student = ?", (student,)).fetchall():
+                self._settle(sid)
+        return oid
+
+    def undo_override(self, student: str, task: str, author: str) -> bool:
+        """Ends the override in force on a student's task (kept on record, marked undone); False if none."""
+        with self.db:
+            done = self.db.execute("UPDATE overrides SET undone = ?, undone_by = ? WHERE student = ? AND task = ?"
+                                   " AND undone IS NULL", (now(), author, student, task)).rowcount
+            for (sid,) in self.db.execute("SELECT id FROM submissions WHERE student = ?", (student,)).fetchall():
+                self._settle(sid)
+        return bool(done)
+
+    def overrides(self, student: str | None = None) -> pd.DataFrame:
+        """Every override on record (or one student's), undone ones included, oldest first."""
+        if student is None:
+            return self._table("SELECT * FROM overrides ORDER BY id")
+        return self._table("SELECT * FROM overrides WHERE student = ? ORDER BY id", (student,))
 
     # --- reading, as pandas tables: every query the readers (report, exports, leaderboard) need -------------
 

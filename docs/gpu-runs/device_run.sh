@@ -6,7 +6,7 @@
 #
 # The GPU machines reach no package index: the header libraries and bubblewrap
 # come unpacked in .deps/ (apt-get download + dpkg -x) and Python wheels in .whl/.
-#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [profile] [transpose_variants] [tests] [gpu_suite]
+#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [profile] [transpose_variants] [tests] [gpu_suite] [canvas_class]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-run-logs}
 mkdir -p "$OUT"
@@ -85,6 +85,29 @@ for step in $steps; do
       cp results/demo/grades.csv "$OUT/demo-grades.csv" 2>/dev/null
       (cd results/demo && tar czf "$OUT/demo-feedback.tar.gz" feedback grades.sqlite leaderboard review.csv 2>/dev/null)
       tail -n 4 "$OUT/demo.log" | tee -a "$summary" ;;
+    canvas_class)
+      # A grading week on the GPU: the sample class as a Canvas bulk download (login_LATE_userid_subid_*.tar.gz,
+      # file times around a due date; grader/tests/canvas_class.py), graded with --from canvas, a rubric
+      # with [late] (10%/day, cap 50%, one late day, an extension) and Canvas's gradebook as the roster
+      # (one student without a submission); then one student regraded, a TA's override, a rescore, and the
+      # Canvas import file with the assignment's id.
+      cc=results/canvas_class
+      rm -rf "$cc" && python3 -m grader.tests.canvas_class "$cc/input" > "$OUT/canvas_class_input.txt" 2>&1
+      common=(--rubric "$cc/input/rubric.toml")
+      run canvas_class_grade python3 -m grader grade "$cc/input/download" --from canvas "${common[@]}" \
+        --roster "$cc/input/roster.csv" --results "$cc/results" --no-progress
+      run canvas_class_regrade_one python3 -m grader grade "$cc/input/download" --from canvas "${common[@]}" \
+        --roster "$cc/input/roster.csv" --results "$cc/results" --no-progress --student s08fast
+      run canvas_class_override python3 -m grader override s03tiled matmul_tiled 5 --reason "k guard: partial credit" \
+        --by "device_run canvas_class" --results "$cc/results" "${common[@]}"
+      run canvas_class_rescore python3 -m grader rescore "$cc/results" "${common[@]}"
+      run canvas_class_export python3 -m grader export --results "$cc/results" "${common[@]}" \
+        --roster "$cc/input/roster.csv" --assignment-id 5123
+      cp "$cc/results/grades.csv" "$OUT/canvas_class-grades.csv" 2>/dev/null
+      cp "$cc/results/canvas.csv" "$OUT/canvas_class-canvas.csv" 2>/dev/null
+      (cd "$cc/results" && tar czf "$OUT/canvas_class-results.tar.gz" feedback grades.sqlite review.csv 2>/dev/null)
+      tail -n 14 "$OUT/canvas_class_grade.log" | tee -a "$summary"
+      cut -d, -f1-7 "$OUT/canvas_class-grades.csv" | tee -a "$summary" ;;
     fairness)
       # The solution graded as a student, in FAIRNESS_RUNS separate grading runs
       # (default 5): every paired speedup should be 1; the spread across runs is

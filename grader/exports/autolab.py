@@ -16,10 +16,9 @@ from grader.store import Store
 
 def autoresult(store: Store, rubric: Rubric, student: str | None = None) -> dict:
     sub = latest_submission(store, student)
-    scores = store.scores([sub["id"]]).set_index("task")
+    tasks = task_feedback(store, rubric, sub["id"], run_of(store, sub["run_id"])["limits"])  # overrides applied
     value, _ = submission_metric(store, rubric, sub["id"])
-    return {"scores": {t.id: round(float(scores.loc[t.id, "correctness"] + scores.loc[t.id, "performance"]), 3)
-                       if t.id in scores.index else 0.0 for t in rubric.tasks},
+    return {"scores": {t["task"]: round(float(t["points"]), 3) for t in tasks},
             "scoreboard": [value if value is not None else 0.0, round(float(sub["total"]), 3)]}
 
 

@@ -1,4 +1,8 @@
-"""Canvas's gradebook import CSV, from the store: each student's latest total, by SIS Login ID or a roster."""
+"""Canvas's gradebook import CSV, from the store: each student's latest total, by SIS Login ID or a roster.
+
+Canvas fills an existing assignment only when the column is headed `Assignment Name (assignment_id)`, as its
+own gradebook export heads it; with a bare name it makes a new assignment. The id is the number in the
+assignment's URL (`export --assignment-id`)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,14 +31,27 @@ def read_roster(path: Path) -> pd.DataFrame:
     return roster[~roster["Student"].str.strip().isin(["Points Possible", ""])][CANVAS_COLUMNS]
 
 
-def export(store: Store, rubric: Rubric, student: str | None = None, roster: Path | None = None) -> Export:
+def assignment_column(title: str, assignment_id: str | None) -> str:
+    """The header Canvas matches to an existing assignment: 'Title (id)'."""
+    if assignment_id is None:
+        return title
+    if not str(assignment_id).isdigit():
+        raise ExportError(f"--assignment-id must be Canvas's number for the assignment (in its URL), not "
+                          f"'{assignment_id}'")
+    return f"{title} ({assignment_id})"
+
+
+def export(store: Store, rubric: Rubric, student: str | None = None, roster: Path | None = None,
+           assignment_id: str | None = None) -> Export:
     """The class's totals (or one student's) in Canvas's import format; warnings name graded students the
-    roster lacks. Without a roster, student ids go in SIS Login ID."""
+    roster lacks. Without a roster, student ids go in SIS Login ID. Totals are final: overrides applied, the
+    late penalty taken."""
     grades = grades_table(store, rubric)[["student", "total"]]
     if student is not None:
         grades = grades[grades["student"] == student_of(store, student)]
-    column = rubric.title
-    warnings = []
+    column = assignment_column(rubric.title, assignment_id)
+    warnings = [] if assignment_id else [f"no --assignment-id: Canvas will make a new assignment '{column}' "
+                                         "rather than fill an existing one"]
     if roster is None:
         rows = pd.DataFrame({"Student": grades["student"], "ID": "", "SIS User ID": "",
                              "SIS Login ID": grades["student"], "Section": "", column: grades["total"]})

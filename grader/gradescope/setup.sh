@@ -1,8 +1,23 @@
 #!/usr/bin/env bash
-# Gradescope runs this once when it builds the autograder image. The image needs
-# the CUDA toolkit and an NVIDIA GPU at grading time (a GPU-enabled runner).
+# Gradescope runs this once when it builds the autograder image, from /autograder/source, where it unpacked
+# the zip that `make gradescope` builds (setup.sh, run_autograder and the repository at its root).
+#
+# A GPU runner is required: grading builds and runs CUDA code, and the performance part is timed on the GPU.
+# Gradescope's hosted runners have no GPU; use a self-hosted GPU runner with the CUDA toolkit and driver.
 set -euo pipefail
+SOURCE=${AUTOGRADER_SOURCE:-/autograder/source}  # (the tests unpack the zip elsewhere)
+cd "$SOURCE"
+for need in grader/requirements.txt grader/__main__.py starter/Makefile solution/kernels run_autograder; do
+  if [ ! -e "$need" ]; then
+    echo "setup.sh: $SOURCE/$need is missing: the zip's root must hold the repository" \
+      "(build it with make gradescope)" >&2
+    exit 1
+  fi
+done
 apt-get update -q
 apt-get install -y -q make python3 python3-pip python3-venv doctest-dev nlohmann-json3-dev libcli11-dev bubblewrap
-cd /autograder/source
 python3 -m pip install -q -r grader/requirements.txt
+if ! command -v nvcc >/dev/null; then
+  echo "setup.sh: warning: no nvcc on PATH: this image cannot build submissions;" \
+    "grading needs a GPU runner with the CUDA toolkit" >&2
+fi

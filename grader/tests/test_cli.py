@@ -38,6 +38,7 @@ def test_report_without_a_store_says_to_grade_first(tmp_path):
 
 
 def test_bad_gpu_list_is_refused(tmp_path):
+    (tmp_path / "alice").mkdir()
     result = grader("grade", str(tmp_path), "--gpus", "zero", "--results", str(tmp_path / "r"))
     assert result.returncode == 1 and "--gpus must be 'all' or a comma-separated list" in result.stderr
 
@@ -74,3 +75,98 @@ def test_grade_report_export_and_leaderboard_run_end_to_end_on_the_simulated_bac
     assert cli.main(["export", *common]) == 0
     assert cli.main(["leaderboard", *common]) == 0 and (results / "leaderboard" / "index.html").exists()
     assert "(2 ranked, 0 not ranked)" in capsys.readouterr().out
+
+
+# --- bad input to `grade`: one line naming what was wrong, before anything is built, nothing stored lost ------
+
+def _refused(tmp_path, *args, expect: str):
+    """`grade` with these arguments into a results folder that already holds a store: exit 1, one line that
+    says `expect`, no traceback, no build folder made, and the store byte for byte as it was."""
+    from grader.store import Store
+    results = tmp_path / "results"
+    Store(results / "grades.sqlite").close()
+    before = (results / "grades.sqlite").read_bytes()
+    result = grader("grade", *args, "--results", str(results))
+    assert result.returncode == 1, result.stderr
+    assert expect in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "Traceback" not in result.stderr and "building" not in result.stderr
+    assert not (results / "work").exists() and (results / "grades.sqlite").read_bytes() == before
+    return result.stderr
+
+
+def test_a_missing_submissions_folder_is_named_before_anything_is_built(tmp_path):
+    _refused(tmp_path, str(tmp_path / "nope"), expect=f"{tmp_path / 'nope'}: no such submissions folder")
+
+
+def test_a_submissions_path_that_is_a_file_is_named_before_anything_is_built(tmp_path):
+    (tmp_path / "subs.tar.gz").write_bytes(b"not a folder")
+    _refused(tmp_path, str(tmp_path / "subs.tar.gz"), expect="subs.tar.gz: not a folder")
+
+
+def test_an_empty_submissions_folder_is_an_error_not_a_recorded_run(tmp_path):
+    (tmp_path / "subs").mkdir()
+    _refused(tmp_path, str(tmp_path / "subs"), expect="no submissions in it (it is empty)")
+
+
+def test_a_folder_of_nothing_but_skipped_entries_says_what_was_skipped(tmp_path):
+    (tmp_path / "subs").mkdir()
+    (tmp_path / "subs" / "README.pdf").write_bytes(b"%PDF")
+    _refused(tmp_path, str(tmp_path / "subs"), expect="no submissions in it (1 entry skipped, such as README.pdf")
+
+
+def test_a_canvas_download_with_no_canvas_names_is_an_error(tmp_path):
+    (tmp_path / "subs" / "alice").mkdir(parents=True)
+    _refused(tmp_path, str(tmp_path / "subs"), "--from", "canvas", expect="not named as Canvas names a download")
+
+
+def test_a_gradescope_folder_without_its_metadata_is_named(tmp_path):
+    (tmp_path / "subs" / "submission_1").mkdir(parents=True)
+    _refused(tmp_path, str(tmp_path / "subs"), "--from", "gradescope", expect="no submission_metadata.yml in it")
+
+
+def test_an_empty_roster_file_is_named(tmp_path):
+    (tmp_path / "subs" / "alice").mkdir(parents=True)
+    (tmp_path / "roster.csv").write_text("")
+    _refused(tmp_path, str(tmp_path / "subs"), "--roster", str(tmp_path / "roster.csv"),
+             expect="roster.csv: the roster is empty")
+
+
+def test_a_roster_without_student_ids_is_named(tmp_path):
+    (tmp_path / "subs" / "alice").mkdir(parents=True)
+    (tmp_path / "roster.csv").write_text("name,email\nAlice,a@x.edu\n")
+    _refused(tmp_path, str(tmp_path / "subs"), "--roster", str(tmp_path / "roster.csv"),
+             expect="nor a 'student' column")
+
+
+def test_a_missing_roster_file_is_named(tmp_path):
+    (tmp_path / "subs" / "alice").mkdir(parents=True)
+    _refused(tmp_path, str(tmp_path / "subs"), "--roster", str(tmp_path / "class.csv"),
+             expect="class.csv: no such roster file")
+
+
+def _late_rubric(tmp_path, extensions_text: str | None):
+    text = (REPO / "grader" / "rubric.toml").read_text()
+    text += '\n[late]\ndue = "2026-11-20T23:59:59"\ntimezone = "America/New_York"\npenalty = 10\nper = "day"\n'
+    if extensions_text is not None:
+        (tmp_path / "extensions.csv").write_text(extensions_text)
+        text += 'extensions = "extensions.csv"\n'
+    (tmp_path / "rubric.toml").write_text(text)
+    return str(tmp_path / "rubric.toml")
+
+
+def test_an_empty_extensions_file_is_named(tmp_path):
+    (tmp_path / "subs" / "alice").mkdir(parents=True)
+    _refused(tmp_path, str(tmp_path / "subs"), "--rubric", _late_rubric(tmp_path, ""),
+             expect="extensions.csv: the extensions file is empty")
+
+
+def test_a_malformed_extensions_row_is_named_with_its_line(tmp_path):
+    (tmp_path / "subs" / "alice").mkdir(parents=True)
+    rubric = _late_rubric(tmp_path, "student,due\nalice,2026-11-22T23:59\nbob,next tuesday\n")
+    _refused(tmp_path, str(tmp_path / "subs"), "--rubric", rubric,
+             expect="extensions.csv: line 3: 'next tuesday' is not a date and time")
+
+
+def test_a_student_not_in_the_folder_is_named_before_anything_is_built(tmp_path):
+    (tmp_path / "subs" / "alice").mkdir(parents=True)
+    _refused(tmp_path, str(tmp_path / "subs"), "--student", "bob", expect="no submission of 'bob' in it")

@@ -232,7 +232,24 @@ def test_canvas_reads_a_roster_and_names_who_it_lacks(tmp_path, rubric, registry
     assert list(table.columns) == ["ID", "SIS User ID", "SIS Login ID", "Section", rubric.title]
     assert float(table.loc["Points Possible", rubric.title]) == rubric.max_points
     assert table.loc["Alice A", "SIS User ID"] == "u101" and table.loc["Nobody N", rubric.title] == ""
-    assert done.warnings == [f"bob is graded but not in the roster {roster}; not exported"]
+    assert f"bob is graded but not in the roster {roster}; not exported" in done.warnings
+
+
+def test_canvas_heads_the_column_title_and_assignment_id_so_canvas_fills_that_assignment(tmp_path, rubric,
+                                                                                      registry):
+    path = fill(tmp_path / "grades.sqlite", [Entry("alice", 1.0)], rubric, registry)
+    store = Store.existing(path)
+    try:
+        done = canvas.export(store, rubric, assignment_id="5123")
+        bare = canvas.export(store, rubric)
+        with pytest.raises(ExportError, match="--assignment-id must be Canvas's number"):
+            canvas.export(store, rubric, assignment_id="HW4")
+    finally:
+        store.close()
+    header = done.text.splitlines()[0]
+    assert header == f"Student,ID,SIS User ID,SIS Login ID,Section,{rubric.title} (5123)" and done.warnings == []
+    assert bare.warnings == [f"no --assignment-id: Canvas will make a new assignment '{rubric.title}' rather than "
+                             "fill an existing one"]
 
 
 # --- the command line: gradescope and autolab grade into a store, then export from it ---------------------------

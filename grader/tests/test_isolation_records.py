@@ -157,9 +157,16 @@ def cli(*args, env):
     return subprocess.run([sys.executable, "-m", "grader", *args], cwd=REPO, capture_output=True, text=True, env=env)
 
 
+def one_submission(tmp_path):
+    """A submissions folder holding one student's (empty) folder: grade's input checks pass, so what follows is
+    the sandbox's."""
+    (tmp_path / "subs" / "alice").mkdir(parents=True)
+    return tmp_path / "subs"
+
+
 def test_grade_refuses_to_start_without_bubblewrap(tmp_path):
     env = {"PATH": str(tmp_path), "PYTHONPATH": str(REPO)}  # no bwrap on PATH, no $BWRAP
-    done = cli("grade", str(tmp_path), "--results", str(tmp_path / "r"), env=env)
+    done = cli("grade", str(one_submission(tmp_path)), "--results", str(tmp_path / "r"), env=env)
     assert done.returncode == 1
     assert "bubblewrap (bwrap) is not installed" in done.stderr and "--unsafe-no-sandbox" in done.stderr
     assert not (tmp_path / "r" / "grades.sqlite").exists()
@@ -167,13 +174,14 @@ def test_grade_refuses_to_start_without_bubblewrap(tmp_path):
 
 def test_a_bwrap_variable_that_points_nowhere_is_named(tmp_path):
     env = {"PATH": str(tmp_path), "BWRAP": str(tmp_path / "no-bwrap")}
-    done = cli("grade", str(tmp_path), "--results", str(tmp_path / "r"), env=env)
+    done = cli("grade", str(one_submission(tmp_path)), "--results", str(tmp_path / "r"), env=env)
     assert done.returncode == 1 and "no-bwrap (from $BWRAP) is not an executable file" in done.stderr
 
 
 def test_unsafe_no_sandbox_goes_on_with_a_warning(tmp_path):
     env = {"PATH": str(tmp_path)}
-    done = cli("grade", str(tmp_path), "--results", str(tmp_path / "r"), "--unsafe-no-sandbox", env=env)
+    done = cli("grade", str(one_submission(tmp_path)), "--results", str(tmp_path / "r"), "--unsafe-no-sandbox",
+               env=env)
     assert "WARNING: --unsafe-no-sandbox" in done.stderr
     assert "no GPU found" in done.stderr  # past the sandbox check: on this machine, the GPU is what is missing
 

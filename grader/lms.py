@@ -1,0 +1,178 @@
+"""Submissions as a course system delivers them: whose each entry is, and when it was received.
+
+- plain (`--from plain`, the default): one entry per student, a folder, `.tar.gz`, `.tgz` or `.zip` named
+  by the student id; received: the entry's modification time.
+- Canvas (`--from canvas`): the assignment's bulk download, each file named
+  `login[_LATE]_USERID_SUBMISSIONID_original-name` (`smithj_LATE_12345_67890_submission.tar.gz`), with
+  Canvas's numbered duplicates (`kernels-1.zip`). The student id is the login; Canvas's LATE flag, user id
+  and submission id go into the notes. The download records no submission time, so received is the newest
+  file time inside the archive, and the feedback says so.
+- Gradescope's autograder (`python3 -m grader gradescope`): /autograder/submission_metadata.json names the
+  submitter (`users[0]`: sid, else email) and the time (`created_at`) of the one submission being graded
+  (gradescope_single).
+- Gradescope (`--from gradescope`): the assignment's export folder, with `submission_metadata.yml` naming
+  each `submission_NNN` folder's submitters (`:sid:`, else `:email:`) and its `:created_at:` time, which is
+  the time received. Every submitter of a group submission gets it graded under their own id.
+
+Several entries of one student: the one received last is graded (intake.choose_latest); at the same second,
+the higher Canvas submission id, then the higher duplicate number; the feedback names the ones skipped.
+"""
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+
+from grader.intake import ARCHIVE_SUFFIXES, STUDENT_ID, Entry, list_entries, student_id
+
+SOURCES = ("plain", "canvas", "gradescope")
+GRADESCOPE_METADATA = "submission_metadata.yml"
+# login, Canvas's LATE flag, user id, submission id, the name the student uploaded (Canvas may number it: -1)
+CANVAS_NAME = re.compile(r"(?P<login>.+?)(?P<late>_LATE)?_(?P<user>\d+)_(?P<sub>\d+)_(?P<file>.+)")
+DUPLICATE = re.compile(r"-(\d+)$")
+
+
+class IntakeError(ValueError):
+    """The submissions folder cannot be read as the course system's delivery; the message says why."""
+
+
+def find_entries(directory: Path, source: str = "plain") -> tuple[list[Entry], list[str]]:
+    """The submission entries of a delivery, and a note for each entry skipped."""
+    directory = Path(directory)
+    if source == "canvas":
+        return canvas_entries(directory)
+    if source == "gradescope":
+        return gradescope_entries(directory)
+    if source != "plain":
+        raise IntakeError(f"--from must be one of {', '.join(SOURCES)}, not '{source}'")
+    paths, skipped = list_entries(directory)
+    return [Entry(p, student_id(p) or p.name) for p in paths], skipped
+
+
+def _strip_archive(name: str) -> tuple[str, str] | None:
+    for suffix in ARCHIVE_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)], suffix
+    return None
+
+
+def canvas_entries(directory: Path) -> tuple[list[Entry], list[str]]:
+    entries, skipped = [], []
+    for path in sorted(directory.iterdir()):
+        if path.name.startswith("."):
+            continue
+        m = CANVAS_NAME.fullmatch(path.name)
+        if path.is_symlink():
+            skipped.append(f"{path.name}: a symbolic link, not a submission; skipped")
+            continue
+        if m is None or not STUDENT_ID.fullmatch(m["login"]):
+            skipped.append(f"{path.name}: not named as Canvas names a download (login[_LATE]_userid_submissionid_"
+                           "file); skipped")
+            continue
+        stem = _strip_archive(m["file"]) if path.is_file() else (m["file"], "")
+        if stem is None:
+            skipped.append(f"{path.name}: {m['login']} uploaded a file that is not a .tar.gz, .tgz or .zip; "
+                           "skipped (ask for one archive with the kernel files)")
+            continue
+        dup = DUPLICATE.search(stem[0])
+        notes = [f"Canvas: user id {m['user']}, submission {m['sub']}"
+                 + (", marked LATE by Canvas" if m["late"] else "") + f" ({path.name})"]
+        entries.append(Entry(path, m["login"], None, notes, (int(m["sub"]), int(dup.group(1)) if dup else 0),
+                             member_time=True, aliases=(m["user"],)))
+    return entries, skipped
+
+
+def _text(value) -> str:
+    return "" if value is None else str(value).strip()
+
+
+def _key(record: dict, name: str):
+    """A Gradescope metadata key, written as a Ruby symbol (':sid') or plainly ('sid')."""
+    return record.get(f":{name}", record.get(name))
+
+
+def _time(value, where: str) -> str:
+    """created_at as UTC ISO 8601 ('2026-11-20 23:59:59.123 -0800', or the datetime YAML made of it)."""
+    if isinstance(value, datetime):
+        moment = value
+    else:
+        text = _text(value)
+        text = re.sub(r"(\.\d+)", "", text)  # Gradescope writes nanoseconds
+        text = re.sub(r"\s*([+-]\d\d):?(\d\d)$", r"\1\2", text).replace("Z", "+0000")
+        for form in ("%Y-%m-%d %H:%M:%S%z", "%Y-%m-%dT%H:%M:%S%z"):
+            try:
+                moment = datetime.strptime(text, form)
+                break
+            except ValueError:
+                continue
+        else:
+            raise IntakeError(f"{where}: created_at '{value}' is not a time")
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)  # YAML gives UTC as a naive datetime
+    return moment.astimezone(timezone.utc).isoformat(timespec="seconds")
+
+
+def gradescope_entries(directory: Path) -> tuple[list[Entry], list[str]]:
+    import yaml  # PyYAML (grader/requirements.txt): only this reader needs it
+    meta = directory / GRADESCOPE_METADATA
+    if not meta.is_file():
+        raise IntakeError(f"{directory}: no {GRADESCOPE_METADATA} in it; --from gradescope takes the folder of "
+                          "a Gradescope export ('Export Submissions')")
+    try:
+        data = yaml.safe_load(meta.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise IntakeError(f"{meta}: not readable as YAML ({str(e).splitlines()[0]})") from None
+    if not isinstance(data, dict) or not data:
+        raise IntakeError(f"{meta}: holds no submissions (expected submission_NNN: entries)")
+    entries, skipped, listed = [], [], set()
+    for name, record in data.items():
+        where = f"{meta.name}: {name}"
+        if not isinstance(record, dict):
+            raise IntakeError(f"{where}: not a submission's record")
+        listed.add(str(name))
+        folder = directory / str(name)
+        if not folder.is_dir() or folder.is_symlink():
+            skipped.append(f"{name}: listed in {GRADESCOPE_METADATA} but no such folder; skipped")
+            continue
+        received = _time(_key(record, "created_at"), where)
+        people = _key(record, "submitters") or []
+        ids = []
+        for person in people if isinstance(people, list) else []:
+            person = person if isinstance(person, dict) else {}
+            sid, email = _text(_key(person, "sid")), _text(_key(person, "email"))
+            ids.append((sid or email, _text(_key(person, "name"))))
+        if not ids or not all(i for i, _ in ids):
+            skipped.append(f"{name}: its submitters have neither a student id (sid) nor an email; skipped")
+            continue
+        number = int(re.sub(r"\D", "", str(name)) or 0)
+        for student, person in ids:
+            if not STUDENT_ID.fullmatch(student):
+                skipped.append(f"{name}: '{student}' cannot be a student id; skipped")
+                continue
+            notes = [f"Gradescope: {name}, created {received}" + (f", by {person}" if person else "")]
+            if len(ids) > 1:
+                notes.append("a group submission of " + ", ".join(i for i, _ in ids) + ": graded for each")
+            entries.append(Entry(folder, student, received, notes, (number,)))
+    for path in sorted(directory.iterdir()):
+        if path.name != GRADESCOPE_METADATA and not path.name.startswith(".") and path.name not in listed:
+            skipped.append(f"{path.name}: not listed in {GRADESCOPE_METADATA}; skipped")
+    return entries, skipped
+
+
+def gradescope_single(submission: Path, metadata: Path) -> Entry:
+    """The one submission Gradescope's autograder is grading, as its submission_metadata.json describes it."""
+    import json
+    try:
+        data = json.loads(Path(metadata).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise IntakeError(f"{metadata}: not readable as Gradescope's submission metadata ({e})") from None
+    users = data.get("users") if isinstance(data, dict) else None
+    if not isinstance(users, list) or not users or not isinstance(users[0], dict):
+        raise IntakeError(f"{metadata}: names no submitter ('users')")
+    first = users[0]
+    student = _text(first.get("sid")) or _text(first.get("email"))
+    if not STUDENT_ID.fullmatch(student):
+        raise IntakeError(f"{metadata}: the submitter's sid or email '{student}' cannot be a student id")
+    received = _time(data.get("created_at"), str(metadata))
+    notes = [f"Gradescope: created {received}" + (f", by {_text(first.get('name'))}" if first.get("name") else "")]
+    return Entry(Path(submission), student, received, notes)

@@ -1,0 +1,87 @@
+"""`python3 -m grader rescore RESULTS --rubric R`: every stored submission's scores under an edited rubric.
+
+Nothing runs again: the stored cases (their statuses, each timed case's speedup interval) and
+compute-sanitizer's findings are scored by the same score.py as grading, and the late policy by late.py,
+from the stored time received. What can change this way: points, the performance curve (s_zero, s_full),
+the sanitizer penalty, the late policy. A rubric that changes what is run (tasks, element types, shapes,
+timed shapes) is refused for the submissions it would need cases for: those need `grade --regrade`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+import pandas as pd
+
+from grader.late import lateness
+from grader.results import CaseOutcome, SanitizerOutcome
+from grader.rubric import Rubric
+from grader.score import ZERO_NOTES, score_submission, zero_scores
+from grader.store import Store
+
+
+
+class RescoreError(ValueError):
+    """The rubric asks for cases the store does not hold; the message names the first."""
+
+
+@dataclass
+class RescoreSummary:
+    rescored: int = 0
+    changed: list[tuple[str, float, float]] = field(default_factory=list)  # (student, before, after), latest only
+
+
+def _case(row) -> CaseOutcome:
+    case = CaseOutcome(row.task, row.dtype, row.shape, row.kind, row.status)
+    if row.kind == "timed" and pd.notna(row.speedup_high) and row.pairs:
+        # What scoring reads of a timed case: that pairs ran, and the upper end of the speedup's interval.
+        case.paired = SimpleNamespace(pairs=[None] * int(row.pairs), speedup=SimpleNamespace(high=row.speedup_high))
+    return case
+
+
+def _check_cases(rubric: Rubric, student: str, cases: pd.DataFrame) -> None:
+    for policy in rubric.tasks:
+        own = cases[cases["task"] == policy.id]
+        have = set(zip(own[own["kind"] == "correctness"]["dtype"], own[own["kind"] == "correctness"]["shape"]))
+        want = {(d, s) for d in policy.dtypes for s in policy.shapes}
+        if have != want:
+            odd = sorted(want ^ have)[0]
+            raise RescoreError(f"{rubric.path}: {policy.id} {odd[0]} {odd[1]} is {'not ' if odd in want else ''}"
+                               f"graded there, but {student}'s stored cases {'lack' if odd in want else 'have'} it: "
+                               "a rubric that changes what runs needs `grade --regrade`, not rescore")
+        timed = set(own[own["kind"] == "timed"]["shape"])
+        if timed - set(policy.timed) or (timed and set(policy.timed) - timed):
+            raise RescoreError(f"{rubric.path}: {policy.id}'s timed shapes ({', '.join(policy.timed)}) differ from "
+                               f"{student}'s stored timed cases ({', '.join(sorted(timed))}): that needs "
+                               "`grade --regrade`, not rescore")
+
+
+def rescore(store: Store, rubric: Rubric) -> RescoreSummary:
+    """Every submission in the store scored under `rubric`, each in its own transaction. Every submission is
+    checked before any is changed, so a refused rubric changes nothing."""
+    subs = store.submissions()
+    cases = store.cases_for(None)
+    tools = store.sanitizer_runs_for(None)
+    for sub in subs.itertuples():
+        if sub.status == "graded":
+            _check_cases(rubric, sub.student, cases[cases["submission_id"] == sub.id])
+    before = dict(zip(store.latest_submissions()["student"], store.latest_submissions()["total"]))
+    summary = RescoreSummary()
+    for sub in subs.itertuples():
+        if sub.status in ZERO_NOTES:
+            scores, credits = zero_scores(rubric, ZERO_NOTES[sub.status]), {}
+        else:
+            rows = cases[cases["submission_id"] == sub.id]
+            outcomes = [_case(r) for r in rows.itertuples()]
+            found = [SanitizerOutcome(r.task, r.tool, r.dtype, r.shape, r.status, int(r.errors))
+                     for r in tools[tools["submission_id"] == sub.id].itertuples()]
+            scores = score_submission(rubric, outcomes, found)
+            credits = {int(r.id): c.credit for r, c in zip(rows.itertuples(), outcomes) if c.credit is not None}
+        store.rescore(int(sub.id), scores, credits, lateness(rubric.late, sub.student, sub.received), rubric.sha256,
+                      rubric.max_points)
+        summary.rescored += 1
+    after = dict(zip(store.latest_submissions()["student"], store.latest_submissions()["total"]))
+    summary.changed = [(s, before[s], after[s]) for s in sorted(after)
+                       if s in before and not math.isclose(before[s], after[s])]
+    return summary

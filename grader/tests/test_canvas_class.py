@@ -1,0 +1,57 @@
+"""The Canvas-style sample class that device_run.sh's canvas_class step grades on a GPU, checked here."""
+from __future__ import annotations
+
+from grader.intake import read_submission
+from grader.late import lateness
+from grader.lms import find_entries
+from grader.roster import match, read_roster
+from grader.rubric import load_rubric
+from grader.tests.canvas_class import STUDENTS, build
+
+
+def test_the_sample_class_as_a_canvas_download_reads_back_with_its_times_flags_and_late_penalties(tmp_path,
+                                                                                                  registry):
+    out = build(tmp_path / "week")
+    rubric = load_rubric(out / "rubric.toml", registry)
+    entries, skipped = find_entries(out / "download", "canvas")
+    assert skipped == [] and len(entries) == len(STUDENTS)
+    subs = {s.student: s for s in (read_submission(e, [t.file for t in registry.tasks]) for e in entries)}
+    percent = {k: lateness(rubric.late, k, s.received).percent for k, s in subs.items()}
+    assert percent == {"s01stubs": 0, "s02naive": 0, "s03tiled": 0, "s04race": 10, "s05hang": 50,
+                       "s06crash": 0, "s07compile": 0, "s08fast": 0}
+    assert subs["s02naive"].received == "2026-11-21T04:59:59+00:00"
+    assert any("marked LATE by Canvas" in n for n in subs["s03tiled"].notes)
+    assert not any("LATE" in n for n in subs["s02naive"].notes)
+    assert set(subs["s08fast"].files) == {t.file for t in registry.tasks}
+    roster = read_roster(out / "roster.csv")
+    assert all(match(roster, e.student, e.aliases) for e in entries) and len(roster) == len(STUDENTS) + 1
+
+
+def test_device_run_canvas_class_commands_run_through_on_the_simulated_gpu(tmp_path, registry, monkeypatch, capsys):
+    """The canvas_class step's commands, in its order, with the fake backend in place of the GPU."""
+    import pandas as pd
+
+    from grader import cli
+    from grader.tests.fakes import FakeBackend
+    cc = build(tmp_path / "input")
+    rubric = load_rubric(cc / "rubric.toml", registry)
+    monkeypatch.setattr(cli, "isolation", lambda args, work: None)
+    monkeypatch.setattr(cli, "prepared_backend", lambda args, work, jobs, gpu, sandbox: (FakeBackend(), registry,
+                                                                                          rubric))
+    results, common = tmp_path / "results", ["--rubric", str(cc / "rubric.toml")]
+    grade = ["grade", str(cc / "download"), "--from", "canvas", *common, "--roster", str(cc / "roster.csv"),
+             "--results", str(results), "--no-progress", "--gpus", "0"]
+    assert cli.main(grade) == 0
+    assert "on the roster with no submission (1): s09absent" in capsys.readouterr().out
+    assert cli.main([*grade, "--student", "s08fast"]) == 0
+    assert cli.main(["override", "s03tiled", "matmul_tiled", "5", "--reason", "k guard: partial credit", "--by",
+                     "device_run canvas_class", "--results", str(results), *common]) == 0
+    assert cli.main(["rescore", str(results), *common]) == 0
+    assert cli.main(["export", "--results", str(results), *common, "--roster", str(cc / "roster.csv"),
+                     "--assignment-id", "5123"]) == 0
+    grades = pd.read_csv(results / "grades.csv", keep_default_na=False).set_index("student")
+    assert grades.loc["s09absent", "status"] == "no submission"
+    assert float(grades.loc["s05hang", "penalty"]) == float(grades.loc["s05hang", "raw_total"]) / 2
+    assert "matmul_tiled: 5 points set by device_run canvas_class" in grades.loc["s03tiled", "overrides"]
+    header = (results / "canvas.csv").read_text().splitlines()[0]
+    assert header.endswith(f",{rubric.title} (5123)")

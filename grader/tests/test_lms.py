@@ -1,0 +1,208 @@
+"""Submissions as Canvas and Gradescope deliver them: whose, when received, and which one counts."""
+from __future__ import annotations
+
+import io
+import tarfile
+import zipfile
+from datetime import datetime, timezone
+
+import pytest
+
+from grader.grade import GradeOptions, grade
+from grader.intake import choose_latest, read_submission
+from grader.lms import IntakeError, find_entries
+from grader.tests.conftest import opened
+from grader.tests.fakes import FakeBackend
+
+TASKS = ["fill.cu", "add.cu", "dot.cu"]
+NOV20_2359 = datetime(2026, 11, 20, 23, 59, 59, tzinfo=timezone.utc).timestamp()
+
+
+def canvas_tar(path, members: dict[str, bytes], mtime: float = NOV20_2359):
+    """A .tar.gz as a student packs it: its members carry the time they were last changed."""
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime = len(data), mtime
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def canvas_zip(path, members: dict[str, bytes], when=(2026, 11, 21, 8, 30, 0)):
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in members.items():
+            z.writestr(zipfile.ZipInfo(name, date_time=when), data)
+    return path
+
+
+def read_all(folder, source):
+    entries, skipped = find_entries(folder, source)
+    return [read_submission(e, TASKS) for e in entries], skipped
+
+
+def test_canvas_names_give_the_login_the_late_flag_and_both_ids(tmp_path):
+    canvas_tar(tmp_path / "smithjohn_LATE_12345_67890_submission.tar.gz", {"hw4/fill.cu": b"// fill"})
+    canvas_zip(tmp_path / "doejane_23456_78901_kernels.zip", {"fill.cu": b"// fill"})
+    canvas_tar(tmp_path / "obrien_m_34567_89012_hw4-final.tgz", {"fill.cu": b"// f"})
+    subs, skipped = read_all(tmp_path, "canvas")
+    by = {s.student: s for s in subs}
+    assert sorted(by) == ["doejane", "obrien_m", "smithjohn"] and skipped == []
+    assert any("user id 12345, submission 67890, marked LATE by Canvas" in n for n in by["smithjohn"].notes)
+    assert not any("LATE" in n for n in by["doejane"].notes)
+    assert by["smithjohn"].files == {"fill.cu": b"// fill"}
+
+
+def test_canvas_received_is_the_newest_time_inside_the_archive_with_a_note(tmp_path):
+    canvas_tar(tmp_path / "smithjohn_LATE_12345_67890_submission.tar.gz",
+               {"fill.cu": b"a", "add.cu": b"b"}, mtime=NOV20_2359 + 3600)
+    canvas_zip(tmp_path / "doejane_23456_78901_kernels.zip", {"fill.cu": b"a"})
+    subs, _ = read_all(tmp_path, "canvas")
+    by = {s.student: s for s in subs}
+    assert by["smithjohn"].received == "2026-11-21T00:59:59+00:00"
+    assert by["doejane"].received == "2026-11-21T08:30:00+00:00"
+    assert any("the newest file time inside smithjohn_LATE_12345_67890_submission.tar.gz" in n
+               for n in by["smithjohn"].notes)
+
+
+def test_canvas_numbered_duplicates_resolve_to_the_newest_then_the_higher_number(tmp_path):
+    canvas_zip(tmp_path / "doejane_23456_78901_kernels.zip", {"fill.cu": b"first"})
+    canvas_zip(tmp_path / "doejane_23456_78901_kernels-1.zip", {"fill.cu": b"second"})
+    canvas_zip(tmp_path / "doejane_23456_78901_kernels-2.zip", {"fill.cu": b"older"}, when=(2026, 11, 19, 9, 0, 0))
+    subs, _ = read_all(tmp_path, "canvas")
+    kept, skipped = choose_latest(subs)
+    assert len(kept) == 1 and kept[0].source.name == "doejane_23456_78901_kernels-1.zip"
+    assert kept[0].files["fill.cu"] == b"second" and len(skipped) == 2
+
+
+def test_a_file_canvas_did_not_name_or_that_is_not_an_archive_is_skipped_with_a_reason(tmp_path):
+    (tmp_path / "smithjohn_12345_67890_matmul.cu").write_text("// a loose file")
+    (tmp_path / "grades.csv").write_text("x")
+    canvas_zip(tmp_path / "doejane_23456_78901_kernels.zip", {"fill.cu": b"a"})
+    subs, skipped = read_all(tmp_path, "canvas")
+    assert [s.student for s in subs] == ["doejane"]
+    assert any("smithjohn uploaded a file that is not a .tar.gz" in s for s in skipped)
+    assert any(s.startswith("grades.csv: not named as Canvas names a download") for s in skipped)
+
+
+GRADESCOPE_YML = """\
+submission_201:
+  :submitters:
+  - :name: Jane Doe
+    :sid: '1001'
+    :email: jdoe@example.edu
+  :created_at: 2026-11-20 23:59:59.123456000 -05:00
+  :score: 0.0
+  :status: processed
+submission_202:
+  :submitters:
+  - :name: Sam Roe
+    :sid: ''
+    :email: sroe@example.edu
+  - :name: Ali Poe
+    :sid: '1003'
+    :email: apoe@example.edu
+  :created_at: 2026-11-21 10:15:00.000000000 -05:00
+submission_203:
+  :submitters:
+  - :name: Jane Doe
+    :sid: '1001'
+    :email: jdoe@example.edu
+  :created_at: 2026-11-19 12:00:00.000000000 -05:00
+"""
+
+
+def gradescope_export(root):
+    root.mkdir()
+    (root / "submission_metadata.yml").write_text(GRADESCOPE_YML)
+    for n, text in ((201, "new"), (202, "group"), (203, "old")):
+        (root / f"submission_{n}").mkdir()
+        (root / f"submission_{n}" / "fill.cu").write_text(f"// {text}")
+    (root / "submission_999").mkdir()  # not in the metadata
+    return root
+
+
+def test_gradescope_metadata_gives_ids_names_and_created_times(tmp_path):
+    subs, skipped = read_all(gradescope_export(tmp_path / "export"), "gradescope")
+    first = next(s for s in subs if s.source.name == "submission_201")
+    assert first.student == "1001" and first.received == "2026-11-21T04:59:59+00:00"
+    assert any("created 2026-11-21T04:59:59+00:00, by Jane Doe" in n for n in first.notes)
+    assert skipped == ["submission_999: not listed in submission_metadata.yml; skipped"]
+
+
+def test_a_gradescope_group_submission_is_graded_for_each_submitter_by_sid_else_email(tmp_path):
+    subs, _ = read_all(gradescope_export(tmp_path / "export"), "gradescope")
+    group = sorted(s.student for s in subs if s.source.name == "submission_202")
+    assert group == ["1003", "sroe@example.edu"]
+
+
+def test_of_two_gradescope_submissions_the_one_created_last_counts(tmp_path):
+    subs, _ = read_all(gradescope_export(tmp_path / "export"), "gradescope")
+    kept, skipped = choose_latest(subs)
+    jane = next(s for s in kept if s.student == "1001")
+    assert jane.files["fill.cu"] == b"// new" and any(s.startswith("submission_203/") for s in skipped)
+
+
+@pytest.mark.parametrize("text, message", [("", "holds no submissions"),
+                                           ("submission_1: [unclosed", "not readable as YAML"),
+                                           ("submission_1:\n  :created_at: yesterday\n", "is not a time")])
+def test_broken_gradescope_metadata_is_named_in_one_line(tmp_path, text, message):
+    (tmp_path / "submission_metadata.yml").write_text(text)
+    (tmp_path / "submission_1").mkdir()
+    with pytest.raises(IntakeError, match=message) as caught:
+        find_entries(tmp_path, "gradescope")
+    assert "\n" not in str(caught.value)
+
+
+def test_a_class_from_a_canvas_download_is_graded_and_stored_with_canvas_times(tmp_path, registry, small_rubric):
+    ok = {t.file: b"// fake: ok speed=1.0\n" for t in registry.tasks}
+    subs = tmp_path / "download"
+    subs.mkdir()
+    canvas_tar(subs / "smithjohn_LATE_12345_67890_submission.tar.gz", {f"hw/{k}": v for k, v in ok.items()},
+               mtime=NOV20_2359 + 60)
+    canvas_zip(subs / "doejane_23456_78901_kernels.zip", ok, when=(2026, 11, 20, 22, 0, 0))
+    results = tmp_path / "results"
+    grade(GradeOptions(subs, results, [None], jobs=1, progress=False, seed=3, source="canvas"), small_rubric,
+          registry, FakeBackend())
+    with opened(results) as store:
+        latest = store.latest_submissions().set_index("student")
+    assert latest.loc["smithjohn", "received"] == "2026-11-21T00:00:59+00:00"
+    assert latest.loc["doejane", "received"] == "2026-11-20T22:00:00+00:00"
+    assert latest.loc["smithjohn", "total"] == small_rubric.max_points
+    assert "marked LATE by Canvas" in latest.loc["smithjohn", "notes"]
+
+
+def test_grading_an_empty_folder_is_an_error_and_records_no_run(tmp_path, registry, small_rubric):
+    from grader.build import GraderError
+    (tmp_path / "subs").mkdir()
+    with pytest.raises(GraderError, match="no submissions in it; no grading run recorded"):
+        grade(GradeOptions(tmp_path / "subs", tmp_path / "results", [None], jobs=1, progress=False), small_rubric,
+              registry, FakeBackend())
+    assert not (tmp_path / "results" / "grades.sqlite").exists()
+
+
+GRADESCOPE_JSON = {"id": 123456789, "created_at": "2026-11-20T21:00:01.482-08:00",
+                   "assignment": {"due_date": "2026-11-20T23:59:00.000-08:00", "title": "HW4"},
+                   "users": [{"email": "jdoe@example.edu", "id": 5551, "name": "Jane Doe", "sid": "1001"}]}
+
+
+def test_the_gradescope_command_takes_the_submitter_and_time_from_submission_metadata_json(tmp_path, registry,
+                                                                                         small_rubric, monkeypatch):
+    import json
+
+    from grader import cli
+    from grader.tests.conftest import write_submission
+    monkeypatch.setattr(cli, "isolation", lambda args, work: None)
+    monkeypatch.setattr(cli, "prepared_backend", lambda args, work, jobs, gpu, sandbox: (FakeBackend(), registry,
+                                                                                          small_rubric))
+    entry = write_submission(tmp_path, "submission", {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks})
+    (tmp_path / "submission_metadata.json").write_text(json.dumps(GRADESCOPE_JSON))
+    assert cli.main(["gradescope", "--submission", str(entry), "--metadata", str(tmp_path / "submission_metadata.json"),
+                     "--results-dir", str(tmp_path / "gs"), "--results", str(tmp_path / "kept"),
+                     "--work", str(tmp_path / "work")]) == 0
+    with opened(tmp_path / "kept") as store:
+        sub = store.latest_submissions().iloc[0]
+    assert (sub.student, sub.received) == ("1001", "2026-11-21T05:00:01+00:00")
+    assert "Gradescope: created 2026-11-21T05:00:01+00:00, by Jane Doe" in sub.notes
+    (tmp_path / "submission_metadata.json").write_text("{}")
+    assert cli.main(["gradescope", "--submission", str(entry), "--metadata", str(tmp_path / "submission_metadata.json"),
+                     "--results-dir", str(tmp_path / "gs"), "--work", str(tmp_path / "work")]) == 1
