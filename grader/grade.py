@@ -74,6 +74,7 @@ class GradeOptions:
     seed: int | None = None
     progress: bool = True
     command: str = field(default_factory=lambda: shlex.join(sys.argv))
+    entries: list[Path] | None = None  # these entries of `submissions` only (a Slurm shard's); None: all of them
 
 
 @dataclass
@@ -332,12 +333,15 @@ def _flag(case: CaseOutcome, rubric: Rubric) -> None:
 
 def _start_run(store: Store, solutions: dict, seed: int, rubric: Rubric, registry: Registry, backend: Backend,
                command: str) -> int:
-    """The grading run's record: its seed and versions, each GPU's device, the first GPU's measured limits, and how
+    """The grading run's record: its seed and versions, each GPU's device (the harness's description, and where
+    the backend can tell: the host, the GPU's UUID and its driver), the first GPU's measured limits, and how
     student code is isolated. Every solution process measures its GPU's limits: its check replies then carry each
     timed case's plausibility floor."""
     devices, limits = [], {}
+    identify = getattr(backend, "identify", None)  # grader/backends.py's backends have it
     for gpu, server in solutions.items():
-        devices.append({"gpu": gpu, **server.request({"op": "hello"}, 120).get("device", {})})
+        device = server.request({"op": "hello"}, 120).get("device", {})
+        devices.append({"gpu": gpu, **device, **(identify(gpu, device) if identify else {})})
         measured = server.request({"op": "limits"}, 600)
         limits = limits or measured
     return store.start_run(seed, backend.harness_version, rubric.sha256, registry.raw, devices, limits,
@@ -357,7 +361,8 @@ def _intake_and_build(sub: Submission, backend: Backend, rubric: Rubric) -> tupl
 
 
 def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Backend) -> GradeSummary:
-    entries, skipped_entries = list_entries(options.submissions)
+    entries, skipped_entries = (options.entries, []) if options.entries is not None else \
+        list_entries(options.submissions)
     task_files = [t.file for t in registry.tasks]
     subs = [read_submission(e, task_files) for e in entries]
     store = Store(options.results / "grades.sqlite")
