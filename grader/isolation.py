@@ -67,7 +67,8 @@ class Isolation:
             who = ("a fresh unprivileged uid per sandbox (setpriv; the grader is root)" if self.user == "setpriv"
                    else f"uid {self.uid} in a user namespace")
             return (f"{self.label} ({self.binary}): no network, read-only system, writable scratch only, own "
-                    f"pid/ipc/uts namespaces, {who}, GPU device nodes passed through{self._limit_words()}")
+                    f"pid/ipc/uts namespaces, {who}, GPU device nodes passed through to runs, seccomp filters "
+                    f"(student code: threads only, no processes, programs, sessions or sockets){self._limit_words()}")
         if self.unsafe:
             return (f"{self.label}: student code ran as the grader's user ({self.uid}), without isolation; it could "
                     "read and write whatever the grader can")

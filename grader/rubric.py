@@ -67,9 +67,23 @@ class Limits:
     file_size_mib: float
     processes: int
     output_mib: float
+    # Bounds on what a submission can make the grader itself do (each optional, with the default below).
+    task_file_kib: float = 256  # a task file larger than this is refused unread (the pre-check's limit too)
+    precheck_seconds: float = 20  # the source pre-check of one task file
+    archive_mib: float = 10  # an archive's own (compressed) size
+    unpacked_mib: float = 10  # all of a submission's files together, unpacked
+    members: int = 2000  # entries of an archive or folder of any kind: files, folders, links, devices
+    intake_seconds: float = 30  # reading one submission
+    message_kib: float = 16  # each message, hint and output stored for a case or a sanitizer run
+    stored_kib: float = 1024  # all of one submission's stored messages together
+    gpu_memory_wait: float = 60  # seconds to wait, after a submission, for the GPU's memory to come back
+    gpu_memory_slack_mib: float = 512  # what may stay missing from the free memory measured at the start
 
 
 LIMIT_KEYS = ("build", "case", "submission", "sanitizer", "cpu_seconds", "file_size_mib", "processes", "output_mib")
+OPTIONAL_LIMITS = {"task_file_kib": False, "precheck_seconds": False, "archive_mib": False, "unpacked_mib": False,
+                   "members": True, "intake_seconds": False, "message_kib": False, "stored_kib": False,
+                   "gpu_memory_wait": False, "gpu_memory_slack_mib": False}  # key -> must be an integer
 MIN_PROCESSES = 16  # a build alone runs make, nvcc, cicc, ptxas, gcc and as
 
 
@@ -180,9 +194,12 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
     timing_t = table(data, "timing", "top level")
     tasks_t = table(data, "tasks", "top level")
 
-    for key in limits_t.keys() - set(LIMIT_KEYS):
-        fail("[limits]", f"unknown key '{key}' (expected {', '.join(LIMIT_KEYS)})")
-    limits = Limits(*(number(limits_t, k, "[limits]", positive=True, integer=k == "processes") for k in LIMIT_KEYS))
+    for key in limits_t.keys() - set(LIMIT_KEYS) - set(OPTIONAL_LIMITS):
+        fail("[limits]", f"unknown key '{key}' (expected {', '.join([*LIMIT_KEYS, *OPTIONAL_LIMITS])})")
+    optional = {k: number(limits_t, k, "[limits]", positive=True, integer=integer)
+                for k, integer in OPTIONAL_LIMITS.items() if k in limits_t}
+    limits = Limits(*(number(limits_t, k, "[limits]", positive=True, integer=k == "processes") for k in LIMIT_KEYS),
+                    **optional)
     if limits.processes < MIN_PROCESSES:
         fail("[limits]", f"'processes' must be at least {MIN_PROCESSES}: a build alone runs make, nvcc, cicc, "
                          f"ptxas, gcc and as (got {limits.processes})")
@@ -254,7 +271,8 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
         fail("[assignment]", f"'leaderboard_shape' {board_shape!r} is not one of {leaderboard}'s timed shapes "
                              f"({', '.join(board_policy.timed)})")
     # Every task file is linked into the harness, graded or not, so the gate covers them all.
-    gate = parse_gate(data, tasks_t, {t.file: t.id for t in registry.tasks}, fail)
+    gate = parse_gate(data, tasks_t, {t.file: t.id for t in registry.tasks}, fail,
+                      file_kib=limits.task_file_kib, precheck_seconds=limits.precheck_seconds)
     return Rubric(path, digest, name, str(assignment.get("title", name)), leaderboard, limits, timing, tuple(policies),
                   sanitizer=sanitizer, leaderboard_shape=board_shape, gate=gate)
 

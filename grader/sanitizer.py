@@ -25,4 +25,5 @@ ERROR_EXIT, PRINT_LIMIT, REPORT_LINES, TOOL_WORDS = (_shared.ERROR_EXIT, _shared
 Findings, find_tool, new_prefix, command, parse = (_shared.Findings, _shared.find_tool, _shared.new_prefix,
                                                    _shared.command, _shared.parse)
 meaning, location, summary_sentence = _shared.meaning, _shared.location, _shared.summary_sentence
+serve_command, sanitized_shapes, requests = _shared.serve_command, _shared.sanitized_shapes, _shared.requests
 LINE_CHARS = _shared.LINE_CHARS

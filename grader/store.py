@@ -347,6 +347,11 @@ class Store:
             return self._table("SELECT * FROM submissions ORDER BY id")
         return self._table("SELECT * FROM submissions WHERE student = ? ORDER BY id", (student,))
 
+    def submission_status(self, submission_id: int) -> str | None:
+        """One submission's status (graded, rejected, build_failed); None when the store does not hold it."""
+        row = self.db.execute("SELECT status FROM submissions WHERE id = ?", (int(submission_id),)).fetchone()
+        return row[0] if row else None
+
     def latest_submissions(self) -> pd.DataFrame:
         """Each student's most recent submission (by time received, then time graded)."""
         return self._table(

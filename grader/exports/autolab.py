@@ -9,6 +9,7 @@ import json
 
 from grader.exports.common import Export, latest_submission
 from grader.leaderboard.board import submission_metric
+from grader.report import run_of, task_feedback
 from grader.rubric import Rubric
 from grader.store import Store
 
@@ -23,15 +24,11 @@ def autoresult(store: Store, rubric: Rubric, student: str | None = None) -> dict
 
 
 def score_lines(store: Store, rubric: Rubric, student: str | None = None) -> list[str]:
-    """'task: got / worth note', per task."""
+    """'task: got / worth: verdict', per task: the verdict line of the student's feedback (report.task_feedback)."""
     sub = latest_submission(store, student)
-    scores = store.scores([sub["id"]]).set_index("task")
-    lines = []
-    for t in rubric.tasks:
-        s = scores.loc[t.id] if t.id in scores.index else None
-        got = float(s.correctness + s.performance) if s is not None else 0.0
-        lines.append(f"{t.id}: {got:.1f} / {t.max_points:.0f} {s.note if s is not None else ''}".rstrip())
-    return lines
+    tasks = task_feedback(store, rubric, sub["id"], run_of(store, sub["run_id"])["limits"])
+    return [f"{t['task']}: {t['points']:.1f} / {t['max_points']:.0f}: {t['verdict']}"
+            + (f" ({t['note']})" if t["note"] else "") for t in tasks]
 
 
 def export(store: Store, rubric: Rubric, student: str | None = None) -> Export:

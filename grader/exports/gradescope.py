@@ -1,7 +1,8 @@
 """Gradescope's results.json, from the store: a test per task and part, and one leaderboard column.
 
-Each task's correctness test shows the task's lines of the student's feedback page (report.task_feedback,
-in the page's Markdown); its performance test, the score's note. Field names follow Gradescope's
+Each task's correctness test shows the task's condensed feedback (report.task_markdown: its verdict, then each
+cause of failure once, with the commands that reproduce it), as the student's feedback page has it; its
+performance test, the task's timed cases (report.performance_markdown), as the page's performance table. Field names follow Gradescope's
 autograder specification (grader/tests/test_exports.py lists them).
 """
 from __future__ import annotations
@@ -10,7 +11,7 @@ import json
 
 from grader.exports.common import Export, latest_submission
 from grader.leaderboard.board import submission_metric
-from grader.report import run_of, task_feedback, task_markdown
+from grader.report import performance_markdown, run_of, task_feedback, task_markdown
 from grader.rubric import Rubric
 from grader.store import Store
 
@@ -34,7 +35,7 @@ def results(store: Store, rubric: Rubric, student: str | None = None) -> dict:
     run = run_of(store, sub["run_id"])
     tests = []
     for task in task_feedback(store, rubric, sub["id"], run["limits"]):
-        for part, detail in (("correctness", task_markdown(task)), ("performance", task["note"])):
+        for part, detail in (("correctness", task_markdown(task)), ("performance", performance_markdown(task))):
             got, worth = task[part], task[f"{part}_max"]
             if worth == 0:
                 continue

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from grader import backends
 from grader.build import REPO, GraderError
-from grader.intake import list_entries, read_submission
+from grader.intake import IntakeLimits, choose_latest, list_entries, read_submission
 from grader.registry import Registry
 from grader.rubric import Rubric, load_rubric
 from grader.slurm import cache, scheduler
@@ -127,10 +127,12 @@ def submit(submissions: Path, results: Path, options: SlurmOptions, *, device: s
 
     entries, notes = list_entries(submissions)
     task_files = [t.file for t in registry.tasks]
-    subs = [read_submission(e, task_files) for e in entries]
+    intake = IntakeLimits.from_rubric(rubric.limits)  # as `grade` reads them: the same limits, the same latest
+    subs, duplicates = choose_latest([read_submission(e, task_files, intake) for e in entries])
+    notes += duplicates
     store = Store(results / "grades.sqlite")
     try:
-        todo = [(e, s) for e, s in zip(entries, subs) if regrade or not store.already_graded(
+        todo = [(s.source, s) for s in subs if regrade or not store.already_graded(
             s.student, s.sha256, entry.harness_version, rubric.sha256)]
     finally:
         store.close()

@@ -15,6 +15,9 @@ run, as with the real build; `// fake: build-fails` fails the whole build (as wh
 outlives its limit). A second marker line says what
 compute-sanitizer finds in it (nothing, when absent):
     // fake-sanitizer: memcheck=2 racecheck=1
+A file may instead hold `// fake-harness: NAME`, a planted bug of solution/tests/planted/ or the
+sample class (planted.py): its cases then get the statuses, messages and hints the real harness
+gives that bug (the strings of starter/harness/diagnose.cpp), and compute-sanitizer its findings.
 
 `--device simulated` (grader/backends.py) is this backend behind the backends' one interface
 (SimulatedKind), for the tests of the command line and of Slurm batches: only with
@@ -46,6 +49,7 @@ from grader.gate.report import GateReport
 from grader.registry import Registry
 from grader.rubric import load_rubric
 from grader.runner import HarnessFailure
+from grader.tests import planted
 
 SOLUTION_MS = 2.0
 REQUEST_SECONDS = 0.004  # a request's round trip and bookkeeping (inputs, reference, JSON)
@@ -84,6 +88,10 @@ class FakeServer:
         self.limits_measured = False
         self.noise = random.Random(name)
 
+    def _planted(self, task: str) -> str | None:
+        source = (self.files or {}).get(f"{task}.cu")
+        return planted.marker(source) if source is not None else None
+
     def _kind(self, task: str) -> tuple[str, float, float]:
         if self.files is None:
             return "ok", 1.0, 0.0
@@ -105,6 +113,12 @@ class FakeServer:
             return {"op": "limits", "copy_bandwidth_gbps": 1000.0, "sgemm_fp32_gflops": 5000.0}
         if op == "release":
             return {"op": "release"}
+        if op == "check" and self._planted(message["task"]):
+            reply = planted.check_reply(self._planted(message["task"]), message)
+            if reply is not None:
+                self._spend(REQUEST_SECONDS)
+                return {"op": "check", "seed": message["seed"], "ready_to_time": False, "plausibility": None,
+                        "context_lost": False, **reply}
         if op == "check":
             kind, speed, noise = self._kind(message["task"])
             big = any(int(d) > 1000 for d in message["shape"].split("x"))
@@ -182,8 +196,10 @@ class FakeBackend:
     def set_limits(self, limits):
         self.limits = limits
 
-    def sanitize(self, sub, build, gpu, tool, task, dtype, shape, seed, timeout) -> SanitizerOutcome:
+    def sanitize(self, sub, build, gpu, tool, task, dtype, shape, seed, timeout, shapes=None) -> SanitizerOutcome:
         source = self._files[build.harness].get(f"{task}.cu", b"")
+        if planted.marker(source):
+            return planted.sanitizer_outcome(planted.marker(source), tool, task, dtype, shape)
         found = re.search(rb"// fake-sanitizer:.*\b" + tool.encode() + rb"=(\d+)", source)
         errors = int(found.group(1)) if found else 0
         if not errors:

@@ -83,7 +83,7 @@ def test_only_the_submissions_task_files_are_compiled_the_rest_are_stubs(workspa
     sub = read_submission(SAMPLES / "s02-naive-only", [t.file for t in registry.tasks])
     result = workspace.build(sub, timeout=300)
     assert result.ok and result.harness.exists()
-    built = workspace.kernel_dirs / sub.student
+    built = workspace.kernel_dirs / sub.key
     assert (built / "matmul_naive.cu").read_bytes() == sub.files["matmul_naive.cu"]
     assert (built / "dot.cu").read_bytes() == (REPO / "starter" / "kernels" / "dot.cu").read_bytes()
 
@@ -117,5 +117,42 @@ def test_a_build_sees_the_pristine_harness_but_not_other_submissions(workspace, 
     result = workspace.build(sub, timeout=300)
     assert result.ok, result.log[-2000:]
     assert "pristine-visible" in result.log  # what it builds against is there, read-only
-    outputs = [p for p in workspace.build_dir.rglob("*") if p.is_file() and "submission-peeks" in str(p)]
-    assert outputs and all(p.is_relative_to(workspace.build_dir / "submission-peeks") for p in outputs)
+    outputs = [p for p in workspace.build_dir.rglob("*") if p.is_file() and f"submission-{sub.key}" in str(p)]
+    assert outputs and all(p.is_relative_to(workspace.build_dir / f"submission-{sub.key}") for p in outputs)
+
+
+def test_nothing_outside_the_toolchain_the_harness_and_the_submission_can_be_read_while_it_builds(workspace):
+    """An assembler .incbin (built from pasted tokens, which no source check sees) of the solution by its
+    absolute path: the file is not in the build's sandbox, so the task file does not assemble, and its task
+    alone fails."""
+    source = ('#include "cuda_check.h"\n#include "tasks.h"\n#define PASTE(a, b) a##b\n#define TEXT(x) #x\n'
+              '#define STRING(x) TEXT(x)\n'
+              f'asm(".section .rodata\\n" STRING(PASTE(.inc, bin)) " \\"{REPO}/solution/kernels/dot.cu\\"\\n.previous");\n'
+              'void dot(const float*, const float*, float*, int) {}\n')
+    assert (REPO / "solution" / "kernels" / "dot.cu").exists()
+    result = workspace.build(Submission("incbin-solution", SAMPLES, files={"dot.cu": source.encode()}), timeout=300)
+    assert result.ok and list(result.unbuilt) == ["dot.cu"], result.log[-2000:]
+    assert "Error: file not found" in result.unbuilt["dot.cu"], result.unbuilt
+    assert f"file not found: {REPO}/solution/kernels/dot.cu" in result.log
+
+
+def test_the_pasted_incbin_entry_fails_only_its_own_task_in_the_sandboxed_build(workspace, registry, rubric):
+    """hostile/incbin-pasted: the pre-check cannot see a directive built from pasted tokens, the gate lets the
+    file through, and the build's sandbox has no /etc/passwd to read, so that task file alone does not build."""
+    import tomllib
+    entry = REPO / "grader" / "tests" / "hostile" / "incbin-pasted"
+    expected = tomllib.loads((entry / "expected.toml").read_text())
+    sub = read_submission(entry, [t.file for t in registry.tasks])
+    result = workspace.build(sub, timeout=600, gate=rubric.gate)
+    assert result.ok, result.log[-2000:]
+    assert [f.message for f in result.gate.findings if f.enforced] == []
+    assert list(result.unbuilt) == [f"{expected['task']}.cu"]
+    assert expected["reason"] in result.unbuilt[f"{expected['task']}.cu"], result.unbuilt
+
+
+def test_a_file_that_does_not_compile_under_the_gate_is_a_build_error_not_a_rule(workspace, registry, rubric):
+    """The gate judges objects; a file that left none (it did not compile) is the compiler's matter."""
+    sub = read_submission(SAMPLES / "s07-compile-error", [t.file for t in registry.tasks])
+    result = workspace.build(sub, timeout=300, gate=rubric.gate)
+    assert result.ok and list(result.unbuilt) == ["transpose.cu"], result.log[-2000:]
+    assert [f.message for f in result.gate.findings if f.enforced] == []

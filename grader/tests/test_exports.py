@@ -136,8 +136,13 @@ def test_gradescope_shows_each_task_in_the_lines_of_its_feedback_page(singles, s
         tasks = task_feedback(store, small_rubric, int(sub["id"]), run_of(store, int(sub["run_id"]))["limits"])
     for task in tasks:
         test = next(t for t in doc["tests"] if t["name"] == f"{task['task']}: correctness")
-        assert test["output"] == task_markdown(task) and test["output"] in page
-    assert "speedup 1 (95% interval 1 to 1)" in doc["tests"][0]["output"]
+        assert test["output"] == task_markdown(task) and task["verdict"] in page
+        if task["details"]:  # the same lines under the task's heading
+            assert f"## {task['task']}: {task['verdict']}\n\n{test['output'].split(chr(10), 2)[2]}" in page
+        performance = next(t for t in doc["tests"] if t["name"] == f"{task['task']}: performance")
+        for row in performance["output"].splitlines()[2:]:  # the page's performance table has its rows
+            assert row.replace("| ", f"| {task['task']} | ", 1) in page
+    assert "| 1 (1–1) | 0.25 / 0.8 | 100% |" in doc["tests"][1]["output"]  # fill's speedup, thresholds, credit
 
 
 def test_gradescopes_leaderboard_value_is_the_leaderboards_metric(tmp_path, rubric, registry):

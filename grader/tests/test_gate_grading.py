@@ -37,7 +37,7 @@ def test_a_forbidden_task_scores_zero_with_the_rule_and_the_others_grade_normall
     assert [f["rule"] for f in json.loads(gate)] == ["no-libraries"]
     feedback = (results / "feedback" / "mallory.md").read_text()
     assert "## Build gate: files that were not run" in feedback
-    assert "matmul_fast.cu calls cublasSgemm_v2" in feedback and f"**{case_word('forbidden')}**" in feedback
+    assert "matmul_fast.cu calls cublasSgemm_v2" in feedback and f"## matmul_fast: {case_word('forbidden')}" in feedback
     assert "Build gate" not in (results / "feedback" / "alice.md").read_text()
     store = Store(results / "grades.sqlite")
     try:

@@ -146,8 +146,8 @@ def test_a_forged_reply_voids_every_case_its_process_answered(tmp_path, registry
     checked = checked[checked["task"] == "add"]
     assert not checked.empty and (checked["status"] == "skipped").all()  # no tool run on forgery
     assert checked["message"].str.contains("forged").all()
-    assert "**not trusted**: the harness's reply channel held lines no request asked for" in \
-        (results / "feedback" / "mallory.md").read_text()
+    page = (results / "feedback" / "mallory.md").read_text()
+    assert "**not trusted**: " in page and "the harness's reply channel held lines no request asked for" in page
     alice = cases_of(results, "alice")
     assert not alice.empty and (alice["status"] == "ok").all()
 

@@ -62,8 +62,11 @@ def test_a_submission_like_the_solution_is_timed_in_seconds(tmp_path, registry, 
 def rubric_at_8192(tmp_path, registry, rubric):
     """The default rubric with every matmul timed at 8192^3 (the slowest shape a student might be timed at)."""
     text = rubric.path.read_text()
-    for task in ("matmul_naive", "matmul_tiled", "matmul_fast"):  # the registry's timed set, overridden by a list
-        text = text.replace(f"[tasks.{task}]\n", f'[tasks.{task}]\ntimed = ["8192x8192x8192"]\n', 1)
+    for task in ("matmul_naive", "matmul_tiled", "matmul_fast"):
+        # The rubric takes its timed shapes from the registry, so each task gets a `timed` line of its own.
+        header = f"[tasks.{task}]\n"
+        assert header in text and "timed =" not in text[text.index(header):].split("\n[", 1)[0]
+        text = text.replace(header, header + 'timed = ["8192x8192x8192"]\n', 1)
     path = tmp_path / "rubric_8192.toml"
     path.write_text(text)
     return load_rubric(path, registry)

@@ -12,6 +12,13 @@ there is one copy (standard library only: it ships with the starter).
 The tool writes its report to a log file whose name and line prefix are
 fresh random strings, so lines the code under test prints cannot pass for
 the tool's (they go to stdout, and lack the prefix).
+
+The grader runs the tool over `harness --serve` (serve_command, requests):
+the harness under the tool gets the very requests a graded run of the task
+gets, in the same order (the task's first element type, its graded shapes
+from the first), up to a cut drawn at random at or after the task's small
+case, so the process under the tool cannot tell itself apart from a graded
+one by what it is asked. (`make test` still uses the one-case command below.)
 """
 from __future__ import annotations
 
@@ -89,6 +96,57 @@ def command(sanitizer: str, tool: str, harness: str, task: str, dtype: str, shap
     return cmd + [harness, "--task", task, "--dtype", dtype, "--shape", shape, "--seed", str(seed), "--check-only",
                   "--no-limits", "--reference", "cpu", "--check-runs", "1", "--case-timeout", f"{case_timeout:g}",
                   "--fixed-placement"]
+
+
+def serve_command(sanitizer: str, tool: str, log: str, prefix: str) -> list[str]:
+    """The tool and its options, to be followed by the target: `harness --serve`."""
+    cmd = [sanitizer, "--tool", tool, "--error-exitcode", str(ERROR_EXIT), "--print-limit", str(PRINT_LIMIT),
+           "--show-backtrace", "device", "--prefix", prefix, "--log-file", log]
+    if tool == "memcheck":
+        cmd += ["--leak-check", "no"]
+    elif tool == "racecheck":
+        cmd += ["--racecheck-report", "analysis"]
+    return cmd
+
+
+def _size(shape: str) -> int:
+    size = 1
+    for d in shape.split("x"):
+        size *= int(d)
+    return size
+
+
+SMALL_FACTOR = 64  # a graded shape this many times the small case's size is still quick under the tools
+
+
+def sanitized_shapes(graded: list[str], small: str, pick=None) -> list[str]:
+    """The graded shapes in grading's order, from the first up to a cut drawn at random at or after the
+    task's small case (its sanitizer case) and before the first shape more than SMALL_FACTOR times its size:
+    the run is the start of a graded one, it always reaches the small case (the one that finds an
+    off-by-one at a partial tile), and where it stops is not fixed. pick(n) draws an index below n (default
+    secrets.randbelow). A small case that is not a graded shape ends the run after the random cut."""
+    prefix = []
+    for shape in graded:
+        if _size(shape) > SMALL_FACTOR * _size(small):
+            break
+        prefix.append(shape)
+    draw = pick or secrets.randbelow
+    if small in prefix:
+        first = prefix.index(small)
+        return prefix[:first + 1 + draw(len(prefix) - first)]
+    return prefix[:draw(len(prefix) + 1)] + [small]
+
+
+def requests(tool: str, task: str, dtype: str, shapes: list[str], seed: int, check_runs: int = 2) -> list[dict]:
+    """The check requests a graded run sends for these shapes; memcheck's put every array at the start of
+    an allocation of its own size (a read past its end then leaves the allocation, where the tool sees it)."""
+    out = []
+    for shape in shapes:
+        message = {"op": "check", "task": task, "dtype": dtype, "shape": shape, "seed": seed, "check_runs": check_runs}
+        if tool == "memcheck":
+            message["fixed_placement"] = True
+        out.append(message)
+    return out
 
 
 def parse(text: str, prefix: str) -> Findings:
