@@ -178,7 +178,7 @@ def test_grading_again_submits_only_what_is_missing(scenario):
 
 
 def totals(results: Path) -> dict:
-    grades = pd.read_csv(results / "grades.csv")
+    grades = pd.read_csv(results / "grades.csv").fillna("")  # (NaN != NaN: an empty nickname would differ)
     return grades.drop(columns=[c for c in ("submitted", "graded") if c in grades]).set_index("student").to_dict("index")
 
 
