@@ -59,6 +59,7 @@ class Binaries:
         lib = self.tree / "usr" / "lib" / MULTIARCH
         return {"PATH": f"{self.tree / 'usr' / 'bin'}:{os.environ.get('PATH', '')}",
                 "LD_LIBRARY_PATH": ":".join(p for p in (str(lib / "slurm-wlm"), str(lib),
+                                                        str(self.tree / "lib" / MULTIARCH),  # libreadline's
                                                         os.environ.get("LD_LIBRARY_PATH", "")) if p)}
 
     @property
@@ -66,11 +67,18 @@ class Binaries:
         return self.tree / "usr" / "lib" / MULTIARCH / "slurm-wlm" if self.tree else None
 
 
+TREE_ENV = "GRADER_SLURM_TREE"  # an unpacked tree of the packages, used instead of PATH's (docs/slurm.md)
+
+
 class Cluster:
-    def __init__(self, root: Path, tree: Path | None = None, gpus: int = 2):
+    """devices: the node's GPU device files, nvidia0 to nvidiaN-1 of one folder (the real /dev/nvidia* on a GPU
+    machine); None: `gpus` made-up ones, made with mknod in the cluster's folder."""
+
+    def __init__(self, root: Path, tree: Path | None = None, gpus: int = 2, devices: list[Path] | None = None):
         self.root = Path(root)
-        self.bin = Binaries(tree)
-        self.gpus = gpus
+        self.bin = Binaries(tree if tree is not None else os.environ.get(TREE_ENV) or None)
+        self.devices = [Path(d) for d in devices] if devices else None
+        self.gpus = len(self.devices) if self.devices else gpus
         self.procs: list[subprocess.Popen] = []
         self.conf = self.root / "slurm.conf"
         self.socket = self.root / "munge" / "munge.socket"
@@ -147,23 +155,39 @@ PartitionName={PARTITION} Nodes={NODE} Default=YES MaxTime=INFINITE State=UP
             raise ClusterUnavailable("slurmd runs jobs as the users who submit them, which needs root")
         programs = {name: self.bin.find(name) for name in ("munged", "slurmctld", "slurmd", "sbatch", "sinfo")}
         stepd = self.bin.find("slurmstepd") if self.bin.tree else None
-        for sub in ("munge", "state", "spool", "log", "dev"):
+        for sub in ("munge", "state", "spool", "log", "dev", "sbin"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
+        if self.bin.tree:
+            # Slurm's daemons tell what they are by the name they were started as (a slurmctld started as
+            # slurmctld-wlm loads no node's GRES), which Debian's alternatives links give: so do links here.
+            for name in ("slurmctld", "slurmd", "slurmstepd"):
+                link = self.root / "sbin" / name
+                link.symlink_to(stepd if name == "slurmstepd" else programs[name])
+                if name == "slurmstepd":
+                    stepd = str(link)
+                else:
+                    programs[name] = str(link)
         os.chmod(self.root / "munge", 0o755)
-        devices = [self.root / "dev" / f"nvidia{i}" for i in range(self.gpus)]
+        devices = self.devices or [self.root / "dev" / f"nvidia{i}" for i in range(self.gpus)]
         try:
-            for i, node in enumerate(devices):
+            for i, node in enumerate(devices if self.devices is None else []):
                 os.mknod(node, 0o666 | 0o020000, os.makedev(195, i))  # character devices, as NVIDIA's
         except OSError as e:
             raise ClusterUnavailable(f"mknod is not permitted here ({e.strerror}): Slurm's gres.conf needs device "
                                      "files for the GPUs") from None
+        if [d.name for d in devices] != [f"nvidia{i}" for i in range(self.gpus)] or len({d.parent for d in devices}) > 1:
+            raise ClusterUnavailable(f"the GPU device files must be nvidia0 to nvidia{self.gpus - 1} of one folder")
+        missing = [str(d) for d in devices if not d.exists()]
+        if missing:
+            raise ClusterUnavailable(f"no GPU device file {', '.join(missing)}")
         key = self.root / "munge.key"
         key.write_bytes(os.urandom(128))
         key.chmod(0o600)
         self.ports = (_free_port(), _free_port())
         self.conf.write_text(self.write_conf())
+        # One line for all of them (Slurm 22.05 miscounts one line per file against the node's Gres=gpu:N).
         (self.root / "gres.conf").write_text(
-            f"NodeName={NODE} Name=gpu File={self.root / 'dev'}/nvidia[0-{self.gpus - 1}]\n")
+            f"NodeName={NODE} Name=gpu File={devices[0].parent}/nvidia[0-{self.gpus - 1}]\n")
         self._spawn([programs["munged"], "-F", "--force", f"--key-file={key}", f"--socket={self.socket}",
                      f"--pid-file={self.root / 'munge' / 'munged.pid'}", f"--log-file={self.root / 'log' / 'munged.log'}",
                      f"--seed-file={self.root / 'munge' / 'munged.seed'}"], "munged.out")
