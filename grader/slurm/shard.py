@@ -79,13 +79,14 @@ class _Progress(threading.Thread):
 
 def _stop_on_sigterm(folder: Path):
     """Slurm ends a task with SIGTERM (then SIGKILL): record it, then stop as an interrupt would, which keeps
-    every submission already stored."""
+    every submission already stored. Returns the handler it replaced (None off the main thread)."""
     def handler(signum, frame):
         write_progress(folder, state="cancelled", finished=now(),
                        message="stopped by Slurm's SIGTERM (scancel, its time limit, or preemption)")
         raise KeyboardInterrupt
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, handler)
+        return signal.signal(signal.SIGTERM, handler)
+    return None
 
 
 def run_shard(manifest_path: Path, index: int | None = None, work: Path | None = None,
@@ -98,7 +99,7 @@ def run_shard(manifest_path: Path, index: int | None = None, work: Path | None =
     write_progress(folder, index=index, total=len(entries), state="starting", message="", started=now(),
                    finished=None, host=socket.gethostname(), pid=os.getpid(), job=os.environ.get("SLURM_JOB_ID"),
                    array_job=os.environ.get("SLURM_ARRAY_JOB_ID"), task=os.environ.get("SLURM_ARRAY_TASK_ID"))
-    _stop_on_sigterm(folder)
+    replaced = _stop_on_sigterm(folder)
     own_work = work is None
     work = Path(work) if work else Path(tempfile.mkdtemp(prefix=f"grader-{manifest.batch}-{index:03d}-"))
     watcher = _Progress(folder, progress_seconds)
@@ -145,5 +146,7 @@ def run_shard(manifest_path: Path, index: int | None = None, work: Path | None =
         else:
             watcher.write()
         write_progress(folder, state=state, message=message, finished=now())
+        if replaced is not None:  # a shard run inside another program (the tests) gives SIGTERM back
+            signal.signal(signal.SIGTERM, replaced)
         if own_work:
             shutil.rmtree(work, ignore_errors=True)
