@@ -63,7 +63,7 @@ class Manifest:
     bwrap: str | None = None
     options: dict = field(default_factory=dict)  # the Slurm options given (partition, gres, max_parallel, ...)
     skipped_same: int = 0  # submissions left out: already graded, unchanged
-    created: str = field(default_factory=now)
+    created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="microseconds"))
     format: int = FORMAT
 
     @property
@@ -111,7 +111,8 @@ class Manifest:
 
 
 def batches(results: Path) -> list[Manifest]:
-    """Every batch submitted for these results, oldest first."""
+    """Every batch submitted for these results, oldest first (by when each was made: two batches' ids made
+    within one second do not sort by time)."""
     root = Path(results) / SLURM_FOLDER
     found = []
     for path in sorted(root.glob("*/manifest.json")) if root.is_dir() else []:
@@ -119,7 +120,7 @@ def batches(results: Path) -> list[Manifest]:
             found.append(Manifest.load(path))
         except (GraderError, TypeError):
             continue  # not ours, or from another version: never merged by guess
-    return found
+    return sorted(found, key=lambda m: (m.created, m.batch))
 
 
 def read_progress(folder: Path) -> dict | None:

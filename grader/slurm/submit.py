@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import random
 import shlex
+import shutil
 import stat
 import sys
 from dataclasses import dataclass, field
@@ -174,7 +175,11 @@ def submit(submissions: Path, results: Path, options: SlurmOptions, *, device: s
                   f"--gres={options.gres}", f"--cpus-per-task={options.cpus_per_task}",
                   f"--time={manifest.options['time']}", f"--output={folder / 'logs' / 'shard-%a.out'}",
                   "--open-mode=append", *common, *options.sbatch]
-    array = scheduler.sbatch(array_args, folder / "shard.sh")
+    try:
+        array = scheduler.sbatch(array_args, folder / "shard.sh")
+    except GraderError:
+        shutil.rmtree(folder)  # nothing was submitted: no batch for status, merge or the next submission to read
+        raise
     manifest.record_jobs(array=array, submitted=now(), commands=[shlex.join(["sbatch", *array_args, "shard.sh"])])
     merge_args = [f"--job-name=grader-merge-{manifest.batch}", f"--dependency=afterany:{array}",
                   "--cpus-per-task=1", f"--time={options.merge_time}", f"--output={folder / 'logs' / 'merge.out'}",

@@ -80,10 +80,10 @@ def test_a_manifest_of_another_format_is_refused_and_not_listed_as_a_batch(tmp_p
     assert batches(tmp_path) == []
 
 
-def test_batches_are_listed_oldest_first(tmp_path):
-    for name in ("20261123T100000Z-aaaa", "20261122T100000Z-bbbb"):
+def test_batches_are_listed_oldest_first_even_within_one_second(tmp_path):
+    for name in ("20261123T100000Z-ffff", "20261123T100000Z-0000"):  # made in this order, in one second
         manifest(tmp_path, batch=name).save()
-    assert [m.batch for m in batches(tmp_path)] == ["20261122T100000Z-bbbb", "20261123T100000Z-aaaa"]
+    assert [m.batch for m in batches(tmp_path)] == ["20261123T100000Z-ffff", "20261123T100000Z-0000"]
 
 
 def test_jobs_recorded_after_the_manifest_do_not_change_it(tmp_path):

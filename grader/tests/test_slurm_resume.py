@@ -139,6 +139,16 @@ def test_grading_again_first_merges_what_a_cancelled_merge_job_left(course, slur
     assert len(slurm.submitted) == 2  # the first batch's two jobs, nothing more
 
 
+def test_a_batch_sbatch_refuses_leaves_nothing_behind(course, slurm, monkeypatch):
+    def refuse(options, script):
+        raise scheduler.SlurmError("sbatch refused the job: Invalid time limit specification")
+    monkeypatch.setattr(scheduler, "sbatch", refuse)
+    with pytest.raises(GraderError, match="Invalid time limit"):
+        send(course, SlurmOptions(time="soon"))
+    assert batches(course / "results") == []
+    assert [p.name for p in (course / "results" / "slurm").iterdir()] == ["cache"]
+
+
 def test_a_batch_still_in_the_queue_stops_a_second_one(course, slurm):
     send(course)
     slurm.set(slurm.queue, j100_0="PENDING", j101="PENDING")
