@@ -28,6 +28,7 @@ from grader.sandbox import spawn
 
 STDERR_CAP = DEFAULT_CAP  # bytes of a harness's stderr kept; the rest is counted and dropped
 REPLY_CAP = 16 * 1024 * 1024  # a reply line longer than this is not the harness's
+STOP_POLL_MS = 1  # how often a stop (SIGSTOP) is checked for having taken hold
 FORGED = ("something other than the harness wrote on the grader's private reply channel (code under test may "
           "print, but not write grading results)")
 
@@ -243,7 +244,7 @@ class HarnessServer:
         self._paused = pids
         deadline = time.monotonic() + settle
         while time.monotonic() < deadline and not all(_stopped(pid) for pid in pids):
-            time.sleep(0.001)
+            time.sleep(STOP_POLL_MS / 1000)
         return len(pids)
 
     def resume(self):

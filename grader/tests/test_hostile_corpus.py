@@ -306,21 +306,22 @@ def test_a_process_left_behind_stalls_nothing_and_holds_no_memory(batch, name):
     long, and no submission may be named for GPU memory that stayed taken."""
     corpus, results, _ = batch
     index = [e.name for e in corpus].index(name)
-    con = db(results)
-    for student in (f"h{index:02d}-{name}", f"h{index:02d}-zz-normal"):
-        seconds, notes = con.execute("SELECT seconds, notes FROM submissions WHERE student = ?", (student,)).fetchone()
-        assert seconds < 180, (student, seconds)
-        assert not any("of the GPU's memory stayed taken" in n for n in json.loads(notes)), notes
+    with opened(results) as store:
+        for student in (f"h{index:02d}-{name}", f"h{index:02d}-zz-normal"):
+            row = store.submissions(student).iloc[-1]
+            assert row["seconds"] < 180, (student, row["seconds"])
+            notes = json.loads(row["notes"])
+            assert not any("of the GPU's memory stayed taken" in n for n in notes), notes
 
 
 @pytest.mark.gpu
 def test_a_four_megabyte_message_per_case_is_stored_cut(batch):
     corpus, results, _ = batch
     index = [e.name for e in corpus].index("message-flood")
-    con = db(results)
-    (sub_id,) = con.execute("SELECT id FROM submissions WHERE student = ?", (f"h{index:02d}-message-flood",)).fetchone()
-    sizes = [len(m or "") + len(r or "") for m, r in con.execute("SELECT message, record FROM cases WHERE "
-                                                                  "submission_id = ?", (sub_id,))]
+    with opened(results) as store:
+        sub_id = int(store.submissions(f"h{index:02d}-message-flood").iloc[-1]["id"])
+        cases = store.cases(sub_id)
+    sizes = [len(m or "") + len(r or "") for m, r in zip(cases["message"], cases["record"])]
     assert sizes and sum(sizes) < 2 * 2**20, sum(sizes)
     feedback = results / "feedback" / f"h{index:02d}-message-flood.md"
     assert feedback.stat().st_size < 2 * 2**20
@@ -347,9 +348,11 @@ def sanitizer_batch(tmp_path_factory):
 @pytest.mark.gpu
 def test_a_kernel_clean_only_when_it_thinks_it_is_under_the_tool_is_caught(sanitizer_batch):
     entries, results = sanitizer_batch
-    con = db(results)
+    with opened(results) as store:
+        subs = store.submissions()
+        runs = store.sanitizer_runs_for()
     for entry in entries:
-        rows = con.execute("SELECT r.status, r.errors, r.shape FROM sanitizer_runs r JOIN submissions s ON "
-                           "s.id = r.submission_id WHERE s.student = ? AND r.task = ? AND r.tool = ?",
-                           (entry.name, entry.task, entry.sanitizer)).fetchall()
-        assert rows and all(status == "errors" and errors > 0 for status, errors, _ in rows), (entry.name, rows)
+        ids = set(subs.loc[subs["student"] == entry.name, "id"])
+        rows = runs[runs["submission_id"].isin(ids) & (runs["task"] == entry.task) & (runs["tool"] == entry.sanitizer)]
+        assert len(rows) and all(s == "errors" and e > 0 for s, e in zip(rows["status"], rows["errors"])), \
+            (entry.name, rows[["status", "errors", "shape"]].to_dict("records"))

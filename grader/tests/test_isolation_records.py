@@ -73,8 +73,9 @@ def test_the_isolation_record_is_stored_as_its_fields(tmp_path, registry, small_
     with opened(results) as store:
         assert list(store.isolations().values()) == [BUBBLEWRAP]
         assert store.runs()["sandbox"].iloc[0] == BUBBLEWRAP.words
-    assert BUBBLEWRAP.words == BUBBLEWRAP_WORDS + ("; limits per sandbox: 60 CPU-s per process, files up to 256 MiB, "
-                                                   "64 processes, output 1024 KiB per stream")
+    assert BUBBLEWRAP.words == BUBBLEWRAP_WORDS + (
+        " to runs, seccomp filters (student code: threads only, no processes, programs, sessions or sockets); limits "
+        "per sandbox: 60 CPU-s per process, files up to 256 MiB, 64 processes, output 1024 KiB per stream")
     assert Isolation.from_json(BUBBLEWRAP.to_json()) == BUBBLEWRAP
 
 

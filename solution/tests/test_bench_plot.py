@@ -248,3 +248,26 @@ def test_the_script_needs_only_the_standard_library_pandas_numpy_and_matplotlib(
     imported |= {node.module.split(".")[0] for node in ast.walk(tree)
                  if isinstance(node, ast.ImportFrom) and node.module}
     assert imported - set(sys.stdlib_module_names) <= {"pandas", "numpy", "matplotlib"}
+
+
+def test_each_matmul_is_plotted_as_a_percentage_of_cublas_at_each_size(tmp_path):
+    doc = synthetic_bench()
+    frame = plot_bench.rows_frame(doc, None)
+    ratios = plot_bench.percent_of(frame[frame["group"] == "matmul"], "cublas")
+    fast = ratios[ratios["series"] == "matmul_fast (solution)"]
+    assert list(fast["percent"]) == [50.0, 50.0, 50.0]  # the synthetic solution runs at half cuBLAS's rate
+    assert "cuBLAS SGEMM, FP32 (pedantic, no TF32)" not in set(ratios["series"])
+    with_cublas = write(tmp_path / "bench.json", doc)
+    assert plot_bench.main([str(with_cublas)]) == 0
+    tall = png_size(tmp_path / "matmul.png")
+    doc["rows"] = [r for r in doc["rows"] if r["impl"] != "cublas"]
+    without = tmp_path / "no-cublas"
+    without.mkdir()
+    assert plot_bench.main([str(write(without / "bench.json", doc))]) == 0
+    short = png_size(without / "matmul.png")
+    assert tall[1] > short[1] * 1.3  # the lower "% of cuBLAS" panel is drawn only when cuBLAS was measured
+
+
+def png_size(path):
+    header = path.read_bytes()[16:24]
+    return int.from_bytes(header[:4], "big"), int.from_bytes(header[4:], "big")

@@ -212,6 +212,15 @@ def markdown_table(first: str, headers: list, body: list) -> str:
     return "\n".join(lines)
 
 
+def percent_of(frame, base_impl: str):
+    """Each series' throughput as a percentage of `base_impl`'s at the same size, where both were measured
+    (the table's ratio rows and the plot's lower panel read this one computation)."""
+    base = frame[frame["impl"] == base_impl].dropna(subset=["throughput"]).set_index("size")["throughput"]
+    rows = frame[(frame["impl"] != base_impl) & frame["size"].isin(base.index)].dropna(subset=["throughput"]).copy()
+    rows["percent"] = [100 * t / base[s] for t, s in zip(rows["throughput"], rows["size"])]
+    return rows
+
+
 def throughput_table(frame, ratio_to: str | None, own: str) -> str:
     """Series against size; with ratio_to, a row per `own` series as % of that impl."""
     sizes = sorted(frame["size"].unique())
@@ -226,13 +235,10 @@ def throughput_table(frame, ratio_to: str | None, own: str) -> str:
         by_size = {int(r.size): r for r in rows.itertuples()}
         body.append([series] + [cell(by_size.get(int(s))) for s in sizes])
     if ratio_to:
-        base = frame[frame["impl"] == ratio_to].set_index("size")["throughput"]
-        for series, rows in frame[frame["impl"] == own].groupby("series", sort=False):
-            by_size = rows.set_index("size")["throughput"]
-            cells = []
-            for s in sizes:
-                ratio = by_size.get(s, math.nan) / base.get(s, math.nan)
-                cells.append("" if math.isnan(ratio) else f"{100 * ratio:.0f}%")
+        ratios = percent_of(frame, ratio_to)
+        for series, rows in ratios[ratios["impl"] == own].groupby("series", sort=False):
+            by_size = rows.set_index("size")["percent"]
+            cells = ["" if s not in by_size.index else f"{by_size[s]:.0f}%" for s in sizes]
             if any(cells):
                 body.append([f"{series} as % of {BASELINE_NAMES[ratio_to].split(' (')[0]}"] + cells)
     return markdown_table("implementation", headers, body)
@@ -345,7 +351,14 @@ def footnote(fig, lines: list) -> None:
 
 
 def plot_matmul(plt, doc, frame, footer: list, path: Path) -> None:
-    fig, ax = plt.subplots(figsize=(11, 6.5))
+    """Throughput against size above; below, each matmul as % of cuBLAS FP32 at that size (the handout's
+    full-credit bar is a fraction of it), when cuBLAS was measured."""
+    ratios = percent_of(frame, "cublas")
+    ratios = ratios[~ratios["impl"].isin(list(BASELINE_STYLES))]
+    if len(ratios):
+        fig, (ax, low) = plt.subplots(2, 1, figsize=(11, 9.5), sharex=True, height_ratios=(3, 2))
+    else:
+        fig, ax = plt.subplots(figsize=(11, 6.5))
     missing = draw_series(ax, frame)
     size_axis(ax, frame, "n (square n×n×n)")
     ax.set_yscale("log")
@@ -353,6 +366,15 @@ def plot_matmul(plt, doc, frame, footer: list, path: Path) -> None:
     ax.set_title(title_of("Matrix multiply, float32: throughput against size", doc))
     if ax.get_legend_handles_labels()[0]:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
+    if len(ratios):
+        for series, rows in ratios.groupby("series", sort=False):
+            low.plot(rows["size"], rows["percent"], label=series,
+                     **style_of(rows["task"].iloc[0], rows["impl"].iloc[0]))
+        low.axhline(100, color="black", linewidth=1)
+        low.set_ylabel("% of cuBLAS FP32")
+        low.set_ylim(bottom=0)
+        size_axis(low, frame, "n (square n×n×n)")
+        ax.set_xlabel("")
     footnote(fig, footer + ([f"not measured: {'; '.join(missing)}"] if missing else []))
     fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
