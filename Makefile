@@ -64,7 +64,7 @@ RESULTS ?= results
 RECORD  ?=
 RECORD_ARG := $(if $(RECORD),--record $(RECORD))
 
-.PHONY: demo check data registry deps deps-headers deps-pandoc deps-browser deps-sandbox build grade bench bench-reference \
+.PHONY: demo check data registry deps deps-headers deps-pandoc deps-browser deps-sandbox deps-slurm build grade bench bench-reference \
         bench-sources gradescope handout dist harness leaderboard
 # Grades the sample class in data/sample-submissions against the solution.
 demo: deps build
@@ -127,8 +127,10 @@ handout: deps-pandoc $(PYTHON_READY)
 dist: deps-headers deps-pandoc $(PYTHON_READY)
 	$(PYTHON) -m release dist $(RECORD_ARG) $(if $(DEPS_INCLUDE),--deps-include $(DEPS_INCLUDE))
 
-# REQUIRE_BROWSER_TESTS=1 (CI sets it) installs the browser, and the leaderboard's browser test must run.
-check: deps deps-pandoc build $(if $(filter-out 0,$(REQUIRE_BROWSER_TESTS)),deps-browser)
+# REQUIRE_BROWSER_TESTS=1 (CI sets it) installs the browser, and the leaderboard's browser test must run;
+# REQUIRE_SLURM_TESTS=1 (CI too) installs Slurm, and the single-host Slurm tests must run.
+check: deps deps-pandoc build $(if $(filter-out 0,$(REQUIRE_BROWSER_TESTS)),deps-browser) \
+       $(if $(filter-out 0,$(REQUIRE_SLURM_TESTS)),deps-slurm)
 	$(STARTER) unit
 	$(PYTHON) -m pytest -ra $(PYTEST_ARGS)
 
@@ -180,6 +182,20 @@ deps-pandoc:
 	  { command -v apt-get >/dev/null && { $(SUDO) apt-get install -y -q pandoc \
 	      || { $(SUDO) timeout 120 apt-get update -q && $(SUDO) apt-get install -y -q pandoc; }; }; } \
 	  || echo "WARNING: pandoc could not be installed: make handout and make dist need it (https://pandoc.org)." >&2; }
+
+# Debian's Slurm and MUNGE, for the tests that start a private single-host Slurm (grader/tests/test_slurm_cluster.py,
+# root only; they skip, listed, without them). Nothing is started or configured here: the tests bring their own
+# slurm.conf, key and daemons. A machine without a package index unpacks the debs instead (docs/slurm.md).
+SLURM_PACKAGES := slurmctld slurmd slurm-client munge
+deps-slurm:
+	@missing=""; for p in slurmctld slurmd sbatch munged; do command -v $$p >/dev/null || test -x /usr/sbin/$$p || missing=1; done; \
+	if [ -n "$$missing" ]; then \
+	  if ! command -v apt-get >/dev/null; then \
+	    echo "Missing Slurm: install $(SLURM_PACKAGES), or unpack their debs (docs/slurm.md)." >&2; exit 1; fi; \
+	  echo "Installing $(SLURM_PACKAGES)"; \
+	  $(SUDO) apt-get install -y -q --no-install-recommends $(SLURM_PACKAGES) \
+	    || { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q --no-install-recommends $(SLURM_PACKAGES); }; \
+	fi
 
 # Chromium and chromedriver for the leaderboard's browser test (Debian's chromium, chromium-driver).
 deps-browser:

@@ -11,6 +11,9 @@
   rubric              check grader/rubric.toml against the harness's registry and print it
   leaderboard         publish results/leaderboard/ (index.html, leaderboard.md, .csv) from the store
   rules               print the build gate's rules; --export FILE writes them for the students' pre-check
+  status              how far the Slurm batch of `grade --slurm` got: per shard, ETA, the merge (docs/slurm.md)
+  merge               merge the Slurm shards' stores into results/grades.sqlite, then write the reports
+  shard MANIFEST      grade one shard of a Slurm batch (what each array task runs)
 
 Exit status: 0 when grading finished, however the students did; 1 when the
 grader itself could not finish; 2 for bad arguments.
@@ -28,7 +31,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from grader.build import REPO, GraderError, LocalBackend
+from grader import backends
+from grader.build import REPO, GraderError
 from grader.exports import EXPORTERS, ExportError, autolab, canvas, gradescope
 from grader.exports.common import student_of
 from grader.grade import GradeOptions, grade, grade_single
@@ -45,28 +49,6 @@ from grader.store import Store, StoreError
 
 class UsageError(ValueError):
     """Options that do not go together: a bad argument (exit status 2)."""
-
-
-def gpu_list(spec: str) -> list[str]:
-    """--gpus all|0,1,...: the CUDA device indices to run one worker on each."""
-    if spec != "all":
-        ids = [s.strip() for s in spec.split(",") if s.strip()]
-        if not ids or not all(i.isdigit() for i in ids):
-            raise GraderError(f"--gpus must be 'all' or a comma-separated list of GPU indices, not '{spec}'")
-        return ids
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        ids = [s.strip() for s in visible.split(",") if s.strip()]
-    else:
-        try:
-            out = subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], capture_output=True,
-                                 text=True, timeout=60).stdout
-        except (OSError, subprocess.SubprocessError):
-            out = ""
-        ids = out.split()
-    if not ids:
-        raise GraderError("no GPU found: grading runs the kernels, so it needs a machine with an NVIDIA GPU")
-    return ids
 
 
 def registry_from_store(results: Path) -> Registry:
@@ -90,15 +72,14 @@ def isolation(args, work: Path):
     return chosen
 
 
-def prepared_backend(args, work: Path, jobs: int, gpu: str | None, sandbox) -> tuple[LocalBackend, Registry, Rubric]:
-    """The built backend, its registry and the rubric checked against it; the sandbox gets the rubric's limits
-    before its GPU check runs the solution through it."""
-    backend = LocalBackend(work, args.arch, sandbox)
-    print(f"building the harness and the solution in {backend.workspace.work} ...", file=sys.stderr)
-    registry = backend.prepare(jobs)
+def prepared_backend(args, work: Path, jobs: int, gpu: str | None, sandbox) -> tuple[object, Registry, Rubric]:
+    """The built backend (--device's kind: grader/backends.py), its registry and the rubric checked against it;
+    the sandbox gets the rubric's limits before its GPU check runs the solution through it."""
+    kind = backends.get(getattr(args, "device", backends.DEFAULT_DEVICE))
+    backend, registry = kind.local(work, args.arch, sandbox, jobs)
     rubric = load_rubric(Path(args.rubric), registry)
     backend.set_limits(rubric.limits)
-    if not args.unsafe_no_sandbox:
+    if kind.sandboxed and not args.unsafe_no_sandbox:
         backend.check_gpu(gpu)
     return backend, registry, rubric
 
@@ -128,22 +109,38 @@ def check_grade_inputs(args) -> list[Person] | None:
     return roster
 
 
-def cmd_grade(args) -> int:
-    results = Path(args.results)
-    work = Path(args.work) if args.work else results / "work"
-    roster = check_grade_inputs(args)
-    sandbox = isolation(args, work)  # refuses before anything else happens
-    gpus = gpu_list(args.gpus)
-    backend, registry, rubric = prepared_backend(args, work, args.jobs, gpus[0], sandbox)
-    summary = grade(GradeOptions(Path(args.submissions), results, gpus, args.jobs, args.regrade, args.seed,
-                                 not args.no_progress, source=args.source, student=args.student, roster=roster),
-                    rubric, registry, backend)
+def write_outputs(results: Path, rubric: Rubric):
+    """What every grading ends with, from the store: grades.csv, review.csv, feedback/, canvas.csv, the summary."""
     write_reports(results, rubric)
     store = Store.existing(results / "grades.sqlite")
     try:
         canvas.export(store, rubric).write(results / "canvas.csv")  # ids as SIS Login IDs; `export --roster` maps them
+        print(summary_table(store, rubric).to_string(index=False))
     finally:
         store.close()
+    print(f"results in {results}: grades.sqlite, grades.csv, canvas.csv, review.csv (for TAs), feedback/")
+
+
+SLURM_ONLY = ("partition", "account", "gres", "time", "max_parallel", "cpus_per_task", "shard_size", "merge_time",
+              "sbatch", "cache")
+
+
+def cmd_grade(args) -> int:
+    if args.slurm:
+        return cmd_grade_slurm(args)
+    given = [name for name in SLURM_ONLY if getattr(args, name) != parser_defaults("grade")[name]]
+    if given:
+        raise UsageError(f"--{given[0].replace('_', '-')} is an option of --slurm")
+    results = Path(args.results)
+    work = Path(args.work) if args.work else results / "work"
+    roster = check_grade_inputs(args)
+    kind = backends.get(args.device)
+    sandbox = isolation(args, work) if kind.sandboxed else None  # refuses before anything else happens
+    gpus = kind.devices(args.gpus)
+    backend, registry, rubric = prepared_backend(args, work, args.jobs, gpus[0], sandbox)
+    summary = grade(GradeOptions(Path(args.submissions), results, gpus, args.jobs, args.regrade, args.seed,
+                                 not args.no_progress, source=args.source, student=args.student, roster=roster),
+                    rubric, registry, backend)
     for line in summary.skipped_entries:
         print(f"note: {line}")
     if summary.skipped_same:
@@ -153,12 +150,70 @@ def cmd_grade(args) -> int:
     if summary.no_submission:
         print(f"on the roster with no submission ({len(summary.no_submission)}): "
               f"{', '.join(summary.no_submission)}")
-    store = Store(results / "grades.sqlite")
-    try:
-        print(summary_table(store, rubric).to_string(index=False))
-    finally:
-        store.close()
-    print(f"results in {results}: grades.sqlite, grades.csv, canvas.csv, review.csv (for TAs), feedback/")
+    write_outputs(results, rubric)
+    return 0
+
+
+def cmd_grade_slurm(args) -> int:
+    from grader.slurm.submit import SlurmOptions, sbatch_arguments, submit
+    if args.gpus != "all" or args.work or args.no_progress:
+        raise UsageError("--gpus, --work and --no-progress are for grading on this machine; with --slurm each "
+                         "array task grades on the GPU Slurm gives it (--gres)")
+    if args.source != "plain" or args.roster or args.student:
+        raise UsageError("--from, --roster and --student are not yet taken with --slurm: grade the class with "
+                         "--slurm from a plain folder, then regrade one student on a GPU machine")
+    if args.unsafe_no_sandbox:
+        print(f"grader: WARNING: {UNSAFE_FLAG}: on every node, student code runs with this user's rights, without "
+              "isolation; every result stored says so", file=sys.stderr)
+    options = SlurmOptions(args.partition, args.account, args.gres, args.time, args.max_parallel, args.cpus_per_task,
+                           args.shard_size, args.merge_time, sbatch_arguments(args.sbatch),
+                           Path(args.cache) if args.cache else None)
+    done = submit(Path(args.submissions), Path(args.results), options, device=args.device, arch=args.arch,
+                  rubric_path=Path(args.rubric), regrade=args.regrade, seed=args.seed, unsafe=args.unsafe_no_sandbox,
+                  bwrap=args.bwrap, jobs=args.jobs)
+    for line in done.notes:
+        print(f"note: {line}")
+    if done.merged_before:
+        print(f"merged {done.merged_before} submissions that earlier batches' shards had stored into "
+              f"{Path(args.results) / 'grades.sqlite'}")
+    if done.batch is None:
+        print(f"nothing to grade: all {done.already_graded} submissions are graded already, unchanged "
+              "(use --regrade to grade them again)")
+        return 0
+    print(f"batch {done.batch}: {done.to_grade} submissions to grade in {done.shards} shards"
+          + (f" ({done.already_graded} graded already, unchanged)" if done.already_graded else ""))
+    print(f"submitted job array {done.array} and merge job {done.merge} (after the whole array)")
+    print(f"follow it: python3 -m grader status --results {args.results}")
+    return 0
+
+
+def cmd_status(args) -> int:
+    from grader.slurm.status import report
+    print(report(Path(args.results), args.batch))
+    return 0
+
+
+def cmd_merge(args) -> int:
+    from grader.slurm.merge import merge_results
+    results = Path(args.results)
+    done = merge_results(results)
+    if not done.batches:
+        raise GraderError(f"no Slurm batch in {results}: nothing to merge")
+    print(f"merged {done.merged} submissions from {done.shards} shard stores into {results / 'grades.sqlite'}"
+          + (f" ({done.before} merged before)" if done.before else ""))
+    if done.waiting:
+        print(f"not merged yet, their tasks are still in the queue: shards {', '.join(done.waiting)}")
+    if (results / "grades.sqlite").is_file():
+        write_outputs(results, load_rubric(Path(args.rubric), registry_from_store(results)))
+    return 0
+
+
+def cmd_shard(args) -> int:
+    from grader.slurm.shard import run_shard
+    summary = run_shard(Path(args.manifest), args.index, Path(args.work) if args.work else None)
+    names = [r.submission.student for r in summary.graded]
+    print(f"graded {len(names)}: {', '.join(names) or 'none'}"
+          + (f"; already in this shard's store: {', '.join(summary.skipped_same)}" if summary.skipped_same else ""))
     return 0
 
 
@@ -403,8 +458,51 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--work", default=None, help="build directory (default: RESULTS/work)")
     g.add_argument("--arch", default=None, help="GPU architecture to build for, e.g. sm_90 (default: detected)")
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
+    g.add_argument("--device", default=backends.DEFAULT_DEVICE, metavar="NAME",
+                   help="where student code runs: gpu (default); cpu once that backend is part of the grader")
     sandboxing(g)
+    c = g.add_argument_group("on a Slurm cluster (docs/slurm.md)")
+    c.add_argument("--slurm", action="store_true", help="submit a job array (one shard of submissions per task, one "
+                   "GPU each) and a merge job, print their ids and return; again later: only what is missing")
+    c.add_argument("--partition", default=None, help="sbatch --partition (default: the cluster's)")
+    c.add_argument("--account", default=None, help="sbatch --account")
+    c.add_argument("--gres", default="gpu:1", help="each task's GPU, one: gpu:1 or gpu:TYPE:1 (default: %(default)s)")
+    c.add_argument("--time", default=None, help="each task's time limit (default: enough for every submission of a "
+                   "shard to use its whole build and submission limits from the rubric)")
+    c.add_argument("--max-parallel", type=int, default=None, metavar="K",
+                   help="at most K tasks at once (the array's %%K; default: as many as Slurm gives)")
+    c.add_argument("--cpus-per-task", type=int, default=4, help="CPUs per task, for builds (default: %(default)s)")
+    c.add_argument("--shard-size", type=int, default=8, help="submissions per task (default: %(default)s)")
+    c.add_argument("--merge-time", default="1:00:00", help="the merge job's time limit (default: %(default)s)")
+    c.add_argument("--sbatch", action="append", default=[], metavar="ARGS",
+                   help="more sbatch options for both jobs, e.g. --sbatch='--qos=short --mem=16G' (repeatable)")
+    c.add_argument("--cache", default=None, metavar="DIR", help="the shared build cache, on a filesystem every node "
+                   "sees (default: RESULTS/slurm/cache)")
     g.set_defaults(func=cmd_grade)
+
+    st = sub.add_parser("status", help="how far the Slurm batch got: shards, ETA, the merge",
+                        description="Show the latest Slurm batch of RESULTS (or --batch): each array task's state "
+                                    "(squeue, sacct or scontrol), graded / total per shard and in all, where each "
+                                    "shard ran (host, GPU), an ETA, the merge job, and what was left ungraded.")
+    st.add_argument("--results", default="results", help="results directory (default: %(default)s)")
+    st.add_argument("--batch", default=None, help="a batch id (default: the latest)")
+    st.set_defaults(func=cmd_status)
+
+    mg = sub.add_parser("merge", help="merge the Slurm shards' stores into the store, then write the reports",
+                        description="Merge every Slurm shard store of RESULTS that is not merged yet into "
+                                    "RESULTS/grades.sqlite (one transaction per submission; a shard whose task is "
+                                    "still queued is left for later), then write grades.csv, feedback/ and "
+                                    "canvas.csv. The batch's merge job runs this after the array.")
+    common(mg)
+    mg.set_defaults(func=cmd_merge)
+
+    sh = sub.add_parser("shard", help="grade one shard of a Slurm batch (what each array task runs)",
+                        description="Grade shard N of a Slurm batch's manifest into its own store, on the first "
+                                    "GPU of CUDA_VISIBLE_DEVICES (the batch's shard.sh runs this in each array task).")
+    sh.add_argument("manifest", help="the batch's manifest.json")
+    sh.add_argument("--index", type=int, default=None, help="the shard (default: $SLURM_ARRAY_TASK_ID)")
+    sh.add_argument("--work", default=None, help="build folder (default: a new one under $TMPDIR, removed after)")
+    sh.set_defaults(func=cmd_shard)
 
     r = sub.add_parser("report", help="rewrite grades.csv and feedback/ from the store",
                        description="Rewrite results/grades.csv and results/feedback/ from results/grades.sqlite.")
@@ -501,6 +599,12 @@ def parser() -> argparse.ArgumentParser:
     ru.add_argument("--export", default=None, metavar="FILE", help="write the pre-check's rules.json here")
     ru.set_defaults(func=cmd_rules)
     return p
+
+
+def parser_defaults(command: str) -> dict:
+    """A command's option defaults, as its parser has them."""
+    sub = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return {a.dest: a.default for a in sub.choices[command]._actions}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,7 +27,7 @@ from tqdm import tqdm
 
 from grader.build import BuildResult, GraderError
 from grader.gate.policy import GatePolicy
-from grader.intake import Entry, IntakeLimits, Submission, choose_latest, read_submission
+from grader.intake import Entry, IntakeLimits, Submission, choose_latest, read_submission, student_id
 from grader.isolation import Isolation
 from grader.late import lateness
 from grader.lms import find_entries
@@ -81,6 +81,7 @@ class GradeOptions:
     source: str = "plain"  # how the submissions were delivered: plain, canvas, gradescope (grader/lms.py)
     student: str | None = None  # grade this student only (again), leaving everyone else's grades as stored
     roster: list[Person] | None = None  # the class list (grader/roster.py), stored; ids are mapped through it
+    entries: list[Path] | None = None  # these entries of `submissions` only (a Slurm shard's); None: all of them
 
 
 @dataclass
@@ -440,12 +441,15 @@ def _flag(case: CaseOutcome, rubric: Rubric) -> None:
 
 def _start_run(store: Store, solutions: dict, seed: int, rubric: Rubric, registry: Registry, backend: Backend,
                command: str) -> tuple[int, dict]:
-    """The grading run's record: its seed and versions, each GPU's device, the first GPU's measured limits, and how
+    """The grading run's record: its seed and versions, each GPU's device (the harness's description, and where
+    the backend can tell: the host, the GPU's UUID and its driver), the first GPU's measured limits, and how
     student code is isolated; with each GPU's free memory now (what every submission must give back). Every
     solution process measures its GPU's limits: its check replies then carry each timed case's plausibility floor."""
     devices, limits, free_at_start = [], {}, {}
+    identify = getattr(backend, "identify", None)  # grader/backends.py's backends have it
     for gpu, server in solutions.items():
-        devices.append({"gpu": gpu, **server.request({"op": "hello"}, 120).get("device", {})})
+        device = server.request({"op": "hello"}, 120).get("device", {})
+        devices.append({"gpu": gpu, **device, **(identify(gpu, device) if identify else {})})
         measured = server.request({"op": "limits"}, 600)
         limits = limits or measured
         free_at_start[gpu] = free_gpu_memory(server)
@@ -468,7 +472,10 @@ def _intake_and_build(sub: Submission, backend: Backend, rubric: Rubric) -> tupl
 
 
 def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Backend) -> GradeSummary:
-    entries, skipped_entries = find_entries(options.submissions, options.source)
+    if options.entries is not None:  # a Slurm shard's: its submit step chose them (plain folders and archives)
+        entries, skipped_entries = [Entry(p, student_id(p) or p.name) for p in options.entries], []
+    else:
+        entries, skipped_entries = find_entries(options.submissions, options.source)
     if not entries:  # (the command line says so before building anything: cli.check_grade_inputs)
         raise GraderError(f"{options.submissions}: no submissions in it; no grading run recorded")
     not_on_roster, no_submission = [], []

@@ -108,6 +108,13 @@ CREATE TABLE IF NOT EXISTS sanitizer_runs (
     seconds REAL NOT NULL,
     PRIMARY KEY (submission_id, task, tool)
 );
+-- what was merged in from Slurm shard stores (grader/slurm/): each shard's run and submission once
+CREATE TABLE IF NOT EXISTS merged (
+    origin TEXT PRIMARY KEY,      -- batch/shard/run/ID or batch/shard/submission/ID in the shard's store
+    kind TEXT NOT NULL CHECK (kind IN ('run', 'submission')),
+    local_id INTEGER NOT NULL,    -- its id in this store
+    merged TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS scores (
     submission_id INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
     task TEXT NOT NULL,
@@ -365,6 +372,79 @@ class Store:
             return self._table("SELECT * FROM overrides ORDER BY id")
         return self._table("SELECT * FROM overrides WHERE student = ? ORDER BY id", (student,))
 
+    # --- Slurm: shard stores merged into this one (grader/slurm/merge.py) -------------------------------------
+
+    def _columns(self, table: str) -> list[str]:
+        return [row[1] for row in self.db.execute(f"PRAGMA main.table_info({table})")]
+
+    def merge_from(self, shard: Path, origin: str) -> tuple[int, int]:
+        """Copies every submission of the shard store at `shard` not merged from it before, each in one
+        transaction with its cases, timing samples, sanitizer runs and scores, and with it, the first time, its
+        grading run (seed, devices, limits, isolation: as the shard recorded them). A submission of the same
+        (student, sha256, harness version, rubric hash) already here is replaced, as `save` replaces it.
+        `origin` names the shard (batch/shard): merging it again adds nothing. Returns (merged now, merged
+        before)."""
+        Store(shard).close()  # brings the shard's store up to date, like any store opened
+        try:
+            self.db.execute("ATTACH DATABASE ? AS shard", (str(shard),))
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"{shard}: cannot be read to merge ({e})") from None
+        done = before = 0
+        try:
+            runs = {}
+            for (sid, run_id) in self.db.execute("SELECT id, run_id FROM shard.submissions ORDER BY id").fetchall():
+                key = f"{origin}/submission/{sid}"
+                if self.db.execute("SELECT 1 FROM merged WHERE origin = ?", (key,)).fetchone():
+                    before += 1
+                    continue
+                with self.db:
+                    if run_id not in runs:
+                        runs[run_id] = self._merge_run(run_id, f"{origin}/run/{run_id}")
+                    local = self._merge_submission(sid, runs[run_id])
+                    self.db.execute("INSERT INTO merged VALUES (?, 'submission', ?, ?)", (key, local, now()))
+                done += 1
+        finally:
+            self.db.execute("DETACH DATABASE shard")
+        return done, before
+
+    def _merge_run(self, run_id: int, key: str) -> int:
+        row = self.db.execute("SELECT local_id FROM merged WHERE origin = ?", (key,)).fetchone()
+        if row:
+            return row[0]
+        cols = ", ".join(c for c in self._columns("grading_runs") if c != "id")
+        local = self.db.execute(f"INSERT INTO grading_runs ({cols}) SELECT {cols} FROM shard.grading_runs"
+                                " WHERE id = ?", (run_id,)).lastrowid
+        self.db.execute("INSERT INTO merged VALUES (?, 'run', ?, ?)", (key, local, now()))
+        return local
+
+    def _merge_submission(self, sid: int, run_id: int) -> int:
+        student, sha, harness, rubric = self.db.execute(
+            "SELECT student, sha256, harness_version, rubric_sha256 FROM shard.submissions WHERE id = ?",
+            (sid,)).fetchone()
+        self.db.execute("DELETE FROM submissions WHERE student = ? AND sha256 = ? AND harness_version = ?"
+                        " AND rubric_sha256 = ?", (student, sha, harness, rubric))
+        cols = [c for c in self._columns("submissions") if c not in ("id", "run_id")]
+        local = self.db.execute(f"INSERT INTO submissions (run_id, {', '.join(cols)}) SELECT ?, {', '.join(cols)}"
+                                " FROM shard.submissions WHERE id = ?", (run_id, sid)).lastrowid
+        case_cols = ", ".join(c for c in self._columns("cases") if c not in ("id", "submission_id"))
+        sample_cols = ", ".join(c for c in self._columns("samples") if c != "case_id")
+        for (cid,) in self.db.execute("SELECT id FROM shard.cases WHERE submission_id = ? ORDER BY id",
+                                      (sid,)).fetchall():
+            new = self.db.execute(f"INSERT INTO cases (submission_id, {case_cols}) SELECT ?, {case_cols}"
+                                  " FROM shard.cases WHERE id = ?", (local, cid)).lastrowid
+            self.db.execute(f"INSERT INTO samples (case_id, {sample_cols}) SELECT ?, {sample_cols}"
+                            " FROM shard.samples WHERE case_id = ? ORDER BY pair", (new, cid))
+        for table in ("sanitizer_runs", "scores"):
+            cols = ", ".join(c for c in self._columns(table) if c != "submission_id")
+            self.db.execute(f"INSERT INTO {table} (submission_id, {cols}) SELECT ?, {cols} FROM shard.{table}"
+                            " WHERE submission_id = ? ORDER BY rowid", (local, sid))
+        self._settle(local)  # the overrides on record here apply to it, as to a submission graded here
+        return local
+
+    def merged_origins(self) -> pd.DataFrame:
+        """What was merged in from shard stores: origin, kind, local id, when."""
+        return self._table("SELECT * FROM merged ORDER BY rowid")
+
     # --- reading, as pandas tables: every query the readers (report, exports, leaderboard) need -------------
 
     def _table(self, sql: str, params: tuple = ()) -> pd.DataFrame:
@@ -439,6 +519,23 @@ class Store:
 
     def sanitizer_runs(self, submission_id: int) -> pd.DataFrame:
         return self.sanitizer_runs_for([submission_id])
+
+    def submission_devices(self, submission_ids: list[int] | None = None) -> pd.DataFrame:
+        """Where each submission was graded: host, GPU index, name, UUID and NVIDIA driver, from its grading run's
+        device record. A run on one GPU (each Slurm array task's) names it; for a run on several GPUs at once the
+        GPU is not recorded per submission, and these columns are empty (gpus lists the run's)."""
+        rows = self._where_in("SELECT s.id AS submission_id, s.student, r.devices FROM submissions s"
+                              " JOIN grading_runs r ON r.id = s.run_id WHERE 1", "s.id", submission_ids, "s.id")
+        out = []
+        for row in rows.itertuples(index=False):
+            devices = json.loads(row.devices or "[]")
+            one = devices[0] if len(devices) == 1 else {}
+            out.append({"submission_id": row.submission_id, "student": row.student, "host": one.get("host"),
+                        "gpu": one.get("gpu"), "gpu_name": one.get("name"), "uuid": one.get("uuid"),
+                        "nvidia_driver": one.get("nvidia_driver"),
+                        "gpus": ",".join(str(d.get("gpu")) for d in devices)})
+        return pd.DataFrame(out, columns=["submission_id", "student", "host", "gpu", "gpu_name", "uuid",
+                                          "nvidia_driver", "gpus"])
 
     def isolations(self) -> dict[int, Isolation]:
         """How student code was isolated, per grading run id."""

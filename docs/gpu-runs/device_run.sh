@@ -6,7 +6,7 @@
 #
 # The GPU machines reach no package index: the header libraries and bubblewrap
 # come unpacked in .deps/ (apt-get download + dpkg -x) and Python wheels in .whl/.
-#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [profile] [transpose_variants] [tests] [gpu_suite] [canvas_class]
+#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [profile] [transpose_variants] [tests] [gpu_suite] [canvas_class] [slurm]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-run-logs}
 mkdir -p "$OUT"
@@ -185,6 +185,15 @@ PY
       run transpose_variants solution/lab/sweep.sh --out "$OUT/transpose_variants" --task transpose \
         --candidates "${TRANSPOSE_VARIANTS:-t0,t1,t2,t3,t4,t5}" --shape "${TRANSPOSE_SHAPES:-8192x8192,4096x4096}"
       grep -E "^(device|[0-9]+x)" "$OUT/transpose_variants/sweep.txt" | tee -a "$summary" ;;
+    slurm)
+      # Issue 16: the sample class through a one-node Slurm (Debian's debs from .deps/debs, unpacked into
+      # .deps/slurm) on this GPU, compared with `make demo`'s results/demo (run the demo step first, or the
+      # script grades the class without Slurm itself). The record is $OUT/slurm/slurm_gpu.txt.
+      run slurm bash docs/gpu-runs/slurm_gpu.sh
+      grep -E "^(slurm:|batch |array and merge|SAME|DIFFERENT|Slurm did not|grade --slurm failed)" \
+        "$OUT/slurm/slurm_gpu.txt" | tee -a "$summary"
+      cp "$OUT/slurm/slurm_gpu.txt" "$OUT/slurm_gpu.txt" 2>/dev/null
+      (cd "$OUT" && tar czf slurm.tar.gz --remove-files slurm 2>/dev/null) ;;
   esac
 done
 

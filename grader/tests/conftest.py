@@ -95,3 +95,17 @@ def small_rubric(tmp_path, rubric, registry):
     path = tmp_path / "small_rubric.toml"
     path.write_text(small_rubric_text(rubric))
     return load_rubric(path, registry)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slurm: starts a private single-host Slurm (root; Debian's slurmctld, slurmd "
+                                       "and munge: make deps-slurm); skipped, and listed, where it cannot start")
+
+
+def pytest_terminal_summary(terminalreporter):
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if "slurm" in r.keywords]
+    if skipped:
+        terminalreporter.section(f"{len(skipped)} Slurm tests skipped")
+        for report in skipped:
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            terminalreporter.line(f"  {report.nodeid}: {reason}")

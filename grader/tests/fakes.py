@@ -19,6 +19,11 @@ A file may instead hold `// fake-harness: NAME`, a planted bug of solution/tests
 sample class (planted.py): its cases then get the statuses, messages and hints the real harness
 gives that bug (the strings of starter/harness/diagnose.cpp), and compute-sanitizer its findings.
 
+`--device simulated` (grader/backends.py) is this backend behind the backends' one interface
+(SimulatedKind), for the tests of the command line and of Slurm batches: only with
+GRADER_TEST_BACKENDS=1 in the environment, which only tests set. GRADER_SIMULATED_DELAY=s
+makes each of its requests take s seconds (a class that takes a while to grade).
+
 The fake GPU can keep simulated time (SimClock): every request advances it by
 what the work would take, so tests can check the grader's timing arithmetic
 without waiting. The fake solution runs at half the fake device's physical
@@ -26,17 +31,23 @@ limit, so its plausibility floor is half the solution's time.
 """
 from __future__ import annotations
 
+import os
 import random
 import re
+import socket
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
+from grader.backends import gpu_list
 from grader.build import BuildResult
 from grader.isolation import Isolation
 from grader.results import SanitizerOutcome
 from grader.gate.check import Finding
 from grader.gate.report import GateReport
+from grader.registry import Registry
+from grader.rubric import load_rubric
 from grader.runner import HarnessFailure
 from grader.tests import planted
 
@@ -205,3 +216,50 @@ class FakeBackend:
 
     def solution_server(self, gpu) -> FakeServer:
         return FakeServer(None, self.delay, self.sim, self.solution_ms)
+
+
+SIMULATED_DELAY_ENV = "GRADER_SIMULATED_DELAY"
+
+
+class SimulatedBackend(FakeBackend):
+    """FakeBackend as `--device simulated` runs it: it names its host and a made-up UUID per device."""
+
+    def identify(self, gpu, device: dict) -> dict:
+        return {"host": socket.gethostname(), "uuid": f"GPU-simulated-{gpu}", "nvidia_driver": "simulated"}
+
+
+class SimulatedKind:
+    """`--device simulated`: the fake backend behind grader/backends.py's interface. Its devices are
+    CUDA_VISIBLE_DEVICES where set (as Slurm sets it for a job's GPUs), else one; its build cache
+    holds no build, only what a real one records, and a line in builds.log each time it is built."""
+    name = "simulated"
+    sandboxed = False  # it runs no student code
+
+    def devices(self, spec: str) -> list[str]:
+        if spec != "all":
+            return gpu_list(spec)
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        return [d for d in visible.split(",") if d] if visible else ["0"]
+
+    def arch(self, given: str | None) -> str:
+        return given or "simulated"
+
+    def toolchain(self) -> dict:
+        return {"simulated": FakeBackend.harness_version}
+
+    def build_cache(self, folder: Path, arch: str, jobs: int, rubric: Path) -> dict:
+        registry = Registry.from_file()
+        load_rubric(rubric, registry)  # as the real build checks the rubric against its harness
+        with open(Path(folder) / "builds.log", "a") as log:
+            log.write(f"{datetime.now(timezone.utc).isoformat()} pid {os.getpid()}\n")
+        return {"registry": registry.raw, "harness_version": FakeBackend.harness_version, "arch": arch}
+
+    def open(self, folder: Path, cached: dict, work: Path, sandbox, arch: str | None):
+        return SimulatedBackend(delay=_delay()), Registry.from_json(cached["registry"])
+
+    def local(self, work: Path, arch: str | None, sandbox, jobs: int):
+        return SimulatedBackend(delay=_delay()), Registry.from_file()
+
+
+def _delay() -> float:
+    return float(os.environ.get(SIMULATED_DELAY_ENV) or 0.0)
