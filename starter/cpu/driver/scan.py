@@ -1,0 +1,167 @@
+"""Finds what in a .cu file the CPU backend cannot run.
+
+The file is preprocessed the way the GPU compiler sees it (__CUDA_ARCH__ =
+900), so code behind `#if __CUDA_ARCH__ >= 800` counts, and code in comments
+or `#if 0` does not. Then the student's own files (not system headers) are
+searched for the constructs in UNSUPPORTED. The first one found is reported
+as "needs a GPU: uses inline PTX at matmul_fast.cu:155".
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from .lexer import LexError, tokenize
+
+# identifier -> what it is, in words a student recognizes
+UNSUPPORTED = {
+    "asm": "inline PTX",
+    "__asm__": "inline PTX",
+    "__asm": "inline PTX",
+    "__pipeline_memcpy_async": "cp.async (__pipeline_memcpy_async)",
+    "__pipeline_commit": "cp.async (__pipeline_commit)",
+    "__pipeline_wait_prior": "cp.async (__pipeline_wait_prior)",
+    "__pipeline_arrive_on": "cp.async (__pipeline_arrive_on)",
+    "wmma": "tensor cores (wmma)",
+    "nvcuda": "tensor cores (nvcuda::wmma)",
+    "__half": "half precision (__half)",
+    "__half2": "half precision (__half2)",
+    "__nv_bfloat16": "bfloat16 (__nv_bfloat16)",
+    "__nv_bfloat162": "bfloat16 (__nv_bfloat162)",
+    "__nv_fp8_e4m3": "8-bit floats (__nv_fp8_e4m3)",
+    "__nv_fp8_e5m2": "8-bit floats (__nv_fp8_e5m2)",
+    "cooperative_groups": "cooperative groups",
+    "tex1Dfetch": "textures (tex1Dfetch)",
+    "tex1D": "textures (tex1D)",
+    "tex2D": "textures (tex2D)",
+    "tex3D": "textures (tex3D)",
+    "cudaCreateTextureObject": "texture objects",
+    "surf2Dread": "surfaces (surf2Dread)",
+    "surf2Dwrite": "surfaces (surf2Dwrite)",
+    "__cluster_dims__": "thread block clusters (__cluster_dims__)",
+    "cudaLaunchKernelEx": "extended launches (cudaLaunchKernelEx)",
+    "cudaLaunchCooperativeKernel": "cooperative launches",
+    "__prof_trigger": "profiler triggers",
+}
+
+# GPU-only headers the CPU backend stands in for with a stub (include/),
+# and library folders it does not provide at all.
+GPU_HEADERS = {
+    "mma.h": "tensor cores (<mma.h>)",
+    "cuda_fp16.h": "half precision (<cuda_fp16.h>)",
+    "cuda_fp16.hpp": "half precision (<cuda_fp16.hpp>)",
+    "cuda_bf16.h": "bfloat16 (<cuda_bf16.h>)",
+    "cuda_bf16.hpp": "bfloat16 (<cuda_bf16.hpp>)",
+    "cuda_fp8.h": "8-bit floats (<cuda_fp8.h>)",
+    "cuda_pipeline.h": "cp.async (<cuda_pipeline.h>)",
+    "cuda_pipeline_primitives.h": "cp.async (<cuda_pipeline_primitives.h>)",
+    "cuda_awbarrier.h": "asynchronous barriers (<cuda_awbarrier.h>)",
+    "cuda_awbarrier_primitives.h": "asynchronous barriers (<cuda_awbarrier_primitives.h>)",
+    "cooperative_groups.h": "cooperative groups (<cooperative_groups.h>)",
+    "texture_fetch_functions.h": "textures (<texture_fetch_functions.h>)",
+}
+_GPU_LIBRARY = re.compile(r"^(cub|thrust|cuda|cutlass|cute|cooperative_groups|nv)/|^(cu[a-z]*|nv[a-zA-Z]*)\.h|\.cuh$")
+_MARKER = re.compile(r'^# (\d+) "((?:[^"\\]|\\.)*)"((?: \d)*)\s*$')
+_MISSING = re.compile(r"^(.*?):(\d+):\d+: fatal error: ([^:]+): No such file or directory", re.M)
+
+
+@dataclass
+class Finding:
+    what: str
+    file: str
+    line: int
+
+    def message(self) -> str:
+        return f"needs a GPU: uses {self.what} at {self.file}:{self.line}"
+
+
+class PreprocessError(RuntimeError):
+    """The preprocessor failed for a reason of the student's (its output is in .output)."""
+
+    def __init__(self, output: str):
+        super().__init__(output)
+        self.output = output
+
+
+def preprocess_device_view(cxx: str, source: Path, include_dir: Path, flags: list[str]) -> str:
+    cmd = [cxx, "-E", "-x", "c++", "-std=c++17", "-D__CUDACC__", "-D__NVCC__", "-D__CUDA_ARCH__=900",
+           "-DCUDACPU_SCANNING", "-isystem", str(include_dir), *flags, str(source)]
+    done = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+    if done.returncode != 0:
+        raise PreprocessError(done.stderr)
+    return done.stdout
+
+
+def missing_gpu_header(output: str) -> Finding | None:
+    """A failed #include of a CUDA library the CPU backend does not have."""
+    m = _MISSING.search(output)
+    if m and _GPU_LIBRARY.search(m.group(3).strip()):
+        return Finding(f"<{m.group(3).strip()}>, which the CPU backend does not provide", m.group(1), int(m.group(2)))
+    return None
+
+
+def scan_preprocessed(text: str, include_dir: Path) -> Finding | None:
+    """The first unsupported construct in the student's part of preprocessed text."""
+    ours = str(include_dir.resolve())
+    stack: list[tuple[str, int]] = []  # (file, line) of each open include
+    file, line, system = "", 1, False
+    pending_code: list[tuple[str, int, str]] = []
+
+    def check(lines: list[tuple[str, int, str]]) -> Finding | None:
+        if not lines:
+            return None
+        joined = "\n".join(code for _, _, code in lines)
+        try:
+            tokens = tokenize(joined)
+        except LexError:
+            return None
+        starts = []
+        offset = 0
+        for _, _, code in lines:
+            starts.append(offset)
+            offset += len(code) + 1
+        import bisect
+        for k, t in enumerate(tokens):
+            what = None
+            if t.kind == "ident" and t.text in UNSUPPORTED:
+                what = UNSUPPORTED[t.text]
+            elif t.kind == "ident" and t.text == "cuda" and k + 1 < len(tokens) and tokens[k + 1].is_("::"):
+                what = "libcu++ (cuda::)"
+            if what:
+                idx = bisect.bisect_right(starts, t.start) - 1
+                f, ln, _ = lines[idx]
+                return Finding(what, f, ln)
+        return None
+
+    for raw in text.split("\n"):
+        m = _MARKER.match(raw)
+        if m:
+            found = check(pending_code)
+            if found:
+                return found
+            pending_code = []
+            new_line, new_file = int(m.group(1)), m.group(2).encode().decode("unicode_escape")
+            flags = m.group(3).split()
+            if "1" in flags:  # entering an include
+                stack.append((file, line - 1 if line > 1 else line))
+                name = Path(new_file).name
+                try:
+                    in_ours = str(Path(new_file).resolve().parent).startswith(ours)
+                except OSError:
+                    in_ours = False
+                if in_ours and name in GPU_HEADERS:
+                    parent = next(((f, ln) for f, ln in reversed(stack) if f), (new_file, 1))
+                    return Finding(GPU_HEADERS[name], parent[0], parent[1])
+            elif "2" in flags and stack:  # back in the includer
+                stack.pop()
+            file, line, system = new_file, new_line, "3" in flags
+            continue
+        if raw.startswith("#"):  # #pragma and the like
+            line += 1
+            continue
+        if not system and raw.strip():
+            pending_code.append((file, line, raw))
+        line += 1
+    return check(pending_code)
