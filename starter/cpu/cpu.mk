@@ -6,8 +6,9 @@
 # One library serves both builds of student kernels: with AddressSanitizer
 # (the default of cudacpu.py) and without; it needs no CUDA toolkit.
 
-CUDACPU_DIR   := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
-CUDACPU_BUILD ?= $(CUDACPU_DIR)/../build/cpu
+# Absolute, so that dependency files stay valid whichever directory make runs in.
+CUDACPU_DIR   := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+CUDACPU_BUILD ?= $(abspath $(CUDACPU_DIR)/../build/cpu)
 CUDACPU_LIB   := $(CUDACPU_BUILD)/libcudacpu.a
 
 CUDACPU_SRCS  := $(wildcard $(CUDACPU_DIR)/src/*.cpp) $(wildcard $(CUDACPU_DIR)/src/*.S)

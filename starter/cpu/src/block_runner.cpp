@@ -121,6 +121,54 @@ bool BlockRunner::on_thread_stack(const void* sp) const {
     return p >= s.base - 4096 && p < s.base + s.size;
 }
 
+// --- Handing the CPU from one CUDA thread to the next: the hot path --------------------------
+
+inline int BlockRunner::next_runnable() {
+    if (queue_empty() || block_failed_ || launch_->failed.load(std::memory_order_relaxed)) return -1;
+    return queue_[queue_head_++ & queue_mask_];
+}
+
+inline void BlockRunner::after_switch() {
+    if (__builtin_expect(has_finished_stack_, 0)) {
+        stacks_.give_back(finished_stack_, false);
+        has_finished_stack_ = false;
+    }
+}
+
+void BlockRunner::give_stack(int t) {
+    CudaThread& th = threads_[t];
+    th.stack = stacks_.take();
+    th.has_stack = true;
+    init_context(&th.context, th.stack, &BlockRunner::fiber_main, this);
+}
+
+inline void BlockRunner::transfer(Context* from, int to, bool from_finished) {
+    CudaThread& th = threads_[to];
+    if (__builtin_expect(!th.has_stack, 0)) give_stack(to);
+    th.state = State::kRunning;
+    running_ = to;
+    threadIdx = th.index;
+    switch_context(from, &th.context, &th.stack, from_finished);
+    after_switch();
+}
+
+inline void BlockRunner::to_scheduler(Context* from, bool from_finished) {
+    running_ = -1;
+    switch_context(from, &scheduler_, nullptr, from_finished);
+    after_switch();
+}
+
+inline void BlockRunner::park() {
+    const int me = running_;
+    const int next = next_runnable();
+    if (next == me) {
+        threads_[me].state = State::kRunning;
+        return;
+    }
+    if (next < 0) to_scheduler(&threads_[me].context, false);
+    else transfer(&threads_[me].context, next, false);
+}
+
 void BlockRunner::prepare(LaunchState& launch) {
     launch_ = &launch;
     n_ = launch.threads_per_block;
@@ -179,25 +227,22 @@ void BlockRunner::run_block(std::uint64_t b) {
     for (int t = 0; t < n_; ++t) scratch_[t] = t;
     enqueue_group(scratch_.data(), n_);
 
+    // The CUDA threads pass the CPU among themselves; it comes back here only
+    // when none of them can run.
     while (true) {
-        while (!queue_empty()) {
-            if (launch_->failed.load(std::memory_order_relaxed)) {
-                abandon_block();
-                return;
-            }
-            const int t = queue_[queue_head_++ & queue_mask_];
-            resume(t);
-            if (block_failed_) {
-                abandon_block();
-                return;
-            }
+        const int next = next_runnable();
+        if (next >= 0) {
+            transfer(&scheduler_, next, false);
+            if (signal_abandoned_) report_signal();
+            continue;
         }
+        if (block_failed_ || launch_->failed.load(std::memory_order_relaxed)) break;
         if (done_ == n_) return;
         if (resolve_activemask()) continue;
         fail_from_scheduler(cudaErrorLaunchFailure, deadlock_report());
-        abandon_block();
-        return;
+        break;
     }
+    abandon_block();
 }
 
 void BlockRunner::enqueue_group(int* ids, int n) {
@@ -208,61 +253,62 @@ void BlockRunner::enqueue_group(int* ids, int n) {
     }
 }
 
-void BlockRunner::resume(int t) {
-    CudaThread& th = threads_[t];
-    if (!th.has_stack) {
-        th.stack = stacks_.take();
-        th.has_stack = true;
-        init_context(&th.context, th.stack, &BlockRunner::fiber_main, this);
-    }
-    th.state = State::kRunning;
-    running_ = t;
-    threadIdx = th.index;
-    switch_context(&scheduler_, &th.context, &th.stack);
-    running_ = -1;
-    if (signal_abandoned_) {
-        // The signal handler never returned, so its signal is still blocked here.
-        sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, abandon_signal_);
-        pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
-        signal_abandoned_ = false;
-        const bool overflow = abandon_address_ && stacks_.is_guard_page(abandon_address_);
-        launch_->fail(abandon_signal_ == timeout_signal() ? cudaErrorLaunchTimeout : cudaErrorIllegalAddress,
-                      describe_fault(*launch_, thread_name(abandon_thread_), abandon_signal_, abandon_address_,
-                                     abandon_pc_, overflow, stacks_.stack_bytes()));
-    }
-    if (th.state == State::kDone && !block_failed_) {
-        stacks_.give_back(th.stack, false);
-        th.has_stack = false;
-    }
-}
-
-void BlockRunner::park() {
-    const int t = running_;
-    switch_context(&threads_[t].context, &scheduler_, nullptr);
+void BlockRunner::report_signal() {
+    // The signal handler never returned, so its signal is still blocked here.
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, abandon_signal_);
+    pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+    signal_abandoned_ = false;
+    const bool overflow = abandon_address_ && stacks_.is_guard_page(abandon_address_);
+    launch_->fail(abandon_signal_ == timeout_signal() ? cudaErrorLaunchTimeout : cudaErrorIllegalAddress,
+                  describe_fault(*launch_, thread_name(abandon_thread_), abandon_signal_, abandon_address_,
+                                 abandon_pc_, overflow, stacks_.stack_bytes()));
 }
 
 void BlockRunner::fiber_main(void* self) {
     finish_switch();
     auto* r = static_cast<BlockRunner*>(self);
-    detail::t_exit_site = Site{nullptr, 0};
-    std::string exception;
-    try {
-        r->launch_->entry(r->launch_->context);
-    } catch (const std::exception& e) {
-        exception = e.what();
-    } catch (...) {
-        exception = "an exception that is not a std::exception";
+    r->after_switch();
+    while (true) {
+        const int t = r->running_;
+        detail::t_exit_site = Site{nullptr, 0};
+        std::string exception;
+        try {
+            r->launch_->entry(r->launch_->context);
+        } catch (const std::exception& e) {
+            exception = e.what();
+        } catch (...) {
+            exception = "an exception that is not a std::exception";
+        }
+        if (!exception.empty())
+            r->fail_from_thread(cudaErrorLaunchFailure, r->launch_->describe() + ": " + r->thread_name(t) +
+                                                            " threw a C++ exception out of the kernel: " + exception);
+        r->threads_[t].exit_site = detail::t_exit_site;
+        r->thread_returned(t);
+        // The next thread: one that has not started yet runs right here, on
+        // this stack, without any switch (so a block without barriers runs
+        // as a plain loop); one that waits somewhere gets the CPU back.
+        const int next = r->next_runnable();
+        CudaThread& done = r->threads_[t];
+        if (next >= 0 && !r->threads_[next].has_stack) {
+            CudaThread& fresh = r->threads_[next];
+            fresh.stack = done.stack;
+            fresh.has_stack = true;
+            done.has_stack = false;
+            fresh.state = State::kRunning;
+            r->running_ = next;
+            threadIdx = fresh.index;
+            continue;
+        }
+        r->finished_stack_ = done.stack;
+        r->has_finished_stack_ = true;
+        done.has_stack = false;
+        Context gone;
+        if (next >= 0) r->transfer(&gone, next, true);
+        else r->to_scheduler(&gone, true);
+        __builtin_unreachable();
     }
-    const int t = r->running_;
-    if (!exception.empty())
-        r->fail_from_thread(cudaErrorLaunchFailure, r->launch_->describe() + ": " + r->thread_name(t) +
-                                                        " threw a C++ exception out of the kernel: " + exception);
-    r->threads_[t].exit_site = detail::t_exit_site;
-    r->thread_returned(t);
-    switch_context(&r->threads_[t].context, &r->scheduler_, nullptr, true);
-    __builtin_unreachable();
 }
 
 void BlockRunner::thread_returned(int t) {
@@ -297,53 +343,88 @@ void BlockRunner::check_exit_against_waiters(int t) {
     }
 }
 
+void BlockRunner::fail_barrier_after_return(int t, Site site) {
+    fail_from_thread(cudaErrorLaunchFailure,
+                     launch_->describe() + ": " + thread_name(t) + " waits at __syncthreads() at " + where(site) +
+                         ", but " + thread_name(first_exited_) + " already returned at " +
+                         where(threads_[first_exited_].exit_site) +
+                         ". Every thread of a block must reach every __syncthreads(): instead of returning "
+                         "early, skip only the work (for example, guard the final store).");
+}
+
+void BlockRunner::fail_divergent_barrier() {
+    fail_from_thread(cudaErrorLaunchFailure,
+                     launch_->describe() + ": the threads of " + block_name() + " wait at different __syncthreads(): " +
+                         thread_name(first_at_barrier_) + " at " + where(barrier_site_) + ", " +
+                         thread_name(other_site_at_barrier_) + " at " +
+                         where(threads_[other_site_at_barrier_].wait_site) +
+                         ". A __syncthreads() inside an if or a loop must be reached by every thread of the block, "
+                         "the same number of times.");
+}
+
+void BlockRunner::release_barrier(detail::BarrierKind kind) {
+    if (other_site_at_barrier_ >= 0) fail_divergent_barrier();
+    int result = 0;
+    switch (kind) {
+        case detail::kBarrierCount: result = static_cast<int>(barrier_sum_); break;
+        case detail::kBarrierAnd: result = barrier_sum_ == n_; break;
+        case detail::kBarrierOr: result = barrier_sum_ > 0; break;
+        default: break;
+    }
+    for (int i = 0; i < n_; ++i) {
+        threads_[i].barrier_result = result;
+        scratch_[i] = i;
+    }
+    arrived_ = 0;
+    enqueue_group(scratch_.data(), n_);
+}
+
 int BlockRunner::barrier(detail::BarrierKind kind, int predicate, Site site) {
     const int t = running_;
     CudaThread& th = threads_[t];
-    if (first_exited_ >= 0)
-        fail_from_thread(cudaErrorLaunchFailure,
-                         launch_->describe() + ": " + thread_name(t) + " waits at __syncthreads() at " + where(site) +
-                             ", but " + thread_name(first_exited_) + " already returned at " +
-                             where(threads_[first_exited_].exit_site) +
-                             ". Every thread of a block must reach every __syncthreads(): instead of returning "
-                             "early, skip only the work (for example, guard the final store).");
+    if (__builtin_expect(first_exited_ >= 0, 0)) fail_barrier_after_return(t, site);
     if (arrived_ == 0) {
         barrier_site_ = site;
         first_at_barrier_ = t;
         other_site_at_barrier_ = -1;
         barrier_sum_ = 0;
-    } else if (!same_site(site, barrier_site_) && other_site_at_barrier_ < 0) {
+    } else if (__builtin_expect(site.line != barrier_site_.line || site.file != barrier_site_.file, 0) &&
+               !same_site(site, barrier_site_) && other_site_at_barrier_ < 0) {
         other_site_at_barrier_ = t;
     }
     barrier_sum_ += predicate;
     th.state = State::kAtBarrier;
     th.wait_site = site;
-    ++arrived_;
-    if (arrived_ == n_) {
-        if (other_site_at_barrier_ >= 0)
-            fail_from_thread(cudaErrorLaunchFailure,
-                             launch_->describe() + ": the threads of " + block_name() +
-                                 " wait at different __syncthreads(): " + thread_name(first_at_barrier_) + " at " +
-                                 where(barrier_site_) + ", " + thread_name(other_site_at_barrier_) + " at " +
-                                 where(threads_[other_site_at_barrier_].wait_site) +
-                                 ". A __syncthreads() inside an if or a loop must be reached by every thread of the "
-                                 "block, the same number of times.");
-        int result = 0;
-        switch (kind) {
-            case detail::kBarrierCount: result = static_cast<int>(barrier_sum_); break;
-            case detail::kBarrierAnd: result = barrier_sum_ == n_; break;
-            case detail::kBarrierOr: result = barrier_sum_ > 0; break;
-            default: break;
-        }
-        for (int i = 0; i < n_; ++i) {
-            threads_[i].barrier_result = result;
-            scratch_[i] = i;
-        }
-        arrived_ = 0;
-        enqueue_group(scratch_.data(), n_);
-    }
+    if (++arrived_ == n_) release_barrier(kind);
     park();
     return th.barrier_result;
+}
+
+void BlockRunner::check_warp_call(detail::WarpOpKind op, unsigned mask, int width, Site site) {
+    const int t = running_, w = t / 32, lane = t % 32;
+    const Warp& warp = warps_[w];
+    const auto who = [&] {
+        return launch_->describe() + ": " + thread_name(t) + " (lane " + std::to_string(lane) + " of warp " +
+               std::to_string(w) + ") calls " + op_name(op) + " at " + where(site);
+    };
+    if (is_shuffle(op) && (width < 1 || width > 32 || (width & (width - 1)) != 0))
+        fail_from_thread(cudaErrorLaunchFailure,
+                         who() + " with width " + std::to_string(width) + ": it must be a power of 2 from 1 to 32.");
+    if (!(mask & (1u << lane)))
+        fail_from_thread(cudaErrorLaunchFailure,
+                         who() + " with mask " + hex(mask) + ", which does not include its own lane. The mask names "
+                                                             "the lanes that call it together, the caller included.");
+    if (mask & ~warp.exists)
+        fail_from_thread(cudaErrorLaunchFailure,
+                         who() + " with mask " + hex(mask) + ", but lanes " + hex(mask & ~warp.exists) +
+                             " of that warp do not exist: the block has " + std::to_string(n_) + " threads.");
+    if (mask & warp.exited) {
+        const int gone = 32 * w + __builtin_ctz(mask & warp.exited);
+        fail_from_thread(cudaErrorLaunchFailure,
+                         who() + " with mask " + hex(mask) + ", but " + lane_name(gone) + " already returned at " +
+                             where(threads_[gone].exit_site) +
+                             ". Every lane in the mask must call the same warp function.");
+    }
 }
 
 detail::WarpResult BlockRunner::warp_op(detail::WarpOpKind op, unsigned mask, unsigned long long value, int arg,
@@ -361,29 +442,9 @@ detail::WarpResult BlockRunner::warp_op(detail::WarpOpKind op, unsigned mask, un
         park();
         return {th.out, 0};
     }
-    // Built only when there is something to report.
-    const auto who = [&] {
-        return launch_->describe() + ": " + thread_name(t) + " (lane " + std::to_string(lane) + " of warp " +
-               std::to_string(w) + ") calls " + op_name(op) + " at " + where(site);
-    };
-    if (is_shuffle(op) && (width < 1 || width > 32 || (width & (width - 1)) != 0))
-        fail_from_thread(cudaErrorLaunchFailure,
-                         who() + " with width " + std::to_string(width) + ": it must be a power of 2 from 1 to 32.");
-    if (!(mask & bit))
-        fail_from_thread(cudaErrorLaunchFailure,
-                         who() + " with mask " + hex(mask) + ", which does not include its own lane. The mask names "
-                                                            "the lanes that call it together, the caller included.");
-    if (mask & ~warp.exists)
-        fail_from_thread(cudaErrorLaunchFailure,
-                         who() + " with mask " + hex(mask) + ", but lanes " + hex(mask & ~warp.exists) +
-                             " of that warp do not exist: the block has " + std::to_string(n_) + " threads.");
-    if (mask & warp.exited) {
-        const int gone = 32 * w + __builtin_ctz(mask & warp.exited);
-        fail_from_thread(cudaErrorLaunchFailure,
-                         who() + " with mask " + hex(mask) + ", but " + lane_name(gone) + " already returned at " +
-                             where(threads_[gone].exit_site) +
-                             ". Every lane in the mask must call the same warp function.");
-    }
+    const bool bad_width = is_shuffle(op) && (width < 1 || width > 32 || (width & (width - 1)) != 0);
+    if (__builtin_expect(bad_width || !(mask & bit) || (mask & ~warp.exists) || (mask & warp.exited), 0))
+        check_warp_call(op, mask, width, site);
     th.mask = mask;
     th.in = value;
     th.arg = arg;
@@ -559,7 +620,7 @@ void BlockRunner::fail_from_thread(cudaError_t error, const std::string& message
     const int t = running_;
     launch_->fail(error, message);
     block_failed_ = true;
-    switch_context(&threads_[t].context, &scheduler_, nullptr, true);
+    to_scheduler(&threads_[t].context, true);
     __builtin_unreachable();
 }
 
@@ -571,7 +632,7 @@ void BlockRunner::abandon_from_signal(int signal, const void* address, const voi
     abandon_address_ = address;
     abandon_pc_ = pc;
     abandon_thread_ = t;
-    switch_context(&threads_[t].context, &scheduler_, nullptr, true);
+    to_scheduler(&threads_[t].context, true);
     __builtin_unreachable();
 }
 

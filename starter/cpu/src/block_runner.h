@@ -42,7 +42,7 @@ public:
     void* shared_alloc(const void* key, const detail::SharedVarInfo& info);
     void note_dynamic_shared(const char* name, Site site, std::size_t element_bytes);
     // Ends the block with `error` and `message`; the calling CUDA thread never resumes.
-    [[noreturn]] void fail_from_thread(cudaError_t error, const std::string& message);
+    [[noreturn, gnu::cold, gnu::noinline]] void fail_from_thread(cudaError_t error, const std::string& message);
 
     // --- For diagnostics and the signal handlers ---
     bool in_thread() const { return running_ >= 0; }
@@ -66,22 +66,24 @@ public:
 private:
     enum class State : unsigned char { kNotStarted, kQueued, kRunning, kAtBarrier, kAtWarp, kAtActiveMask, kDone };
 
-    struct CudaThread {
+    // One CUDA thread. What every barrier touches comes first, in one cache
+    // line: a block's 1024 threads already strain the caches at every switch.
+    struct alignas(64) CudaThread {
         Context context;
-        Stack stack;
-        bool has_stack = false;
         State state = State::kNotStarted;
+        bool has_stack = false;
+        int barrier_result = 0;
         uint3 index{0, 0, 0};
         Site wait_site{nullptr, 0};  // where it waits (barrier or warp op)
-        Site exit_site{nullptr, 0};  // where it returned
-        // The warp collective it waits in, and its result.
+        // Colder: the stack, where it returned, and the warp collective it waits in.
+        Stack stack;
+        Site exit_site{nullptr, 0};
         detail::WarpOpKind op = detail::kSyncWarp;
         unsigned mask = 0;
         unsigned long long in = 0;
         int arg = 0, width = 32;
         unsigned long long out = 0;
         int out_predicate = 0;
-        int barrier_result = 0;
     };
 
     struct Warp {
@@ -94,7 +96,17 @@ private:
     static void fiber_main(void* self);
     void prepare(LaunchState& launch);
     void run_block(std::uint64_t block);
-    void resume(int t);
+    // The next queued CUDA thread to run, or -1 when none is (or the block failed).
+    int next_runnable();
+    // Gives the CPU from the running context (saved in `from`) to thread `to`
+    // or to the scheduler; returns when something switches back.
+    void transfer(Context* from, int to, bool from_finished);
+    void to_scheduler(Context* from, bool from_finished);
+    // Run by every context right after it gets the CPU back.
+    void after_switch();
+    // Reports what a signal handler stopped (abandon_from_signal).
+    void report_signal();
+    // The running CUDA thread waits: the next runnable one gets the CPU.
     void park();
     void thread_returned(int t);
     void enqueue(int t) { queue_[(queue_tail_++) & queue_mask_] = t; }
@@ -109,10 +121,18 @@ private:
     std::string lane_name(int t) const;
     std::string block_name() const;
     void check_exit_against_waiters(int t);
+    void give_stack(int t);
+    void release_barrier(detail::BarrierKind kind);
+    [[gnu::cold, gnu::noinline]] void fail_barrier_after_return(int t, Site site);
+    [[gnu::cold, gnu::noinline]] void fail_divergent_barrier();
+    [[gnu::cold, gnu::noinline]] void check_warp_call(detail::WarpOpKind op, unsigned mask, int width, Site site);
 
     StackPool stacks_;
     SharedArena arena_;
     Context scheduler_;
+    // The stack of a CUDA thread that returned, to reuse once off it.
+    Stack finished_stack_;
+    bool has_finished_stack_ = false;
 
     LaunchState* launch_ = nullptr;
     int n_ = 0;  // threads per block

@@ -34,6 +34,10 @@ struct Context {
 struct Stack {
     char* base = nullptr;  // lowest usable address
     std::size_t size = 0;  // usable bytes above base
+    // Bytes left unused at the top. Stacks are page-aligned, so without it
+    // every fiber's hot top would fall into the same few cache sets, and a
+    // block of 1024 fibers would miss the cache at every switch.
+    std::size_t color = 0;
     bool contains_guard(const void* addr) const;
 };
 
@@ -42,20 +46,21 @@ struct Stack {
 void init_context(Context* ctx, const Stack& stack, void (*entry)(void*), void* arg);
 
 // Saves the running context in `from` and resumes `to`. `to_stack` is the
-// stack `to` runs on (for AddressSanitizer; null for a thread's own stack);
-// `from_finished` says the running fiber will never be resumed.
-void switch_context(Context* from, const Context* to, const Stack* to_stack, bool from_finished = false);
+// stack `to` runs on (for AddressSanitizer; null for the thread's own stack);
+// `from_finished` says the running context will never be resumed.
+inline void switch_context(Context* from, const Context* to, const Stack* to_stack, bool from_finished = false);
 
 // Called first thing on a fiber's stack, and after every switch_context
 // returns, to finish AddressSanitizer's bookkeeping of the switch.
 void finish_switch();
 
-// Where the thread's own stack lies, learned on the first switch away from
-// it (AddressSanitizer needs it to switch back).
+// Where the calling thread's own stack lies (AddressSanitizer needs it to
+// switch back to it).
 struct ThreadStackBounds {
     const void* bottom = nullptr;
     std::size_t size = 0;
 };
+ThreadStackBounds thread_stack();
 
 // Stacks of one worker, reused from block to block: a stack goes back to the
 // pool as soon as its CUDA thread returns, so a block without barriers runs
@@ -79,5 +84,31 @@ private:
     std::vector<Stack> free_;
     std::vector<Stack> all_;
 };
+
+}  // namespace cudacpu
+
+// --- switch_context, inline: it is on every barrier's path ------------------------------
+#include "sanitizer_hooks.h"
+#if !defined(CUDACPU_USE_UCONTEXT)
+extern "C" void cudacpu_switch_context(cudacpu::Context* from, const cudacpu::Context* to);
+#endif
+
+namespace cudacpu {
+
+inline void switch_context(Context* from, const Context* to, const Stack* to_stack, bool from_finished) {
+    void* fake_stack = nullptr;
+    if (__sanitizer_start_switch_fiber) {
+        const ThreadStackBounds own = to_stack ? ThreadStackBounds{} : thread_stack();
+        __sanitizer_start_switch_fiber(from_finished ? nullptr : &fake_stack, to_stack ? to_stack->base : own.bottom,
+                                       to_stack ? to_stack->size : own.size);
+    }
+#if defined(CUDACPU_USE_UCONTEXT)
+    swapcontext(&from->uc, &to->uc);
+#else
+    cudacpu_switch_context(from, to);
+#endif
+    // Resumed, by whichever context switched back to this one.
+    if (__sanitizer_finish_switch_fiber) __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
+}
 
 }  // namespace cudacpu
