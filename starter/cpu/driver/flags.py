@@ -82,7 +82,7 @@ def parse(args: list[str]) -> Options:
             o.link_flags.append(a)
         elif a.startswith("-Wl,") or a in ("-pthread", "-rdynamic"):
             o.link_flags.append(a)
-        elif a.startswith("-O") or a in ("-g", "-g0", "-g1", "-g2", "-g3") or a.startswith(("-W", "-f", "-m")):
+        elif a.startswith(("-O", "-g", "-W", "-f", "-m")):
             o.host_flags.append(a)
         elif a in ("-MMD", "-MD", "-MP"):
             o.host_flags.append(a)

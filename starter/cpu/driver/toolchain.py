@@ -115,7 +115,9 @@ def compile_cu(o: Options, source: Path, output: Path) -> None:
     text = f'#line 1 "{display}"\n' + result.text
     if o.keep:
         output.with_suffix(output.suffix + ".cpu.cpp").write_text(text)
-    cmd = [*cxx.split(), f"-std={o.std}", "-x", "c++", "-g", "-O2", "-pthread", *_sanitizer_flags(o),
+    # DWARF 4: binutils' addr2line (the symbolizer without ASan) misreads the
+    # file table GCC 12 writes in DWARF 5 for a source read from stdin.
+    cmd = [*cxx.split(), f"-std={o.std}", "-x", "c++", "-gdwarf-4", "-O2", "-pthread", *_sanitizer_flags(o),
            *_error_limit(cxx), "-D__CUDACC__", "-D__CUDACC_VER_MAJOR__=13", "-D__CUDACC_VER_MINOR__=0",
            "-DCUDACPU_BACKEND=1", "-isystem", str(INCLUDE_DIR), "-include", "cudacpu/kernel_prelude.h",
            "-iquote", str(source.parent), *_safe_preprocessor_flags(o), *o.host_flags, "-c", "-", "-o", str(output)]
@@ -128,7 +130,7 @@ def compile_cu(o: Options, source: Path, output: Path) -> None:
 
 def compile_cpp(o: Options, source: Path, output: Path) -> None:
     cxx = compiler(o)
-    cmd = [*cxx.split(), f"-std={o.std}", "-g", "-O2", "-pthread", *_sanitizer_flags(o), *_error_limit(cxx),
+    cmd = [*cxx.split(), f"-std={o.std}", "-gdwarf-4", "-O2", "-pthread", *_sanitizer_flags(o), *_error_limit(cxx),
            "-isystem", str(INCLUDE_DIR), *_safe_preprocessor_flags(o), *o.host_flags, "-c", str(source), "-o",
            str(output)]
     done = subprocess.run(cmd, capture_output=True, text=True, errors="replace")

@@ -115,6 +115,7 @@ void on_asan_report(const char* report) {
         if (report) (void)!write(2, report, std::strlen(report));
         std::abort();
     }
+    if (r->launch()->failed.load()) return;  // the launch already has its report
     const void* address = __asan_get_report_address ? __asan_get_report_address() : nullptr;
     const bool write = __asan_get_report_access_type && __asan_get_report_access_type() != 0;
     const std::size_t size = __asan_get_report_access_size ? __asan_get_report_access_size() : 0;
@@ -144,7 +145,13 @@ std::string addr2line(const void* pc) {
     Dl_info info{};
     if (!dladdr(pc, &info) || !info.dli_fbase) return "";
     std::string object = info.dli_fname ? info.dli_fname : "";
-    if (object.empty() || object[0] != '/') object = "/proc/self/exe";
+    if (object.empty() || object[0] != '/') {
+        // The main program: its path as this process sees it (the shell popen runs would see its own).
+        char path[4096];
+        const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+        if (n <= 0) return "";
+        object.assign(path, static_cast<std::size_t>(n));
+    }
     char command[1024];
     std::snprintf(command, sizeof command, "addr2line -i -e '%s' 0x%lx 2>/dev/null", object.c_str(),
                   static_cast<unsigned long>(static_cast<const char*>(pc) - static_cast<const char*>(info.dli_fbase)));
@@ -181,13 +188,21 @@ void report_diagnostic(const std::string& message) {
 int timeout_signal() { return SIGRTMIN + 4; }
 
 void install_fault_handlers() {
-    static std::once_flag once;
-    std::call_once(once, [] {
+    // Checked at every launch: a program (or a test framework) may have put
+    // its own handler in since; ours goes back in front and hands it the
+    // faults that are not a kernel's.
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) {
+        struct sigaction current {};
+        sigaction(sig, nullptr, &current);
+        if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == on_fault) continue;
         struct sigaction sa {};
         sa.sa_sigaction = on_fault;
         sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
         sigemptyset(&sa.sa_mask);
-        for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) sigaction(sig, &sa, &g_previous[sig]);
+        sigaction(sig, &sa, &g_previous[sig]);
+    }
+    static std::once_flag once;
+    std::call_once(once, [] {
         struct sigaction timeout {};
         timeout.sa_sigaction = on_timeout;
         timeout.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
@@ -283,11 +298,13 @@ int cudacpu_checking_memory(void) { return cudacpu::asan_active() ? 1 : 0; }
 
 // AddressSanitizer's defaults for programs built with the CPU backend: keep
 // going after a report in a kernel (the runtime stops the launch and turns
-// the report into a CUDA error), no leak report at exit (device memory a
-// program never frees is no bug on a GPU), and let cudaMalloc fail with
-// cudaErrorMemoryAllocation instead of aborting. ASAN_OPTIONS overrides them.
+// the report into a CUDA error); report every launch's bad access, not only
+// the first time a line goes wrong (a harness runs one kernel on many
+// shapes); no leak report at exit (device memory a program never frees is
+// no bug on a GPU); let cudaMalloc fail with cudaErrorMemoryAllocation
+// instead of aborting. ASAN_OPTIONS overrides them.
 const char* __asan_default_options() {
-    return "halt_on_error=0:detect_leaks=0:allow_user_segv_handler=1:allocator_may_return_null=1:"
-           "detect_stack_use_after_return=0";
+    return "halt_on_error=0:suppress_equal_pcs=0:detect_leaks=0:allow_user_segv_handler=1:"
+           "allocator_may_return_null=1:detect_stack_use_after_return=0";
 }
 }

@@ -46,24 +46,27 @@ double launch_timeout() {
 
 std::string site_text(const LaunchSite& site) { return where(Site{site.file, site.line}); }
 
-// The configuration error a GPU gives for this launch, with the reason.
+// The configuration error a GPU gives for this launch, with the reason. With
+// CUDA 13 an H100 answers every impossible grid or block with
+// cudaErrorInvalidValue (older runtimes said cudaErrorInvalidConfiguration);
+// tests/gpu_reference/h100.txt records it.
 cudaError_t check_configuration(const LaunchSite& site, const detail::KernelIdentity& id, dim3 grid, dim3 block,
                                 std::size_t smem, std::string* why) {
     const std::string launch = "launch of " + std::string(id.name ? id.name : site.kernel) + " at " + site_text(site);
     const unsigned long long threads = 1ull * block.x * block.y * block.z;
     if (block.x == 0 || block.y == 0 || block.z == 0 || grid.x == 0 || grid.y == 0 || grid.z == 0) {
         *why = launch + ": a grid or block dimension is 0 (grid " + coords(grid) + ", block " + coords(block) + ")";
-        return cudaErrorInvalidConfiguration;
+        return cudaErrorInvalidValue;
     }
     if (block.x > kMaxBlockX || block.y > kMaxBlockY || block.z > kMaxBlockZ || threads > kMaxThreadsPerBlock) {
         *why = launch + ": block " + coords(block) + " has " + std::to_string(threads) +
                " threads; a block may have at most 1024 threads, with x and y at most 1024 and z at most 64";
-        return cudaErrorInvalidConfiguration;
+        return cudaErrorInvalidValue;
     }
     if (grid.x > kMaxGridX || grid.y > kMaxGridYZ || grid.z > kMaxGridYZ) {
         *why = launch + ": grid " + coords(grid) + " is too large: grid.x may be at most 2147483647, grid.y and "
                                                    "grid.z at most 65535";
-        return cudaErrorInvalidConfiguration;
+        return cudaErrorInvalidValue;
     }
     if (id.max_threads > 0 && threads > static_cast<unsigned long long>(id.max_threads)) {
         *why = launch + ": block " + coords(block) + " has " + std::to_string(threads) +
@@ -79,11 +82,14 @@ cudaError_t check_configuration(const LaunchSite& site, const detail::KernelIden
         limit = kMaxSharedOptIn;  // a kernel the driver could not identify: only the hard limit is checked
     }
     if (smem > limit) {
-        *why = launch + ": " + std::to_string(smem) + " bytes of dynamic shared memory, more than the " +
-               std::to_string(limit) + " bytes allowed" +
-               (smem <= kMaxSharedOptIn ? " without cudaFuncSetAttribute(kernel, "
+        const std::string allowed = smem > kMaxSharedOptIn ? " bytes allowed (227 KiB at most per block)"
+                                    : limit == kDefaultSharedLimit
+                                        ? " bytes allowed without cudaFuncSetAttribute(kernel, "
                                           "cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) first"
-                                        : " (227 KiB at most per block)");
+                                        : " bytes its cudaFuncSetAttribute(kernel, "
+                                          "cudaFuncAttributeMaxDynamicSharedMemorySize, ...) allows";
+        *why = launch + ": " + std::to_string(smem) + " bytes of dynamic shared memory, more than the " +
+               std::to_string(limit) + allowed;
         return cudaErrorInvalidValue;
     }
     return cudaSuccess;

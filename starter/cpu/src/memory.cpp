@@ -1,6 +1,8 @@
 #include "memory.h"
 
+#include <sys/mman.h>
 #include <sys/sysinfo.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -35,8 +37,9 @@ struct Allocation {
     std::uintptr_t start;  // what the program sees
     std::size_t bytes;
     Kind kind;
-    void* raw;             // what free() takes (nullptr: not ours to free)
-    std::size_t guard;     // poisoned bytes before start and after the end
+    void* raw;             // what free() or munmap() takes (nullptr: not ours to free)
+    std::size_t guard;     // poisoned (or inaccessible) bytes before start and after the end
+    std::size_t mapped = 0;  // bytes mapped at raw (0: from posix_memalign)
     std::uintptr_t valid_start = 0, valid_end = 0;  // cudacpu_set_valid_range, else 0
     std::vector<NamedArray> names;
 
@@ -82,22 +85,47 @@ cudaError_t allocate(void** out, std::size_t size, Kind kind) {
     if (const cudaError_t sticky = sticky_error()) return sticky;
     *out = nullptr;
     if (size == 0) return cudaSuccess;
-    const std::size_t guard = asan_active() ? kGuard : 0;
     const std::size_t rounded = (size + kAlign - 1) / kAlign * kAlign;
     if (rounded < size || rounded > (std::size_t(1) << 46)) return record(cudaErrorMemoryAllocation);
-    void* raw = nullptr;
-    if (posix_memalign(&raw, kAlign, rounded + 2 * guard) != 0 || !raw) return record(cudaErrorMemoryAllocation);
-    const auto start = reinterpret_cast<std::uintptr_t>(raw) + guard;
-    if (guard) {
-        asan_poison(raw, guard);
-        asan_poison(reinterpret_cast<void*>(start + size), rounded - size + guard);
+    Allocation a{0, size, kind, nullptr, 0, 0, 0, 0, {}};
+    if (asan_active()) {
+        // Poisoned guards on both sides: AddressSanitizer reports what a kernel touches there.
+        a.guard = kGuard;
+        if (posix_memalign(&a.raw, kAlign, rounded + 2 * kGuard) != 0 || !a.raw) return record(cudaErrorMemoryAllocation);
+        a.start = reinterpret_cast<std::uintptr_t>(a.raw) + kGuard;
+        asan_poison(a.raw, kGuard);
+        asan_poison(reinterpret_cast<void*>(a.start + size), rounded - size + kGuard);
+    } else {
+        // Without AddressSanitizer: the array ends (within 255 bytes) at an
+        // inaccessible page, so a kernel running past it faults at once
+        // (reported as an illegal address) instead of corrupting the heap.
+        const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+        const std::size_t span = (rounded + page - 1) / page * page;
+        a.mapped = span + 2 * page;
+        a.raw = mmap(nullptr, a.mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (a.raw == MAP_FAILED) return record(cudaErrorMemoryAllocation);
+        char* base = static_cast<char*>(a.raw);
+        mprotect(base, page, PROT_NONE);
+        mprotect(base + page + span, page, PROT_NONE);
+        a.guard = page;
+        a.start = reinterpret_cast<std::uintptr_t>(base + page + span - rounded);
     }
+    const auto start = a.start;
     {
         std::unique_lock<std::shared_mutex> lock(g_mutex);
-        g_allocations[start] = Allocation{start, size, kind, raw, guard, 0, 0, {}};
+        g_allocations[start] = a;
     }
     *out = reinterpret_cast<void*>(start);
     return cudaSuccess;
+}
+
+void free_raw(const Allocation& a) {
+    if (a.mapped) {
+        munmap(a.raw, a.mapped);
+        return;
+    }
+    asan_unpoison(a.raw, a.bytes + 2 * a.guard + kAlign);
+    std::free(a.raw);
 }
 
 cudaError_t release(void* p, bool host) {
@@ -112,8 +140,7 @@ cudaError_t release(void* p, bool host) {
         a = it->second;
         g_allocations.erase(it);
     }
-    asan_unpoison(a.raw, a.bytes + 2 * a.guard + kAlign);
-    std::free(a.raw);
+    free_raw(a);
     return cudaSuccess;
 }
 
@@ -177,7 +204,10 @@ std::string describe_device_address(const void* addr) {
     if (it != g_allocations.begin()) a = &std::prev(it)->second;
     if ((!a || p >= a->end() + a->guard) && it != g_allocations.end() && it->second.start - p <= it->second.guard)
         a = &it->second;
-    if (!a) return "";
+    // Farther than this from every allocation, an address is not described
+    // relative to one: it may belong to anything.
+    constexpr std::uintptr_t kNear = 1 << 20;
+    if (!a || p >= a->end() + a->guard + kNear || p + kNear < a->start) return "";
     // A named array in it: the one holding the address, else the nearest.
     const NamedArray* best = nullptr;
     std::uintptr_t best_distance = 0;
@@ -251,10 +281,7 @@ void free_all_device_memory() {
             }
         }
     }
-    for (auto& [start, a] : all) {
-        asan_unpoison(a.raw, a.bytes + 2 * a.guard + kAlign);
-        std::free(a.raw);
-    }
+    for (auto& entry : all) free_raw(entry.second);
 }
 
 }  // namespace cudacpu
@@ -288,7 +315,7 @@ cudaError_t cudaHostRegister(void* ptr, std::size_t size, unsigned int) {
     std::unique_lock<std::shared_mutex> lock(cudacpu::g_mutex);
     const auto start = reinterpret_cast<std::uintptr_t>(ptr);
     if (cudacpu::find_locked(start, size)) return cudacpu::record(cudaErrorHostMemoryAlreadyRegistered);
-    cudacpu::g_allocations[start] = cudacpu::Allocation{start, size, Kind::kRegisteredHost, nullptr, 0, 0, 0, {}};
+    cudacpu::g_allocations[start] = cudacpu::Allocation{start, size, Kind::kRegisteredHost, nullptr, 0, 0, 0, 0, {}};
     return cudaSuccess;
 }
 
@@ -376,7 +403,7 @@ cudaError_t cudacpu_register_symbol(const void* symbol, std::size_t size) {
     std::unique_lock<std::shared_mutex> lock(cudacpu::g_mutex);
     const auto start = reinterpret_cast<std::uintptr_t>(symbol);
     if (!cudacpu::find_locked(start, size))
-        cudacpu::g_allocations[start] = cudacpu::Allocation{start, size, Kind::kSymbol, nullptr, 0, 0, 0, {}};
+        cudacpu::g_allocations[start] = cudacpu::Allocation{start, size, Kind::kSymbol, nullptr, 0, 0, 0, 0, {}};
     return cudaSuccess;
 }
 

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -100,7 +101,8 @@ struct ScheduleScope {
 // device usable again afterwards.
 struct ExpectFailure {
     ExpectFailure() {
-        cudacpu_set_quiet(1);
+        // CUDACPU_TEST_SHOW=1 shows the reports the tests provoke.
+        if (!std::getenv("CUDACPU_TEST_SHOW")) cudacpu_set_quiet(1);
         cudacpu_clear_diagnostic();
     }
     ~ExpectFailure() {

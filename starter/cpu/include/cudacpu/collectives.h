@@ -71,7 +71,13 @@ inline T shuffle(WarpOpKind op, Site s, unsigned mask, T var, int arg, int width
 
 }  // namespace detail
 
-inline void syncwarp(Site s, unsigned mask = 0xffffffffu) { detail::warp_op(detail::kSyncWarp, mask, 0, 0, 32, s); }
+// __syncwarp() and __syncwarp(mask): an object that remembers the call's line,
+// called with or without a mask (a variadic macro cannot drop the comma
+// portably in C++17).
+struct SyncWarp {
+    Site site;
+    void operator()(unsigned mask = 0xffffffffu) const { detail::warp_op(detail::kSyncWarp, mask, 0, 0, 32, site); }
+};
 template <class T>
 inline T shfl_sync(Site s, unsigned mask, T var, int src_lane, int width = 32) {
     return detail::shuffle(detail::kShflIdx, s, mask, var, src_lane, width);
@@ -128,7 +134,7 @@ inline int reduce_sync(Site s, detail::WarpOpKind op, unsigned mask, int value) 
 #define __syncthreads_count(p) ::cudacpu::detail::barrier(::cudacpu::detail::kBarrierCount, (p) != 0, CUDACPU_HERE)
 #define __syncthreads_and(p) ::cudacpu::detail::barrier(::cudacpu::detail::kBarrierAnd, (p) != 0, CUDACPU_HERE)
 #define __syncthreads_or(p) ::cudacpu::detail::barrier(::cudacpu::detail::kBarrierOr, (p) != 0, CUDACPU_HERE)
-#define __syncwarp(...) ::cudacpu::syncwarp(CUDACPU_HERE, ##__VA_ARGS__)
+#define __syncwarp ::cudacpu::SyncWarp{CUDACPU_HERE}
 #define __shfl_sync(...) ::cudacpu::shfl_sync(CUDACPU_HERE, __VA_ARGS__)
 #define __shfl_up_sync(...) ::cudacpu::shfl_up_sync(CUDACPU_HERE, __VA_ARGS__)
 #define __shfl_down_sync(...) ::cudacpu::shfl_down_sync(CUDACPU_HERE, __VA_ARGS__)
