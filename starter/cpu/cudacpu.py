@@ -15,6 +15,7 @@ compiler ($CXX, default g++; clang++ works too) and AddressSanitizer.
 Flags: nvcc's usual ones (-I -D -U -O -g -std= -Xcompiler -Xlinker -l -L; GPU
 ones such as -arch, -gencode, -lineinfo are ignored), plus
     --no-asan        compile without AddressSanitizer (faster, no out-of-bounds reports)
+    --racecheck      report data races instead (slow: for small cases; no ASan); also to link
     --cxx=COMPILER   the host compiler (default $CXX or g++)
     --runtime=LIB    link with this libcudacpu.a (default: built on demand in starter/build/cpu)
     --keep           also write the rewritten source next to the object (OBJECT.cpu.cpp)

@@ -36,6 +36,7 @@ class Options:
     link_flags: list[str] = field(default_factory=list)       # -L, -l, -Wl,...
     std: str = "c++17"
     asan: bool = True
+    racecheck: bool = False
     cxx: str | None = None
     runtime: str | None = None
     keep: bool = False
@@ -90,6 +91,8 @@ def parse(args: list[str]) -> Options:
             o.host_flags += [a, value(a)]
         elif a == "--no-asan":
             o.asan = False
+        elif a == "--racecheck":
+            o.racecheck = True
         elif a == "--asan":
             o.asan = True
         elif a.startswith("--cxx="):
@@ -107,4 +110,6 @@ def parse(args: list[str]) -> Options:
         else:
             o.inputs.append(a)
         i += 1
+    if o.racecheck:
+        o.asan = False  # the race checker's instrumentation and ASan's cannot share one build
     return o

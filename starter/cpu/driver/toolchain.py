@@ -61,7 +61,11 @@ def _safe_preprocessor_flags(o: Options) -> list[str]:
     return out
 
 
-def _sanitizer_flags(o: Options) -> list[str]:
+def _sanitizer_flags(o: Options, linking: bool = False) -> list[str]:
+    if o.racecheck:
+        # ThreadSanitizer's instrumentation calls the race checker in the CPU
+        # runtime (src/racecheck.cpp); ThreadSanitizer's own runtime is not linked.
+        return [] if linking else ["-fsanitize=thread", "-fno-omit-frame-pointer"]
     return ["-fsanitize=address", "-fsanitize-recover=address", "-fno-omit-frame-pointer"] if o.asan else []
 
 
@@ -163,7 +167,8 @@ def runtime_library(o: Options) -> Path:
 def link(o: Options, inputs: list[str], output: Path) -> None:
     cxx = compiler(o)
     lib = runtime_library(o)
-    cmd = [*cxx.split(), "-o", str(output), *inputs, str(lib), "-pthread", *_sanitizer_flags(o), *o.host_flags,
+    cmd = [*cxx.split(), "-o", str(output), *inputs, str(lib), "-pthread", *_sanitizer_flags(o, linking=True),
+           *o.host_flags,
            *o.link_flags]
     done = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     if done.returncode != 0:

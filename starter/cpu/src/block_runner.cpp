@@ -216,13 +216,14 @@ void BlockRunner::run_block(std::uint64_t b) {
     done_ = arrived_ = 0;
     first_at_barrier_ = other_site_at_barrier_ = first_exited_ = -1;
     barrier_sum_ = 0;
+    barrier_epoch_ = 0;
     event_ = 0;
     block_failed_ = false;
     for (int t = 0; t < n_; ++t) {
         threads_[t].state = State::kNotStarted;
         threads_[t].exit_site = Site{nullptr, 0};
     }
-    for (Warp& w : warps_) w.waiting = w.exited = w.activemask = 0;
+    for (Warp& w : warps_) w.waiting = w.exited = w.activemask = w.generation = 0;
     queue_head_ = queue_tail_ = 0;
     for (int t = 0; t < n_; ++t) scratch_[t] = t;
     enqueue_group(scratch_.data(), n_);
@@ -376,6 +377,7 @@ void BlockRunner::release_barrier(detail::BarrierKind kind) {
         scratch_[i] = i;
     }
     arrived_ = 0;
+    ++barrier_epoch_;
     enqueue_group(scratch_.data(), n_);
 }
 
@@ -539,6 +541,7 @@ void BlockRunner::complete_warp_group(int w, unsigned mask) {
         ids[count++] = first + lane;
     }
     warps_[w].waiting &= ~mask;
+    ++warps_[w].generation;
     enqueue_group(ids, count);
 }
 

@@ -44,8 +44,14 @@ public:
     // Ends the block with `error` and `message`; the calling CUDA thread never resumes.
     [[noreturn, gnu::cold, gnu::noinline]] void fail_from_thread(cudaError_t error, const std::string& message);
 
-    // --- For diagnostics and the signal handlers ---
+    // --- For diagnostics, the race checker and the signal handlers ---
     bool in_thread() const { return running_ >= 0; }
+    int running_index() const { return running_; }
+    std::uint64_t block_linear() const { return block_linear_; }
+    // Barriers the running block has passed, and collectives its warp `w` has completed.
+    std::uint32_t barrier_epoch() const { return barrier_epoch_; }
+    std::uint32_t warp_generation(int w) const { return warps_[w].generation; }
+    std::string thread_name(int t) const;
     // "thread (1,0,0) of block (2,0,0)" for the running CUDA thread.
     std::string running_thread() const;
     const LaunchState* launch() const { return launch_; }
@@ -91,6 +97,7 @@ private:
         unsigned waiting = 0;    // lanes waiting in a warp collective
         unsigned exited = 0;     // lanes that returned
         unsigned activemask = 0; // lanes waiting in __activemask()
+        std::uint32_t generation = 0;  // collectives completed (orders its lanes for the race checker)
     };
 
     static void fiber_main(void* self);
@@ -117,7 +124,6 @@ private:
     std::string deadlock_report() const;
     void abandon_block();
     void fail_from_scheduler(cudaError_t error, const std::string& message);
-    std::string thread_name(int t) const;
     std::string lane_name(int t) const;
     std::string block_name() const;
     void check_exit_against_waiters(int t);
@@ -153,6 +159,7 @@ private:
     Site barrier_site_{nullptr, 0};
     long barrier_sum_ = 0;
     int first_exited_ = -1;
+    std::uint32_t barrier_epoch_ = 0;
     bool block_failed_ = false;
     // What a signal handler left for the scheduler to report.
     bool signal_abandoned_ = false;

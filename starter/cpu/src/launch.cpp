@@ -12,6 +12,7 @@
 #include "errors.h"
 #include "launch_state.h"
 #include "memory.h"
+#include "racecheck.h"
 #include "watchdog.h"
 #include "worker_pool.h"
 
@@ -158,7 +159,10 @@ cudaError_t run_kernel(const LaunchSite& site, const KernelIdentity& id, dim3 gr
         std::lock_guard<std::mutex> lock(g_launch_mutex);
         launch.timeout_seconds = launch_timeout();
         watchdog_arm(&launch, launch.timeout_seconds);
+        const bool racecheck = racecheck_enabled();
+        if (racecheck) racecheck_begin(launch);
         WorkerPool::instance().run(launch);
+        if (racecheck) racecheck_end();
         watchdog_disarm();
     }
 

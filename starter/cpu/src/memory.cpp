@@ -268,6 +268,14 @@ cudaError_t checked_set(void* dst, int value, std::size_t count, const char* cal
     return cudaSuccess;
 }
 
+std::vector<std::pair<std::uintptr_t, std::uintptr_t>> device_ranges() {
+    std::shared_lock<std::shared_mutex> lock(g_mutex);
+    std::vector<std::pair<std::uintptr_t, std::uintptr_t>> ranges;
+    ranges.reserve(g_allocations.size());
+    for (const auto& entry : g_allocations) ranges.emplace_back(entry.second.start, entry.second.end());
+    return ranges;
+}
+
 void free_all_device_memory() {
     std::map<std::uintptr_t, Allocation> all;
     {

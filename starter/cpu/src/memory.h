@@ -10,7 +10,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "../include/cuda_runtime.h"
 
@@ -28,6 +31,9 @@ std::string describe_device_address(const void* addr);
 // message explains a cudaErrorInvalidValue.
 cudaError_t checked_copy(void* dst, const void* src, std::size_t count, cudaMemcpyKind kind, const char* call);
 cudaError_t checked_set(void* dst, int value, std::size_t count, const char* call);
+
+// The [start, end) ranges of all device-accessible memory, sorted (for the race checker).
+std::vector<std::pair<std::uintptr_t, std::uintptr_t>> device_ranges();
 
 // Frees every allocation (cudaDeviceReset).
 void free_all_device_memory();

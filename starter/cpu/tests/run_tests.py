@@ -37,7 +37,7 @@ PLANTED_TASK = {
 
 
 def jobs() -> list[tuple[Path, Path, list[str]]]:
-    """(source, object, extra flags) of everything the test program links."""
+    """(source, object, extra flags) of everything the main test program links."""
     out = []
     for src in sorted((ROOT / "solution" / "kernels").glob("*.cu")):
         if src.stem != "matmul_fast":
@@ -50,10 +50,27 @@ def jobs() -> list[tuple[Path, Path, list[str]]]:
     for src in sorted((TESTS / "kernels").glob("*.cu")) + [TESTS / "gpu_reference" / "probe.cu"]:
         out.append((src, BUILD / "kernels" / f"{src.stem}.o", []))
     for src in sorted(TESTS.glob("test_*.cu")) + sorted(TESTS.glob("test_*.cpp")):
+        if src.stem == "test_racecheck":
+            continue
         # Test files are mostly doctest's macros, which take four times longer to
         # compile at -O2 than at -O0; doctest's own main needs no ASan at all.
         extra = ["--no-asan", "-O0"] if src.stem == "test_main" else ["-O0"]
         out.append((src, BUILD / "tests" / f"{src.stem}.o", extra))
+    return out
+
+
+def racecheck_jobs() -> list[tuple[Path, Path, list[str]]]:
+    """The second program: kernels built with --racecheck (no ASan), and its tests."""
+    out, rc = [], BUILD / "racecheck"
+    for src in sorted((ROOT / "solution" / "kernels").glob("*.cu")):
+        if src.stem != "matmul_fast":
+            out.append((src, rc / f"{src.stem}.o", ["--racecheck"]))
+    for folder, task in (("race", "dot"), ("missing_syncthreads", "matmul_tiled")):
+        src = next((ROOT / "solution" / "tests" / "planted" / folder).glob("*.cu"))
+        out.append((src, rc / f"{folder}.o", ["--racecheck", f"-D{task}={folder}__{task}"]))
+    out.append((TESTS / "kernels" / "textbook.cu", rc / "textbook.o", ["--racecheck"]))
+    out.append((TESTS / "test_racecheck.cpp", rc / "test_racecheck.o", ["--racecheck", "-O0"]))
+    out.append((TESTS / "test_main.cpp", BUILD / "tests" / "test_main.o", ["--no-asan", "-O0"]))
     return out
 
 
@@ -95,21 +112,27 @@ def main(argv: list[str]) -> int:
     if lib.returncode != 0:
         return 1
     failures = []
+    everything = {job[1]: job for job in jobs() + racecheck_jobs()}.values()
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        for src, error in pool.map(compile_one, jobs()):
+        for src, error in pool.map(compile_one, everything):
             if error:
                 failures.append(f"--- {src.relative_to(ROOT)}\n{error}")
     if failures:
         print("\n".join(failures), file=sys.stderr)
         print(f"{len(failures)} file(s) did not compile", file=sys.stderr)
         return 1
-    program = BUILD / "cpu_tests"
+    program, racecheck = BUILD / "cpu_tests", BUILD / "cpu_tests_racecheck"
     link = subprocess.run([*DRIVER, "link", "-o", str(program), *(str(j[1]) for j in jobs())])
-    if link.returncode != 0:
+    link_rc = subprocess.run([*DRIVER, "link", "--racecheck", "-o", str(racecheck),
+                              *(str(j[1]) for j in racecheck_jobs())])
+    if link.returncode != 0 or link_rc.returncode != 0:
         return 1
     print(f"built in {time.monotonic() - start:.1f} s")
-    status = subprocess.run([str(program), *doctest_args], cwd=TESTS).returncode
-    print(f"doctest program: {'passed' if status == 0 else 'FAILED'} ({time.monotonic() - start:.1f} s so far)")
+    status = 0
+    for exe in (program, racecheck):
+        result = subprocess.run([str(exe), *doctest_args], cwd=TESTS).returncode
+        print(f"{exe.name}: {'passed' if result == 0 else 'FAILED'} ({time.monotonic() - start:.1f} s so far)")
+        status = status or result
     if not doctest_args:
         driver = subprocess.run([sys.executable, "-m", "unittest", "-q", "test_driver"], cwd=TESTS)
         status = status or driver.returncode
