@@ -59,7 +59,11 @@ def parse(args: list[str]) -> Options:
 
     while i < len(args):
         a = args[i]
-        if a == "-c":
+        if a in _IGNORED or a.startswith(_IGNORED_PREFIXES):
+            pass
+        elif a in _IGNORED_WITH_VALUE:
+            value(a)
+        elif a == "-c":
             o.compile_only = True
         elif a == "-o":
             o.output = value(a)
@@ -79,7 +83,7 @@ def parse(args: list[str]) -> Options:
             o.link_flags += ["-Wl," + v for v in _split_xcompiler(value(a))]
         elif a in ("-L", "-l"):
             o.link_flags += [a + value(a)]
-        elif a.startswith(("-L", "-l")) and a not in _IGNORED:
+        elif a.startswith(("-L", "-l")):
             o.link_flags.append(a)
         elif a.startswith("-Wl,") or a in ("-pthread", "-rdynamic"):
             o.link_flags.append(a)
@@ -101,10 +105,6 @@ def parse(args: list[str]) -> Options:
             o.runtime = a.split("=", 1)[1]
         elif a == "--keep":
             o.keep = True
-        elif a in _IGNORED or a.startswith(_IGNORED_PREFIXES):
-            pass
-        elif a in _IGNORED_WITH_VALUE:
-            value(a)
         elif a.startswith("-"):
             raise UsageError(f"unknown option {a} (cudacpu.py --help lists the options)")
         else:

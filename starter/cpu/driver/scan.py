@@ -8,6 +8,7 @@ as "needs a GPU: uses inline PTX at matmul_fast.cu:155".
 """
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from dataclasses import dataclass
@@ -88,7 +89,7 @@ class PreprocessError(RuntimeError):
 def preprocess_device_view(cxx: str, source: Path, include_dir: Path, flags: list[str]) -> str:
     cmd = [cxx, "-E", "-x", "c++", "-std=c++17", "-D__CUDACC__", "-D__NVCC__", "-D__CUDA_ARCH__=900",
            "-DCUDACPU_SCANNING", "-isystem", str(include_dir), *flags, str(source)]
-    done = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+    done = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=dict(os.environ, LC_ALL="C"))
     if done.returncode != 0:
         raise PreprocessError(done.stderr)
     return done.stdout

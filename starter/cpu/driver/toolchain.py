@@ -22,8 +22,10 @@ OK, COMPILE_ERROR, USAGE, NEEDS_GPU = 0, 1, 2, 3
 
 _CUDA_NAME = re.compile(r"^(cuda[A-Z]\w*|cu[A-Z]\w*|nv\w+|__nv\w+|__[a-z]\w*|cub|thrust|curand\w*|cublas\w*)$")
 _UNDECLARED = re.compile(
-    r"^(?P<file>[^:\n]+):(?P<line>\d+):\d+: error: (?:'(?P<gcc>[\w:]+)' was not declared in this scope|"
-    r"use of undeclared identifier '(?P<clang>[\w:]+)'|'(?P<ns>[\w:]+)' has not been declared)", re.M)
+    r"^(?P<file>[^:\n]+):(?P<line>\d+):\d+: error: (?:['‘](?P<gcc>[\w:]+)['’] was not declared in this scope|"
+    r"use of undeclared identifier ['‘](?P<clang>[\w:]+)['’]|['‘](?P<ns>[\w:]+)['’] has not been declared)", re.M)
+# The compilers' messages in plain ASCII, whatever the user's locale.
+_COMPILER_ENV = dict(os.environ, LC_ALL="C")
 
 
 class DriverError(RuntimeError):
@@ -125,7 +127,7 @@ def compile_cu(o: Options, source: Path, output: Path) -> None:
            *_error_limit(cxx), "-D__CUDACC__", "-D__CUDACC_VER_MAJOR__=13", "-D__CUDACC_VER_MINOR__=0",
            "-DCUDACPU_BACKEND=1", "-isystem", str(INCLUDE_DIR), "-include", "cudacpu/kernel_prelude.h",
            "-iquote", str(source.parent), *_safe_preprocessor_flags(o), *o.host_flags, "-c", "-", "-o", str(output)]
-    done = subprocess.run(cmd, input=text, capture_output=True, text=True, errors="replace")
+    done = subprocess.run(cmd, input=text, capture_output=True, text=True, errors="replace", env=_COMPILER_ENV)
     if done.stderr and done.returncode == 0:
         sys.stderr.write(done.stderr)
     if done.returncode != 0:
@@ -137,7 +139,7 @@ def compile_cpp(o: Options, source: Path, output: Path) -> None:
     cmd = [*cxx.split(), f"-std={o.std}", "-gdwarf-4", "-O2", "-pthread", *_sanitizer_flags(o), *_error_limit(cxx),
            "-isystem", str(INCLUDE_DIR), *_safe_preprocessor_flags(o), *o.host_flags, "-c", str(source), "-o",
            str(output)]
-    done = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+    done = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=_COMPILER_ENV)
     if done.stderr and done.returncode == 0:
         sys.stderr.write(done.stderr)
     if done.returncode != 0:
