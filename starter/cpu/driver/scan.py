@@ -62,6 +62,15 @@ GPU_HEADERS = {
     "cuda_awbarrier_primitives.h": "asynchronous barriers (<cuda_awbarrier_primitives.h>)",
     "cooperative_groups.h": "cooperative groups (<cooperative_groups.h>)",
     "texture_fetch_functions.h": "textures (<texture_fetch_functions.h>)",
+    "cublas_v2.h": "cuBLAS (<cublas_v2.h>)",
+    "cublas.h": "cuBLAS (<cublas.h>)",
+    "cublasLt.h": "cuBLASLt (<cublasLt.h>)",
+    "curand.h": "cuRAND (<curand.h>)",
+    "curand_kernel.h": "cuRAND (<curand_kernel.h>)",
+    "cufft.h": "cuFFT (<cufft.h>)",
+    "cusparse.h": "cuSPARSE (<cusparse.h>)",
+    "cusolverDn.h": "cuSOLVER (<cusolverDn.h>)",
+    "cudnn.h": "cuDNN (<cudnn.h>)",
 }
 _GPU_LIBRARY = re.compile(r"^(cub|thrust|cuda|cutlass|cute|cooperative_groups|nv)/|^(cu[a-z]*|nv[a-zA-Z]*)\.h|\.cuh$")
 _MARKER = re.compile(r'^# (\d+) "((?:[^"\\]|\\.)*)"((?: \d)*)\s*$')
@@ -106,7 +115,7 @@ def missing_gpu_header(output: str) -> Finding | None:
 def scan_preprocessed(text: str, include_dir: Path) -> Finding | None:
     """The first unsupported construct in the student's part of preprocessed text."""
     ours = str(include_dir.resolve())
-    stack: list[tuple[str, int]] = []  # (file, line) of each open include
+    stack: list[tuple[str, int, bool]] = []  # (file, line, system header?) of each open include
     file, line, system = "", 1, False
     pending_code: list[tuple[str, int, str]] = []
 
@@ -146,14 +155,16 @@ def scan_preprocessed(text: str, include_dir: Path) -> Finding | None:
             new_line, new_file = int(m.group(1)), m.group(2).encode().decode("unicode_escape")
             flags = m.group(3).split()
             if "1" in flags:  # entering an include
-                stack.append((file, line - 1 if line > 1 else line))
+                stack.append((file, line, system))
                 name = Path(new_file).name
                 try:
                     in_ours = str(Path(new_file).resolve().parent).startswith(ours)
                 except OSError:
                     in_ours = False
                 if in_ours and name in GPU_HEADERS:
-                    parent = next(((f, ln) for f, ln in reversed(stack) if f), (new_file, 1))
+                    # Named at the student's own #include, even when a library header included it.
+                    parent = next(((f, ln) for f, ln, sys_header in reversed(stack) if f and not sys_header),
+                                  (new_file, 1))
                     return Finding(GPU_HEADERS[name], parent[0], parent[1])
             elif "2" in flags and stack:  # back in the includer
                 stack.pop()

@@ -101,6 +101,7 @@ class NeedsAGpu(Scratch):
     def test_gpu_only_headers_libraries_and_functions_are_named(self):
         cases = {
             "#include <mma.h>\n": r"uses tensor cores \(<mma\.h>\) at .*h\.cu:1$",
+            "// a GEMM\n\n#include <cublas_v2.h>\n": r"uses cuBLAS \(<cublas_v2\.h>\) at .*h\.cu:3$",
             "#include <cuda_fp16.h>\n": r"uses half precision \(<cuda_fp16\.h>\) at .*h\.cu:1$",
             "// a reduction\n#include <cub/cub.cuh>\n": r"uses <cub/cub\.cuh>, which the CPU backend does not provide at .*h\.cu:2$",
             "__global__ void k() { __nv_bfloat16 x; }\n": r"uses bfloat16 \(__nv_bfloat16\) at .*h\.cu:1$",
@@ -180,6 +181,12 @@ class Rewrites(Scratch):
             with self.subTest(source=source.name):
                 text = source.read_text()
                 self.assertEqual(rewrite(text).text.count("\n"), text.count("\n"))
+
+    def test_a_shared_declaration_it_cannot_rewrite_stops_the_build_with_the_reason(self):
+        source = self.write("m.cu", "#define DECL __shared__ float s[4]\n__global__ void k(float* o) { DECL; }\n")
+        done = run("compile", "-c", str(source), "-o", str(self.dir / "m.o"))
+        self.assertEqual(done.returncode, 1)
+        self.assertRegex(done.stderr, r"m\.cu:2:\d+: error: cudacpu: this __shared__ declaration was not rewritten")
 
     def test_cuda_arch_code_takes_its_portable_branch(self):
         source = self.write("arch.cu", """

@@ -28,7 +28,7 @@
 #define __forceinline__ inline __attribute__((always_inline))
 #define __align__(n) __attribute__((aligned(n)))
 #define __builtin_align__(n) __attribute__((aligned(n)))
-#define __shared__                                                                                          \
-    _Pragma("GCC error \"cudacpu: this __shared__ declaration was not rewritten for the CPU backend (is it " \
-            "inside a macro?): write it as a plain declaration inside the kernel\"")
+// (_Pragma takes exactly one string literal, hence the long line.)
+#define __shared__ \
+    _Pragma("GCC error \"cudacpu: this __shared__ declaration was not rewritten for the CPU backend (is it in a header or a macro?): write it as a plain declaration inside the kernel in the .cu file\"")
 #endif
