@@ -13,7 +13,8 @@ CUDACPU_LIB   := $(CUDACPU_BUILD)/libcudacpu.a
 
 CUDACPU_SRCS  := $(wildcard $(CUDACPU_DIR)/src/*.cpp) $(wildcard $(CUDACPU_DIR)/src/*.S)
 CUDACPU_OBJS  := $(patsubst $(CUDACPU_DIR)/src/%,$(CUDACPU_BUILD)/obj/%.o,$(CUDACPU_SRCS))
-CUDACPU_FLAGS := -std=c++17 -O2 -g -pthread -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-parameter \
+# CUDACPU_FLAGS_EXTRA: e.g. -DCUDACPU_USE_UCONTEXT, to test the portable fiber switch.
+CUDACPU_FLAGS := -std=c++17 -O2 -g -pthread -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-parameter $(CUDACPU_FLAGS_EXTRA) \
                  -I$(CUDACPU_DIR)/include -MMD -MP
 
 .PHONY: cudacpu-lib cudacpu-clean
