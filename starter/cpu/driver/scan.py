@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from .lexer import LexError, tokenize
+from .lexer import LexError, LineIndex, tokenize
 
 # identifier -> what it is, in words a student recognizes
 UNSUPPORTED = {
@@ -74,7 +74,9 @@ GPU_HEADERS = {
 }
 _GPU_LIBRARY = re.compile(r"^(cub|thrust|cuda|cutlass|cute|cooperative_groups|nv)/|^(cu[a-z]*|nv[a-zA-Z]*)\.h|\.cuh$")
 _MARKER = re.compile(r'^# (\d+) "((?:[^"\\]|\\.)*)"((?: \d)*)\s*$')
-_MISSING = re.compile(r"^(.*?):(\d+):\d+: fatal error: ([^:]+): No such file or directory", re.M)
+# g++ and clang++ on a missing #include.
+_MISSING = re.compile(r"^(.*?):(\d+):\d+: fatal error: (?:([^:'\n]+): No such file or directory|'([^'\n]+)' file not found)",
+                      re.M)
 
 
 @dataclass
@@ -107,51 +109,30 @@ def preprocess_device_view(cxx: str, source: Path, include_dir: Path, flags: lis
 def missing_gpu_header(output: str) -> Finding | None:
     """A failed #include of a CUDA library the CPU backend does not have."""
     m = _MISSING.search(output)
-    if m and _GPU_LIBRARY.search(m.group(3).strip()):
-        return Finding(f"<{m.group(3).strip()}>, which the CPU backend does not provide", m.group(1), int(m.group(2)))
+    if not m:
+        return None
+    header = (m.group(3) or m.group(4)).strip()
+    if _GPU_LIBRARY.search(header):
+        return Finding(f"<{header}>, which the CPU backend does not provide", m.group(1), int(m.group(2)))
     return None
 
 
 def scan_preprocessed(text: str, include_dir: Path) -> Finding | None:
-    """The first unsupported construct in the student's part of preprocessed text."""
+    """The first unsupported construct the student wrote, in the code the GPU would compile.
+
+    The preprocessed text says which lines of which files are compiled (in
+    the GPU's view) and which GPU-only headers are included; the constructs
+    themselves are looked for in the files as written, so that a macro of a
+    system header (doctest's breakpoint is an `asm` under clang) never
+    counts as the student's.
+    """
     ours = str(include_dir.resolve())
     stack: list[tuple[str, int, bool]] = []  # (file, line, system header?) of each open include
     file, line, system = "", 1, False
-    pending_code: list[tuple[str, int, str]] = []
-
-    def check(lines: list[tuple[str, int, str]]) -> Finding | None:
-        if not lines:
-            return None
-        joined = "\n".join(code for _, _, code in lines)
-        try:
-            tokens = tokenize(joined)
-        except LexError:
-            return None
-        starts = []
-        offset = 0
-        for _, _, code in lines:
-            starts.append(offset)
-            offset += len(code) + 1
-        import bisect
-        for k, t in enumerate(tokens):
-            what = None
-            if t.kind == "ident" and t.text in UNSUPPORTED:
-                what = UNSUPPORTED[t.text]
-            elif t.kind == "ident" and t.text == "cuda" and k + 1 < len(tokens) and tokens[k + 1].is_("::"):
-                what = "libcu++ (cuda::)"
-            if what:
-                idx = bisect.bisect_right(starts, t.start) - 1
-                f, ln, _ = lines[idx]
-                return Finding(what, f, ln)
-        return None
-
+    active: dict[str, set[int]] = {}  # user file -> its lines that produced code
     for raw in text.split("\n"):
         m = _MARKER.match(raw)
         if m:
-            found = check(pending_code)
-            if found:
-                return found
-            pending_code = []
             new_line, new_file = int(m.group(1)), m.group(2).encode().decode("unicode_escape")
             flags = m.group(3).split()
             if "1" in flags:  # entering an include
@@ -170,10 +151,35 @@ def scan_preprocessed(text: str, include_dir: Path) -> Finding | None:
                 stack.pop()
             file, line, system = new_file, new_line, "3" in flags
             continue
-        if raw.startswith("#"):  # #pragma and the like
-            line += 1
-            continue
-        if not system and raw.strip():
-            pending_code.append((file, line, raw))
+        if not raw.startswith("#") and not system and raw.strip():
+            active.setdefault(file, set()).add(line)
         line += 1
-    return check(pending_code)
+    for name, lines in active.items():
+        found = _scan_written(name, lines)
+        if found:
+            return found
+    return None
+
+
+def _scan_written(name: str, lines: set[int]) -> Finding | None:
+    """The first unsupported identifier in file `name` on one of `lines`."""
+    path = Path(name)
+    if not path.is_file():
+        return None
+    try:
+        src = path.read_text(errors="replace")
+        tokens = tokenize(src)
+    except (OSError, LexError):
+        return None
+    index = LineIndex(src)
+    for k, t in enumerate(tokens):
+        what = None
+        if t.kind == "ident" and t.text in UNSUPPORTED:
+            what = UNSUPPORTED[t.text]
+        elif t.kind == "ident" and t.text == "cuda" and k + 1 < len(tokens) and tokens[k + 1].is_("::"):
+            what = "libcu++ (cuda::)"
+        if what:
+            ln = index.line(t.start)
+            if ln in lines:
+                return Finding(what, name, ln)
+    return None

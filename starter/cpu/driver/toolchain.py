@@ -21,9 +21,12 @@ DEFAULT_RUNTIME = CPU_DIR.parent / "build" / "cpu" / "libcudacpu.a"
 OK, COMPILE_ERROR, USAGE, NEEDS_GPU = 0, 1, 2, 3
 
 _CUDA_NAME = re.compile(r"^(cuda[A-Z]\w*|cu[A-Z]\w*|nv\w+|__nv\w+|__[a-z]\w*|cub|thrust|curand\w*|cublas\w*)$")
+# g++ and clang++ saying a name is unknown.
 _UNDECLARED = re.compile(
     r"^(?P<file>[^:\n]+):(?P<line>\d+):\d+: error: (?:['‘](?P<gcc>[\w:]+)['’] was not declared in this scope|"
-    r"use of undeclared identifier ['‘](?P<clang>[\w:]+)['’]|['‘](?P<ns>[\w:]+)['’] has not been declared)", re.M)
+    r"['‘](?P<type>[\w:]+)['’] does not name a type|"
+    r"(?:use of undeclared identifier|unknown type name|no type named) ['‘](?P<clang>[\w:]+)['’]|"
+    r"['‘](?P<ns>[\w:]+)['’] has not been declared)", re.M)
 # The compilers' messages in plain ASCII, whatever the user's locale.
 _COMPILER_ENV = dict(os.environ, LC_ALL="C")
 
@@ -75,10 +78,19 @@ def _error_limit(cxx: str) -> list[str]:
     return ["-ferror-limit=5"] if "clang" in Path(cxx.split()[0]).name else ["-fmax-errors=5"]
 
 
+# GNU as, and clang's integrated assembler, refusing PTX.
+_ASSEMBLER = re.compile(r"Error: (?:no such instruction|unknown mnemonic|unknown pseudo-op): [`'](?P<what>[^'`\n]+)|"
+                        r"error: invalid instruction mnemonic '(?P<clang>[^'\n]+)'")
+
+
 def _explain_compile_failure(stderr: str, display: str) -> DriverError:
+    m = _ASSEMBLER.search(stderr)
+    if m:  # PTX the scan did not see (inside a macro): the CPU's assembler cannot read it
+        what = (m.group("what") or m.group("clang")).strip()
+        return DriverError(f"needs a GPU: uses inline PTX ({what}) in {display}", NEEDS_GPU)
     m = _UNDECLARED.search(stderr)
     if m:
-        name = m.group("gcc") or m.group("clang") or m.group("ns")
+        name = m.group("gcc") or m.group("type") or m.group("clang") or m.group("ns")
         base = name.split("::")[0]
         if _CUDA_NAME.match(base):
             return DriverError(f"needs a GPU: uses {name}, which the CPU backend does not emulate, "

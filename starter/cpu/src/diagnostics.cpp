@@ -133,7 +133,7 @@ void on_asan_report(const char* report) {
         std::snprintf(buf, sizeof buf, "%zu bytes at %p", size, address);
         what = std::string(buf) + " (" + kind + ")";
     }
-    const std::string at = symbolize(pc);
+    const std::string at = symbolize(pc, false);
     const std::string message = r->launch()->describe() + " " + (write ? "wrote " : "read ") + what + " (" +
                                 r->running_thread() + (at.empty() ? "" : ", " + at) + ")";
     r->fail_soon(cudaErrorIllegalAddress, message);
@@ -230,11 +230,14 @@ void ensure_signal_stack() {
     if (s.ss_sp) sigaltstack(&s, nullptr);
 }
 
-std::string symbolize(const void* pc) {
+std::string symbolize(const void* pc, bool exact) {
     if (!pc) return "";
     if (__sanitizer_symbolize_pc) {
+        // The sanitizers take every address for a return address and look
+        // one byte back: an exact one is handed over one byte ahead.
         char buf[4096] = {};
-        __sanitizer_symbolize_pc(const_cast<void*>(pc), "%s:%l", buf, sizeof buf);
+        __sanitizer_symbolize_pc(const_cast<char*>(static_cast<const char*>(pc) + (exact ? 1 : 0)), "%s:%l", buf,
+                                 sizeof buf);
         // Inlined frames come innermost first, each ending in a NUL.
         for (const char* frame = buf; *frame && frame < buf + sizeof buf; frame += std::strlen(frame) + 1) {
             const std::string f(frame);
@@ -242,12 +245,12 @@ std::string symbolize(const void* pc) {
         }
         return "";
     }
-    return basename_frame(addr2line(pc));
+    return basename_frame(addr2line(exact ? pc : static_cast<const char*>(pc) - 1));
 }
 
 std::string describe_fault(const LaunchState& launch, const std::string& thread, int signal, const void* address,
                            const void* pc, bool stack_overflow, std::size_t stack_bytes) {
-    const std::string at = symbolize(pc);
+    const std::string at = symbolize(pc, true);
     const std::string place = at.empty() ? "" : " at " + at;
     if (signal == timeout_signal()) {
         char seconds[32];

@@ -31,7 +31,9 @@ std::string describe_fault(const LaunchState& launch, const std::string& thread,
                            const void* pc, bool stack_overflow, std::size_t stack_bytes);
 
 // "file.cu:12" for a code address: the innermost frame outside the runtime's
-// own headers. Empty when no symbol information is available.
-std::string symbolize(const void* pc);
+// own headers. Empty when no symbol information is available. `exact`: pc is
+// the instruction itself (a signal's), not a return address (the call's
+// next instruction, which may already belong to the next line).
+std::string symbolize(const void* pc, bool exact);
 
 }  // namespace cudacpu

@@ -97,7 +97,7 @@ std::string thread_text(const Access& a, dim3 grid, dim3 block) {
     if (cut != std::string::npos) what.erase(cut);
     if (what.empty()) what = "a word of " + std::string(shared ? "shared" : "device") + " memory";
     const auto place = [](const Access& a) {
-        const std::string at = symbolize(static_cast<const char*>(a.pc) - 1);
+        const std::string at = symbolize(a.pc, false);
         return at.empty() ? std::string() : " at " + at;
     };
     const std::string message =

@@ -25,7 +25,9 @@ CPU = TESTS.parent
 STARTER = CPU.parent
 ROOT = STARTER.parent
 DRIVER = [sys.executable, str(CPU / "cudacpu.py")]
-BUILD = STARTER / "build" / "cpu-tests"
+# One build folder per compiler, so that switching CXX does not rebuild everything.
+_CXX = os.path.basename(os.environ.get("CXX", "g++").split()[0])
+BUILD = STARTER / "build" / ("cpu-tests" if _CXX in ("g++", "c++") else f"cpu-tests-{_CXX}")
 INCLUDES = ["-I", str(STARTER / "include"), "-I", str(TESTS)]
 
 # The task each planted bug replaces, for renaming it beside the solution's.

@@ -112,6 +112,11 @@ class NeedsAGpu(Scratch):
                 self.assert_needs_gpu(run("compile", "-c", str(self.write("h.cu", text)), "-o",
                                           str(self.dir / "h.o")), pattern)
 
+    def test_ptx_hidden_in_a_macro_is_caught_when_the_assembler_cannot_read_it(self):
+        source = self.write("m.cu", '#define FENCE asm volatile("membar.gl;")\n__global__ void k() { FENCE; }\n')
+        done = run("compile", "-c", str(source), "-o", str(self.dir / "m.o"))
+        self.assert_needs_gpu(done, r"uses inline PTX \(membar\.gl\) in .*m\.cu$")
+
     def test_a_kernel_launch_inside_a_kernel_is_dynamic_parallelism(self):
         source = self.write("d.cu", """
             __global__ void child() {}
