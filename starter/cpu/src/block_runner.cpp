@@ -8,8 +8,10 @@
 #include <exception>
 
 #include "diagnostics.h"
+#include "handoff.h"
 #include "runtime_config.h"
 #include "sanitizer_hooks.h"
+#include "warp_semantics.h"
 
 __thread uint3 threadIdx;
 __thread uint3 blockIdx;
@@ -25,74 +27,6 @@ __thread char* t_dynamic_shared;
 namespace {
 
 thread_local BlockRunner* t_runner = nullptr;
-
-const char* op_name(detail::WarpOpKind op) {
-    switch (op) {
-        case detail::kShflIdx: return "__shfl_sync";
-        case detail::kShflUp: return "__shfl_up_sync";
-        case detail::kShflDown: return "__shfl_down_sync";
-        case detail::kShflXor: return "__shfl_xor_sync";
-        case detail::kVoteAll: return "__all_sync";
-        case detail::kVoteAny: return "__any_sync";
-        case detail::kVoteBallot: return "__ballot_sync";
-        case detail::kActiveMask: return "__activemask";
-        case detail::kSyncWarp: return "__syncwarp";
-        case detail::kMatchAny: return "__match_any_sync";
-        case detail::kMatchAll: return "__match_all_sync";
-        case detail::kReduceAddU: return "__reduce_add_sync";
-        case detail::kReduceMinU:
-        case detail::kReduceMinS: return "__reduce_min_sync";
-        case detail::kReduceMaxU:
-        case detail::kReduceMaxS: return "__reduce_max_sync";
-        case detail::kReduceAnd: return "__reduce_and_sync";
-        case detail::kReduceOr: return "__reduce_or_sync";
-        case detail::kReduceXor: return "__reduce_xor_sync";
-    }
-    return "a warp function";
-}
-
-bool is_shuffle(detail::WarpOpKind op) {
-    return op == detail::kShflIdx || op == detail::kShflUp || op == detail::kShflDown || op == detail::kShflXor;
-}
-
-// The reduction ops that differ only in signedness form one collective.
-detail::WarpOpKind family(detail::WarpOpKind op) {
-    if (op == detail::kReduceMinS) return detail::kReduceMinU;
-    if (op == detail::kReduceMaxS) return detail::kReduceMaxU;
-    return op;
-}
-
-bool same_site(Site a, Site b) {
-    return a.line == b.line && (a.file == b.file || (a.file && b.file && std::strcmp(a.file, b.file) == 0));
-}
-
-std::string hex(unsigned v) {
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "0x%08x", v);
-    return buf;
-}
-
-// The garbage a shuffle from a lane that does not take part returns (the GPU's is undefined).
-constexpr unsigned long long kShuffleGarbage = 0xFFF0DEADFFF0DEADull;
-
-// Source lane of `lane` for a shuffle, as PTX's shfl.sync defines it; -1 when
-// the lane keeps its own value.
-int shuffle_source(detail::WarpOpKind op, int lane, int arg, int width) {
-    const int segmask = (32 - width) & 0x1f;
-    const int cval = op == detail::kShflUp ? 0 : 0x1f;
-    const int bval = arg & 0x1f;
-    const int max_lane = (lane & segmask) | (cval & ~segmask);
-    const int min_lane = lane & segmask;
-    int j = lane;
-    bool in_range = true;
-    switch (op) {
-        case detail::kShflUp: j = lane - bval; in_range = j >= max_lane; break;
-        case detail::kShflDown: j = lane + bval; in_range = j <= max_lane; break;
-        case detail::kShflXor: j = lane ^ bval; in_range = j <= max_lane; break;
-        default: j = min_lane | (bval & ~segmask); in_range = j <= max_lane; break;
-    }
-    return in_range ? j : -1;
-}
 
 }  // namespace
 
@@ -121,52 +55,11 @@ bool BlockRunner::on_thread_stack(const void* sp) const {
     return p >= s.base - 4096 && p < s.base + s.size;
 }
 
-// --- Handing the CPU from one CUDA thread to the next: the hot path --------------------------
-
-inline int BlockRunner::next_runnable() {
-    if (queue_empty() || block_failed_ || launch_->failed.load(std::memory_order_relaxed)) return -1;
-    return queue_[queue_head_++ & queue_mask_];
-}
-
-inline void BlockRunner::after_switch() {
-    if (__builtin_expect(has_finished_stack_, 0)) {
-        stacks_.give_back(finished_stack_, false);
-        has_finished_stack_ = false;
-    }
-}
-
 void BlockRunner::give_stack(int t) {
     CudaThread& th = threads_[t];
     th.stack = stacks_.take();
     th.has_stack = true;
     init_context(&th.context, th.stack, &BlockRunner::fiber_main, this);
-}
-
-inline void BlockRunner::transfer(Context* from, int to, bool from_finished) {
-    CudaThread& th = threads_[to];
-    if (__builtin_expect(!th.has_stack, 0)) give_stack(to);
-    th.state = State::kRunning;
-    running_ = to;
-    threadIdx = th.index;
-    switch_context(from, &th.context, &th.stack, from_finished);
-    after_switch();
-}
-
-inline void BlockRunner::to_scheduler(Context* from, bool from_finished) {
-    running_ = -1;
-    switch_context(from, &scheduler_, nullptr, from_finished);
-    after_switch();
-}
-
-inline void BlockRunner::park() {
-    const int me = running_;
-    const int next = next_runnable();
-    if (next == me) {
-        threads_[me].state = State::kRunning;
-        return;
-    }
-    if (next < 0) to_scheduler(&threads_[me].context, false);
-    else transfer(&threads_[me].context, next, false);
 }
 
 void BlockRunner::prepare(LaunchState& launch) {
@@ -402,175 +295,6 @@ int BlockRunner::barrier(detail::BarrierKind kind, int predicate, Site site) {
     return th.barrier_result;
 }
 
-void BlockRunner::check_warp_call(detail::WarpOpKind op, unsigned mask, int width, Site site) {
-    const int t = running_, w = t / 32, lane = t % 32;
-    const Warp& warp = warps_[w];
-    const auto who = [&] {
-        return launch_->describe() + ": " + thread_name(t) + " (lane " + std::to_string(lane) + " of warp " +
-               std::to_string(w) + ") calls " + op_name(op) + " at " + where(site);
-    };
-    if (is_shuffle(op) && (width < 1 || width > 32 || (width & (width - 1)) != 0))
-        fail_from_thread(cudaErrorLaunchFailure,
-                         who() + " with width " + std::to_string(width) + ": it must be a power of 2 from 1 to 32.");
-    if (!(mask & (1u << lane)))
-        fail_from_thread(cudaErrorLaunchFailure,
-                         who() + " with mask " + hex(mask) + ", which does not include its own lane. The mask names "
-                                                             "the lanes that call it together, the caller included.");
-    if (mask & ~warp.exists)
-        fail_from_thread(cudaErrorLaunchFailure,
-                         who() + " with mask " + hex(mask) + ", but lanes " + hex(mask & ~warp.exists) +
-                             " of that warp do not exist: the block has " + std::to_string(n_) + " threads.");
-    if (mask & warp.exited) {
-        const int gone = 32 * w + __builtin_ctz(mask & warp.exited);
-        fail_from_thread(cudaErrorLaunchFailure,
-                         who() + " with mask " + hex(mask) + ", but " + lane_name(gone) + " already returned at " +
-                             where(threads_[gone].exit_site) +
-                             ". Every lane in the mask must call the same warp function.");
-    }
-}
-
-detail::WarpResult BlockRunner::warp_op(detail::WarpOpKind op, unsigned mask, unsigned long long value, int arg,
-                                        int width, Site site) {
-    const int t = running_;
-    CudaThread& th = threads_[t];
-    const int w = t / 32, lane = t % 32;
-    Warp& warp = warps_[w];
-    const unsigned bit = 1u << lane;
-    th.wait_site = site;
-    th.op = op;
-    if (op == detail::kActiveMask) {
-        th.state = State::kAtActiveMask;
-        warp.activemask |= bit;
-        park();
-        return {th.out, 0};
-    }
-    const bool bad_width = is_shuffle(op) && (width < 1 || width > 32 || (width & (width - 1)) != 0);
-    if (__builtin_expect(bad_width || !(mask & bit) || (mask & ~warp.exists) || (mask & warp.exited), 0))
-        check_warp_call(op, mask, width, site);
-    th.mask = mask;
-    th.in = value;
-    th.arg = arg;
-    th.width = width;
-    th.state = State::kAtWarp;
-    warp.waiting |= bit;
-    if ((warp.waiting & mask) == mask) complete_warp_group(w, mask);
-    park();
-    return {th.out, th.out_predicate};
-}
-
-void BlockRunner::complete_warp_group(int w, unsigned mask) {
-    const int first = 32 * w;
-    const CudaThread& caller = threads_[running_];
-    // Every lane of the group must be in the same collective with the same mask.
-    for (unsigned m = mask; m; m &= m - 1) {
-        const int t = first + __builtin_ctz(m);
-        const CudaThread& o = threads_[t];
-        if (o.mask != mask || family(o.op) != family(caller.op))
-            fail_from_thread(cudaErrorLaunchFailure,
-                             launch_->describe() + ": in " + block_name() + ", the lanes of warp " + std::to_string(w) +
-                                 " do not call the same warp function together: " + lane_name(running_) + " calls " +
-                                 op_name(caller.op) + " at " + where(caller.wait_site) + " with mask " + hex(mask) +
-                                 ", " + lane_name(t) + " calls " + op_name(o.op) + " at " + where(o.wait_site) +
-                                 " with mask " + hex(o.mask) + ".");
-    }
-    const detail::WarpOpKind op = caller.op;
-    unsigned long long values[32] = {};
-    unsigned predicates = 0;
-    for (unsigned m = mask; m; m &= m - 1) {
-        const int lane = __builtin_ctz(m);
-        values[lane] = threads_[first + lane].in;
-        if (values[lane]) predicates |= 1u << lane;
-    }
-    unsigned long long reduced = 0;
-    bool all_equal = true;
-    if (op >= detail::kReduceAddU || op == detail::kMatchAll) {
-        const int lead = __builtin_ctz(mask);
-        reduced = values[lead];
-        for (unsigned m = mask & (mask - 1); m; m &= m - 1) {
-            const unsigned long long v = values[__builtin_ctz(m)];
-            all_equal = all_equal && v == values[lead];
-            switch (op) {
-                case detail::kReduceAddU: reduced = static_cast<unsigned>(reduced + v); break;
-                case detail::kReduceMinU: reduced = std::min<unsigned>(static_cast<unsigned>(reduced), static_cast<unsigned>(v)); break;
-                case detail::kReduceMaxU: reduced = std::max<unsigned>(static_cast<unsigned>(reduced), static_cast<unsigned>(v)); break;
-                case detail::kReduceMinS:
-                    reduced = static_cast<unsigned>(std::min(static_cast<int>(reduced), static_cast<int>(v)));
-                    break;
-                case detail::kReduceMaxS:
-                    reduced = static_cast<unsigned>(std::max(static_cast<int>(reduced), static_cast<int>(v)));
-                    break;
-                case detail::kReduceAnd: reduced &= v; break;
-                case detail::kReduceOr: reduced |= v; break;
-                case detail::kReduceXor: reduced ^= v; break;
-                default: break;
-            }
-        }
-    }
-    int ids[32];
-    int count = 0;
-    for (unsigned m = mask; m; m &= m - 1) {
-        const int lane = __builtin_ctz(m);
-        CudaThread& th = threads_[first + lane];
-        switch (op) {
-            case detail::kShflIdx:
-            case detail::kShflUp:
-            case detail::kShflDown:
-            case detail::kShflXor: {
-                const int src = shuffle_source(op, lane, th.arg, th.width);
-                th.out = src < 0 ? th.in : ((mask >> src) & 1 ? values[src] : kShuffleGarbage);
-                break;
-            }
-            case detail::kVoteAll: th.out_predicate = (predicates & mask) == mask; break;
-            case detail::kVoteAny: th.out_predicate = (predicates & mask) != 0; break;
-            case detail::kVoteBallot: th.out = predicates & mask; break;
-            case detail::kMatchAny: {
-                unsigned same = 0;
-                for (unsigned o = mask; o; o &= o - 1)
-                    if (values[__builtin_ctz(o)] == th.in) same |= 1u << __builtin_ctz(o);
-                th.out = same;
-                break;
-            }
-            case detail::kMatchAll:
-                th.out = all_equal ? mask : 0;
-                th.out_predicate = all_equal;
-                break;
-            case detail::kSyncWarp:
-            case detail::kActiveMask: break;
-            default: th.out = reduced; break;
-        }
-        ids[count++] = first + lane;
-    }
-    warps_[w].waiting &= ~mask;
-    ++warps_[w].generation;
-    enqueue_group(ids, count);
-}
-
-bool BlockRunner::resolve_activemask() {
-    bool resolved = false;
-    for (int w = 0; w < static_cast<int>(warps_.size()); ++w) {
-        unsigned pending = warps_[w].activemask;
-        while (pending) {
-            // Lanes waiting at the same __activemask() call are active together.
-            const Site site = threads_[32 * w + __builtin_ctz(pending)].wait_site;
-            unsigned group = 0;
-            for (unsigned m = pending; m; m &= m - 1)
-                if (same_site(threads_[32 * w + __builtin_ctz(m)].wait_site, site)) group |= 1u << __builtin_ctz(m);
-            int ids[32];
-            int count = 0;
-            for (unsigned m = group; m; m &= m - 1) {
-                const int t = 32 * w + __builtin_ctz(m);
-                threads_[t].out = group;
-                ids[count++] = t;
-            }
-            enqueue_group(ids, count);
-            pending &= ~group;
-            resolved = true;
-        }
-        warps_[w].activemask = 0;
-    }
-    return resolved;
-}
-
 std::string BlockRunner::deadlock_report() const {
     std::string report = launch_->describe() + ": " + block_name() + " cannot go on. ";
     int at_barrier = -1, at_warp = -1;
@@ -661,23 +385,15 @@ void BlockRunner::abandon_block() {
 namespace cudacpu {
 namespace detail {
 
-namespace {
-[[noreturn]] void outside_kernel(const char* what, Site site) {
+void outside_kernel(const char* what, Site site) {
     std::fprintf(stderr, "cudacpu: %s called at %s outside a kernel (from host code)\n", what, where(site).c_str());
     std::abort();
 }
-}  // namespace
 
 int barrier(BarrierKind kind, int predicate, Site site) {
     BlockRunner* r = t_runner;
     if (!r || !r->in_thread()) outside_kernel("__syncthreads()", site);
     return r->barrier(kind, predicate, site);
-}
-
-WarpResult warp_op(WarpOpKind op, unsigned mask, unsigned long long value, int arg, int width, Site site) {
-    BlockRunner* r = t_runner;
-    if (!r || !r->in_thread()) outside_kernel(op_name(op), site);
-    return r->warp_op(op, mask, value, arg, width, site);
 }
 
 void* shared_alloc(const void* key, const SharedVarInfo& info) {

@@ -169,6 +169,11 @@ private:
     int abandon_thread_ = -1;
 };
 
+namespace detail {
+// A device function (__syncthreads, a shuffle, ...) called from host code: says so and stops.
+[[noreturn]] void outside_kernel(const char* what, Site site);
+}  // namespace detail
+
 // The runner of the calling worker thread, or nullptr outside kernels.
 BlockRunner* current_runner();
 void set_current_runner(BlockRunner* runner);

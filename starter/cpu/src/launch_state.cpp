@@ -1,5 +1,6 @@
 #include "launch_state.h"
 
+#include <cstdio>
 #include <cstring>
 
 namespace cudacpu {
@@ -42,6 +43,16 @@ std::string where(Site s) {
     if (!s.file) return "an unknown place";
     const char* slash = std::strrchr(s.file, '/');
     return std::string(slash ? slash + 1 : s.file) + ":" + std::to_string(s.line);
+}
+
+bool same_site(Site a, Site b) {
+    return a.line == b.line && (a.file == b.file || (a.file && b.file && std::strcmp(a.file, b.file) == 0));
+}
+
+std::string hex(unsigned v) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "0x%08x", v);
+    return buf;
 }
 
 }  // namespace cudacpu

@@ -51,5 +51,8 @@ std::string coords(uint3 v);
 std::string coords(dim3 v);
 // "file.cu:12" with the directory left out, or "an unknown place".
 std::string where(Site s);
+bool same_site(Site a, Site b);
+// "0x0000ffff", as masks are written.
+std::string hex(unsigned v);
 
 }  // namespace cudacpu
