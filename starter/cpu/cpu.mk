@@ -6,6 +6,11 @@
 # One library serves both builds of student kernels: with AddressSanitizer
 # (the default of cudacpu.py) and without; it needs no CUDA toolkit.
 
+# Run on its own, the library is the default goal; included, the including
+# Makefile's default goal stays what it was (restored at the end).
+CUDACPU_STANDALONE := $(filter 1,$(words $(MAKEFILE_LIST)))
+CUDACPU_SAVED_GOAL := $(.DEFAULT_GOAL)
+
 # Absolute, so that dependency files stay valid whichever directory make runs in.
 CUDACPU_DIR   := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 CUDACPU_BUILD ?= $(abspath $(CUDACPU_DIR)/../build/cpu)
@@ -37,3 +42,5 @@ cudacpu-clean:
 	rm -rf $(CUDACPU_BUILD)
 
 -include $(CUDACPU_OBJS:.o=.d)
+
+.DEFAULT_GOAL := $(if $(CUDACPU_STANDALONE),cudacpu-lib,$(CUDACPU_SAVED_GOAL))

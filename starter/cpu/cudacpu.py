@@ -22,7 +22,7 @@ ones such as -arch, -gencode, -lineinfo are ignored), plus
 Environment: CUDACPU_ASAN=0 is --no-asan.
 
 Exit status: 0 done, 1 the compiler failed (its messages are shown), 2 bad
-command line, 3 the file needs a GPU.
+command line, 3 the file needs a GPU, 70 a bug in the driver itself.
 """
 from __future__ import annotations
 
@@ -124,6 +124,12 @@ def main(argv: list[str]) -> int:
     except OSError as e:
         print(f"cudacpu: {e.strerror}: {e.filename}", file=sys.stderr)
         return toolchain.USAGE
+    except Exception as e:  # a bug of the driver's: one line, not a traceback (CUDACPU_DEBUG=1 shows it)
+        if os.environ.get("CUDACPU_DEBUG"):
+            raise
+        print(f"cudacpu: internal error ({type(e).__name__}: {e}); please report it with the file you compiled",
+              file=sys.stderr)
+        return 70
     return toolchain.OK
 
 

@@ -149,8 +149,8 @@ def compile_cu(o: Options, source: Path, output: Path) -> None:
 def compile_cpp(o: Options, source: Path, output: Path) -> None:
     cxx = compiler(o)
     cmd = [*cxx.split(), f"-std={o.std}", "-gdwarf-4", "-O2", "-pthread", *_sanitizer_flags(o), *_error_limit(cxx),
-           "-isystem", str(INCLUDE_DIR), *_safe_preprocessor_flags(o), *o.host_flags, "-c", str(source), "-o",
-           str(output)]
+           "-DCUDACPU_BACKEND=1", "-isystem", str(INCLUDE_DIR), *_safe_preprocessor_flags(o), *o.host_flags, "-c",
+           str(source), "-o", str(output)]
     done = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=_COMPILER_ENV)
     if done.stderr and done.returncode == 0:
         sys.stderr.write(done.stderr)
