@@ -90,9 +90,9 @@ void BlockRunner::run_blocks(LaunchState& launch) {
     t_runner = this;
     prepare(launch);
     while (!launch.failed.load(std::memory_order_relaxed)) {
-        const std::uint64_t b = launch.next_block.fetch_add(1, std::memory_order_relaxed);
-        if (b >= launch.block_count) break;
-        run_block(b);
+        const std::uint64_t i = launch.next_block.fetch_add(1, std::memory_order_relaxed);
+        if (i >= launch.block_count) break;
+        run_block(launch.schedule.block_at(i, launch.block_count));
     }
     t_runner = previous;
     launch_ = nullptr;

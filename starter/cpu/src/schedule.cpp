@@ -83,6 +83,24 @@ void Schedule::arrange(int* ids, int n, std::uint64_t block, std::uint64_t event
     }
 }
 
+std::uint64_t Schedule::block_at(std::uint64_t i, std::uint64_t count) const {
+    if (kind == kDefault || count < 2) return i;
+    if (kind == kReverse) return count - 1 - i;
+    // An affine map i -> (a i + c) mod count is a permutation when a and
+    // count have no common factor.
+    std::uint64_t a = mix(seed ^ 0xB10C) % count, c = mix(seed ^ 0xC0DE) % count;
+    auto gcd = [](std::uint64_t x, std::uint64_t y) {
+        while (y) {
+            const std::uint64_t t = x % y;
+            x = y;
+            y = t;
+        }
+        return x;
+    };
+    while (a == 0 || gcd(a, count) != 1) a = (a + 1) % count;
+    return static_cast<std::uint64_t>((static_cast<unsigned __int128>(a) * i + c) % count);
+}
+
 Schedule current_schedule() {
     std::lock_guard<std::mutex> lock(g_mutex);
     initialize_locked();

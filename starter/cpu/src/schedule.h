@@ -21,6 +21,11 @@ struct Schedule {
     // Fills `order` with a permutation of `ids` (in place) for the given
     // block and event: phase numbers count barriers, then warp wake-ups.
     void arrange(int* ids, int n, std::uint64_t block, std::uint64_t event) const;
+
+    // The block to run `i`-th of `count`: in order by default, the last first
+    // for reverse, a seeded permutation for random. (Blocks run in any order
+    // on a GPU: a kernel that needs block 0 to go first is wrong.)
+    std::uint64_t block_at(std::uint64_t i, std::uint64_t count) const;
 };
 
 // The process-wide schedule (CUDA_CPU_SCHEDULE, cudacpu_set_schedule).

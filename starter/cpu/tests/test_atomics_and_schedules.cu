@@ -50,6 +50,13 @@ __global__ void racy_shift(const int* in, int* out) {
     out[blockIdx.x * 128 + threadIdx.x] = s[(threadIdx.x + 1) % 128];
 }
 
+// A common mistake: block 0 zeroes the total the other blocks add into.
+__global__ void zero_in_block_zero(int* total) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) *total = 0;
+    __syncthreads();
+    atomicAdd(total, 1);
+}
+
 std::vector<int> run_racy(const char* schedule) {
     ScheduleScope scope(schedule);
     std::vector<int> in(128 * 8);
@@ -133,6 +140,23 @@ TEST_CASE("a shared-memory race gives different results under different schedule
     CHECK(def != rev);
     CHECK(r1 == r1_again);
     CHECK(r1 != r2);
+}
+
+TEST_CASE("reverse and random schedules also change block order: zeroing in block 0 is caught") {
+    DeviceArray<int> total(1, "total");
+    auto run = [&](const char* schedule) {
+        ScheduleScope scope(schedule);
+        const int workers = cudacpu_workers();
+        cudacpu_set_workers(1);  // one worker: the order is the schedule's alone
+        total.upload({12345});
+        zero_in_block_zero<<<64, 32>>>(total.get());
+        cudacpu_set_workers(workers);
+        REQUIRE(cudaGetLastError() == cudaSuccess);
+        return total.download()[0];
+    };
+    CHECK(run("default") == 64 * 32);  // block 0 happened to go first
+    CHECK(run("reverse") == 32);       // it went last: only its own additions remain
+    CHECK(run("random:3") != 64 * 32);
 }
 
 TEST_CASE("an unknown schedule is refused and leaves the schedule as it was") {
