@@ -20,6 +20,7 @@ silently.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from .lexer import LexError, LineIndex, Token, tokenize
@@ -339,10 +340,11 @@ class _Rewriter:
                                    "(initialize it in the kernel, then __syncthreads())", line)
             t = f"{type_text}{ptr}"
             if extern:
-                if not dims.startswith("[]"):
+                unknown_size = re.match(r"\[\s*\]\s*(.*)$", dims)
+                if not unknown_size:
                     raise RewriteError(f"extern __shared__ '{name}' must be an array of unknown size: "
                                        f"extern __shared__ T {name}[];", line)
-                inner = dims[2:].strip()
+                inner = unknown_size.group(1).strip()
                 element = f"{t}{' ' + inner if inner else ''}"
                 access = f'::cudacpu::dynamic_shared<{element}>("{name}", __FILE__, __LINE__)'
                 if at_namespace:
@@ -423,7 +425,8 @@ class _Rewriter:
             if t.is_("=") or (t.is_("{") and not in_init and not dims):
                 in_init = True
             (init if in_init else dims).append(t.text)
-        return "".join(dims), " ".join(init)
+        # Joined with spaces: "[a - -b]" must not become "[a--b]".
+        return " ".join(dims), " ".join(init)
 
     def _type_and_declarator(self, idx: list[int], line: int) -> tuple[str, tuple[str, str, str, str]]:
         # The name is the last identifier before the first top-level '[', '=' or '{'.
