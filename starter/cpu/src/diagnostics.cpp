@@ -230,8 +230,17 @@ void ensure_signal_stack() {
     if (s.ss_sp) sigaltstack(&s, nullptr);
 }
 
-std::string symbolize(const void* pc, bool exact) {
-    if (!pc) return "";
+namespace {
+
+// A frame with a known line of the student's code ("k.cu:12"), not "k.cu:0" or "k.cu:?".
+bool useful_frame(const std::string& f) {
+    if (runtime_frame(f)) return false;
+    const auto colon = f.rfind(':');
+    return colon != std::string::npos && colon + 1 < f.size() && f[colon + 1] >= '1' && f[colon + 1] <= '9';
+}
+
+// The line of one code address, or "".
+std::string symbolize_once(const void* pc, bool exact) {
     if (__sanitizer_symbolize_pc) {
         // The sanitizers take every address for a return address and look
         // one byte back: an exact one is handed over one byte ahead.
@@ -239,13 +248,26 @@ std::string symbolize(const void* pc, bool exact) {
         __sanitizer_symbolize_pc(const_cast<char*>(static_cast<const char*>(pc) + (exact ? 1 : 0)), "%s:%l", buf,
                                  sizeof buf);
         // Inlined frames come innermost first, each ending in a NUL.
-        for (const char* frame = buf; *frame && frame < buf + sizeof buf; frame += std::strlen(frame) + 1) {
-            const std::string f(frame);
-            if (!runtime_frame(f) && f.find(":0") == std::string::npos) return basename_frame(f);
-        }
-        return "";
+        for (const char* frame = buf; *frame && frame < buf + sizeof buf; frame += std::strlen(frame) + 1)
+            if (useful_frame(frame)) return basename_frame(frame);
+        // clang's runtime asks an llvm-symbolizer process, which can fail: try addr2line.
     }
-    return basename_frame(addr2line(exact ? pc : static_cast<const char*>(pc) - 1));
+    const std::string f = addr2line(exact ? pc : static_cast<const char*>(pc) - 1);
+    return useful_frame(f) ? basename_frame(f) : "";
+}
+
+}  // namespace
+
+std::string symbolize(const void* pc, bool exact) {
+    if (!pc) return "";
+    // Code a compiler adds (AddressSanitizer's checks at -O0, say) may have
+    // no line of its own: the nearest instruction before it that has one
+    // belongs to the same statement.
+    for (int back = 0; back < 48; ++back) {
+        const std::string at = symbolize_once(static_cast<const char*>(pc) - back, exact || back > 0);
+        if (!at.empty()) return at;
+    }
+    return "";
 }
 
 std::string describe_fault(const LaunchState& launch, const std::string& thread, int signal, const void* address,

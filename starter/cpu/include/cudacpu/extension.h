@@ -23,12 +23,13 @@ void cudacpu_name_allocation(const void* ptr, const char* name, std::size_t elem
 // records the range. cudaErrorInvalidValue if ptr is not in device memory.
 cudaError_t cudacpu_set_valid_range(const void* ptr, std::size_t bytes);
 
-// The order in which the threads of a block run between barriers:
-//   "default"      thread 0, 1, 2, ... (x fastest, then y, then z)
-//   "reverse"      the last thread first
-//   "random:SEED"  a shuffled order per block and barrier, the same for the same SEED
+// The order in which the threads of a block run between barriers, and in
+// which blocks are started:
+//   "default"      thread 0, 1, 2, ... (x fastest, then y, then z); block 0, 1, 2, ...
+//   "reverse"      the last thread first; the last block first
+//   "random:SEED"  a shuffled order per block and barrier, and of blocks: the same for the same SEED
 // A kernel that is right gives the same result under every schedule; a
-// missing __syncthreads() usually does not. The environment variable
+// missing __syncthreads(), or a block that relies on running first, usually does not. The environment variable
 // CUDA_CPU_SCHEDULE sets the initial schedule. Returns 0, or -1 for an
 // unknown spec (the schedule is then unchanged).
 int cudacpu_set_schedule(const char* spec);
