@@ -6,15 +6,20 @@
 #   make bench    run the solution through the harness: checked, timed, rated
 #                 against the device's measured limits; then its sweep of sizes
 #                 beside cuBLAS, copy, the CPU and transfers: results/bench/
-#   make bench-reference   record results/bench/bench.json as the solution's
-#                 numbers students' `make bench` plots (starter/bench/reference.json)
+#   make bench-reference   record that run, stamped with the solution it measured, as
+#                 starter/bench/reference.json: the numbers students' `make bench`
+#                 plots and the handout quotes (run both on the grading GPU, commit it)
 #   make leaderboard   publish results/leaderboard/ (one self-contained page,
 #                 Markdown, CSV) from results/grades.sqlite
 #   make check    the project's own tests; without a GPU it runs everything that
 #                 needs none and lists the GPU tests it skipped
 #   make data     regenerate the reference cases in data/
-#   make handout  render handout/build/assignment.html (needs the measured
-#                 figures in handout/figures/: make bench on the grading GPU)
+#   make registry rewrite starter/harness/registry.json (the task registry the grader,
+#                 the handout and make dist read) from the harness, after editing
+#                 starter/harness/tasks/
+#   make handout  render handout/build/assignment.html from the rubric, the registry
+#                 and starter/bench/reference.json (refused unless it measured today's
+#                 solution: make bench && make bench-reference on the grading GPU)
 #   make dist     the student tarball, dist/<assignment>-starter.tar.gz:
 #                 starter, handout, public data, header libraries; leak-checked
 #   make deps     install the build's header libraries, bubblewrap (the grader's
@@ -41,6 +46,9 @@ PYTHON       := .venv/bin/python
 PYTHON_READY := .venv/.installed
 endif
 
+# Pretty-printed, so a change to the registry reads as a small diff.
+PYTHON_FOR_JSON := python3 -c "import json, sys; print(json.dumps(json.load(sys.stdin), indent=1))"
+
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # The grader sandboxes student code in bubblewrap: Debian's package, or a bwrap
@@ -52,9 +60,12 @@ endif
 HEADER_PACKAGES := $(shell $(MAKE) -s --no-print-directory -C starter header-packages)
 
 RESULTS ?= results
+# The solution's measured record (default starter/bench/reference.json; tests write theirs elsewhere).
+RECORD  ?=
+RECORD_ARG := $(if $(RECORD),--record $(RECORD))
 
-.PHONY: demo check data deps deps-headers deps-pandoc deps-browser deps-sandbox build grade bench bench-reference \
-        gradescope handout dist harness leaderboard
+.PHONY: demo check data registry deps deps-headers deps-pandoc deps-browser deps-sandbox build grade bench bench-reference \
+        bench-sources gradescope handout dist harness leaderboard
 # Grades the sample class in data/sample-submissions against the solution.
 demo: deps build
 	$(PYTHON) -m grader grade data/sample-submissions --results $(RESULTS)/demo --regrade
@@ -71,19 +82,28 @@ leaderboard: $(PYTHON_READY)
 
 # The solution through the harness: checked, timed, rated against the device's
 # limits (results/bench.jsonl); then starter's `make bench` on the solution:
-# results/bench/ (bench.json, bench.md, *.png).
+# results/bench/ (bench.json, bench.md, *.png). What it measures is written
+# first, beside them: results/bench/sources.json (the kernels' sha256, the
+# harness version), which make bench-reference stamps the record with.
 BENCH_PYTHON := $(if $(PYTHON_READY),$(CURDIR)/$(PYTHON),$(PYTHON))
 bench: deps
+	@rm -f $(RESULTS)/bench/bench.json $(RESULTS)/bench/sources.json
 	$(SOLUTION) harness bench-bin
-	@mkdir -p $(RESULTS)
-	cd starter && ./build/solution/harness --json ../$(RESULTS)/bench.jsonl
+	@mkdir -p $(RESULTS)/bench
+	@$(MAKE) --no-print-directory bench-sources
+	cd starter && ./build/solution/harness --json $(abspath $(RESULTS))/bench.jsonl
 	$(SOLUTION) bench BENCH_LABEL=solution BENCH_OUT=$(abspath $(RESULTS))/bench BENCH_REFERENCE= \
 	  PYTHON3=$(BENCH_PYTHON)
 
-# The solution's numbers that students' plots show beside theirs: run after
-# `make bench` on the grading GPU, then commit starter/bench/reference.json.
-bench-reference: deps
-	$(PYTHON) starter/bench/plot_bench.py $(RESULTS)/bench/bench.json --save-reference starter/bench/reference.json
+# make bench's first step, after the build: which solution and harness it measures.
+bench-sources: $(PYTHON_READY)
+	$(PYTHON) -m handout.record sources --harness starter/build/solution/harness --out $(RESULTS)/bench/sources.json
+
+# The solution's measured record, the one source of its numbers: students' `make
+# bench` plots it, the handout quotes it, make dist ships it. Run after `make
+# bench` on the grading GPU, then commit starter/bench/reference.json.
+bench-reference: $(PYTHON_READY)
+	$(PYTHON) -m handout.record save $(RESULTS)/bench $(RECORD_ARG)
 
 # Gradescope's autograder zip: setup.sh and run_autograder with this repository.
 gradescope:
@@ -93,19 +113,20 @@ gradescope:
 	cd grader/gradescope && zip -q ../../dist/gradescope-autograder.zip setup.sh run_autograder
 	@echo "wrote dist/gradescope-autograder.zip: upload it as the assignment's autograder"
 
-# The starter's harness alone: its registry is what the handout and the tarball are made from.
+# The starter's harness alone (make registry prints its task registry into starter/harness/registry.json).
 harness: deps-headers
 	$(STARTER) harness
 
 # The handout: handout/assignment.md filled from the rubric, the registry and the
-# measured figures in handout/figures/ (bench.json and its plots), then pandoc.
-handout: deps-pandoc $(PYTHON_READY) harness
+# solution's measured record (starter/bench/reference.json), its plots drawn from
+# that record by starter/bench/plot_bench.py, then pandoc: handout/build/.
+handout: deps-pandoc $(PYTHON_READY)
 	@command -v pandoc >/dev/null || { echo "make handout: pandoc is not installed (https://pandoc.org)" >&2; exit 1; }
-	$(PYTHON) -m handout
+	$(PYTHON) -m handout $(RECORD_ARG)
 
 # The student tarball (reproducible: SOURCE_DATE_EPOCH, else the last commit's time).
-dist: deps-headers deps-pandoc $(PYTHON_READY) harness
-	$(PYTHON) -m release dist $(if $(DEPS_INCLUDE),--deps-include $(DEPS_INCLUDE))
+dist: deps-headers deps-pandoc $(PYTHON_READY)
+	$(PYTHON) -m release dist $(RECORD_ARG) $(if $(DEPS_INCLUDE),--deps-include $(DEPS_INCLUDE))
 
 # REQUIRE_BROWSER_TESTS=1 (CI sets it) installs the browser, and the leaderboard's browser test must run.
 check: deps deps-pandoc build $(if $(filter-out 0,$(REQUIRE_BROWSER_TESTS)),deps-browser)
@@ -118,6 +139,11 @@ build: deps-headers
 
 data: deps build
 	$(PYTHON) data/generate.py --harness starter/build/starter/harness
+
+registry: deps-headers
+	$(STARTER) harness
+	starter/build/starter/harness --list-tasks --json | $(PYTHON_FOR_JSON) > starter/harness/registry.json
+	@echo "wrote starter/harness/registry.json"
 
 deps: deps-headers deps-sandbox $(PYTHON_READY)
 

@@ -41,5 +41,13 @@ def pytest_terminal_summary(terminalreporter):
             terminalreporter.line(f"  {report.nodeid}")
 
 
+@pytest.fixture(scope="session")
+def gpu_work(tmp_path_factory):
+    """The grader's build tree for every grading run of a session (solution/tests/class_run.py, the
+    hostile corpus, Gradescope and Autolab): the pristine harness, the solution and the build gate's
+    reference objects are built once, not once per run."""
+    return tmp_path_factory.mktemp("grader-work")
+
+
 def pytest_report_header(config):
     return f"GPU: {GPU_DESCRIPTION}"

@@ -3,7 +3,7 @@
 
 For every task of the harness's registry (read from `harness --list-tasks
 --json`, never a second list), every element type and every one of its
-`data_shapes`, this script draws the inputs with the harness's counter-based
+`data` shape set, this script draws the inputs with the harness's counter-based
 generator (re-implemented here in numpy, bit for bit; see
 starter/harness/counter_rng.h), computes the expected output in float64 with
 numpy, rounds it to the task's element type, and stores
@@ -22,6 +22,7 @@ import hashlib
 import io
 import json
 import math
+from fractions import Fraction
 import shutil
 import subprocess
 import sys
@@ -59,14 +60,41 @@ def rng_scale(key: np.uint64, distribution: str) -> tuple[int, float]:
     return exponent, shift
 
 
-def rng_values(seed: int, stream: int, n: int, dtype: str, distribution: str) -> np.ndarray:
+INT32_MAX = 2**31 - 1
+INPUT_AVOIDS_I32 = -2147476563  # the harness's int32 output poison, which no input takes
+
+
+def int_bound(int_range: str, k_terms: int) -> int:
+    """B, the largest int32 input magnitude for which the task cannot overflow (registry.h, IntRange)."""
+    if int_range == "full":
+        return INT32_MAX
+    if int_range == "sum_of_two":
+        return INT32_MAX // 2
+    if int_range == "products_of_k":
+        return max(1, math.isqrt(INT32_MAX // max(1, k_terms)))
+    raise SystemExit(f"generate.py does not know the int range '{int_range}': add it to int_bound()")
+
+
+def rng_values(seed: int, stream: int, n: int, dtype: str, distribution: str, bound: int) -> np.ndarray:
     key = rng_key(seed, stream)
     bits = mix(key + np.arange(n, dtype=U64))
     if dtype == "int32":
+        high = bits >> U64(32)
         if distribution == "signed_unit":
-            r = ((bits >> U64(32)) % U64(16)).astype(np.int64)
-            return np.where(r < 8, r - 8, r - 7).astype(np.int32)
-        return (((bits >> U64(32)) % U64(8)).astype(np.int64) + 1).astype(np.int32)
+            r = (high % U64(2 * bound)).astype(np.int64)
+            v = np.where(r < bound, r - bound, r - bound + 1)
+        else:
+            v = (high % U64(bound)).astype(np.int64) + 1
+        return np.where(v == INPUT_AVOIDS_I32, -v, v).astype(np.int32)
+    if dtype == "float64":  # the full 53-bit significand, scaled and shifted in float64
+        if distribution == "signed_unit":
+            m = (bits >> U64(11)).astype(np.int64)
+            values = (2 * m + 1 - (1 << 53)).astype(np.float64) / 9007199254740992.0
+        else:
+            m = (bits >> U64(12)).astype(np.int64)
+            values = (2 * m + 1).astype(np.float64) / 9007199254740992.0
+        exponent, shift = rng_scale(key, distribution)
+        return np.ldexp(values + shift, exponent)
     if distribution == "signed_unit":
         m = (bits >> U64(40)).astype(np.int64)
         values = (2 * m + 1 - (1 << 24)) / 16777216.0
@@ -74,8 +102,7 @@ def rng_values(seed: int, stream: int, n: int, dtype: str, distribution: str) ->
         m = (bits >> U64(41)).astype(np.int64)
         values = (2 * m + 1) / 16777216.0
     exponent, shift = rng_scale(key, distribution)
-    scaled = np.ldexp(values + shift, exponent).astype(np.float32)  # rounded to nearest even, as the harness does
-    return scaled.astype(DTYPES[dtype])
+    return np.ldexp(values + shift, exponent).astype(np.float32)  # rounded to nearest even, as the harness does
 
 
 # --- what each task computes, in float64 -----------------------------------
@@ -92,10 +119,10 @@ def input_shapes(task: dict, dims: list[int]) -> list[tuple[int, ...]]:
 
 
 def exact_sum_of_products(a: np.ndarray, b: np.ndarray) -> float:
-    """The correctly rounded float64 of sum a_i b_i. Inputs carry at most 24
-    significant bits, so each product is exact in float64, and math.fsum adds
-    them exactly: the result does not depend on numpy's BLAS or summation order."""
-    return math.fsum((a * b).tolist())
+    """The correctly rounded float64 of sum a_i b_i, computed exactly in rationals
+    (float64 inputs carry 53 significant bits, so their products are not exact
+    in float64): the result does not depend on numpy's BLAS or summation order."""
+    return float(sum((Fraction(x) * Fraction(y) for x, y in zip(a.tolist(), b.tolist())), Fraction(0)))
 
 
 def expected_output(task_id: str, dims: list[int], inputs: list[np.ndarray]) -> np.ndarray:
@@ -127,12 +154,13 @@ def generate(registry: dict, out: Path) -> dict:
     index = 0
     for task in registry["tasks"]:
         for dtype in task["dtypes"]:
-            for shape_text in task["data_shapes"]:
+            for shape_text in task["shape_sets"]["data"]:
                 seed = BASE_SEED + index
                 index += 1
                 dims = parse_shape(shape_text)
                 shapes = input_shapes(task, dims)
-                inputs = [rng_values(seed, i, int(np.prod(s)), dtype, task["distribution"]).reshape(s)
+                bound = int_bound(task["int_range"], dims[2] if task["shape_kind"] == "gemm" else 1)
+                inputs = [rng_values(seed, i, int(np.prod(s)), dtype, task["distribution"], bound).reshape(s)
                           for i, s in enumerate(shapes)]
                 expected = expected_output(task["id"], dims, inputs).astype(DTYPES[dtype])
                 rel = Path("cases") / task["id"] / dtype / shape_text

@@ -18,7 +18,8 @@ import shutil
 import signal
 import subprocess
 import time
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import sanitizer as tool_runs
@@ -28,7 +29,7 @@ from grader.gate.report import GateReport
 from grader.intake import Submission
 from grader.registry import Registry
 from grader.results import SanitizerOutcome
-from grader.runner import HarnessServer
+from grader.runner import HarnessFailure, HarnessServer
 from grader.sandbox import ResourceLimits, Unsandboxed, run
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,6 +45,9 @@ class BuildResult:
     log: str = ""
     reason: str = ""  # one line, when not ok
     gate: GateReport | None = None  # the build gate's findings, when it ran
+    # Task files that did not compile or link (their task's cases fail; the others run): file -> the
+    # compiler's or linker's first message (tools/link_tasks.py's report).
+    unbuilt: dict[str, str] = field(default_factory=dict)
 
 
 class GraderError(RuntimeError):
@@ -112,13 +116,15 @@ class Workspace:
         return {p.name: p.read_bytes() for p in (self.pristine / "kernels").glob("*.cu")}
 
     def build(self, sub: Submission, timeout: float, gate: GatePolicy | None = None) -> BuildResult:
-        kernels = self.kernel_dirs / sub.student
+        # Folders named by the submission's key (its id and the entry it came from), never by the bare id: two
+        # entries of one student, built at the same time, must not share a folder.
+        kernels = self.kernel_dirs / sub.key
         if kernels.exists():
             shutil.rmtree(kernels)
         kernels.mkdir(parents=True)
         for name, data in {**self.stub_files(), **sub.files}.items():
             (kernels / name).write_bytes(data)
-        tag = f"submission-{sub.student}"
+        tag = f"submission-{sub.key}"
         out_dir = self.build_dir / tag
         shutil.rmtree(out_dir, ignore_errors=True)
         out_dir.mkdir(parents=True)
@@ -142,7 +148,8 @@ class Workspace:
         if status != 0:
             return BuildResult(False, None, seconds, log, "your code does not compile (the compiler's messages follow)",
                                report)
-        return BuildResult(True, out_dir / "harness", seconds, log, gate=report)
+        return BuildResult(True, out_dir / "harness", seconds, log, gate=report,
+                           unbuilt=self._unbuilt(out_dir / "harness.tasks.json", kernels, sub.files))
 
     def _sandboxed_make(self, target: str, kernels: Path, out_dir: Path, timeout: float):
         """make TARGET for one submission in the sandbox: its kernels, the pristine tree and the library
@@ -168,6 +175,16 @@ class Workspace:
             return self._gate.get(policy, lambda: BuildGate(self.pristine, self.build_dir, policy, compile_objects))
         except GateError as e:
             raise GraderError(f"the build gate cannot run: {e}") from e
+
+    def _unbuilt(self, report: Path, kernels: Path, files: dict[str, bytes]) -> dict[str, str]:
+        """The submission's own task files that did not build, from the link's report (a stub that stood
+        in for a missing or refused file always builds)."""
+        try:
+            tasks = json.loads(report.read_text())["tasks"]
+        except (OSError, ValueError, KeyError) as e:
+            raise GraderError(f"the build left no readable report of its task files ({report}: {e})") from None
+        return {e["file"]: self._readable(e["reason"], kernels) for e in tasks.values()
+                if not e["built"] and e["file"] in files}
 
     def _readable(self, out: str, kernels: Path) -> str:
         """The compiler's output with the grader's paths taken out, capped for feedback."""
@@ -236,8 +253,10 @@ class LocalBackend:
             server.close()
 
     def sanitize(self, sub: Submission, build: BuildResult, gpu: str | None, tool: str, task: str, dtype: str,
-                 shape: str, seed: int, timeout: float) -> SanitizerOutcome:
-        """One compute-sanitizer run of the student's harness on one case, in the sandbox."""
+                 shape: str, seed: int, timeout: float, shapes: list[str] | None = None) -> SanitizerOutcome:
+        """compute-sanitizer over the student's `harness --serve`, in the sandbox (the tool under the tool
+        profile, the harness under the run profile), sent the requests a graded run of the task gets:
+        its graded shapes in order, up to a random cut at or after its small case (sanitize.sanitized_shapes)."""
         found = tool_runs.find_tool()
         if not found:
             return SanitizerOutcome(task, tool, dtype, shape, "unavailable",
@@ -246,20 +265,48 @@ class LocalBackend:
         shutil.rmtree(scratch, ignore_errors=True)
         prefix = tool_runs.new_prefix()
         log = scratch / f"{prefix.strip('=')}.log"
-        cmd = tool_runs.command(found, tool, str(build.harness), task, dtype, shape, seed, str(log), prefix,
-                                case_timeout=max(5.0, timeout - 15))
-        done = run(self.isolation, cmd, timeout=timeout, read_only=[build.harness], writable=[scratch], gpu=gpu)
+        chosen = tool_runs.sanitized_shapes(list(shapes or [shape]), shape)
+        start = time.monotonic()
+        deadline = start + timeout
+        server = HarnessServer(build.harness, gpu, sandbox=self.isolation, scratch=scratch,
+                               tool=tool_runs.serve_command(found, tool, str(log), prefix))
+        status, timed_out, said = None, False, ""
+        try:
+            for i, message in enumerate(tool_runs.requests(tool, task, dtype, chosen, seed)):
+                reply = server.request(message, max(1.0, deadline - time.monotonic()))
+                if i == 0 and self.isolation is not None and getattr(self.isolation, "filters", None) \
+                        and (server.seccomp_filters() or 0) < 2:
+                    # The tool's own filter and the run profile's: the student's code must not run under the
+                    # tool with less than a graded run has. (The grader's problem, never the student's.)
+                    raise HarnessFailure("the harness under compute-sanitizer was not under the run profile's "
+                                         "seccomp filter; the tool's run was stopped", "crashed")
+                if reply.get("context_lost"):
+                    break
+            # The tool writes its summary once the harness has quit; a process the code left behind could
+            # keep the tool waiting: it gets what is left of the limit, then the whole sandbox is killed.
+            status = server.finish(max(5.0, deadline - time.monotonic()))
+            if status is None:
+                said = ("compute-sanitizer did not end after the harness quit (a process your code left running "
+                        "kept it waiting)")
+        except HarnessFailure as failure:
+            timed_out = failure.kind == "timeout"
+            said = str(failure)
+            status = server.proc.poll()
+        finally:
+            server.close()
         text = log.read_text(errors="replace") if log.is_file() else ""
+        output = server.stderr
         shutil.rmtree(scratch, ignore_errors=True)
         findings = tool_runs.parse(text, prefix)
-        report = self.workspace._readable(findings.report, self.workspace.kernel_dirs / sub.student)
-        outcome = SanitizerOutcome(task, tool, dtype, shape, "clean", 0, report, seconds=done.seconds)
-        if done.timed_out:
+        report = self.workspace._readable(findings.report, self.workspace.kernel_dirs / sub.key)
+        outcome = SanitizerOutcome(task, tool, dtype, chosen[-1], "clean", 0, report,
+                                   seconds=time.monotonic() - start)
+        if timed_out and not findings.errors:
             outcome.status, outcome.message = "timeout", f"compute-sanitizer did not finish within {timeout:g} s"
-        elif findings.errors is None or (not findings.errors and done.status == HARNESS_CANNOT_RUN):
-            outcome.status = "failed"
-            outcome.message = (f"compute-sanitizer gave no verdict (exit status {done.status}): "
-                               + (done.stdout + done.stderr).strip()[-1000:])
         elif findings.errors:
             outcome.status, outcome.errors = "errors", findings.errors
+        elif findings.errors is None or status == HARNESS_CANNOT_RUN or said:
+            outcome.status = "failed"
+            outcome.message = (f"compute-sanitizer gave no verdict (exit status {status}): "
+                               + (said + "\n" + output).strip()[-1000:])
         return outcome

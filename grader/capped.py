@@ -28,7 +28,10 @@ class CappedReader(threading.Thread):
 
     def run(self):
         try:
-            for chunk in iter(lambda: self.stream.read(65536), b""):
+            # read1: what has arrived, at once. A plain read(n) waits for n bytes or the end of the stream,
+            # so output would sit unread while a process that escaped still held the pipe open.
+            read = getattr(self.stream, "read1", self.stream.read)
+            for chunk in iter(lambda: read(65536), b""):
                 room = self.cap - len(self.kept)
                 self.kept += chunk[:max(room, 0)]
                 self.dropped += max(0, len(chunk) - max(room, 0))

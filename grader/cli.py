@@ -2,9 +2,10 @@
 
   grade SUBMISSIONS   grade a directory of submissions into results/ (grades.sqlite, grades.csv, feedback/)
   report              rewrite grades.csv and feedback/ from results/grades.sqlite
-  export              write results/canvas.csv for Canvas's gradebook import (--roster maps ids)
-  gradescope          grade /autograder/submission into /autograder/results/results.json
-  autolab FILE        grade one handin and print Autolab's autoresult as the last line
+  export              write results/canvas.csv for Canvas's gradebook import (--roster maps ids), or with
+                      --to gradescope|autolab a student's results.json or autoresult, from the store
+  gradescope          grade /autograder/submission into a store, then write its results.json from it
+  autolab FILE        grade one handin into a store, then print its autoresult as the last line
   rubric              check grader/rubric.toml against the harness's registry and print it
   leaderboard         publish results/leaderboard/ (index.html, leaderboard.md, .csv) from the store
   rules               print the build gate's rules; --export FILE writes them for the students' pre-check
@@ -19,12 +20,15 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
 
 from grader.build import REPO, GraderError, LocalBackend
-from grader.exports import ExportError, autolab_result, canvas_csv, gradescope_results
+from grader.exports import EXPORTERS, ExportError, autolab, canvas, gradescope
+from grader.exports.common import student_of
 from grader.grade import GradeOptions, grade, grade_single
 from grader.leaderboard import PublishOptions, open_store, publish
 from grader.registry import Registry, RegistryError
@@ -32,6 +36,10 @@ from grader.report import summary_table, write_reports
 from grader.rubric import DEFAULT_RUBRIC, Rubric, RubricError, load_rubric
 from grader.sandbox import UNSAFE_FLAG, SandboxError, make_sandbox
 from grader.store import Store, StoreError
+
+
+class UsageError(ValueError):
+    """Options that do not go together: a bad argument (exit status 2)."""
 
 
 def gpu_list(spec: str) -> list[str]:
@@ -57,7 +65,7 @@ def gpu_list(spec: str) -> list[str]:
 
 
 def registry_from_store(results: Path) -> Registry:
-    store = Store(results / "grades.sqlite")
+    store = Store.existing(results / "grades.sqlite")
     try:
         run = store.latest_run()
     finally:
@@ -99,9 +107,9 @@ def cmd_grade(args) -> int:
     summary = grade(GradeOptions(Path(args.submissions), results, gpus, args.jobs, args.regrade, args.seed,
                                  not args.no_progress), rubric, registry, backend)
     write_reports(results, rubric)
-    store = Store(results / "grades.sqlite")
+    store = Store.existing(results / "grades.sqlite")
     try:
-        canvas_csv(store, rubric, results / "canvas.csv")  # ids as SIS Login IDs; `export --roster` maps them
+        canvas.export(store, rubric).write(results / "canvas.csv")  # ids as SIS Login IDs; `export --roster` maps them
     finally:
         store.close()
     for line in summary.skipped_entries:
@@ -127,55 +135,81 @@ def cmd_report(args) -> int:
 
 def cmd_export(args) -> int:
     results = Path(args.results)
+    if args.roster and args.to != "canvas":
+        raise UsageError(f"--roster maps ids for Canvas only, not for --to {args.to}")
     rubric = load_rubric(Path(args.rubric), registry_from_store(results))
-    store = Store(results / "grades.sqlite")
+    store = Store.existing(results / "grades.sqlite")
     try:
-        out, warnings = canvas_csv(store, rubric, Path(args.out) if args.out else results / "canvas.csv",
-                                   Path(args.roster) if args.roster else None)
+        options = {"roster": Path(args.roster) if args.roster else None} if args.to == "canvas" else {}
+        done = EXPORTERS[args.to].export(store, rubric, args.student, **options)
+        student = student_of(store, args.student) if args.to != "canvas" else None
     finally:
         store.close()
-    for w in warnings:
+    for w in done.warnings:
         print(f"warning: {w}", file=sys.stderr)
-    print(f"wrote {out}")
+    if args.to == "autolab" and not args.out:
+        print(done.text, end="")
+        return 0
+    default = {"canvas": results / "canvas.csv", "gradescope": results / f"{student}.results.json",
+               "autolab": results / f"{student}.autoresult.txt"}[args.to]
+    print(f"wrote {done.write(Path(args.out) if args.out else default)}")
     return 0
 
 
-def _grade_one(args, entry: Path):
+@contextmanager
+def _results_folder(given: str | None):
+    """Where a single submission is graded to: the folder given (kept), or a temporary one."""
+    if given:
+        yield Path(given)
+        return
+    with tempfile.TemporaryDirectory(prefix="grader-results-") as tmp:
+        yield Path(tmp)
+
+
+def _grade_one(args, entry: Path, results: Path):
+    """Grades one entry into RESULTS/grades.sqlite, as `grade` would; its exports then read it from there."""
+    if not entry.exists():
+        raise GraderError(f"{entry}: no such submission")
     work = Path(args.work)
     backend, registry, rubric = prepared_backend(args, work, os.cpu_count() or 2, args.gpu, isolation(args, work))
-    return grade_single(entry, rubric, registry, backend, args.gpu), rubric
+    return grade_single(entry, results, rubric, registry, backend, args.gpu), rubric
 
 
 def cmd_gradescope(args) -> int:
-    result, rubric = _grade_one(args, Path(args.submission))
-    out = Path(args.results_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(gradescope_results(result, rubric), indent=2))
-    print(f"wrote {out / 'results.json'}: {result.total:.1f} / {rubric.max_points:.0f}")
+    with _results_folder(args.results) as results:
+        single, rubric = _grade_one(args, Path(args.submission), results)
+        store = Store.existing(single.store)
+        try:
+            done = gradescope.export(store, rubric, single.student)
+        finally:
+            store.close()
+    out = done.write(Path(args.results_dir) / "results.json")
+    print(f"wrote {out}: {json.loads(done.text)['score']:.1f} / {rubric.max_points:.0f}")
     return 0
 
 
 def cmd_autolab(args) -> int:
-    result, rubric = _grade_one(args, Path(args.handin))
-    for score in result.scores:
-        print(f"{score.task}: {score.total:.1f} / {score.correctness_max + score.performance_max:.0f} {score.note}")
-    print(json.dumps(autolab_result(result, rubric)))
+    with _results_folder(args.results) as results:
+        single, rubric = _grade_one(args, Path(args.handin), results)
+        store = Store.existing(single.store)
+        try:
+            done = autolab.export(store, rubric, single.student)
+        finally:
+            store.close()
+    print(done.text, end="")
     return 0
 
 
 def _built_registry(harness_arg: str | None) -> Registry:
-    if harness_arg:
-        return Registry.from_harness(Path(harness_arg))
-    harness = REPO / "starter" / "build" / "starter" / "harness"
-    if not harness.exists():
-        raise GraderError(f"{harness} is not built yet: run `make -C starter harness`, or pass --harness")
-    return Registry.from_harness(harness)
+    """A built harness's registry when given, else the checked-in one (no build needed)."""
+    return Registry.from_harness(Path(harness_arg)) if harness_arg else Registry.from_file()
 
 
 def cmd_rules(args) -> int:
-    gate = load_rubric(Path(args.rubric), _built_registry(args.harness)).gate
+    rubric = load_rubric(Path(args.rubric), _built_registry(args.harness))
+    gate = rubric.gate
     if args.export:
-        Path(args.export).write_text(gate.export_text())
+        Path(args.export).write_text(rubric.student_rules_text())
         print(f"wrote {args.export}")
         return 0
     print("Rules (a task file that breaks one is not run):")
@@ -233,6 +267,8 @@ def parser() -> argparse.ArgumentParser:
                        help="run student code without a sandbox, with this user's rights (every result says so)")
 
     def one(q):
+        q.add_argument("--results", default=None, help="grade into RESULTS/grades.sqlite and keep it (default: a "
+                                                        "temporary folder, removed afterwards)")
         q.add_argument("--work", default="/tmp/grader-work", help="build directory (default: %(default)s)")
         q.add_argument("--gpu", default=None, help="CUDA device index to use (default: the first visible)")
         q.add_argument("--arch", default=None, help="GPU architecture to build for, e.g. sm_90 (default: detected)")
@@ -258,18 +294,24 @@ def parser() -> argparse.ArgumentParser:
     common(r)
     r.set_defaults(func=cmd_report)
 
-    e = sub.add_parser("export", help="write canvas.csv for Canvas's gradebook import",
+    e = sub.add_parser("export", help="write canvas.csv (or a Gradescope or Autolab result) from the store",
                        description="Write Canvas's gradebook import CSV (Student, ID, SIS User ID, SIS Login ID, "
-                                   "Section, then the assignment). --roster maps student ids through a Canvas "
-                                   "gradebook export; without it ids go in SIS Login ID.")
+                                   "Section, then the assignment) from the store. --roster maps student ids through "
+                                   "a Canvas gradebook export; without it ids go in SIS Login ID. --to gradescope "
+                                   "or autolab writes one student's results.json or autoresult instead.")
     common(e)
+    e.add_argument("--to", choices=sorted(EXPORTERS), default="canvas", help="what to write (default: %(default)s)")
+    e.add_argument("--student", default=None, help="whose latest submission (required for gradescope and autolab "
+                                                   "when the store holds more than one student)")
     e.add_argument("--roster", default=None, help="a Canvas gradebook export (CSV) to map student ids")
-    e.add_argument("--out", default=None, help="output file (default: RESULTS/canvas.csv)")
+    e.add_argument("--out", default=None, help="output file (default: RESULTS/canvas.csv, "
+                                               "RESULTS/STUDENT.results.json; autolab: standard output)")
     e.set_defaults(func=cmd_export)
 
     gs = sub.add_parser("gradescope", help="grade /autograder/submission for Gradescope",
-                        description="Grade the Gradescope submission folder and write results.json in "
-                                    "Gradescope's format (grader/gradescope/run_autograder calls this).")
+                        description="Grade the Gradescope submission folder into a store (--results, else a "
+                                    "temporary one), then write results.json in Gradescope's format from it "
+                                    "(grader/gradescope/run_autograder calls this).")
     gs.add_argument("--submission", default="/autograder/submission", help="default: %(default)s")
     gs.add_argument("--results-dir", default="/autograder/results", help="default: %(default)s")
     common(gs, results=False)
@@ -277,8 +319,9 @@ def parser() -> argparse.ArgumentParser:
     gs.set_defaults(func=cmd_gradescope)
 
     a = sub.add_parser("autolab", help="grade one handin for Autolab",
-                       description="Grade one handin (folder, .tar.gz, .tgz or .zip) and print Autolab's "
-                                   "autoresult JSON as the last line.")
+                       description="Grade one handin (folder, .tar.gz, .tgz or .zip) into a store (--results, "
+                                   "else a temporary one), then print Autolab's autoresult JSON from it as the "
+                                   "last line.")
     a.add_argument("handin", help="the student's handin")
     common(a, results=False)
     one(a)
@@ -287,7 +330,8 @@ def parser() -> argparse.ArgumentParser:
     rb = sub.add_parser("rubric", help="check the rubric against the harness and print it",
                         description="Validate the rubric against the harness's task registry and print it.")
     common(rb, results=False)
-    rb.add_argument("--harness", default=None, help="a built harness (default: starter/build/starter/harness)")
+    rb.add_argument("--harness", default=None, help="a built harness to read the registry from (default: the "
+                                                    "checked-in starter/harness/registry.json)")
     rb.set_defaults(func=cmd_rubric)
 
     lb = sub.add_parser("leaderboard", help="publish the leaderboard (HTML, Markdown, CSV) from the store",
@@ -307,7 +351,8 @@ def parser() -> argparse.ArgumentParser:
                         description="Print the build gate's rules from the rubric, or write them as JSON for "
                                     "starter/tools/precheck.py (--export starter/tools/rules.json).")
     common(ru, results=False)
-    ru.add_argument("--harness", default=None, help="a built harness (default: starter/build/starter/harness)")
+    ru.add_argument("--harness", default=None, help="a built harness to read the registry from (default: the "
+                                                    "checked-in starter/harness/registry.json)")
     ru.add_argument("--export", default=None, metavar="FILE", help="write the pre-check's rules.json here")
     ru.set_defaults(func=cmd_rules)
     return p
@@ -317,6 +362,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.func(args)
+    except UsageError as e:
+        print(f"grader: {e}", file=sys.stderr)
+        return 2
     except (GraderError, RubricError, RegistryError, StoreError, ExportError, SandboxError) as e:
         print(f"grader: {e}", file=sys.stderr)
         return 1

@@ -11,6 +11,7 @@ as it is done.
 """
 from __future__ import annotations
 
+import json
 import queue
 import random
 import shlex
@@ -26,13 +27,15 @@ from tqdm import tqdm
 
 from grader.build import BuildResult, GraderError
 from grader.gate.policy import GatePolicy
-from grader.intake import Submission, list_entries, read_submission
+from grader.intake import IntakeLimits, Submission, choose_latest, list_entries, read_submission
+from grader.isolation import Isolation
 from grader.paired import time_pairs
 from grader.registry import Registry
 from grader.results import REVIEW_FLAG, CaseOutcome, SanitizerOutcome, SubmissionResult
 from grader.rubric import Rubric, TaskPolicy
 from grader.runner import HarnessFailure
 from grader.score import score_submission, zero_scores
+from grader.status import NOT_RUN
 from grader.store import Store
 
 
@@ -48,7 +51,7 @@ class Backend(Protocol):
     backend may carry a `clock` (seconds, like time.monotonic) that timed cases
     are measured against; the tests' simulated GPU brings its own."""
     harness_version: str
-    sandbox: str
+    sandbox: Isolation  # how student code is isolated: stored with every grading run
 
     def build(self, sub: Submission, timeout: float, gate: GatePolicy | None = None) -> BuildResult: ...
 
@@ -57,7 +60,7 @@ class Backend(Protocol):
     def solution_server(self, gpu: str | None) -> Server: ...
 
     def sanitize(self, sub: Submission, build: BuildResult, gpu: str | None, tool: str, task: str, dtype: str,
-                 shape: str, seed: int, timeout: float) -> SanitizerOutcome: ...
+                 shape: str, seed: int, timeout: float, shapes: list[str] | None = None) -> SanitizerOutcome: ...
 
     def set_limits(self, limits) -> None: ...
 
@@ -72,6 +75,15 @@ class GradeOptions:
     seed: int | None = None
     progress: bool = True
     command: str = field(default_factory=lambda: shlex.join(sys.argv))
+
+
+@dataclass
+class SingleGrade:
+    """One submission graded on its own (Gradescope, Autolab), as stored."""
+    store: Path  # the grades.sqlite it is in
+    student: str
+    submission_id: int
+    result: SubmissionResult
 
 
 @dataclass
@@ -108,6 +120,12 @@ class _StudentProcess:
             self.close()  # the process exits after such a fault; the next case gets a new one
         return reply
 
+    def pause(self):
+        """Stops the student's processes until the next request (paired.py: while the solution runs)."""
+        pause = getattr(self.server, "pause", None)
+        if pause is not None:
+            pause()
+
     def answered_by(self, case: CaseOutcome) -> CaseOutcome:
         self.answered.append(case)
         return case
@@ -136,6 +154,65 @@ class _StudentProcess:
             if violation:
                 self._distrust(violation)
         self.answered = []
+
+
+def human_bytes(n: int) -> str:
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def cap_text(text: str, limit: int) -> str:
+    """At most `limit` bytes of text (UTF-8), the cut marked with how much was left out."""
+    data = text.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return text
+    return data[:limit].decode("utf-8", "ignore") + f"… [cut: {human_bytes(len(data) - limit)} more]"
+
+
+def _cap_record(value, limit: int):
+    """Every string in a harness record capped (a message a task file threw can be megabytes)."""
+    if isinstance(value, str):
+        return cap_text(value, limit)
+    if isinstance(value, dict):
+        return {k: _cap_record(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_cap_record(v, limit) for v in value]
+    return value
+
+
+def _strings(value) -> int:
+    if isinstance(value, str):
+        return 1
+    if isinstance(value, dict):
+        return sum(_strings(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_strings(v) for v in value)
+    return 0
+
+
+def cap_stored(result: SubmissionResult, message_bytes: int, submission_bytes: int) -> None:
+    """What is stored of one submission stays bounded: each message, hint, output and record string at most
+    `message_bytes`, and all of them together about `submission_bytes` (past that, each is cut shorter)."""
+    def size() -> int:
+        return sum(len(c.message) + len(c.hint) + len(c.output) + (len(json.dumps(c.record)) if c.record else 0)
+                   for c in result.cases) + sum(len(f.report) + len(f.message) for f in result.sanitizer)
+
+    fields = sum(3 + _strings(c.record) for c in result.cases) + 2 * len(result.sanitizer)
+    cases = [(c, c.message, c.hint, c.output, c.record) for c in result.cases]  # every pass cuts the originals
+    found = [(f, f.report, f.message) for f in result.sanitizer]
+    limit = message_bytes
+    while True:
+        for c, message, hint, output, record in cases:
+            c.message, c.hint, c.output = cap_text(message, limit), cap_text(hint, limit), cap_text(output, limit)
+            if record is not None:
+                c.record = _cap_record(record, limit)
+        for f, report, message in found:
+            f.report, f.message = cap_text(report, limit), cap_text(message, limit)
+        if size() <= submission_bytes or limit <= 64:
+            return
+        limit = max(64, min(limit // 2, submission_bytes // max(1, fields) - 40))  # 40: the cut's own note
 
 
 def _outcome_from_reply(task: str, dtype: str, shape: str, kind: str, seed: int, reply: dict) -> CaseOutcome:
@@ -173,9 +250,19 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                 result.cases += [CaseOutcome(policy.id, dtype, shape, "correctness", "forbidden", message, seed=seed)
                                  for dtype in policy.dtypes for shape in policy.shapes]
                 continue
+            if spec.file in build.unbuilt:  # did not compile or link: a marker stood in, every case would say so
+                result.cases += [CaseOutcome(policy.id, dtype, shape, "correctness", "build_error",
+                                             build.unbuilt[spec.file], seed=seed)
+                                 for dtype in policy.dtypes for shape in policy.shapes]
+                continue
             stop = ""
             for dtype in policy.dtypes:
+                unbuilt_type = ""  # this element type's launcher is not defined: its other shapes would say the same
                 for shape in policy.shapes:
+                    if unbuilt_type:
+                        result.cases.append(CaseOutcome(policy.id, dtype, shape, "correctness", "build_error",
+                                                        unbuilt_type, seed=seed))
+                        continue
                     if not stop and time.monotonic() > deadline:
                         stop = f"skipped: the submission's time limit of {rubric.limits.submission:.0f} s ran out"
                     if stop:
@@ -191,6 +278,8 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                     except HarnessFailure as f:
                         case = _failure_outcome(policy.id, dtype, shape, "correctness", seed, f)
                     result.cases.append(case)
+                    if case.status == "build_error":
+                        unbuilt_type = case.message
                     if case.status == "not_implemented":
                         stop = "not implemented yet"
                     elif case.status == "timeout":  # the next case would most likely hang just the same
@@ -209,9 +298,39 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                                                     _clock(backend)))
     finally:
         student.close()
+    cap_stored(result, int(rubric.limits.message_kib * 1024), int(rubric.limits.stored_kib * 1024))
     result.scores = score_submission(rubric, result.cases, result.sanitizer)
     result.seconds = time.monotonic() - start
     return result
+
+
+def free_gpu_memory(solution: Server) -> int | None:
+    """The GPU's free memory as the solution's process sees it (its `memory` op), or None if it cannot say."""
+    try:
+        reply = solution.request({"op": "memory"}, 60)
+    except HarnessFailure:
+        return None
+    return reply.get("free_bytes") if reply.get("op") == "memory" else None
+
+
+def await_gpu_memory(solution: Server, baseline: int | None, limits, student: str,
+                     clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> str:
+    """After a submission's processes are gone, waits (at most [limits] gpu_memory_wait seconds) until the
+    GPU's free memory is back within gpu_memory_slack_mib of what it was when grading began. Returns "" when
+    it came back, else a note naming the submission that held it (the next one is graded all the same)."""
+    if baseline is None:
+        return ""
+    slack = int(limits.gpu_memory_slack_mib * 2**20)
+    deadline = clock() + limits.gpu_memory_wait
+    free = free_gpu_memory(solution)
+    while free is not None and free < baseline - slack and clock() < deadline:
+        sleep(0.25)
+        free = free_gpu_memory(solution)
+    if free is None or free >= baseline - slack:
+        return ""
+    held = human_bytes(baseline - free)
+    return (f"after this submission's processes were ended, {held} of the GPU's memory stayed taken for "
+            f"{limits.gpu_memory_wait:g} s (a process it left behind, or a context it did not let go): {student}")
 
 
 def _clock(backend: Backend) -> Callable[[], float]:
@@ -228,8 +347,7 @@ def _sanitize_task(sub: Submission, build: BuildResult, backend: Backend, gpu: s
     """compute-sanitizer's tools on the task's small case, unless the task never ran or hung."""
     shape = rubric.sanitizer.shape(policy.id)
     own = [c for c in cases if c.task == policy.id and c.kind == "correctness"]
-    if not rubric.sanitizer.tools or shape is None or not own or \
-            all(c.status in ("missing", "not_implemented", "skipped") for c in own):
+    if not rubric.sanitizer.tools or shape is None or not own or all(c.status in NOT_RUN for c in own):
         return []
     dtype = policy.timed_dtype
     skip = ""
@@ -244,8 +362,11 @@ def _sanitize_task(sub: Submission, build: BuildResult, backend: Backend, gpu: s
         if skip:
             outcomes.append(SanitizerOutcome(policy.id, tool, dtype, shape, "skipped", message=skip))
             continue
+        # The tool's run gets the task's graded shapes from the first, as a graded run does (up to a random
+        # cut at or after its small case): the code under the tool cannot tell it from a graded run by what
+        # it is asked.
         outcomes.append(backend.sanitize(sub, build, gpu, tool, policy.id, dtype, shape, seed,
-                                         rubric.limits.sanitizer))
+                                         rubric.limits.sanitizer, shapes=list(policy.shapes)))
     return outcomes
 
 
@@ -260,6 +381,7 @@ def _timed_case(policy: TaskPolicy, shape: str, seed: int, student: _StudentProc
         if case.status != "ok":
             return case
         student_check = clock() - started
+        student.pause()  # nothing of the student's runs beside the solution (resumed by its next request)
         reference = solution.request(message, rubric.limits.case)
         if reference.get("status") != "ok":
             # The GPU is shared with the student's process: if that process holds its memory, the solution
@@ -308,10 +430,40 @@ def _flag(case: CaseOutcome, rubric: Rubric) -> None:
                         "to look at")
 
 
+def _start_run(store: Store, solutions: dict, seed: int, rubric: Rubric, registry: Registry, backend: Backend,
+               command: str) -> tuple[int, dict]:
+    """The grading run's record: its seed and versions, each GPU's device, the first GPU's measured limits, and how
+    student code is isolated; with each GPU's free memory now (what every submission must give back). Every
+    solution process measures its GPU's limits: its check replies then carry each timed case's plausibility floor."""
+    devices, limits, free_at_start = [], {}, {}
+    for gpu, server in solutions.items():
+        devices.append({"gpu": gpu, **server.request({"op": "hello"}, 120).get("device", {})})
+        measured = server.request({"op": "limits"}, 600)
+        limits = limits or measured
+        free_at_start[gpu] = free_gpu_memory(server)
+    run_id = store.start_run(seed, backend.harness_version, rubric.sha256, registry.raw, devices, limits,
+                             backend.sandbox, command)
+    return run_id, free_at_start
+
+
+def _intake_and_build(sub: Submission, backend: Backend, rubric: Rubric) -> tuple[SubmissionResult | None,
+                                                                                  BuildResult | None]:
+    """A submission rejected at intake, or whose build failed, is finished here (with its zero scores);
+    otherwise its build, ready to run."""
+    if sub.rejected:
+        return SubmissionResult(sub, "rejected", scores=zero_scores(rubric, "not graded: rejected at intake")), None
+    build = backend.build(sub, rubric.limits.build, rubric.gate)
+    if not build.ok:
+        return SubmissionResult(sub, "build_failed", build, scores=zero_scores(rubric, "does not compile")), None
+    return None, build
+
+
 def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Backend) -> GradeSummary:
     entries, skipped_entries = list_entries(options.submissions)
     task_files = [t.file for t in registry.tasks]
-    subs = [read_submission(e, task_files) for e in entries]
+    intake = IntakeLimits.from_rubric(rubric.limits)
+    subs, duplicates = choose_latest([read_submission(e, task_files, intake) for e in entries])
+    skipped_entries += duplicates
     store = Store(options.results / "grades.sqlite")
     skipped_same = [s.student for s in subs if not options.regrade and store.already_graded(
         s.student, s.sha256, backend.harness_version, rubric.sha256)]
@@ -320,15 +472,7 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
     backend.set_limits(rubric.limits)
 
     solutions = {gpu: backend.solution_server(gpu) for gpu in options.gpus}
-    devices, limits = [], {}
-    for gpu, server in solutions.items():
-        devices.append({"gpu": gpu, **server.request({"op": "hello"}, 120).get("device", {})})
-        # Every solution process measures its GPU's limits: its check replies then carry each timed
-        # case's plausibility floor. The first GPU's are stored with the run.
-        measured = server.request({"op": "limits"}, 600)
-        limits = limits or measured
-    run_id = store.start_run(seed, backend.harness_version, rubric.sha256, registry.raw, devices, limits,
-                             backend.sandbox, options.command)
+    run_id, free_at_start = _start_run(store, solutions, seed, rubric, registry, backend, options.command)
 
     lock = threading.Lock()
     graded: list[SubmissionResult] = []
@@ -342,13 +486,9 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
             bar.update()
 
     def build_one(sub: Submission) -> tuple[Submission, BuildResult | None]:
-        if sub.rejected:
-            finish(SubmissionResult(sub, "rejected", scores=zero_scores(rubric, "not graded: rejected at intake")))
-            return sub, None
-        build = backend.build(sub, rubric.limits.build, rubric.gate)
-        if not build.ok:
-            finish(SubmissionResult(sub, "build_failed", build, scores=zero_scores(rubric, "does not compile")))
-            return sub, None
+        done, build = _intake_and_build(sub, backend, rubric)
+        if done is not None:
+            finish(done)
         return sub, build
 
     ready: queue.Queue = queue.Queue()
@@ -359,7 +499,12 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
         while (item := ready.get()) is not None:
             sub, build = item
             try:
-                finish(grade_submission(sub, build, backend, gpu, solution, rubric, registry, seed))
+                result = grade_submission(sub, build, backend, gpu, solution, rubric, registry, seed)
+                held = await_gpu_memory(solution, free_at_start[gpu], rubric.limits, sub.student)
+                if held:
+                    sub.notes.append(held)
+                    print(f"grader: warning: {held}", file=sys.stderr)
+                finish(result)
             except BaseException as e:  # the grader's own failure: stop, keep what is stored
                 errors.append(e)
                 return
@@ -387,20 +532,27 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
     return GradeSummary(graded, skipped_same, skipped_entries, run_id)
 
 
-def grade_single(entry: Path, rubric: Rubric, registry: Registry, backend: Backend, gpu: str | None,
-                 seed: int | None = None) -> SubmissionResult:
-    """Grades one submission on its own (Gradescope, Autolab): nothing is stored."""
-    sub = read_submission(entry, [t.file for t in registry.tasks])
-    if sub.rejected:
-        return SubmissionResult(sub, "rejected", scores=zero_scores(rubric, "not graded: rejected at intake"))
+def grade_single(entry: Path, results: Path, rubric: Rubric, registry: Registry, backend: Backend, gpu: str | None,
+                 seed: int | None = None, command: str | None = None) -> SingleGrade:
+    """Grades one submission on its own (Gradescope, Autolab) into RESULTS/grades.sqlite, as a class run would:
+    a grading run with the same record, the submission saved by the same Store.save. Its exports read it back
+    from there (grader/exports/). It is graded even if the store holds it already (the new grade replaces it)."""
+    sub = read_submission(entry, [t.file for t in registry.tasks], IntakeLimits.from_rubric(rubric.limits))
+    seed = seed if seed is not None else random.getrandbits(53)
     backend.set_limits(rubric.limits)
-    build = backend.build(sub, rubric.limits.build, rubric.gate)
-    if not build.ok:
-        return SubmissionResult(sub, "build_failed", build, scores=zero_scores(rubric, "does not compile"))
+    store = Store(Path(results) / "grades.sqlite")
+    run_id = None
     solution = backend.solution_server(gpu)
     try:
-        solution.request({"op": "limits"}, 600)  # for the plausibility floors
-        return grade_submission(sub, build, backend, gpu, solution, rubric, registry,
-                                seed if seed is not None else random.getrandbits(53))
+        run_id, _ = _start_run(store, {gpu: solution}, seed, rubric, registry, backend,
+                            command if command is not None else shlex.join(sys.argv))
+        result, build = _intake_and_build(sub, backend, rubric)
+        if result is None:
+            result = grade_submission(sub, build, backend, gpu, solution, rubric, registry, seed)
+        submission_id = store.save(run_id, result, backend.harness_version, rubric.sha256, rubric.max_points)
     finally:
         solution.close()
+        if run_id is not None:
+            store.finish_run(run_id)
+        store.close()
+    return SingleGrade(store.path, sub.student, submission_id, result)

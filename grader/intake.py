@@ -6,14 +6,28 @@ memory and never extracted, so nothing in them can land outside the grader's
 own files. Task files are recognized by name anywhere inside; everything else
 is listed and ignored. A submission that breaks a rule is rejected with a
 reason that goes into that student's feedback; the others are unaffected.
+
+Reading is bounded (IntakeLimits, from the rubric's [limits]): the archive's
+own size, every member of any kind counted (folders, links and devices too),
+the bytes unpacked (an archive's stream is never read past them, whatever its
+headers claim), and the time spent on one submission.
+
+Two entries with the same student id (a folder and an archive, or two
+archives): the one received last (modification time) is graded, an archive
+before a folder on a tie; the other is skipped, and the graded one's feedback
+says so (choose_latest).
 """
 from __future__ import annotations
 
+import gzip
 import hashlib
+import io
 import os
 import re
 import stat
+import struct
 import tarfile
+import time
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -21,7 +35,7 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 
 MAX_UNPACKED_BYTES = 10 * 1024 * 1024
-MAX_FILES = 1000
+MAX_FILES = 1000  # plain files; every member of any kind counts against IntakeLimits.members
 NICKNAME_FILE = "nickname.txt"
 NICKNAME_MAX = 32
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
@@ -30,6 +44,21 @@ STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}")
 
 class Rejected(Exception):
     """A submission that breaks an intake rule; the message is for the student."""
+
+
+@dataclass(frozen=True)
+class IntakeLimits:
+    """What reading one submission may cost (grader/rubric.toml's [limits])."""
+    archive_bytes: int = 10 * 1024 * 1024
+    unpacked_bytes: int = MAX_UNPACKED_BYTES
+    members: int = 2000
+    files: int = MAX_FILES
+    seconds: float = 30.0
+
+    @classmethod
+    def from_rubric(cls, limits) -> "IntakeLimits":
+        return cls(int(limits.archive_mib * 2**20), int(limits.unpacked_mib * 2**20), int(limits.members),
+                   min(MAX_FILES, int(limits.members)), float(limits.intake_seconds))
 
 
 @dataclass
@@ -43,6 +72,12 @@ class Submission:
     ignored: list[str] = field(default_factory=list)  # paths inside the submission that were not used
     notes: list[str] = field(default_factory=list)
     rejected: str | None = None
+
+    @property
+    def key(self) -> str:
+        """A name for this submission's folders, unique per entry: its id and a digest of where it came from
+        (a folder and an archive of the same id never share one)."""
+        return f"{self.student}-{hashlib.sha256(str(self.source).encode()).hexdigest()[:10]}"
 
 
 def student_id(entry: Path) -> str | None:
@@ -72,18 +107,42 @@ def list_entries(directory: Path) -> tuple[list[Path], list[str]]:
     return entries, skipped
 
 
-def read_submission(entry: Path, task_files: list[str]) -> Submission:
+def choose_latest(subs: list[Submission]) -> tuple[list[Submission], list[str]]:
+    """One submission per student id: the one received last (an archive before a folder on a tie, then by
+    name); the graded one's notes say which others were skipped. Returns (kept, a note per skipped entry)."""
+    by_id: dict[str, list[Submission]] = {}
+    for sub in subs:
+        by_id.setdefault(sub.student, []).append(sub)
+    kept, skipped = [], []
+    for student, group in by_id.items():
+        group.sort(key=lambda s: (s.received, not s.source.is_dir(), s.source.name), reverse=True)
+        kept.append(group[0])
+        for other in group[1:]:
+            shown = other.source.name + ("/" if other.source.is_dir() else "")
+            group[0].notes.append(f"{shown} (received {other.received}) has the same student id; only the one "
+                                  f"received last, {group[0].source.name} ({group[0].received}), was graded")
+            skipped.append(f"{shown}: another entry with the id {student} was received later "
+                           f"({group[0].source.name}); skipped")
+    order = {id(s): i for i, s in enumerate(subs)}
+    return sorted(kept, key=lambda s: order[id(s)]), skipped
+
+
+def read_submission(entry: Path, task_files: list[str], limits: IntakeLimits | None = None) -> Submission:
     """Reads one entry; never raises for anything inside it (a broken one comes back rejected)."""
     entry = Path(entry)
+    limits = limits or IntakeLimits()
     sub = Submission(student=student_id(entry) or entry.name, source=entry)
     sub.received = datetime.fromtimestamp(entry.lstat().st_mtime, timezone.utc).isoformat(timespec="seconds")
     try:
+        budget = _Budget(limits)
         if entry.is_dir():
-            members = _read_folder(entry)
-        elif entry.name.endswith(".zip"):
-            members = _read_zip(entry)
+            members = _read_folder(entry, budget)
         else:
-            members = _read_tar(entry)
+            size = entry.stat().st_size
+            if size > limits.archive_bytes:
+                raise Rejected(f"the archive is {size / 2**20:.1f} MiB, more than the "
+                               f"{limits.archive_bytes / 2**20:g} MiB an archive may be")
+            members = _read_zip(entry, budget) if entry.name.endswith(".zip") else _read_tar(entry, budget)
         sub.sha256 = _digest(entry, members)
         _recognize(sub, members, task_files)
     except Rejected as e:
@@ -95,25 +154,47 @@ def read_submission(entry: Path, task_files: list[str]) -> Submission:
 
 
 class _Budget:
-    """Counts files and bytes as they are read, and rejects past the limits."""
+    """Counts members, files, bytes and time as they are read, and rejects past the limits."""
 
-    def __init__(self):
+    def __init__(self, limits: IntakeLimits):
+        self.limits = limits
+        self.members = 0
         self.files = 0
         self.bytes = 0
+        self.deadline = time.monotonic() + limits.seconds
+
+    def add_member(self, name: str):
+        """Any entry: a file, a folder, a link, a device."""
+        self.members += 1
+        if self.members > self.limits.members:
+            raise Rejected(f"more than {self.limits.members} entries (files, folders, links); submit only your "
+                           "kernel files")
+        if self.members % 64 == 0 and time.monotonic() > self.deadline:
+            raise Rejected(f"reading it took longer than {self.limits.seconds:g} s; submit only your kernel files")
 
     def add_file(self, name: str):
         self.files += 1
-        if self.files > MAX_FILES:
-            raise Rejected(f"more than {MAX_FILES} files; submit only your kernel files")
+        if self.files > self.limits.files:
+            raise Rejected(f"more than {self.limits.files} files; submit only your kernel files")
+
+    def _too_big(self, name: str) -> Rejected:
+        return Rejected(f"more than {self.limits.unpacked_bytes // (1024 * 1024)} MB unpacked (at {name})")
+
+    def unpacked(self, total: int, name: str):
+        """The archive's stream has been read this far (headers, data and padding together)."""
+        if total > self.limits.unpacked_bytes + 1024 * 1024:  # room for the tar headers of small files
+            raise self._too_big(name)
 
     def read(self, stream, declared: int | None, name: str) -> bytes:
-        remaining = MAX_UNPACKED_BYTES - self.bytes
+        remaining = self.limits.unpacked_bytes - self.bytes
         if declared is not None and declared > remaining:
-            raise Rejected(f"more than {MAX_UNPACKED_BYTES // (1024 * 1024)} MB unpacked (at {name})")
+            raise self._too_big(name)
         data = stream.read(remaining + 1)
         if len(data) > remaining:
-            raise Rejected(f"more than {MAX_UNPACKED_BYTES // (1024 * 1024)} MB unpacked (at {name})")
+            raise self._too_big(name)
         self.bytes += len(data)
+        if time.monotonic() > self.deadline:
+            raise Rejected(f"reading it took longer than {self.limits.seconds:g} s; submit only your kernel files")
         return data
 
 
@@ -126,12 +207,13 @@ def _check_path(name: str) -> str:
     return "/".join(p for p in parts if p not in ("", "."))
 
 
-def _read_folder(folder: Path) -> dict[str, bytes]:
-    budget, members = _Budget(), {}
+def _read_folder(folder: Path, budget: _Budget) -> dict[str, bytes]:
+    members = {}
     for root, dirs, files in os.walk(folder, followlinks=False):
         for name in dirs + files:
             path = Path(root) / name
             rel = path.relative_to(folder).as_posix()
+            budget.add_member(rel)
             mode = path.lstat().st_mode
             if stat.S_ISLNK(mode):
                 raise Rejected(f"the submission holds a symbolic link ({rel}); submit plain files")
@@ -145,11 +227,55 @@ def _read_folder(folder: Path) -> dict[str, bytes]:
     return members
 
 
-def _read_tar(archive: Path) -> dict[str, bytes]:
-    budget, members = _Budget(), {}
+class _Bounded(io.RawIOBase):
+    """The decompressed stream of a .tar.gz, which refuses to go past the unpacked limit: tarfile reads a
+    long name's or a pax header's whole declared size into memory, and skips a member's data by
+    decompressing it, before the caller sees any of it."""
+
+    def __init__(self, stream, budget: _Budget):
+        self.stream, self.budget = stream, budget
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.stream.tell()
+
+    def read(self, n: int = -1) -> bytes:
+        room = self.budget.limits.unpacked_bytes + 1024 * 1024 - self.stream.tell()
+        if n is None or n < 0 or n > room:
+            n = max(room, 0) + 1
+        data = self.stream.read(n)
+        self.budget.unpacked(self.stream.tell(), "the archive's stream")
+        return data
+
+    def readinto(self, buffer) -> int:
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        target = offset if whence == 0 else self.stream.tell() + offset if whence == 1 else None
+        if target is None:
+            raise OSError("cannot seek from the end of a compressed stream")
+        self.budget.unpacked(target, "the archive's stream")
+        return self.stream.seek(target)
+
+
+def _read_tar(archive: Path, budget: _Budget) -> dict[str, bytes]:
+    members = {}
     try:
-        with tarfile.open(archive, mode="r:gz") as tar:
-            for info in tar:
+        with gzip.open(archive, "rb") as raw, tarfile.open(fileobj=_Bounded(raw, budget), mode="r:") as tar:
+            while True:
+                info = tar.next()  # one header at a time, each counted before the next is read
+                if info is None:
+                    break
+                tar.members = []  # tarfile keeps every header it read: a million of them would be its memory
+                budget.add_member(info.name)
+                budget.unpacked(info.offset_data + max(info.size, 0), info.name)
                 name = _check_path(info.name)
                 if info.issym() or info.islnk():
                     raise Rejected(f"the archive holds a link ({info.name}); submit plain files")
@@ -161,16 +287,34 @@ def _read_tar(archive: Path) -> dict[str, bytes]:
                     raise Rejected(f"the archive holds something that is not a plain file ({info.name})")
                 budget.add_file(name)
                 members[name] = budget.read(tar.extractfile(info), info.size, name)
-    except (tarfile.TarError, EOFError, OSError, zlib.error) as e:
+    except (tarfile.TarError, EOFError, OSError, zlib.error, gzip.BadGzipFile) as e:
         raise Rejected(f"the archive cannot be read as .tar.gz ({e})") from None
     return members
 
 
-def _read_zip(archive: Path) -> dict[str, bytes]:
-    budget, members = _Budget(), {}
+def _zip_entries(archive: Path) -> int | None:
+    """The entry count of a zip's end-of-central-directory record, read before the directory itself."""
+    with open(archive, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        f.seek(max(0, size - 65557))
+        tail = f.read()
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or at + 22 > len(tail):
+        return None
+    return struct.unpack_from("<H", tail, at + 10)[0]
+
+
+def _read_zip(archive: Path, budget: _Budget) -> dict[str, bytes]:
+    members = {}
+    entries = _zip_entries(archive)
+    if entries is not None and (entries == 0xFFFF or entries > budget.limits.members):
+        raise Rejected(f"more than {budget.limits.members} entries (files, folders, links); submit only your "
+                       "kernel files")
     try:
         with zipfile.ZipFile(archive) as z:
             for info in z.infolist():
+                budget.add_member(info.filename)
                 name = _check_path(info.filename)
                 kind = (info.external_attr >> 16) & 0o170000
                 if kind == stat.S_IFLNK:

@@ -23,6 +23,12 @@ When pairing stops, and why the time it takes is bounded:
 Warm-ups run once, in the first request of each side; the caller asks for none
 when the student's check already took more than a tenth of the budget (a
 run that long needs no warming up, and two of them would eat the budget).
+
+While the solution's sample runs, the student's processes are stopped
+(SIGSTOP, every thread: `student.pause()`, when the server has it) from the
+moment their reply is in until their next request: a thread of theirs left
+running in the background cannot launch GPU work that slows the solution's
+sample (and so raises the speedup).
 """
 from __future__ import annotations
 
@@ -30,6 +36,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from grader import metrics
 from grader.rubric import TimingPolicy
 from grader.stats import MedianCI, median_ci
 
@@ -46,7 +53,7 @@ class Pair:
 
     @property
     def speedup(self) -> float:
-        return self.solution_ms / self.student_ms
+        return metrics.speedup(self.solution_ms, self.student_ms)
 
 
 @dataclass
@@ -109,6 +116,9 @@ def time_pairs(student, solution, policy: TimingPolicy, request_timeout: float, 
             result.stop_reason = "student_failed"
             result.seconds = clock() - start
             return result
+        pause = getattr(student, "pause", None)
+        if pause is not None:
+            pause()  # resumed by its next request
         b = solution.request({"op": "time", "samples": 1, "warmup": warmup if first else 0}, request_timeout)
         if b.get("status") != "ok":
             raise RuntimeError(f"the solution failed while being timed: {b}")

@@ -6,32 +6,28 @@ rewrites the same files at any time, from each student's latest submission.
 from __future__ import annotations
 
 import base64
-import io
 import json
+import re
 from pathlib import Path
 
 import jinja2
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
+from grader.feedback import condense, points_note, timed_views
+from grader.isolation import Isolation
+from grader.plots import speedup_plot
+from grader.rubric import Rubric
+from grader.status import case_word, submission_word
+from grader.store import Store
 
-from grader import sandbox as isolation  # noqa: E402
-from grader.results import GRADER_STATUSES  # noqa: E402
-from grader.rubric import Rubric  # noqa: E402
-from grader.sanitizer import meaning, summary_sentence  # noqa: E402
-from grader.store import Store  # noqa: E402
-
+UNRECORDED = Isolation("unknown", text="not recorded")  # a submission whose run is not in the store
+UNKNOWN_RUN = {"limits": {}, "device": "", "isolation": UNRECORDED}
 _LOADER = jinja2.FileSystemLoader(Path(__file__).parent / "templates")
-# Markdown keeps its whitespace exactly as written; HTML is escaped, since students control its text.
-TEMPLATES = {"md": jinja2.Environment(loader=_LOADER, keep_trailing_newline=True, undefined=jinja2.StrictUndefined),
+# Markdown is not escaped (students' text lands in code spans and plain lines); HTML is, since students control its text.
+TEMPLATES = {"md": jinja2.Environment(loader=_LOADER, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
+                                      undefined=jinja2.StrictUndefined),
              "html": jinja2.Environment(loader=_LOADER, autoescape=True, trim_blocks=True, lstrip_blocks=True,
                                         undefined=jinja2.StrictUndefined)}
-STATUS_WORDS = {"graded": "graded", "rejected": "rejected at intake", "build_failed": "did not compile"}
-CASE_WORDS = {"ok": "passed", "wrong": "wrong", "not_implemented": "not implemented yet", "error": "error",
-              **{k: k for k in GRADER_STATUSES}, "protocol": "not trusted"}
-LIMIT_NAMES = {"GFLOP/s": "cuBLAS FP32", "GB/s": "the copy bandwidth"}
 
 
 def grades_table(store: Store, rubric: Rubric) -> pd.DataFrame:
@@ -47,119 +43,109 @@ def grades_table(store: Store, rubric: Rubric) -> pd.DataFrame:
     wide.columns = [f"{task}_{part}" for part, task in wide.columns]
     order = [f"{t.id}_{part}" for t in rubric.tasks for part in ("correctness", "performance")]
     table = subs.set_index("id").join(wide.reindex(columns=order))
-    runs = store.run_sandboxes()
-    table["sandbox"] = [isolation.label(runs.get(r, "none")) for r in table["run_id"]]  # how its code was isolated
+    isolations = store.isolations()
+    table["sandbox"] = [isolations.get(r, UNRECORDED).label for r in table["run_id"]]  # how its code was isolated
     table = table.reset_index()[columns + order + tail]
     return table.round(3)
 
 
-def _plot(timed: pd.DataFrame) -> bytes | None:
-    """A bar chart of the student's throughput beside the solution's, per timed case."""
-    timed = timed[timed["speedup"].notna()]
-    if timed.empty:
-        return None
-    labels = [f"{r.task}\n{r.shape}" for r in timed.itertuples()]
-    student = [r.work / (r.student_ms * 1e-3) / 1e9 for r in timed.itertuples()]
-    solution = [r.work / (r.solution_ms * 1e-3) / 1e9 for r in timed.itertuples()]
-    fig, ax = plt.subplots(figsize=(max(4, 1.4 * len(labels)), 3.2), dpi=110)
-    x = range(len(labels))
-    ax.bar([i - 0.2 for i in x], student, width=0.4, label="yours", color="#3b6fb6")
-    ax.bar([i + 0.2 for i in x], solution, width=0.4, label="solution", color="#b0b0b0")
-    ax.set_xticks(list(x), labels, fontsize=8)
-    ax.set_yscale("log")
-    ax.set_ylabel("GFLOP/s or GB/s (log scale)")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
-    plt.close(fig)
-    return buffer.getvalue()
+def task_feedback(store: Store, rubric: Rubric, submission_id: int, limits: dict) -> list[dict]:
+    """Each task of a submission as its feedback shows it (grader/feedback.py): the scores, a one-line verdict,
+    the evidence and groups of failed cases, and the timed cases rated against the run's measured `limits`.
+    The feedback pages, Gradescope's per-task output and Autolab's lines are all made from these."""
+    cases = store.cases(submission_id)
+    tool_runs = store.sanitizer_runs(submission_id)
+    scores = store.scores([submission_id]).set_index("task")
+    status = store.submission_status(submission_id)
+    tasks = []
+    for policy in rubric.tasks:
+        s = scores.loc[policy.id] if policy.id in scores.index else None
+        rows = cases[cases["task"] == policy.id]
+        task = {"task": policy.id, "correctness": float(s.correctness) if s is not None else 0.0,
+                "correctness_max": policy.correctness_points,
+                "performance": float(s.performance) if s is not None else 0.0,
+                "performance_max": policy.performance_points,
+                **condense(policy.id, policy.shapes, rows, tool_runs[tool_runs["task"] == policy.id]),
+                "timed": timed_views(policy.id, rows, limits, policy)}
+        if rows.empty and status in ("rejected", "build_failed"):
+            task["verdict"] = submission_word(status)
+        task["points"] = task["correctness"] + task["performance"]
+        task["max_points"] = policy.correctness_points + policy.performance_points
+        task["note"] = points_note(task, rows[rows["kind"] == "correctness"])
+        tasks.append(task)
+    return tasks
 
 
-def _case_view(row, limits: dict) -> dict:
-    view = {"kind": row.kind, "dtype": row.dtype, "shape": row.shape, "status": row.status,
-            "status_text": CASE_WORDS.get(row.status, row.status), "message": row.message, "hint": row.hint,
-            "icon": "✅" if row.status == "ok" else "❌", "speedup": None, "output": row.output}
-    if pd.notna(row.speedup):
-        throughput = row.work / (row.student_ms * 1e-3) / 1e9
-        limit = limits.get("sgemm_fp32_gflops" if row.unit == "GFLOP/s" else "copy_bandwidth_gbps")
-        view.update(speedup=row.speedup, speedup_low=row.speedup_low, speedup_high=row.speedup_high,
-                    student_ms=row.student_ms, solution_ms=row.solution_ms, pairs=int(row.pairs), unit=row.unit,
-                    student_throughput=throughput, credit=row.credit if pd.notna(row.credit) else 0.0,
-                    percent_of_limit=100 * throughput / limit if limit else None,
-                    limit_name=LIMIT_NAMES.get(row.unit, "the device limit"))
-    throttled = getattr(row, "throttled_pairs", None)
-    view["throttle_note"] = (f"; {int(throttled)} of {int(row.pairs)} pairs were timed while the GPU's clock was "
-                             "throttled" if pd.notna(throttled) and throttled else "")
-    return view
+def task_markdown(task: dict) -> str:
+    """One task's condensed feedback in Markdown: its verdict, then what failed, as the page has it (Gradescope's
+    correctness output)."""
+    return TEMPLATES["md"].get_template("feedback_task.md.j2").render(t=task, part="correctness").strip("\n")
 
 
-SANITIZER_WORDS = {"skipped": "not run", "timeout": "did not finish in time", "failed": "gave no verdict",
-                   "unavailable": "not available on the grading machine"}
+def performance_markdown(task: dict) -> str:
+    """One task's timed cases in Markdown, as the page's performance table has them (Gradescope's performance
+    output)."""
+    return TEMPLATES["md"].get_template("feedback_task.md.j2").render(t=task, part="performance").strip("\n")
 
 
-def _sanitizer_view(row) -> dict:
-    """One compute-sanitizer run, in words: what it found and what that means."""
-    if row.status == "clean":
-        text = f"compute-sanitizer {row.tool} on {row.dtype} {row.shape}: no problems found"
-    elif row.status == "errors":
-        text = f"{summary_sentence(row.tool, int(row.errors))} on {row.dtype} {row.shape}"
-        if meaning(row.report):
-            text += f": {meaning(row.report)}"
-    else:
-        text = (f"compute-sanitizer {row.tool} on {row.dtype} {row.shape}: {SANITIZER_WORDS.get(row.status, row.status)}"
-                + (f" ({row.message})" if row.message else ""))
-    return {"tool": row.tool, "status": row.status, "text": text, "report": row.report if row.status == "errors" else "",
-            "icon": "⚠️" if row.status == "errors" else ("✅" if row.status == "clean" else "➖")}
+def run_views(store: Store) -> dict[int, dict]:
+    """Each grading run as the feedback uses it: its measured limits, its first device's name, its isolation."""
+    isolations = store.isolations()
+    views = {}
+    for run in store.runs().itertuples():
+        devices = json.loads(run.devices or "[]")
+        views[run.id] = {"limits": json.loads(run.limits or "{}"),
+                         "device": devices[0].get("name", "") if devices else "",
+                         "isolation": isolations.get(run.id, UNRECORDED)}
+    return views
 
 
-def _sanitizer_views(runs: pd.DataFrame) -> list[dict]:
-    """A task's compute-sanitizer runs; one line when every tool found nothing."""
-    if not runs.empty and (runs["status"] == "clean").all():
-        first = runs.iloc[0]
-        return [{"tool": "", "status": "clean", "report": "", "icon": "✅",
-                 "text": f"compute-sanitizer ({', '.join(runs['tool'])}) on {first['dtype']} {first['shape']}: "
-                         "no problems found"}]
-    return [_sanitizer_view(r) for r in runs.itertuples()]
+def run_of(store: Store, run_id: int) -> dict:
+    """The grading run a submission was graded in (run_views' entry; empty limits if it is not in the store)."""
+    return run_views(store).get(run_id, UNKNOWN_RUN)
+
+
+# Intake's note for a missing task file: the verdict of that task's row already says "file missing".
+_MISSING_NOTE = re.compile(r"^\S+\.cu is missing: that task scores 0$")
+
+
+def feedback_context(store: Store, rubric: Rubric, sub, run: dict) -> tuple[dict, bytes | None]:
+    """What feedback.md.j2 and feedback.html.j2 render for one stored submission, and its plot's PNG."""
+    tasks = task_feedback(store, rubric, sub.id, run["limits"])
+    timed = [v for t in tasks for v in t["timed"]]
+    png = speedup_plot(timed)
+    tool_runs = store.sanitizer_runs(sub.id)
+    findings = json.loads(sub.gate)
+    isolation = run["isolation"]
+    context = {"title": rubric.title, "s": sub._asdict(), "status_word": submission_word, "tasks": tasks,
+               "timed": timed, "gate": [f for f in findings if f["enforced"]],
+               "gate_notes": [f for f in findings if not f["enforced"]],
+               "notes": [n for n in json.loads(sub.notes) if not _MISSING_NOTE.match(n)],
+               "ignored": json.loads(sub.ignored), "device": run["device"],
+               "unbuilt": [t["task"] for t in tasks if t["verdict"] == case_word("build_error")],
+               "no_sanitizer": bool(len(tool_runs)) and (tool_runs["status"] == "unavailable").all(),
+               "plot": f"{sub.student}.png" if png else None,
+               "plot_data": base64.b64encode(png).decode() if png else None,
+               "unsandboxed": None if isolation.isolated else isolation.label}
+    return context, png
+
+
+def render_feedback(context: dict, kind: str) -> str:
+    """One feedback page ("md" or "html") from feedback_context()."""
+    return TEMPLATES[kind].get_template(f"feedback.{kind}.j2").render(context)
 
 
 def write_feedback(store: Store, rubric: Rubric, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
-    run = store.latest_run() or {}
-    limits = json.loads(run.get("limits") or "{}")
-    devices = json.loads(run.get("devices") or "[]")
-    device = devices[0].get("name", "") if devices else ""
-    runs = store.run_sandboxes()
     written = []
-    subs = store.latest_submissions()
-    for sub in subs.itertuples():
-        cases = store.cases(sub.id)
-        tool_runs = store.sanitizer_runs(sub.id)
-        scores = store.scores([sub.id]).set_index("task")
-        tasks = []
-        for policy in rubric.tasks:
-            s = scores.loc[policy.id] if policy.id in scores.index else None
-            rows = cases[cases["task"] == policy.id]
-            tasks.append({"task": policy.id, "correctness": s.correctness if s is not None else 0.0,
-                          "correctness_max": policy.correctness_points,
-                          "performance": s.performance if s is not None else 0.0,
-                          "performance_max": policy.performance_points, "note": s.note if s is not None else "",
-                          "cases": [_case_view(r, limits) for r in rows.itertuples()],
-                          "sanitizer": _sanitizer_views(tool_runs[tool_runs["task"] == policy.id])})
-        png = _plot(cases[cases["kind"] == "timed"])
-        sandbox = runs.get(sub.run_id, "none")
-        findings = json.loads(sub.gate)
-        context = {"title": rubric.title, "s": sub._asdict(), "tasks": tasks, "status_words": STATUS_WORDS,
-                   "gate": [f for f in findings if f["enforced"]], "gate_notes": [f for f in findings if not f["enforced"]],
-                   "notes": json.loads(sub.notes), "ignored": json.loads(sub.ignored), "device": device,
-                   "plot": f"{sub.student}.png" if png else None,
-                   "plot_data": base64.b64encode(png).decode() if png else None,
-                   "unsandboxed": None if isolation.isolated(sandbox) else isolation.label(sandbox)}
+    runs = run_views(store)
+    for sub in store.latest_submissions().itertuples():
+        context, png = feedback_context(store, rubric, sub, runs.get(sub.run_id, UNKNOWN_RUN))
         if png:
             (out / f"{sub.student}.png").write_bytes(png)
         for kind in ("md", "html"):
             path = out / f"{sub.student}.{kind}"
-            path.write_text(TEMPLATES[kind].get_template(f"feedback.{kind}.j2").render(context))
+            path.write_text(render_feedback(context, kind))
             written.append(path)
     return written
 
@@ -175,25 +161,24 @@ def summary_table(store: Store, rubric: Rubric) -> pd.DataFrame:
     if subs.empty:
         return pd.DataFrame({"submissions": [0]})
     ids = subs["id"].tolist()
-    marks = ",".join("?" * len(ids))
-    cases = store.table(f"SELECT submission_id, status FROM cases WHERE submission_id IN ({marks})", tuple(ids))
+    cases = store.cases_for(ids)
+    tool_runs = store.sanitizer_runs_for(ids)
     scores = store.scores(ids)
     row = {"submissions": len(subs), "graded": int((subs["status"] == "graded").sum()),
            "build failures": int((subs["status"] == "build_failed").sum()),
+           "with files that do not build": int(cases[cases["status"] == "build_error"]["submission_id"].nunique()),
            "rejected": int((subs["status"] == "rejected").sum()),
            "with timeouts": int(cases[cases["status"] == "timeout"]["submission_id"].nunique()),
            "flagged for review": len(review_table(store)),
-           "sanitizer findings": int(store.table(
-               f"SELECT COUNT(DISTINCT submission_id) AS n FROM sanitizer_runs WHERE status = 'errors' AND "
-               f"submission_id IN ({marks})", tuple(ids))["n"].iloc[0]),
+           "sanitizer findings": int(tool_runs[tool_runs["status"] == "errors"]["submission_id"].nunique()),
            "with forbidden files": int(cases[cases["status"] == "forbidden"]["submission_id"].nunique()),
            "mean total": round(float(subs["total"].mean()), 2), "of": rubric.max_points}
     means = (scores.assign(points=scores["correctness"] + scores["performance"])
              .groupby("task")["points"].mean().round(2))
     for policy in rubric.tasks:
         row[policy.id] = float(means.get(policy.id, 0.0))
-    runs = store.run_sandboxes()
-    row["sandbox"] = ", ".join(sorted({isolation.label(runs.get(r, "none")) for r in subs["run_id"]}))
+    isolations = store.isolations()
+    row["sandbox"] = ", ".join(sorted({isolations.get(r, UNRECORDED).label for r in subs["run_id"]}))
     return pd.DataFrame([row])
 
 

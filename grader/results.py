@@ -10,16 +10,6 @@ from grader.paired import PairedResult
 if TYPE_CHECKING:  # build.py imports this module
     from grader.build import BuildResult
 
-# Case statuses: the harness's (ok, wrong, not_implemented, error) and the grader's own.
-GRADER_STATUSES = {
-    "timeout": "the run took longer than its time limit",
-    "crashed": "the harness process died while running the code",
-    "missing": "the task's file is not in the submission",
-    "skipped": "not run",
-    "implausible": "timed faster than the GPU can physically do the work: no performance credit, listed for review",
-    "protocol": "something other than the harness wrote on its reply channel",
-    "forbidden": "not run: the task file breaks a rule of the build gate (grader/rubric.toml [gate])",
-}
 # Flags on a timed case that passed: listed for a TA, scored as measured.
 REVIEW_FLAG = "review"
 
@@ -64,9 +54,6 @@ class CaseOutcome:
     @property
     def passed(self) -> bool:
         return self.status == "ok"
-
-    def throughput(self, ms: float) -> float:
-        return self.work / (ms * 1e-3) / 1e9 if ms > 0 else 0.0
 
 
 @dataclass

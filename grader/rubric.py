@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader.gate.policy import GatePolicy, parse_gate
-from grader.registry import Registry
+from grader.registry import SHAPE_SETS, Registry
 
 DEFAULT_RUBRIC = Path(__file__).resolve().parent / "rubric.toml"
 
@@ -66,9 +67,23 @@ class Limits:
     file_size_mib: float
     processes: int
     output_mib: float
+    # Bounds on what a submission can make the grader itself do (each optional, with the default below).
+    task_file_kib: float = 256  # a task file larger than this is refused unread (the pre-check's limit too)
+    precheck_seconds: float = 20  # the source pre-check of one task file
+    archive_mib: float = 10  # an archive's own (compressed) size
+    unpacked_mib: float = 10  # all of a submission's files together, unpacked
+    members: int = 2000  # entries of an archive or folder of any kind: files, folders, links, devices
+    intake_seconds: float = 30  # reading one submission
+    message_kib: float = 16  # each message, hint and output stored for a case or a sanitizer run
+    stored_kib: float = 1024  # all of one submission's stored messages together
+    gpu_memory_wait: float = 60  # seconds to wait, after a submission, for the GPU's memory to come back
+    gpu_memory_slack_mib: float = 512  # what may stay missing from the free memory measured at the start
 
 
 LIMIT_KEYS = ("build", "case", "submission", "sanitizer", "cpu_seconds", "file_size_mib", "processes", "output_mib")
+OPTIONAL_LIMITS = {"task_file_kib": False, "precheck_seconds": False, "archive_mib": False, "unpacked_mib": False,
+                   "members": True, "intake_seconds": False, "message_kib": False, "stored_kib": False,
+                   "gpu_memory_wait": False, "gpu_memory_slack_mib": False}  # key -> must be an integer
 MIN_PROCESSES = 16  # a build alone runs make, nvcc, cicc, ptxas, gcc and as
 
 
@@ -113,6 +128,15 @@ class Rubric:
     def task(self, task_id: str) -> TaskPolicy:
         return next(t for t in self.tasks if t.id == task_id)
 
+    def student_rules_text(self) -> str:
+        """starter/tools/rules.json: what `make test` and `make precheck` apply as the grader would (the build
+        gate's rules, and which compute-sanitizer tools run and what a finding costs)."""
+        data = self.gate.to_json()
+        data["generated"] = ("from grader/rubric.toml by `python3 -m grader rules --export starter/tools/rules.json`;"
+                             " edit the rubric, not this file")
+        data["sanitizer"] = {"tools": list(self.sanitizer.tools), "penalty": self.sanitizer.penalty}
+        return json.dumps(data, indent=2) + "\n"
+
     @property
     def max_points(self) -> float:
         return sum(t.max_points for t in self.tasks)
@@ -156,14 +180,26 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
             fail(where, f"'{key}' lists an entry twice")
         return tuple(value)
 
+    def shape_list(section: dict, key: str, default: str, spec, where: str, allow_empty: bool = False):
+        value = section.get(key, default)
+        if isinstance(value, str):
+            if value not in SHAPE_SETS:
+                fail(where, f"'{key}' names the shape set '{value}', which the registry does not have "
+                            f"(its sets: {', '.join(SHAPE_SETS)})")
+            return spec.shapes(value)
+        return strings(section, key, where, allow_empty=allow_empty)
+
     assignment = table(data, "assignment", "top level")
     limits_t = table(data, "limits", "top level")
     timing_t = table(data, "timing", "top level")
     tasks_t = table(data, "tasks", "top level")
 
-    for key in limits_t.keys() - set(LIMIT_KEYS):
-        fail("[limits]", f"unknown key '{key}' (expected {', '.join(LIMIT_KEYS)})")
-    limits = Limits(*(number(limits_t, k, "[limits]", positive=True, integer=k == "processes") for k in LIMIT_KEYS))
+    for key in limits_t.keys() - set(LIMIT_KEYS) - set(OPTIONAL_LIMITS):
+        fail("[limits]", f"unknown key '{key}' (expected {', '.join([*LIMIT_KEYS, *OPTIONAL_LIMITS])})")
+    optional = {k: number(limits_t, k, "[limits]", positive=True, integer=integer)
+                for k, integer in OPTIONAL_LIMITS.items() if k in limits_t}
+    limits = Limits(*(number(limits_t, k, "[limits]", positive=True, integer=k == "processes") for k in LIMIT_KEYS),
+                    **optional)
     if limits.processes < MIN_PROCESSES:
         fail("[limits]", f"'processes' must be at least {MIN_PROCESSES}: a build alone runs make, nvcc, cicc, "
                          f"ptxas, gcc and as (got {limits.processes})")
@@ -190,12 +226,14 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
         known = {"correctness_points", "performance_points", "dtypes", "shapes", "timed", "s_zero", "s_full", "gate"}
         for key in entry.keys() - known:
             fail(where, f"unknown key '{key}' (expected {', '.join(sorted(known))})")
-        dtypes = strings(entry, "dtypes", where)
+        # Types and shapes are the registry's: by default every type of the task and its
+        # "graded" and "timed" sets; a rubric may name another set, or (tests) list shapes.
+        dtypes = strings(entry, "dtypes", where) if "dtypes" in entry else spec.dtypes
         for d in dtypes:
             if d not in spec.dtypes:
                 fail(where, f"element type '{d}' is not one of the task's ({', '.join(spec.dtypes)})")
-        shapes = strings(entry, "shapes", where)
-        timed = strings(entry, "timed", where, allow_empty=True)
+        shapes = shape_list(entry, "shapes", "graded", spec, where)
+        timed = shape_list(entry, "timed", "timed", spec, where, allow_empty=True)
         for s in shapes + timed:
             if not spec.valid_shape(s):
                 fail(where, f"'{s}' is not a {spec.shape_kind} shape")
@@ -233,7 +271,8 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
         fail("[assignment]", f"'leaderboard_shape' {board_shape!r} is not one of {leaderboard}'s timed shapes "
                              f"({', '.join(board_policy.timed)})")
     # Every task file is linked into the harness, graded or not, so the gate covers them all.
-    gate = parse_gate(data, tasks_t, {t.file: t.id for t in registry.tasks}, fail)
+    gate = parse_gate(data, tasks_t, {t.file: t.id for t in registry.tasks}, fail,
+                      file_kib=limits.task_file_kib, precheck_seconds=limits.precheck_seconds)
     return Rubric(path, digest, name, str(assignment.get("title", name)), leaderboard, limits, timing, tuple(policies),
                   sanitizer=sanitizer, leaderboard_shape=board_shape, gate=gate)
 
@@ -250,9 +289,10 @@ def _sanitizer_policy(section: dict, policies: list[TaskPolicy], registry: Regis
     penalty = number(section, "penalty", where)
     if penalty > 1:
         fail(where, f"'penalty' is a fraction of a task's correctness points, at most 1, got {penalty}")
-    shapes = section.get("shapes", {})
-    if not isinstance(shapes, dict):
+    # Each task's case is the registry's "sanitize" set unless the rubric names another shape.
+    if not isinstance(section.get("shapes", {}), dict):
         fail("[sanitizer.shapes]", "must be a table of task = \"shape\"")
+    shapes = {p.id: registry.task(p.id).shapes("sanitize")[0] for p in policies} | section.get("shapes", {})
     graded = {p.id for p in policies}
     for task, shape in shapes.items():
         if task not in graded:

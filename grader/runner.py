@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import selectors
 import signal
@@ -23,6 +24,7 @@ import time
 from pathlib import Path
 
 from grader.capped import DEFAULT_CAP, CappedReader
+from grader.sandbox import spawn
 
 STDERR_CAP = DEFAULT_CAP  # bytes of a harness's stderr kept; the rest is counted and dropped
 REPLY_CAP = 16 * 1024 * 1024  # a reply line longer than this is not the harness's
@@ -53,26 +55,53 @@ def describe_exit(returncode: int) -> str:
     return f"exited with status {returncode}"
 
 
+def _stopped(pid: int) -> bool:
+    """Whether every thread of a process is stopped (or it is gone)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return True
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state not in (b"T", b"t", b"Z", b"X"):
+            return False
+    return True
+
+
 class HarnessServer:
     """One `harness --serve` process, in `sandbox` (grader.sandbox) when given, with `scratch` as its
     writable directory."""
 
     def __init__(self, harness: Path, gpu: str | None = None, cwd: Path | None = None, sandbox=None,
-                 scratch: Path | None = None):
+                 scratch: Path | None = None, tool: list[str] | None = None):
+        """tool: a program (compute-sanitizer and its options) that runs the harness as its target; it
+        runs under the sandbox's tool profile, the harness still under the run profile."""
         self.harness = Path(harness)
         argv = [str(self.harness), "--serve"]
+        pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
         if sandbox is not None:
-            command, kwargs = sandbox.wrap(argv, read_only=[self.harness], writable=[scratch] if scratch else [],
-                                           cwd=cwd, gpu=gpu)
+            # Under a tool, the tool starts the harness itself: the harness gets the run profile from the
+            # sandbox's preloaded library (keyed to its executable), the tool the looser tool profile.
+            argv, profile = ([*tool, *argv], "tool") if tool else (argv, "run")
+            read_only = [self.harness] + ([Path(tool[0])] if tool and Path(tool[0]).is_absolute() else [])
+            self.proc = spawn(sandbox, argv, read_only=read_only, writable=[scratch] if scratch else [], cwd=cwd,
+                              gpu=gpu, profile=profile, confine_exe=self.harness if tool else None, **pipes)
             cap = sandbox.limits.output if sandbox.limits else STDERR_CAP
         else:
             env = dict(os.environ)
             if gpu is not None:
                 env["CUDA_VISIBLE_DEVICES"] = gpu
-            command, kwargs, cap = argv, {"env": env, "cwd": cwd}, STDERR_CAP
-        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     start_new_session=True, **kwargs)  # its own process group, killed as one
+            self.proc = subprocess.Popen([*(tool or []), *argv], env=env, cwd=cwd, start_new_session=True, **pipes)
+            cap = STDERR_CAP
         self.sandboxed = sandbox is not None
+        # Under a tool, lines the tool itself prints on stdout are not replies; skipped, not held against anyone
+        # (nothing a tool's run answers is graded).
+        self.lenient = bool(tool)
+        self._paused: list[int] = []
         self._stderr = CappedReader(self.proc.stderr, cap)
         self._stderr.start()
         self._selector = selectors.DefaultSelector()
@@ -85,9 +114,14 @@ class HarnessServer:
         return self._stderr.text()
 
     def request(self, message: dict, timeout: float) -> dict:
+        if self.lenient:
+            self._pending()
+            self._buffer = b""
         if self._buffer.strip() or self._pending():
             self.kill()
             self._fail("protocol", f"the harness's reply channel held a line no request asked for: {FORGED}")
+        if self._paused:
+            self.resume()  # a paused process cannot answer
         nonce = secrets.token_hex(16)
         try:
             self.proc.stdin.write((json.dumps({**message, "nonce": nonce}) + "\n").encode())
@@ -95,6 +129,16 @@ class HarnessServer:
         except (BrokenPipeError, OSError):
             self._fail("crashed", f"the harness {describe_exit(self._wait_exit())} before the request")
         deadline = time.monotonic() + timeout
+        while True:
+            reply = self._next_line(deadline, timeout)
+            if reply.get("nonce") == nonce or not self.lenient:
+                break
+        if reply.get("nonce") != nonce:
+            self.kill()
+            self._fail("protocol", f"a reply without this request's nonce: {FORGED}")
+        return reply
+
+    def _next_line(self, deadline: float, timeout: float) -> dict:
         while b"\n" not in self._buffer:
             left = deadline - time.monotonic()
             if left <= 0 or not self._selector.select(left):
@@ -112,9 +156,13 @@ class HarnessServer:
         try:
             reply = json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError):
+            if self.lenient:
+                return {}
             self.kill()
             self._fail("protocol", f"the harness's reply was not JSON: {FORGED}")
-        if not isinstance(reply, dict) or reply.get("nonce") != nonce:
+        if not isinstance(reply, dict):
+            if self.lenient:
+                return {}
             self.kill()
             self._fail("protocol", f"a reply without this request's nonce: {FORGED}")
         return reply
@@ -143,6 +191,69 @@ class HarnessServer:
         self._stderr.join(timeout=2)
         raise HarnessFailure(reason, kind, self.stderr)
 
+    def processes(self) -> list[int]:
+        """The pids of every process this server started (the harness, and in a sandbox bubblewrap's own
+        processes around it), found by walking /proc from the process it launched."""
+        children: dict[int, list[int]] = {}
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as f:
+                    ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+        found, todo = [], [self.proc.pid]
+        while todo:
+            pid = todo.pop()
+            found.append(pid)
+            todo += children.get(pid, [])
+        return found
+
+    def seccomp_filters(self) -> int | None:
+        """How many seccomp filters the harness process itself (found by its executable among this server's
+        processes) runs under, or None when it is not found."""
+        target = os.path.realpath(self.harness)
+        for pid in self.processes():
+            try:
+                if os.path.realpath(f"/proc/{pid}/exe") != target:
+                    continue
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                continue
+            found = re.search(r"^Seccomp_filters:\s*(\d+)", status, re.M)
+            return int(found.group(1)) if found else None
+        return None
+
+    def pause(self, settle: float = 1.0) -> int:
+        """Stops (SIGSTOP) every process of this server, every thread of each, and waits until the kernel
+        shows them stopped: nothing of it runs, on the CPU or by launching GPU work, until resume().
+        Returns how many processes were stopped."""
+        if self.proc.poll() is not None:
+            return 0
+        # Under the run profile no process of the sandbox can start another, so the list is taken once: the
+        # stop then follows the reply within microseconds.
+        pids = self._pids = getattr(self, "_pids", None) or self.processes()
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except ProcessLookupError:
+                pass
+        self._paused = pids
+        deadline = time.monotonic() + settle
+        while time.monotonic() < deadline and not all(_stopped(pid) for pid in pids):
+            time.sleep(0.001)
+        return len(pids)
+
+    def resume(self):
+        for pid in self._paused:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+        self._paused = []
+
     def kill(self):
         if self.proc.poll() is None:
             try:
@@ -151,24 +262,36 @@ class HarnessServer:
                 pass
         self.proc.wait()
 
-    def close(self):
-        """Ends the process; sets `violation` if the reply pipe held lines after the last reply (a reply
-        forged during a request is always followed by the harness's own, which lands here)."""
-        if self.proc.poll() is None:
+    def finish(self, wait: float = 10) -> int | None:
+        """Asks the harness to quit and waits up to `wait` seconds for the process (the sandbox, or the tool
+        above the harness) to end; then kills the whole process group. Returns the exit status, or None
+        when it had to be killed: something it started kept it from ending."""
+        self.resume()
+        status = self.proc.poll()
+        if status is None:
             try:
                 self.proc.stdin.write(b'{"op": "quit"}\n')
                 self.proc.stdin.flush()
-                self.proc.wait(timeout=10)
-            except (OSError, subprocess.TimeoutExpired):
+            except OSError:
                 pass
+            try:
+                status = self.proc.wait(timeout=wait)
+            except subprocess.TimeoutExpired:
+                status = None
         self.kill()
+        return status
+
+    def close(self):
+        """Ends the process; sets `violation` if the reply pipe held lines after the last reply (a reply
+        forged during a request is always followed by the harness's own, which lands here)."""
+        self.finish(10)
         deadline = time.monotonic() + 2
         while time.monotonic() < deadline and self._selector.select(max(0.0, deadline - time.monotonic())):
             chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
             if not chunk:
                 break
             self._buffer += chunk
-        if self._buffer.strip():
+        if self._buffer.strip() and not self.lenient:
             self.violation = f"the harness's reply channel held lines no request asked for: {FORGED}"
         self._selector.close()
 

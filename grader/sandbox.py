@@ -18,7 +18,17 @@ Every build and every run of student code goes through `Sandbox.wrap` (or
 
 It runs as an unprivileged user with RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NPROC
 and RLIMIT_CORE=0 set, and an OOM score that makes it the kernel's first
-choice when memory runs out. RLIMIT_NPROC counts processes per real user and
+choice when memory runs out.
+
+Every process in it runs under a seccomp filter (grader/seccomp.py), given to
+bubblewrap as a compiled BPF program (`--seccomp FD`): the `build` profile for
+a build, the `tool` profile around a run and for compute-sanitizer's own
+process. Student code itself gets the `run` profile on top: a run starts the
+harness through grader/confine.py, which installs it just before it executes
+the harness; under compute-sanitizer (which must start the harness itself) a
+preloaded library installs it in the harness's process only. Threads but no
+processes, no other programs, no new session, no socket but AF_UNIX. A build
+sees neither /sys nor the GPU's device nodes. RLIMIT_NPROC counts processes per real user and
 is not enforced for root, so:
 
 - when the grader runs as root, bubblewrap runs privileged (no user
@@ -32,20 +42,23 @@ then takes the sandbox's pid 1, and with it every process in the sandbox.
 """
 from __future__ import annotations
 
+import atexit
 import glob
 import os
 import random
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader import seccomp
 from grader.capped import DEFAULT_CAP, CappedReader
+from grader.isolation import UNSAFE_FLAG, Isolation
 
 BWRAP_ENV = "BWRAP"  # a bwrap binary that is not on PATH (e.g. Debian's package unpacked with dpkg -x)
-UNSAFE_FLAG = "--unsafe-no-sandbox"
 SANDBOX_UID_RANGE = (1 << 30, (1 << 31) - 2)  # far from real users, subuid ranges and nobody
 NAMESPACE_UID = 65534  # the uid code sees inside a user namespace ("nobody")
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -55,6 +68,9 @@ DEVICE_GLOBS = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/
 BASE_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 # Raise the OOM score (inherited by every child) before anything else runs; then go on to the command.
 OOM_WRAPPER = 'echo 1000 > /proc/self/oom_score_adj 2>/dev/null; exec "$@"'
+CONFINE = Path(__file__).resolve().parent / "confine.py"  # the launcher that adds the run profile's filter
+SECCOMP_SOURCE = Path(__file__).resolve().parent / "seccomp.py"
+PROFILES = tuple(seccomp.PROFILES)  # build, tool, run
 
 
 class SandboxError(RuntimeError):
@@ -73,6 +89,11 @@ class ResourceLimits:
     def from_rubric(cls, limits) -> ResourceLimits:
         return cls(int(limits.cpu_seconds), int(limits.file_size_mib * 1024 * 1024), int(limits.processes),
                    int(limits.output_mib * 1024 * 1024))
+
+    def record(self) -> dict:
+        """The limits as the isolation record stores them (grader/isolation.py)."""
+        return {"cpu_seconds": self.cpu_seconds, "file_size_mib": self.file_size // 2**20,
+                "processes": self.processes, "output_kib": self.output // 1024}
 
 
 @dataclass
@@ -162,23 +183,36 @@ class Sandbox:
         self.version = about[1].split()[-1] if about[1].split() else "?"
         self.toolkit, self.toolkit_bins = _toolkit_dirs()
         self.library_dirs = [Path(p) for p in os.environ.get("LD_LIBRARY_PATH", "").split(":") if p and Path(p).is_dir()]
+        self.can_seccomp = "--seccomp" in about[0]
+        if not self.can_seccomp:
+            raise SandboxError(f"bubblewrap at {self.bwrap} ({self.version}) has no --seccomp option: the grader "
+                               "filters student code's system calls through it (bubblewrap 0.3 or later)")
         self.tools = {}
         for tool in ("prlimit", "setpriv") if self.privileged else ("prlimit",):
             found = shutil.which(tool)
             if not found or not Path(found).resolve().is_relative_to("/usr"):
                 raise SandboxError(f"the sandbox needs `{tool}` from util-linux in /usr/bin (apt-get install util-linux)")
             self.tools[tool] = found
+        # The launcher that adds the run profile's filter runs on the system's Python (what /usr holds is all
+        # the sandbox sees); the build needs it anyway (tools/link_tasks.py).
+        python = next((str(Path(d) / "python3") for d in ("/usr/bin", "/bin", "/usr/local/bin")
+                       if (Path(d) / "python3").is_file() and (Path(d) / "python3").resolve().is_relative_to("/usr")),
+                      None)
+        if python is None:
+            raise SandboxError("the sandbox needs the system's python3 in /usr/bin (apt-get install python3)")
+        self.python = python
+        try:
+            self.filters = {name: seccomp.compile_filter(name) for name in PROFILES}
+        except (OSError, ValueError) as e:
+            raise SandboxError(f"cannot build the sandbox's seccomp filters: {e}") from None
 
     @property
-    def description(self) -> str:
-        who = ("a fresh unprivileged uid per sandbox (setpriv; the grader is root)" if self.privileged
-               else f"uid {NAMESPACE_UID} in a user namespace")
-        limits = self.limits
-        caps = (f"; limits per sandbox: {limits.cpu_seconds} CPU-s per process, files up to "
-                f"{limits.file_size // 2**20} MiB, {limits.processes} processes, output {limits.output // 1024} KiB "
-                "per stream") if limits else ""
-        return (f"bubblewrap {self.version} ({self.bwrap}): no network, read-only system, writable scratch only, "
-                f"own pid/ipc/uts namespaces, {who}, GPU device nodes passed through{caps}")
+    def description(self) -> Isolation:
+        """How this sandbox isolates code: the record stored with each grading run (its words: str() of it)."""
+        return Isolation("bubblewrap", version=self.version, binary=str(self.bwrap),
+                         user="setpriv" if self.privileged else "user-namespace",
+                         uid=None if self.privileged else NAMESPACE_UID,
+                         limits=self.limits.record() if self.limits else {})
 
     def _binds(self, read_only, writable) -> list[str]:
         """bwrap's mount arguments, parents before children, with every directory it must create readable."""
@@ -208,14 +242,51 @@ class Sandbox:
             bound.append(path)
         return args
 
+    def confined(self, argv: list[str], profile: str = "run") -> list[str]:
+        """argv started through the launcher that adds `profile`'s filter."""
+        return [self.python, "-I", "-S", str(CONFINE), profile, "--", *[str(a) for a in argv]]
+
+    def preload_library(self) -> Path:
+        """The library that installs the run profile's filter in the harness under compute-sanitizer
+        (seccomp.preload_source), compiled once per grader process with the system's C compiler."""
+        if getattr(self, "_preload", None) is None:
+            compiler = shutil.which("cc") or shutil.which("gcc")
+            if compiler is None:
+                raise SandboxError("the sandbox needs a C compiler (cc or gcc) to build its seccomp preload library")
+            folder = Path(tempfile.mkdtemp(prefix="grader-confine-"))
+            folder.chmod(0o755)
+            atexit.register(shutil.rmtree, folder, True)
+            source, library = folder / "confine_preload.c", folder / "libconfine.so"
+            source.write_text(seccomp.preload_source(self.filters["run"]))
+            done = subprocess.run([compiler, "-shared", "-fPIC", "-O2", "-o", str(library), str(source)],
+                                  capture_output=True, text=True)
+            if done.returncode != 0:
+                raise SandboxError(f"cannot build the seccomp preload library: {done.stderr.strip()[:500]}")
+            library.chmod(0o755)
+            self._preload = library
+        return self._preload
+
     def wrap(self, argv: list[str], *, read_only=(), writable=(), cwd: Path | None = None,
-             gpu: str | None = None) -> tuple[list[str], dict]:
-        """The sandboxed command for argv, and the keyword arguments for subprocess.Popen.
-        The first writable directory is the code's HOME (and cwd, unless given)."""
+             gpu: str | None = None, profile: str = "build", confine_exe: Path | None = None
+             ) -> tuple[list[str], dict]:
+        """The sandboxed command for argv, and the keyword arguments for subprocess.Popen (use `spawn`,
+        which closes the descriptor that hands bubblewrap the seccomp filter). The first writable
+        directory is the code's HOME (and cwd, unless given).
+
+        profile: "build" (compilers: processes and programs; no /sys, no GPU device nodes), "run" (student
+        code itself: argv runs through confine.py with the run profile inside the build one) or "tool"
+        (compute-sanitizer: the program at `confine_exe`, which the tool starts, gets the run profile from
+        a preloaded library before its own code runs)."""
         if self.limits is None:
             raise SandboxError("the sandbox's resource limits were not set (they come from the rubric's [limits])")
+        if profile not in PROFILES:
+            raise ValueError(f"unknown sandbox profile {profile!r}")
         limits = self.limits
         writable = [Path(p) for p in writable]
+        read_only = [*read_only, CONFINE, SECCOMP_SOURCE]
+        preload = self.preload_library() if profile == "tool" and confine_exe is not None else None
+        if preload is not None:
+            read_only.append(preload)
         home = writable[0] if writable else Path("/tmp")
         uid = random.randint(*SANDBOX_UID_RANGE) if self.privileged else None
         for directory in writable:
@@ -230,24 +301,37 @@ class Sandbox:
             if self.can_disable_userns:
                 cmd += ["--disable-userns"]
         cmd += ["--die-with-parent", "--new-session", "--hostname", "sandbox", "--proc", "/proc", "--dev", "/dev"]
-        devices = _device_nodes()  # looked up each time: the driver creates some only on first use
+        # A build needs neither the GPU nor /sys; the rest gets the device nodes (looked up each time: the
+        # driver creates some only on first use) and /sys, which the CUDA driver reads.
+        devices = _device_nodes() if profile != "build" else []
         for node in devices:
             cmd += ["--dev-bind", str(node), str(node)]
-        cmd += ["--ro-bind", "/sys", "/sys"]
+        if profile != "build":
+            cmd += ["--ro-bind", "/sys", "/sys"]
         for mount, size in (("/tmp", limits.file_size), ("/dev/shm", limits.file_size)):
             cmd += ["--perms", "1777"] + (["--size", str(size)] if self.can_size_tmpfs else []) + ["--tmpfs", mount]
         cmd += self._binds(read_only, writable)  # after /tmp, so that paths under /tmp stay visible
         cmd += ["--chdir", str(cwd or home), "--clearenv"]
-        for key, value in self._environment(home, gpu).items():
+        environment = self._environment(home, gpu)
+        if preload is not None:
+            environment.update({"LD_PRELOAD": str(preload), "GRADER_CONFINE_EXE": str(confine_exe)})
+        for key, value in environment.items():
             cmd += ["--setenv", key, value]
+        read_fd, write_fd = os.pipe()  # the outer filter, read by bubblewrap before it starts the command
+        # The outer filter, for every process of the sandbox: a build's; else the tool's (AF_UNIX sockets, which
+        # the CUDA driver opens), inside which the run profile's takes the harness itself.
+        os.write(write_fd, self.filters["build" if profile == "build" else "tool"])
+        os.close(write_fd)
+        cmd += ["--seccomp", str(read_fd)]
         cmd += ["/bin/sh", "-c", OOM_WRAPPER, "sandbox"]
         if uid is not None:
             groups = sorted({os.stat(d).st_gid for d in devices if os.stat(d).st_mode & 0o006 != 0o006})
             cmd += [self.tools["setpriv"], f"--reuid={uid}", f"--regid={uid}",
                     f"--groups={','.join(map(str, groups))}" if groups else "--clear-groups",
                     "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
-        cmd += _prlimit(self.tools["prlimit"], limits) + [str(a) for a in argv]
-        return cmd, {"env": dict(self.bwrap_env), "umask": 0o022}
+        argv = self.confined(argv, "run") if profile == "run" else [str(a) for a in argv]
+        cmd += _prlimit(self.tools["prlimit"], limits) + argv
+        return cmd, {"env": dict(self.bwrap_env), "umask": 0o022, "pass_fds": (read_fd,)}
 
     def _environment(self, home: Path, gpu: str | None) -> dict[str, str]:
         path = list(dict.fromkeys([*self.toolkit_bins, *BASE_PATH]))
@@ -268,7 +352,7 @@ class Sandbox:
                  'echo "$d is not readable and writable inside" >&2; exit 3; fi; done; echo sandbox-ok')
         saved, self.limits = self.limits, self.limits or ResourceLimits(60, 64 * 2**20, 64)
         try:
-            done = run(self, ["/bin/sh", "-c", probe], timeout=60, writable=[scratch])
+            done = run(self, ["/bin/sh", "-c", probe], timeout=60, writable=[scratch], profile="run")
         except OSError as e:
             raise SandboxError(f"bubblewrap at {self.bwrap} could not be started: {e}") from None
         finally:
@@ -333,12 +417,17 @@ class Unsandboxed:
         self.prlimit = shutil.which("prlimit")
 
     @property
-    def description(self) -> str:
-        return (f"NONE ({UNSAFE_FLAG}): student code ran as the grader's user ({os.geteuid()}), without isolation; "
-                "it could read and write whatever the grader can")
+    def description(self) -> Isolation:
+        """The record stored with each grading run: no isolation, on purpose (its words say what that means)."""
+        return Isolation("none", user="grader", uid=os.geteuid(), limits=self.limits.record() if self.limits else {},
+                         unsafe=True)
+
+    def confined(self, argv: list[str], profile: str = "run") -> list[str]:
+        return [str(a) for a in argv]
 
     def wrap(self, argv: list[str], *, read_only=(), writable=(), cwd: Path | None = None,
-             gpu: str | None = None) -> tuple[list[str], dict]:
+             gpu: str | None = None, profile: str = "build", confine_exe: Path | None = None
+             ) -> tuple[list[str], dict]:
         for directory in writable:
             Path(directory).mkdir(parents=True, exist_ok=True)
         env = dict(os.environ)
@@ -352,15 +441,27 @@ class Unsandboxed:
         pass
 
 
+def spawn(sandbox, argv: list[str], *, stdin, stdout, stderr, read_only=(), writable=(), cwd: Path | None = None,
+          gpu: str | None = None, profile: str = "build", confine_exe: Path | None = None) -> subprocess.Popen:
+    """Starts argv in the sandbox, in a process group of its own (killed as one)."""
+    command, kwargs = sandbox.wrap(argv, read_only=read_only, writable=writable, cwd=cwd, gpu=gpu, profile=profile,
+                                   confine_exe=confine_exe)
+    try:
+        return subprocess.Popen(command, stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True, **kwargs)
+    finally:
+        for fd in kwargs.get("pass_fds", ()):
+            os.close(fd)
+
+
 def run(sandbox, argv: list[str], *, timeout: float, read_only=(), writable=(), cwd: Path | None = None,
-        gpu: str | None = None, merge_stderr: bool = False) -> Completed:
+        gpu: str | None = None, merge_stderr: bool = False, profile: str = "build",
+        confine_exe: Path | None = None) -> Completed:
     """Runs argv in the sandbox to completion or the wall-clock limit, output capped per stream."""
-    command, kwargs = sandbox.wrap(argv, read_only=read_only, writable=writable, cwd=cwd, gpu=gpu)
     cap = sandbox.limits.output if sandbox.limits else DEFAULT_CAP
     start = time.monotonic()
-    proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
-                            start_new_session=True, **kwargs)  # its own process group, killed as one
+    proc = spawn(sandbox, argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                 stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE, read_only=read_only,
+                 writable=writable, cwd=cwd, gpu=gpu, profile=profile, confine_exe=confine_exe)
     readers = [CappedReader(proc.stdout, cap)] + ([] if merge_stderr else [CappedReader(proc.stderr, cap)])
     for r in readers:
         r.start()
@@ -393,13 +494,3 @@ def make_sandbox(unsafe: bool, bwrap: str | None, work: Path) -> Sandbox | Unsan
     sandbox = Sandbox(path)
     sandbox.check(work)
     return sandbox
-
-
-def isolated(description: str) -> bool:
-    """Whether a grading run's stored sandbox description says student code was isolated."""
-    return description.startswith("bubblewrap")
-
-
-def label(description: str) -> str:
-    """The short form for tables: 'bubblewrap 0.8.0', 'NONE (--unsafe-no-sandbox)', 'none'."""
-    return description.split(":", 1)[0].split(" (/", 1)[0]

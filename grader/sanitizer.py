@@ -1,124 +1,29 @@
-"""compute-sanitizer on one small case per task, and what it found in plain words.
-
-After a task's correctness cases, the student's harness runs that task's
-small case (grader/rubric.toml's [sanitizer.shapes], its first element type)
-under `compute-sanitizer --tool memcheck` and `--tool racecheck`, in the
-sandbox and within the rubric's time limit. An out-of-bounds access or a
-shared-memory race is reported even when the output happened to be right;
-the rubric's [sanitizer] penalty decides what it costs.
-
-The tool writes its report to a log file whose name and line prefix are
-fresh random strings, so lines the code under test prints cannot pass for
-the tool's (they go to stdout, and lack the prefix).
-"""
+"""compute-sanitizer's command and report parsing, shared with the students' `make test`:
+the one copy is starter/tools/sanitize.py (standard library only, shipped with the starter)."""
 from __future__ import annotations
 
-import re
-import secrets
-import shutil
-from dataclasses import dataclass
+import importlib.util
+import sys
 from pathlib import Path
 
-ERROR_EXIT = 9  # --error-exitcode: the tool's exit status when it found errors
-PRINT_LIMIT = 10  # errors printed in full; the summary still counts them all
-REPORT_LINES = 12  # lines of findings kept for feedback
-LINE_CHARS = 300
-
-TOOL_WORDS = {"memcheck": "out-of-bounds and misaligned memory accesses",
-              "racecheck": "races on shared memory"}
-
-# What a finding means, for a student: the first pattern that matches a finding's first line.
-MEANINGS = [
-    (re.compile(r"Invalid __global__ write", re.I),
-     "your kernel wrote to global memory outside every array it was given (an index past an end, or a missing "
-     "bounds check)"),
-    (re.compile(r"Invalid __global__ read", re.I),
-     "your kernel read global memory outside every array it was given (an index past an end, or a missing "
-     "bounds check)"),
-    (re.compile(r"Invalid __shared__ (read|write)", re.I),
-     "your kernel accessed a shared-memory array outside its bounds"),
-    (re.compile(r"Invalid __local__ (read|write)", re.I),
-     "your kernel accessed a local array outside its bounds"),
-    (re.compile(r"misaligned", re.I),
-     "your kernel accessed memory at an address that is not a multiple of the access size"),
-    (re.compile(r"Race reported|(Potential )?(RAW|WAR|WAW) hazard", re.I),
-     "two threads of a block used the same shared-memory location, at least one of them writing, with no "
-     "__syncthreads() between them"),
-    (re.compile(r"Program hit|Out-of-range|Hardware exception|illegal", re.I),
-     "the GPU stopped your kernel at a bad memory access, and later CUDA calls failed because of it"),
-]
-_NOT_FINDINGS = re.compile(r"^(COMPUTE-SANITIZER|ERROR SUMMARY|RACECHECK SUMMARY|Target application returned"
-                           r"|Saved host backtrace|Host Frame|LEAK SUMMARY)", re.I)
-_RACE_SUMMARY = re.compile(r"RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)")
-_ERROR_SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) errors?")
+_SOURCE = Path(__file__).resolve().parents[1] / "starter" / "tools" / "sanitize.py"
 
 
-@dataclass
-class Findings:
-    errors: int | None  # None: the report has no summary (the tool did not finish)
-    report: str  # the first findings, capped
+def _load():
+    name = "grader_shared_sanitize"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, _SOURCE)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up while the class is made
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
-def find_tool() -> str | None:
-    """compute-sanitizer on PATH, else where the CUDA toolkit of `nvcc` keeps it."""
-    found = shutil.which("compute-sanitizer")
-    nvcc = shutil.which("nvcc")
-    if not found and nvcc:
-        home = Path(nvcc).resolve().parent.parent
-        found = next((str(p) for p in (home / "bin" / "compute-sanitizer",
-                                       home / "compute-sanitizer" / "compute-sanitizer") if p.is_file()), None)
-    return found
-
-
-def new_prefix() -> str:
-    return f"==sanitizer-{secrets.token_hex(8)}=="
-
-
-def command(sanitizer: str, tool: str, harness: str, task: str, dtype: str, shape: str, seed: int, log: str,
-            prefix: str, case_timeout: float) -> list[str]:
-    cmd = [sanitizer, "--tool", tool, "--error-exitcode", str(ERROR_EXIT), "--print-limit", str(PRINT_LIMIT),
-           "--show-backtrace", "device", "--prefix", prefix, "--log-file", log]
-    if tool == "memcheck":
-        cmd += ["--leak-check", "no"]
-    elif tool == "racecheck":
-        cmd += ["--racecheck-report", "analysis"]
-    # The CPU reference keeps the tool's view on the student's kernels alone; fixed placement puts every
-    # array at the start of its allocation, so a read or write past its end is out of bounds for the tool.
-    return cmd + [harness, "--task", task, "--dtype", dtype, "--shape", shape, "--seed", str(seed), "--check-only",
-                  "--no-limits", "--reference", "cpu", "--check-runs", "1", "--case-timeout", f"{case_timeout:g}",
-                  "--fixed-placement"]
-
-
-def parse(text: str, prefix: str) -> Findings:
-    """The error count and first findings of a compute-sanitizer log, from the lines with our prefix only."""
-    lines = [line[len(prefix):] for line in text.splitlines() if line.startswith(prefix)]
-    errors = None
-    for line in lines:
-        race = _RACE_SUMMARY.search(line)
-        if race:
-            errors = int(race.group(2))
-        elif (summary := _ERROR_SUMMARY.search(line)) and errors is None:
-            errors = int(summary.group(1))
-    report, in_finding = [], False
-    for line in lines:
-        body = line[1:] if line.startswith(" ") else line
-        if not body.strip() or _NOT_FINDINGS.match(body.strip()):
-            in_finding = False
-            continue
-        if not body[0].isspace():
-            in_finding = True
-        if in_finding and len(report) < REPORT_LINES:
-            report.append(body.rstrip()[:LINE_CHARS])
-    return Findings(errors, "\n".join(report))
-
-
-def meaning(report: str) -> str:
-    """One sentence a student understands for the first finding of a report."""
-    first = report.splitlines()[0] if report else ""
-    return next((words for pattern, words in MEANINGS if pattern.search(first)), "")
-
-
-def summary_sentence(tool: str, errors: int) -> str:
-    found = f"{errors} error{'s' if errors != 1 else ''}" if tool == "memcheck" else \
-        f"{errors} race{'s' if errors != 1 else ''}"
-    return f"compute-sanitizer {tool} ({TOOL_WORDS.get(tool, tool)}) found {found}"
+_shared = _load()
+ERROR_EXIT, PRINT_LIMIT, REPORT_LINES, TOOL_WORDS = (_shared.ERROR_EXIT, _shared.PRINT_LIMIT, _shared.REPORT_LINES,
+                                                     _shared.TOOL_WORDS)
+Findings, find_tool, new_prefix, command, parse = (_shared.Findings, _shared.find_tool, _shared.new_prefix,
+                                                   _shared.command, _shared.parse)
+meaning, location, summary_sentence = _shared.meaning, _shared.location, _shared.summary_sentence
+serve_command, sanitized_shapes, requests = _shared.serve_command, _shared.sanitized_shapes, _shared.requests
+LINE_CHARS = _shared.LINE_CHARS

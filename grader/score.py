@@ -36,6 +36,8 @@ def score_task(policy: TaskPolicy, cases: list[CaseOutcome]) -> TaskScore:
         score.note = "file missing"
     elif any(c.status == "forbidden" for c in correctness):
         score.note = "not run: the file breaks a build-gate rule"
+    elif correctness and all(c.status == "build_error" for c in correctness):
+        score.note = "does not build (the build's messages say why)"
     elif any(c.status == "not_implemented" for c in correctness):
         score.note = "not implemented"
     elif passed < total:

@@ -1,19 +1,17 @@
-"""handout/figures/bench.json: the measured run every number in the handout comes from.
+"""The measured record every number in the handout comes from: starter/bench/reference.json.
 
-`make bench` on the grading GPU writes results/bench/bench.json and its plots;
-the instructor copies them into handout/figures/ (kept in the repository), so
-the handout quotes real measurements, with the device and the date they were
-taken on. This module reads that file and refuses one that lacks a field the
-handout needs, naming the file and the field.
+`make bench && make bench-reference` on the grading GPU write it (the
+solution's bench.json, stamped with the solution it measured: handout/record.py,
+which `make handout` asks first whether the record is today's). The handout
+quotes it with the device and the date it was measured on, and draws its plots
+from it. This module reads it and refuses one that lacks a field the handout
+needs, naming the file and the field.
 """
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from pathlib import Path
-
-FIGURES = ("matmul.png", "memory.png", "transfers.png")
-
 
 class BenchError(ValueError):
     """A benchmark record the handout cannot use; the message names the file and what is wrong."""
@@ -64,25 +62,16 @@ class BenchRun:
     rows: tuple[Row, ...]
     transfers: tuple[Transfer, ...]
 
-    def figure(self, name: str) -> Path:
-        return self.path.parent / name
-
 
 def load_bench(path: Path) -> BenchRun:
     path = Path(path)
     if not path.is_file():
-        raise BenchError(
-            f"{path} is missing. The handout quotes measured numbers and embeds the plots of one benchmark run: "
-            f"run `make bench` on the grading GPU, then copy results/bench/bench.json and "
-            f"{', '.join(FIGURES)} into {path.parent}/.")
+        raise BenchError(f"{path} is missing: the handout quotes the solution's measured record "
+                         f"(make bench && make bench-reference on the grading GPU write it)")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise BenchError(f"{path}: not valid JSON: {e}") from None
-    missing = [name for name in FIGURES if not (path.parent / name).is_file()]
-    if missing:
-        raise BenchError(f"{path.parent}: missing {', '.join(missing)}, the plots `make bench` writes next to "
-                         f"bench.json; copy them from the same run")
     return _parse(path, data)
 
 

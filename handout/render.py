@@ -2,10 +2,12 @@
 
 Every number the document shows comes from where it is kept: grading numbers
 from grader/rubric.toml, tasks, types and shapes from the harness's registry,
-signatures from starter/include/tasks.h, measurements from
-handout/figures/bench.json, hardware limits from handout/gpu.toml. The
-template never types one. The HTML is one self-contained file (figures and
-style embedded), made by pandoc.
+signatures from starter/include/tasks.h, measurements from the solution's
+recorded bench, starter/bench/reference.json (refused unless it measured
+today's solution: handout/record.py), hardware limits from handout/gpu.toml.
+The template never types one. The plots are drawn from the same record by
+starter/bench/plot_bench.py, the script students' `make bench` runs. The HTML
+is one self-contained file (figures and style embedded), made by pandoc.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import math
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,11 +26,12 @@ from grader.rubric import DEFAULT_RUBRIC, Rubric, TaskPolicy, load_rubric
 from handout import contract, measured
 from handout.bench import BenchError, BenchRun, Row, load_bench
 from handout.occupancy import GPU_FILE, Gpu, load_gpu, occupancy
+from handout.record import PLOT_BENCH, RECORD, SOLUTION_KERNELS, RecordError, check as check_record
 
 HERE = Path(__file__).resolve().parent
 TEMPLATE = HERE / "assignment.md"
 STYLE = HERE / "style.css"
-FIGURES = HERE / "figures"
+PLOTS = ("matmul.png", "memory.png", "transfers.png")  # what plot_bench.py draws and the template embeds
 
 
 class HandoutError(RuntimeError):
@@ -37,7 +41,7 @@ class HandoutError(RuntimeError):
 @dataclass(frozen=True)
 class TimedFigure:
     shape: str
-    solution: Row | None  # the solution's measured row at this shape and the timed type, if bench.json has it
+    solution: Row | None  # the solution's measured row at this shape and the timed type, if the record has it
 
     def needed(self, policy: TaskPolicy) -> float | None:
         """The throughput that earns full credit: s_full times the solution's (speedup = ratio of throughputs)."""
@@ -47,7 +51,7 @@ class TimedFigure:
 @dataclass(frozen=True)
 class TaskView:
     spec: TaskSpec
-    raw: dict  # the registry's record: test_shapes, data_shapes, tolerance, bench_shapes
+    raw: dict  # the registry's record: shape_sets, tolerance, int_range
     policy: TaskPolicy | None  # None: in the harness but not graded
     declaration: str
     stub_notes: str
@@ -69,7 +73,8 @@ class Inputs:
     """Where each source is read from; tests point these at temporary copies."""
     registry: Registry
     rubric: Path = DEFAULT_RUBRIC
-    figures: Path = FIGURES
+    record: Path = RECORD  # the solution's measured bench
+    solution_kernels: Path = SOLUTION_KERNELS  # what the record must have measured
     gpu: Path = GPU_FILE
     template: Path = TEMPLATE
     tasks_h: Path = contract.TASKS_H
@@ -100,7 +105,8 @@ def percent(fraction: float) -> str:
 def build_context(inputs: Inputs) -> dict:
     try:
         rubric: Rubric = load_rubric(inputs.rubric, inputs.registry)
-        bench: BenchRun = load_bench(inputs.figures / "bench.json")
+        provenance = check_record(inputs.record, inputs.solution_kernels)
+        bench: BenchRun = load_bench(inputs.record)
         gpu: Gpu = load_gpu(inputs.gpu)
         if gpu.match not in bench.device.name:
             raise HandoutError(
@@ -122,6 +128,7 @@ def build_context(inputs: Inputs) -> dict:
             "graded": [t for t in tasks if t.policy is not None],
             "registry": inputs.registry,
             "bench": bench,
+            "provenance": provenance,
             "coalescing": measured.coalescing(bench),
             "transfers": measured.transfers(bench),
             "solution_figures": measured.solution_figures(bench, ids),
@@ -130,7 +137,7 @@ def build_context(inputs: Inputs) -> dict:
             "occupancy": lambda threads, regs, shared_kb: occupancy(gpu, threads, regs, shared_kb),
             "largest": lambda shapes: max(shapes, key=lambda s: math.prod(int(p) for p in s.split("x"))),
         }
-    except (BenchError, contract.ContractError, ValueError) as e:
+    except (BenchError, RecordError, contract.ContractError, ValueError) as e:
         raise HandoutError(str(e)) from None
     return context
 
@@ -154,6 +161,19 @@ def pandoc_embed_flags(pandoc: str) -> list[str]:
     return ["--embed-resources", "--standalone"] if "--embed-resources" in help_text else ["--self-contained"]
 
 
+def render_plots(record: Path, out: Path) -> list[Path]:
+    """The record's plots, drawn into `out` by starter/bench/plot_bench.py (as students' make bench draws theirs)."""
+    result = subprocess.run([sys.executable, str(PLOT_BENCH), str(record), "--out", str(out)],
+                            capture_output=True, text=True, timeout=600)
+    plots = [out / name for name in PLOTS]
+    missing = [p.name for p in plots if not p.is_file()]
+    if result.returncode != 0 or missing:
+        said = (result.stderr.strip() or result.stdout.strip())[-2000:]
+        raise HandoutError(f"{PLOT_BENCH.name} {record} (exit {result.returncode}) drew "
+                           f"{'no ' + ', '.join(missing) if missing else 'its plots but failed'}: {said}")
+    return plots
+
+
 def render_html(markdown: Path, html: Path, figures: Path) -> None:
     pandoc = shutil.which("pandoc")
     if pandoc is None:
@@ -171,10 +191,11 @@ def render_html(markdown: Path, html: Path, figures: Path) -> None:
 
 
 def build(out: Path, inputs: Inputs) -> tuple[Path, Path]:
-    """Writes out/assignment.md and out/assignment.html; returns both paths."""
+    """Writes out/assignment.md, the record's plots and out/assignment.html; returns the two documents."""
     out.mkdir(parents=True, exist_ok=True)
     md = out / "assignment.md"
     md.write_text(render_markdown(inputs), encoding="utf-8")
+    render_plots(inputs.record, out)
     html = out / "assignment.html"
-    render_html(md, html, inputs.figures)
+    render_html(md, html, out)
     return md, html

@@ -15,12 +15,12 @@ from pathlib import Path
 
 from grader.registry import Registry, RegistryError
 from grader.rubric import DEFAULT_RUBRIC, RubricError
-from handout.render import FIGURES, HandoutError
+from handout.record import RECORD, SOLUTION_KERNELS, RecordError
+from handout.render import HandoutError
 from release import leaks
 from release.dist import REPO, DistError, DistOptions, build
 from release.headers import HeaderError
 
-HARNESS = REPO / "starter" / "build" / "starter" / "harness"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,9 +28,15 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     dist = commands.add_parser("dist", help="write the student tarball")
     dist.add_argument("--out", type=Path, default=REPO / "dist", help="output folder (default dist/)")
-    dist.add_argument("--figures", type=Path, default=FIGURES, help="bench.json and plots (default handout/figures)")
+    dist.add_argument("--record", type=Path, default=RECORD,
+                      help="the solution's measured bench: the handout quotes it, the tarball ships it as "
+                           "starter/bench/reference.json (default: that file)")
+    dist.add_argument("--kernels", type=Path, default=SOLUTION_KERNELS,
+                      help="the solution the record must have measured (default solution/kernels)")
     dist.add_argument("--rubric", type=Path, default=DEFAULT_RUBRIC)
-    dist.add_argument("--harness", type=Path, default=HARNESS, help="a built harness, for the task registry")
+    dist.add_argument("--harness", type=Path, default=None,
+                      help="a built harness to read the task registry from (default: the checked-in "
+                           "starter/harness/registry.json)")
     dist.add_argument("--deps-include", type=Path, default=None,
                       help="folder holding doctest/, nlohmann/ and CLI/ (default: the compiler's include path)")
     check = commands.add_parser("leaks", help="leak-check a tarball or an extracted folder")
@@ -48,10 +54,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if found else 0
 
     try:
-        registry = Registry.from_harness(args.harness)
-        path = build(DistOptions(registry=registry, out=args.out, figures=args.figures, rubric=args.rubric,
-                                 deps_include=args.deps_include))
-    except (DistError, HandoutError, HeaderError, RegistryError, RubricError) as e:
+        registry = Registry.from_harness(args.harness) if args.harness else Registry.from_file()
+        path = build(DistOptions(registry=registry, out=args.out, record=args.record, solution_kernels=args.kernels,
+                                 rubric=args.rubric, deps_include=args.deps_include))
+    except (DistError, HandoutError, HeaderError, RecordError, RegistryError, RubricError) as e:
         print(f"make dist: {e}", file=sys.stderr)
         return 1
     digest = hashlib.sha256(path.read_bytes()).hexdigest()

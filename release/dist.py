@@ -4,8 +4,11 @@ It holds starter/ (stubs, harness, tests, Makefile, tools) as the working tree
 has it (every file git does not ignore), the public reference cases of data/
 the test suite reads, the rendered handout, a README, the header-only
 libraries copied in from this machine, and the stubs' sha256 sums (so `make
-submit` can tell an untouched stub). It is reproducible, and it is written
-only after the leak check has passed on the finished archive.
+submit` can tell an untouched stub). The solution's measured record is the
+one the handout quotes, shipped as starter/bench/reference.json; a record that
+did not measure today's solution stops it before anything is packed
+(handout/record.py). It is reproducible, and it is written only after the leak
+check has passed on the finished archive.
 """
 from __future__ import annotations
 
@@ -21,7 +24,8 @@ import jinja2
 
 from grader.registry import Registry
 from grader.rubric import DEFAULT_RUBRIC, load_rubric
-from handout.render import FIGURES, Inputs, build as build_handout
+from handout import record as measured_record
+from handout.render import Inputs, build as build_handout
 from release import headers, leaks, tarball
 from release.tarball import Member
 
@@ -29,6 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 # What students get from the repository, as git pathspecs; everything else is generated.
 SHIPPED = ("starter", "data/manifest.json", "data/cases")
 STUB_SUMS = "starter/tools/pristine-stubs.sha256"
+RECORD_MEMBER = "starter/bench/reference.json"  # where students' make bench finds the solution's numbers
 README_TEMPLATE = Path(__file__).resolve().parent / "student-README.md.j2"
 
 
@@ -40,7 +45,8 @@ class DistError(RuntimeError):
 class DistOptions:
     registry: Registry
     out: Path = REPO / "dist"
-    figures: Path = FIGURES
+    record: Path = measured_record.RECORD
+    solution_kernels: Path = measured_record.SOLUTION_KERNELS
     rubric: Path = DEFAULT_RUBRIC
     deps_include: Path | None = None
     mtime: int | None = None  # default: SOURCE_DATE_EPOCH, else the last commit's time
@@ -85,6 +91,7 @@ def stub_sums(members: dict[str, Member]) -> Member:
 
 
 def build(options: DistOptions) -> Path:
+    measured_record.check(options.record, options.solution_kernels)  # before any work: today's, or nothing
     rubric = load_rubric(options.rubric, options.registry)
     mtime = options.mtime if options.mtime is not None else source_epoch()
     members, untracked = repo_members()
@@ -93,9 +100,10 @@ def build(options: DistOptions) -> Path:
     for name, source in headers.collect(options.deps_include).items():
         members[name] = Member(source.read_bytes())
     members[STUB_SUMS] = stub_sums(members)
+    members[RECORD_MEMBER] = Member(Path(options.record).read_bytes())
     with tempfile.TemporaryDirectory() as tmp:
         _, html = build_handout(Path(tmp), Inputs(registry=options.registry, rubric=options.rubric,
-                                                  figures=options.figures))
+                                                  record=options.record, solution_kernels=options.solution_kernels))
         members["handout/assignment.html"] = Member(html.read_bytes())
     readme = jinja2.Template(README_TEMPLATE.read_text(encoding="utf-8"), undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True)

@@ -6,7 +6,7 @@
 #
 # The GPU machines reach no package index: the header libraries and bubblewrap
 # come unpacked in .deps/ (apt-get download + dpkg -x) and Python wheels in .whl/.
-#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [profile] [transpose_variants] [tests]
+#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [profile] [transpose_variants] [tests] [gpu_suite]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-run-logs}
 mkdir -p "$OUT"
@@ -36,22 +36,6 @@ run() {  # run NAME COMMAND...: log to $OUT/NAME.log, note the exit status and t
   return $rc
 }
 
-sweep() {  # sweep NAME MACRO "VARIANTS" PATTERN HARNESS_ARGS...: each variant of a solution kernel, built
-           # in parallel with -DMACRO=n, then timed beside cuBLAS and copy in its own run of the harness
-  local name=$1 macro=$2 variants=$3 pattern=$4; shift 4
-  make -C starter -j"$(nproc)" lib > "$OUT/build_lib.log" 2>&1  # shared by every variant: built once, first
-  for v in $variants; do
-    make -C starter -j4 harness KERNELS=../solution/kernels KTAG=${name}_v$v \
-      EXTRA_NVFLAGS="-D$macro=$v" > "$OUT/build_${name}_v$v.log" 2>&1 &
-  done
-  wait
-  for v in $variants; do
-    (cd starter && ./build/${name}_v$v/harness --budget 1 "$@") > "$OUT/${name}_v$v.log" 2>&1
-    note "$name variant $v:"
-    grep -E "$pattern" "$OUT/${name}_v$v.log" | tee -a "$summary"
-  done
-}
-
 for step in $steps; do
   case $step in
     buildtime)
@@ -63,6 +47,15 @@ for step in $steps; do
       run check make check PYTEST_ARGS=-v
       grep -E "passed|failed|skipped|error" "$OUT/check.log" | tail -n 3 | tee -a "$summary"
       grep -E "(PASSED|FAILED|SKIPPED|ERROR)( |$)" "$OUT/check.log" | sed 's/ *\[ *[0-9]*%\]//' >> "$summary" ;;
+    gpu_suite)
+      # The whole GPU suite in one pytest session, so its grading runs share one build tree (the
+      # gpu_work fixture) and the class run (solution/tests/class_run.py) is made once.
+      run build make build
+      run gpu_suite timeout "${TESTS_TIMEOUT:-540}" python3 -m pytest -m gpu -ra -v --durations=30 \
+        -p no:cacheprovider ${TESTS_ARGS:-} solution/tests grader/tests
+      grep -E "passed|failed|skipped|error" "$OUT/gpu_suite.log" | tail -n 1 | tee -a "$summary"
+      grep -E "(FAILED|ERROR)( |$)" "$OUT/gpu_suite.log" | sed 's/ *\[ *[0-9]*%\]//' | head -n 60 >> "$summary"
+      sed -n '/slowest 30 durations/,/^=/p' "$OUT/gpu_suite.log" >> "$summary" ;;
     tests)
       # One folder or file of the test suite at a time (TESTS="solution/tests grader/tests", the default):
       # make check's pytest in parts that each fit one device call; TESTS_ARGS="-m gpu" keeps only the
@@ -132,32 +125,43 @@ PY
       run racecheck make -C starter racecheck KERNELS=../solution/kernels
       grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/memcheck.log" "$OUT/racecheck.log" | tee -a "$summary" ;;
     variants)
-      # matmul_fast's tile configurations (solution/kernels/matmul_fast.cu, VariantConfig).
-      sweep fast MATMUL_FAST_VARIANT "${VARIANTS:-31 33 34 35 36 17}" "limits|matmul_fast" --task matmul_fast \
-        --shape 2048x2048x2048,4096x4096x4096,8192x8192x8192,4095x4095x4095,4097x4097x4097,3000x5000x700,1025x1025x1025,2049x2049x2049 ;;
+      # matmul_fast's candidates from solution/lab/ (auto: the shipped dispatch; large/4: one tile class
+      # with k in 4 pieces; v31: version 1's VariantConfig<31>; sweep --list names them all), each timed
+      # beside cuBLAS at the same shape in one run. PLAN=file runs a sweep plan instead
+      # (solution/lab/matmul_fast/shapes.plan).
+      if [ -n "${PLAN:-}" ]; then
+        run variants solution/lab/sweep.sh --out "$OUT/variants" --plan "$PLAN"
+      else
+        run variants solution/lab/sweep.sh --out "$OUT/variants" --task matmul_fast \
+          --candidates "${CANDIDATES:-auto,large/1,v31}" \
+          --shape "${SHAPES:-1024x1024x1024,2048x2048x2048,4096x4096x4096,8192x8192x8192,4095x4095x4095,4097x4097x4097,3000x5000x700}"
+      fi
+      grep -E "^(device|[0-9]+x)" "$OUT/variants/sweep.txt" | tee -a "$summary" ;;
     profile)
-      # Where matmul_fast's cycles go, beside cuBLAS's SGEMM in the same harness run: issue-slot use,
+      # Where matmul_fast's cycles go, beside cuBLAS's SGEMM in the same sweep run: issue-slot use,
       # warp stall reasons, occupancy (Nsight Compute; clocks left alone, as the device notes ask).
-      # PROFILE_VARIANT picks the configuration (default: the solution's own).
-      v=${PROFILE_VARIANT:-default}
-      flags=""; [ "$v" != default ] && flags="-DMATMUL_FAST_VARIANT=$v"
-      make -C starter -j"$(nproc)" harness KERNELS=../solution/kernels KTAG=profile_$v EXTRA_NVFLAGS="$flags" \
-        > "$OUT/build_profile_$v.log" 2>&1
-      for kernel in 'matmul_fast_(kmajor_)?kernel' gemm; do  # ours (either kernel); cuBLAS's (its name holds "gemm")
-        label=${kernel%%_(*}
+      # PROFILE_CANDIDATE picks the lab candidate (default auto: the shipped dispatch), PROFILE_SHAPE the shape.
+      cand=${PROFILE_CANDIDATE:-auto} shape=${PROFILE_SHAPE:-4096x4096x4096}
+      label=$(echo "$cand" | tr '/' '-')
+      solution/lab/sweep.sh --candidates "$cand" --shape 64x64x64 --samples 1 --rounds 1 > "$OUT/build_profile.log" 2>&1
+      # ours (either kernel, version 1's too); cuBLAS's SGEMM (not the float64 reference's DGEMM)
+      for kernel in 'matmul_fast_(kmajor_)?kernel' 'sgemm|gemm.*ffma'; do
+        who=$([ "$kernel" = 'sgemm|gemm.*ffma' ] && echo cublas || echo "$label")
         (cd starter && ncu --clock-control none --kernel-name "regex:$kernel" --launch-count 1 \
           --section SpeedOfLight --section SchedulerStats --section WarpStateStats --section Occupancy \
           --section LaunchStats --section InstructionStats \
-          "./build/profile_$v/harness" --task matmul_fast --shape 4096x4096x4096 --budget 0.05) \
-          > "$OUT/profile_${v}_$label.log" 2>&1
-        note "profile $v $label: exit $?"
-        grep -E "^  [A-Za-z]|Issue Slots|Issued Warp|No Eligible|Eligible Warps|Active Warps|Warp Cycles|Achieved Occ|Registers|Duration|SM Busy|Compute \(SM\)" \
-          "$OUT/profile_${v}_$label.log" | head -n 40 | sed "s/^/[$label] /" | tee -a "$summary"
+          ./build/lab/sweep --task matmul_fast --candidates "$cand" --shape "$shape" --samples 1 --rounds 1) \
+          > "$OUT/profile_${label}_$who.log" 2>&1
+        note "profile $cand $shape $who: exit $?"
+        grep -E "^  [A-Za-z]|Issue Slots|Issued Warp|No Eligible|Eligible Warps|Active Warps|Warp Cycles|Achieved Occ|Registers|Duration|SM Busy|Compute \(SM\)|Grid Size|Block Size" \
+          "$OUT/profile_${label}_$who.log" | head -n 40 | sed "s/^/[$who] /" | tee -a "$summary"
       done ;;
     transpose_variants)
-      # transpose's versions (solution/kernels/transpose.cu, kVariants), beside the other memory-bound tasks.
-      sweep transpose TRANSPOSE_VARIANT "${TRANSPOSE_VARIANTS:-0 1 2 3 4 5}" "limits|transpose|copy" \
-        --task transpose,fill,add,dot ;;
+      # transpose's versions from solution/lab/transpose/ (t2 is the shipped one), each beside a
+      # device copy of the same bytes in one run.
+      run transpose_variants solution/lab/sweep.sh --out "$OUT/transpose_variants" --task transpose \
+        --candidates "${TRANSPOSE_VARIANTS:-t0,t1,t2,t3,t4,t5}" --shape "${TRANSPOSE_SHAPES:-8192x8192,4096x4096}"
+      grep -E "^(device|[0-9]+x)" "$OUT/transpose_variants/sweep.txt" | tee -a "$summary" ;;
   esac
 done
 

@@ -18,6 +18,13 @@ shifts tried (0 and the extreme +-1/4), and the mildest lower-precision one.
 
     python3 docs/tolerance/precision_sim.py            # about a minute
     python3 docs/tolerance/precision_sim.py --quick    # K up to 1024
+    python3 docs/tolerance/precision_sim.py --float64  # the same for float64 (53-bit inputs)
+
+With --float64 the inputs carry 53 significant bits (as the harness makes
+float64 inputs), u = 2^-53, the reference is exact to about 2^-106 (Dot2, as
+the harness computes it, compensated.h), the honest kernel is one float64
+accumulator, and the coarse ones are what students write by mistake: a float
+accumulator, and float tiles (inputs rounded to float32, float accumulator).
 """
 from __future__ import annotations
 
@@ -62,11 +69,73 @@ def simulate(rng, k, n, shift, variant):
     return e.mean(), e.max() / np.sqrt(k)
 
 
+def two_product(a, b):
+    """a b = p + e exactly (Dekker's splitting; no FMA needed, no overflow at these magnitudes)."""
+    p = a * b
+    factor = 134217729.0  # 2^27 + 1
+
+    def split(x):
+        c = factor * x
+        hi = c - (c - x)
+        return hi, x - hi
+    ah, al = split(a)
+    bh, bl = split(b)
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    return p, e
+
+
+def two_sum(a, b):
+    s = a + b
+    z = s - a
+    return s, (a - (s - z)) + (b - z)
+
+
+def draw53(rng, n, shift):
+    m = rng.integers(0, 1 << 53, size=n, dtype=np.int64)
+    return (2 * m + 1 - (1 << 53)).astype(np.float64) / 9007199254740992.0 + shift
+
+
+def simulate64(rng, k, n, shift, variant):
+    a = draw53(rng, n * k, shift[0]).reshape(n, k)
+    b = draw53(rng, n * k, shift[1]).reshape(n, k)
+    m = np.einsum("ij,ij->i", np.abs(a), np.abs(b))
+    s, c = np.zeros(n), np.zeros(n)  # Dot2: the reference, to about 2^-106
+    for p in range(k):
+        prod, perr = two_product(a[:, p], b[:, p])
+        s, serr = two_sum(s, prod)
+        c += perr + serr
+    exact = s + c
+    if variant == "float tiles":
+        a, b = a.astype(np.float32).astype(np.float64), b.astype(np.float32).astype(np.float64)
+    acc = np.zeros(n, dtype=np.float32 if variant in ("float accumulator", "float tiles") else np.float64)
+    for p in range(k):
+        acc = (acc.astype(np.float64) + a[:, p] * b[:, p]).astype(acc.dtype)
+    e = np.abs(acc.astype(np.float64) - exact) / (2.0 ** -53 * m)
+    return e.mean(), e.max() / np.sqrt(k)
+
+
+def main64(ks) -> None:
+    rng = np.random.default_rng(2026)
+    coarse = ["float accumulator", "float tiles"]
+    print(f"{'K':>6} {'float64 mean e (worst)':>24} {'max e/sqrtK':>12}   " +
+          "   ".join(f"{c + ' mean e':>24}" for c in coarse))
+    for k in ks:
+        n = 1000 if k <= 1024 else 300
+        worst = [simulate64(rng, k, n, s, "float64") for s in SHIFTS]
+        mild = [min(simulate64(rng, k, n, s, v)[0] for s in SHIFTS) for v in coarse]
+        print(f"{k:>6} {max(w[0] for w in worst):>24.2f} {max(w[1] for w in worst):>12.3f}   " +
+              "   ".join(f"{x:>24.3g}" for x in mild), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--float64", action="store_true", help="float64 inputs and kernels (see above)")
     args = parser.parse_args()
     ks = [1, 43, 521, 1024] if args.quick else [1, 43, 521, 1024, 4096, 8192]
+    if args.float64:
+        main64(ks)
+        return
     honest = ["float32, FMA", "float32, no FMA"]
     coarse = ["half products", "half inputs", "TF32 inputs", "bfloat16 inputs"]
     rng = np.random.default_rng(2026)

@@ -22,7 +22,7 @@ from typing import Callable
 
 from grader.gate.check import Expected, Finding, check_dependencies, check_object
 from grader.gate.elf import ElfError
-from grader.gate.objects import read_object
+from grader.gate.objects import find_cuobjdump, read_object
 from grader.gate.policy import GatePolicy
 from grader.gate.report import GateReport
 
@@ -63,8 +63,9 @@ def cuda_home() -> Path:
     return Path(nvcc).resolve().parents[1]
 
 
-def library_exports() -> set[str]:
-    """What the libraries the harness links with define: a task file must not define these again."""
+def library_exports(shared_only: bool = False) -> set[str]:
+    """What the libraries the harness links with define: a task file must not define these again.
+    shared_only: only the shared libraries' dynamic exports (libc, libm, libstdc++, libgcc_s, cuBLAS)."""
     home = cuda_home()
     found = []
     for name in CUDA_LIBRARIES:
@@ -79,6 +80,8 @@ def library_exports() -> set[str]:
         found.append(Path(path))
     names = set()
     for path in found:
+        if shared_only and path.suffix == ".a":
+            continue
         names |= _names(["-g", "--defined-only", str(path)] if path.suffix == ".a" else
                         ["-D", "--defined-only", str(path)])
     return names
@@ -96,8 +99,15 @@ class BuildGate:
         for kernels, tag in ((self.pristine / "kernels", "stubs"), (Path(solution), "solution")):
             compile_objects(kernels, tag)
         lib = self.build_dir / "lib"
-        harness = _names(["-g", str(lib / "libharness.a"), str(lib / "harness" / "main.cpp.o")])
+        harness_objects = [str(lib / "libharness.a"), str(lib / "harness" / "main.cpp.o")]
+        harness = _names(["-g", *harness_objects])
         self.taken = frozenset(harness | library_exports())
+        # What the harness calls out of line in a shared library (libstdc++'s explicitly instantiated string and
+        # stream members, libc): a definition of one in a task file, even a COMDAT copy from an explicit
+        # specialization, is what the static linker binds the harness's calls to. An honest file compiled with
+        # the same headers and flags leaves these undefined too.
+        called = _names(["-g", "--undefined-only", *harness_objects])
+        self.interposable = frozenset(called & library_exports(shared_only=True))
         trusted, stubs = set(), {}
         for tag in ("stubs", "solution"):
             for obj in sorted((self.build_dir / tag / "kernels").glob("*.o")):
@@ -113,6 +123,12 @@ class BuildGate:
         self.system_roots = [(home / "include").resolve(), *[p.resolve() for p in home.glob("targets/*/include")],
                              Path("/usr/include"), Path("/usr/lib/gcc")]
         self._instructions = policy.rules["no-syscalls"].instructions
+        self._sass = tuple(p for rule in policy.rules.values() for p in rule.sass)
+        self._ptx = tuple(p for rule in policy.rules.values() for p in rule.ptx)
+        self.cuobjdump = find_cuobjdump()
+        if (self._sass or self._ptx) and self.cuobjdump is None:
+            raise GateError("cuobjdump (and nvdisasm) are not installed: the gate reads device code with them "
+                            "(they come with the CUDA toolkit, or pip install -r grader/requirements.txt)")
         self._warned_compressed = False
 
     def stub(self, file: str) -> bytes:
@@ -148,8 +164,12 @@ class BuildGate:
             if rules is None or name in stopped:
                 continue
             obj, dep = objects / (Path(name).stem + ".o"), objects / (Path(name).stem + ".d")
+            if not obj.exists():
+                # It did not compile: nothing of it can be linked, and the link's report gives the compiler's
+                # own message (build_error), not a rule it did not break.
+                continue
             try:
-                facts = read_object(obj, self._instructions)
+                facts = read_object(obj, self._instructions, self._sass, self._ptx, self.cuobjdump)
             except (ElfError, struct.error, IndexError, ValueError, RuntimeError, OSError,
                     subprocess.SubprocessError) as e:  # fail closed: what cannot be read is not linked
                 findings.append(Finding(name, "only-listed-calls", f"could not be inspected ({e})",
@@ -158,7 +178,7 @@ class BuildGate:
                 obj.unlink(missing_ok=True)
                 dep.unlink(missing_ok=True)
                 continue
-            if facts.device_unreadable and not self._warned_compressed:
+            if facts.device_unreadable and not self._warned_compressed and self.cuobjdump is None:
                 # This toolkit compresses device code: say so once rather than judge what cannot be read.
                 # (With whole-program compilation, device code can reach only printf, assert and malloc.)
                 self._warned_compressed = True
@@ -166,7 +186,8 @@ class BuildGate:
                       "symbols are not inspected (host code is); nvcc --compress-mode=none would allow it",
                       file=sys.stderr)
             expected = Expected(self.trusted, self.taken,
-                                frozenset().union(*(n for f, n in self.launchers.items() if f != name)))
+                                frozenset().union(*(n for f, n in self.launchers.items() if f != name)),
+                                self.interposable)
             found = check_object(facts, rules, expected)
             found += check_dependencies(dep, rules, kernels / name,
                                         [self.pristine / "include" / h for h in self.policy.project_headers],

@@ -19,7 +19,8 @@ IOSTREAM_INIT = {"std::__ioinit", "std::ios_base::Init::Init()", "std::ios_base:
                  "__cxa_atexit"}
 # Names the C++ standard library owns (mangled): std::, its abbreviations (std::allocator,
 # std::basic_string, std::string, std::istream, std::ostream, std::iostream) and __gnu_cxx::.
-STANDARD_LIBRARY = re.compile(r"_Z(?:T[IVST]|TT|GV)?N?[rVKRO]*(?:St|S[abdios]|9__gnu_cxx)")
+# A local static of such a function (_ZZ..., its guard _ZGVZ...) is the standard library's too.
+STANDARD_LIBRARY = re.compile(r"_Z(?:T[IVST]|TT|GV)?Z?N?[rVKRO]*(?:St|S[abdios]|9__gnu_cxx)")
 NVCC_DEVICE_STUB = "__device_stub__"
 
 
@@ -52,6 +53,7 @@ class Expected:
     trusted: frozenset[str]  # mangled names the stubs and the solution define: launchers, the contract headers'
     taken: frozenset[str]  # names the harness or a linked library defines or uses
     foreign: frozenset[str] = frozenset()  # the other tasks' launchers (each task is judged by its own rules)
+    interposable: frozenset[str] = frozenset()  # what the harness calls out of line in a shared library
 
 
 def _finding(rules: FileRules, rule: str, what: str) -> Finding:
@@ -105,6 +107,21 @@ def check_instructions(facts: ObjectFacts, rules: FileRules) -> list[Finding]:
             for insn, functions in where.items()]
 
 
+def check_device_instructions(facts: ObjectFacts, rules: FileRules) -> list[Finding]:
+    """Device instructions a rule forbids (tensor cores in a plain-FP32 task), each named with its functions."""
+    where: dict[tuple[str, str], list[str]] = {}
+    for kind, found in (("SASS", facts.sass), ("PTX", facts.ptx)):
+        for mnemonic, function in found:
+            rule = rules.device_instruction_rule(mnemonic, ptx=kind == "PTX")
+            if rule is not None:
+                where.setdefault((rule, mnemonic), []).append(function)
+    out = []
+    for (rule, mnemonic), functions in where.items():
+        shown = ", ".join(list(dict.fromkeys(functions))[:3])
+        out.append(_finding(rules, rule, f"uses the instruction {mnemonic} in device code (in {shown})"))
+    return out[:8]
+
+
 def check_definitions(facts: ObjectFacts, rules: FileRules, expected: Expected) -> list[Finding]:
     """Only the task's launchers, what the contract headers define, and the file's own names. The
     standard library's templates instantiated from its headers are the same code wherever they are
@@ -116,6 +133,12 @@ def check_definitions(facts: ObjectFacts, rules: FileRules, expected: Expected) 
         name = d.name.split("@", 1)[0]
         if name in expected.foreign:
             out.append(_finding(rules, "no-redefinition", f"defines {d.demangled}, which is another task's launcher"))
+            continue
+        if name in expected.interposable:  # COMDAT or not: the linker would bind the harness's calls to it
+            out.append(_finding(rules, "no-redefinition",
+                                f"defines {d.demangled}{' (an inline or template copy)' if d.comdat else ''}, which "
+                                "the harness calls in a shared library: this copy would replace the library's "
+                                "for the harness too"))
             continue
         if name in expected.trusted or name.startswith(NVCC_DEVICE_STUB):
             continue
@@ -134,6 +157,7 @@ def check_definitions(facts: ObjectFacts, rules: FileRules, expected: Expected) 
 
 def check_object(facts: ObjectFacts, rules: FileRules, expected: Expected) -> list[Finding]:
     out = check_symbols(facts, rules) + check_startup(facts, rules) + check_instructions(facts, rules)
+    out += check_device_instructions(facts, rules)
     out += check_definitions(facts, rules, expected)
     if facts.executable_stack and rules.in_force("no-memory-mapping"):
         out.append(_finding(rules, "no-memory-mapping", "asks for an executable stack"))

@@ -5,7 +5,9 @@ The facts are gathered once per object and judged in check.py, so the rules
 """
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +52,10 @@ class ObjectFacts:
     startup_code: list[str] = field(default_factory=list)  # .init/.fini sections holding code
     instructions: list[tuple[str, str]] = field(default_factory=list)  # (instruction, function) matches
     executable_stack: bool = False
+    # Device code, read by cuobjdump: (mnemonic, function) of every SASS instruction matching the gate's
+    # patterns, and of every PTX one.
+    sass: list[tuple[str, str]] = field(default_factory=list)
+    ptx: list[tuple[str, str]] = field(default_factory=list)
 
 
 def demangle(names: list[str]) -> dict[str, str]:
@@ -122,7 +128,72 @@ def scan_instructions(path: Path, patterns: tuple[str, ...]) -> list[tuple[str, 
     return found
 
 
-def read_object(path: Path, instruction_patterns: tuple[str, ...] = ()) -> ObjectFacts:
+def find_cuobjdump() -> str | None:
+    """cuobjdump (with nvdisasm beside it, which it needs for SASS): on PATH, in the toolkit of `nvcc`, or
+    from PyPI's nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm wheels (grader/requirements.txt)."""
+    candidates = [shutil.which("cuobjdump")]
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        candidates.append(str(Path(nvcc).resolve().parent / "cuobjdump"))
+    try:
+        import nvidia  # the wheels' namespace package
+        for root in getattr(nvidia, "__path__", []):
+            candidates += sorted(str(p) for p in Path(root).glob("cu*/bin/cuobjdump"))
+            candidates.append(str(Path(root) / "cuda_cuobjdump" / "bin" / "cuobjdump"))
+    except ImportError:
+        pass
+    for c in candidates:
+        if c and Path(c).is_file() and os.access(c, os.X_OK) and \
+                ((Path(c).parent / "nvdisasm").exists() or shutil.which("nvdisasm")):
+            return c
+    return None
+
+
+_SASS_LINE = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)")
+_PTX_INSN = re.compile(r"^\s*(?:@!?%?\w+\s+)?([a-z][a-z0-9_]*(?:\.[a-z0-9_:]+)+)")
+
+
+def scan_device_code(path: Path, cuobjdump: str, sass_patterns: tuple[str, ...],
+                     ptx_patterns: tuple[str, ...]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(mnemonic, mangled function) of each SASS and PTX instruction in the object's fat binary that matches a
+    pattern (globs), read by cuobjdump (which also reads compressed device code)."""
+    from grader.gate.policy import glob_regex
+    env = {**os.environ, "PATH": f"{Path(cuobjdump).parent}:{os.environ.get('PATH', '')}"}
+
+    def dump(flag: str) -> str:
+        done = subprocess.run([cuobjdump, flag, str(path)], capture_output=True, text=True, errors="replace",
+                              timeout=300, env=env)
+        if done.returncode != 0 and "does not contain" not in done.stderr:
+            raise RuntimeError(f"cuobjdump {flag} failed: {done.stderr.strip()[:300]}")
+        return done.stdout
+    sass, ptx = [], []
+    wanted = glob_regex(sass_patterns)
+    if wanted is not None:
+        function = "?"
+        for line in dump("-sass").splitlines():
+            header = re.match(r"^\s*Function\s*:\s*(\S+)", line)
+            if header:
+                function = header.group(1)
+                continue
+            insn = _SASS_LINE.match(line)
+            if insn and wanted.match(insn.group(1)):
+                sass.append((insn.group(1), function))
+    wanted = glob_regex(ptx_patterns)
+    if wanted is not None:
+        function = "?"
+        for line in dump("-ptx").splitlines():
+            header = re.match(r"^\s*(?:\.visible\s+|\.weak\s+)?\.(?:entry|func)\s+(?:\([^)]*\)\s*)?([\w$]+)", line)
+            if header:
+                function = header.group(1)
+                continue
+            insn = _PTX_INSN.match(line)
+            if insn and wanted.match(insn.group(1)):
+                ptx.append((insn.group(1), function))
+    return sass, ptx
+
+
+def read_object(path: Path, instruction_patterns: tuple[str, ...] = (), sass_patterns: tuple[str, ...] = (),
+                ptx_patterns: tuple[str, ...] = (), cuobjdump: str | None = None) -> ObjectFacts:
     obj = elf.read(path)
     relocations = obj.relocations()
     facts = ObjectFacts(Path(path))
@@ -142,4 +213,11 @@ def read_object(path: Path, instruction_patterns: tuple[str, ...] = ()) -> Objec
     stack = next((s for s in obj.sections if s.name == ".note.GNU-stack"), None)
     facts.executable_stack = stack is None or stack.executable
     facts.instructions = scan_instructions(path, instruction_patterns)
+    if (sass_patterns or ptx_patterns) and any(sec.name == ".nv_fatbin" for sec in obj.sections):
+        if cuobjdump is None:
+            raise RuntimeError("cuobjdump is not installed: device code cannot be inspected")
+        sass, ptx = scan_device_code(path, cuobjdump, sass_patterns, ptx_patterns)
+        named = demangle([fn for _, fn in sass + ptx])
+        facts.sass = [(m, named.get(fn, fn)) for m, fn in sass]
+        facts.ptx = [(m, named.get(fn, fn)) for m, fn in ptx]
     return facts

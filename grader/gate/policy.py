@@ -17,7 +17,7 @@ BUILTIN_RULES = ("includes", "only-listed-calls", "no-static-constructors", "no-
 # These two are the allowlists themselves: a task widens them (allow_symbols, allow_headers)
 # instead of turning them off.
 NOT_LOOSENABLE = ("includes", "only-listed-calls")
-RULE_KEYS = {"description", "symbols", "headers", "source", "instructions"}
+RULE_KEYS = {"description", "symbols", "headers", "source", "instructions", "sass", "ptx"}
 TASK_KEYS = {"allow", "allow_symbols", "allow_headers"}
 GATE_KEYS = {"project_headers", "system_headers", "allowed", "rules"}
 
@@ -38,10 +38,13 @@ class Rule:
     headers: tuple[str, ...] = ()
     source: tuple[str, ...] = ()
     instructions: tuple[str, ...] = ()
+    sass: tuple[str, ...] = ()  # device machine instructions (globs over cuobjdump's mnemonics: HMMA*)
+    ptx: tuple[str, ...] = ()  # PTX instructions (globs: mma.*), for the PTX a newer GPU would compile
 
     def to_json(self) -> dict:
         return {"description": self.description, "symbols": list(self.symbols), "headers": list(self.headers),
-                "source": list(self.source), "instructions": list(self.instructions)}
+                "source": list(self.source), "instructions": list(self.instructions), "sass": list(self.sass),
+                "ptx": list(self.ptx)}
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,16 @@ class FileRules:
     def in_force(self, name: str) -> bool:
         return name in self.active
 
+    def device_instruction_rule(self, mnemonic: str, ptx: bool = False) -> str | None:
+        """The rule a device instruction breaks (a SASS mnemonic such as HMMA.1688.F32.TF32, or a PTX one
+        such as mma.sync.aligned.m16n8k8...), or None."""
+        for name in self.active:
+            patterns = self.rules[name].ptx if ptx else self.rules[name].sass
+            regex = glob_regex(patterns)
+            if regex is not None and regex.match(mnemonic):
+                return name
+        return None
+
     def symbol_rule(self, name: str) -> str | None:
         """The rule a use of this (demangled) symbol breaks, or None when it is allowed. A rule's
         own list wins over the allowlist, so `truncate` is file I/O even though `trunc*` is math."""
@@ -122,6 +135,8 @@ class GatePolicy:
     rules: dict[str, Rule]
     tasks: dict[str, TaskGate]  # task id -> its loosening (every graded task has an entry)
     files: dict[str, str]  # task file name -> task id, for every task of the harness, graded or not
+    file_kib: float = 256  # the largest task file the pre-check reads (the rubric's [limits] task_file_kib)
+    precheck_seconds: float = 20  # its time limit per file ([limits] precheck_seconds)
 
     def for_task(self, task: str) -> FileRules:
         loosen = self.tasks.get(task, TaskGate())
@@ -143,6 +158,7 @@ class GatePolicy:
         """What the students' pre-check needs (starter/tools/rules.json), keyed by task file name."""
         return {"generated": "from grader/rubric.toml by `python3 -m grader rules --export starter/tools/rules.json`;"
                              " edit the rubric, not this file",
+                "limits": {"file_kib": self.file_kib, "seconds": self.precheck_seconds},
                 "project_headers": list(self.project_headers), "system_headers": list(self.system_headers),
                 "rules": {name: rule.to_json() for name, rule in self.rules.items()},
                 "files": {file: {"task": task, "allow": list(self.tasks.get(task, TaskGate()).allow),
@@ -155,7 +171,7 @@ class GatePolicy:
 
 
 def parse_gate(data: dict, task_entries: dict[str, dict], files: dict[str, str],
-               fail: Callable[[str, str], None]) -> GatePolicy:
+               fail: Callable[[str, str], None], file_kib: float = 256, precheck_seconds: float = 20) -> GatePolicy:
     """The [gate] table and each [tasks.<id>.gate] table, checked; `fail(where, why)` raises."""
     gate = data.get("gate")
     if not isinstance(gate, dict):
@@ -193,7 +209,8 @@ def parse_gate(data: dict, task_entries: dict[str, dict], files: dict[str, str],
             fail(where, "'description' must say, in words a student understands, what the rule forbids")
         rules[name] = Rule(name, " ".join(description.split()), patterns(entry, "symbols", where),
                            patterns(entry, "headers", where), patterns(entry, "source", where),
-                           patterns(entry, "instructions", where))
+                           patterns(entry, "instructions", where), patterns(entry, "sass", where),
+                           patterns(entry, "ptx", where))
     for name in BUILTIN_RULES:
         if name not in rules:
             fail("[gate.rules]", f"missing the rule '{name}' (the gate checks it; the rubric describes it)")
@@ -215,7 +232,7 @@ def parse_gate(data: dict, task_entries: dict[str, dict], files: dict[str, str],
                 fail(where, f"'{name}' cannot be turned off: widen it with "
                             f"{'allow_headers' if name == 'includes' else 'allow_symbols'} instead")
         tasks[task_id] = TaskGate(allow, patterns(table, "allow_symbols", where), patterns(table, "allow_headers", where))
-    return GatePolicy(project, system, allowed, rules, tasks, files)
+    return GatePolicy(project, system, allowed, rules, tasks, files, file_kib, precheck_seconds)
 
 
 def gate_tables_text(rubric_text: str) -> str:

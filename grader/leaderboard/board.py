@@ -18,19 +18,16 @@ from datetime import datetime
 
 import pandas as pd
 
+from grader import metrics
 from grader.rubric import Rubric
+from grader.status import SUBMISSION_STATUSES, case_reason
 from grader.store import Store
 
 METRIC_DECIMALS = 1  # the metric as shown and as ranked: equal on the page means tied
-LIMIT_KEYS = {"GFLOP/s": "sgemm_fp32_gflops", "GB/s": "copy_bandwidth_gbps"}  # the harness's measured limits
-LIMIT_NAMES = {"GFLOP/s": "cuBLAS FP32", "GB/s": "copy bandwidth"}
 
-# Why an entry is not ranked, in words fit for a public page (never the student's own messages).
-STATUS_REASONS = {"rejected": "rejected at intake", "build_failed": "does not compile"}
-CASE_REASONS = {"missing": "not submitted", "not_implemented": "not implemented yet", "wrong": "wrong results",
-                "timeout": "ran out of time", "crashed": "crashed", "error": "failed to run",
-                "skipped": "not run"}
-REASON_ORDER = ["missing", "not_implemented", "wrong", "crashed", "timeout", "error", "skipped"]
+# Which failed status explains an unranked entry first (its words: grader/status.py's reasons).
+REASON_ORDER = ["missing", "forbidden", "build_error", "not_implemented", "wrong", "crashed", "timeout", "error",
+                "skipped"]
 
 
 @dataclass(frozen=True)
@@ -61,7 +58,7 @@ class Board:
 
     @property
     def limit_name(self) -> str:
-        return LIMIT_NAMES.get(self.metric.unit, "the device limit")
+        return metrics.limit_name(self.metric.unit)
 
     @property
     def percent_label(self) -> str:
@@ -82,10 +79,6 @@ def parse_times(times: pd.Series) -> pd.Series:
     return pd.to_datetime(times.map(datetime.fromisoformat), utc=True)
 
 
-def _throughput(work: pd.Series, ms: pd.Series) -> pd.Series:
-    return work / (ms * 1e-3) / 1e9
-
-
 def _unit(registry_json: str, task: str) -> str:
     for t in json.loads(registry_json).get("tasks", []):
         if t.get("id") == task:
@@ -94,39 +87,41 @@ def _unit(registry_json: str, task: str) -> str:
 
 
 def _reason(sub: pd.Series, cases: pd.DataFrame, metric: TaskColumn) -> str:
-    if sub["status"] in STATUS_REASONS:
-        return STATUS_REASONS[sub["status"]]
+    if sub["status"] != "graded":
+        return SUBMISSION_STATUSES[sub["status"]].reason
     mine = cases[(cases["submission_id"] == sub["id"]) & (cases["task"] == metric.task)]
     failed = set(mine.loc[(mine["kind"] == "correctness") & (mine["status"] != "ok"), "status"])
     for status in REASON_ORDER:
         if status in failed:
-            return CASE_REASONS[status]
+            # A student who submitted other tasks did submit: name the file that was missing.
+            return f"no {metric.task}.cu" if status == "missing" else case_reason(status)
     if failed:
         return "failed its checks"
     timed = mine[(mine["kind"] == "timed") & (mine["shape"] == metric.shape)]
     if timed.empty:
         return f"not timed at {metric.shape}"
     status = timed["status"].iloc[0]
-    return f"{CASE_REASONS.get(status, 'failed')} in its timed run"
+    return f"{case_reason(status)} in its timed run"
 
 
-def build_board(store: Store, rubric: Rubric) -> Board:
-    runs = store.table("SELECT id, started, harness_version, registry, devices, limits FROM grading_runs ORDER BY id")
-    subs = store.table("SELECT id, run_id, student, received, graded, status, total, max_total, nickname,"
-                       " harness_version FROM submissions")
-    cases = store.table("SELECT submission_id, task, shape, kind, status, work, speedup, speedup_low, speedup_high,"
-                        " student_ms, solution_ms FROM cases")
+def _columns(runs: pd.DataFrame, rubric: Rubric) -> tuple[TaskColumn, list[TaskColumn]]:
+    """The metric's column and each other task's (at its largest timed shape), units from the latest run's registry."""
     latest_run = runs.iloc[-1] if not runs.empty else None
     units = {t.id: _unit(latest_run["registry"], t.id) if latest_run is not None else "" for t in rubric.tasks}
     metric = TaskColumn(rubric.leaderboard_task, rubric.leaderboard_shape, units[rubric.leaderboard_task])
     others = [TaskColumn(t.id, t.largest_timed, units[t.id]) for t in rubric.tasks
               if t.id != metric.task and t.largest_timed]
-    dtype = rubric.task(metric.task).timed_dtype
+    return metric, others
 
+
+def _measure(subs: pd.DataFrame, cases: pd.DataFrame, runs: pd.DataFrame, metric: TaskColumn,
+             others: list[TaskColumn]) -> pd.DataFrame:
+    """`subs` with each column's throughput, the metric's timed run (speedup and interval, the solution's
+    throughput), the metric, its % of the run's limit, and `correct`: whether it counts for the leaderboard."""
     # Throughput of every passed timed run at each column's shape, one column per task.
     timed = cases[(cases["kind"] == "timed") & (cases["status"] == "ok") & (cases["student_ms"] > 0)].copy()
-    timed["throughput"] = _throughput(timed["work"], timed["student_ms"])
-    timed["solution_throughput"] = _throughput(timed["work"], timed["solution_ms"])
+    timed["throughput"] = metrics.throughput(timed["work"], timed["student_ms"])
+    timed["solution_throughput"] = metrics.throughput(timed["work"], timed["solution_ms"])
     wanted = pd.DataFrame([(c.task, c.shape) for c in [metric, *others]], columns=["task", "shape"])
     timed = timed.merge(wanted, on=["task", "shape"])
     per_task = timed.pivot_table(index="submission_id", columns="task", values="throughput", aggfunc="first")
@@ -140,16 +135,41 @@ def build_board(store: Store, rubric: Rubric) -> Board:
 
     subs = subs.join(per_task, on="id").join(board_runs, on="id")
     subs["metric"] = subs[throughput_column(metric.task)]
+    limits = {r.id: metrics.device_limit(json.loads(r.limits or "{}"), metric.unit) for r in runs.itertuples()}
+    subs["limit"] = subs["run_id"].map(limits).astype(float)
+    subs["percent_of_limit"] = metrics.percent_of_limit(subs["metric"], subs["limit"])
+    subs["correct"] = (subs["status"] == "graded") & subs["metric"].notna() & ~subs["id"].isin(failed_checks)
+    subs["metric_rounded"] = subs["metric"].round(METRIC_DECIMALS)
+    return subs
+
+
+def submission_metric(store: Store, rubric: Rubric, submission_id: int) -> tuple[float | None, TaskColumn]:
+    """One submission's leaderboard metric as the board shows and ranks it (rounded), and its column; None when
+    the submission does not count for the leaderboard. Gradescope's and Autolab's leaderboard columns."""
+    runs = store.runs()
+    metric, _ = _columns(runs, rubric)
+    subs = store.submissions()
+    row = _measure(subs[subs["id"] == submission_id], store.cases_for([submission_id]), runs, metric, [])
+    if row.empty or not row["correct"].iloc[0]:
+        return None, metric
+    return float(row["metric_rounded"].iloc[0]), metric
+
+
+def build_board(store: Store, rubric: Rubric) -> Board:
+    runs = store.runs()[["id", "started", "harness_version", "registry", "devices", "limits"]]
+    subs = store.submissions()[["id", "run_id", "student", "received", "graded", "status", "total", "max_total",
+                                "nickname", "harness_version"]]
+    cases = store.cases_for()[["submission_id", "task", "shape", "kind", "status", "work", "speedup", "speedup_low",
+                               "speedup_high", "student_ms", "solution_ms"]]
+    latest_run = runs.iloc[-1] if not runs.empty else None
+    metric, others = _columns(runs, rubric)
+    dtype = rubric.task(metric.task).timed_dtype
+    subs = _measure(subs, cases, runs, metric, others)
     subs["received_at"] = parse_times(subs["received"])
     subs["graded_at"] = parse_times(subs["graded"])
-    limits = {r.id: json.loads(r.limits or "{}").get(LIMIT_KEYS.get(metric.unit, ""), None) for r in runs.itertuples()}
-    subs["limit"] = subs["run_id"].map(limits).astype(float)
-    subs["percent_of_limit"] = 100 * subs["metric"] / subs["limit"]
-    correct = (subs["status"] == "graded") & subs["metric"].notna() & ~subs["id"].isin(failed_checks)
 
     # Best correct submission per student, then the ranking: one order for both.
-    subs["metric_rounded"] = subs["metric"].round(METRIC_DECIMALS)
-    best = subs[correct].sort_values(["metric_rounded", "received_at", "id"], ascending=[False, True, True])
+    best = subs[subs["correct"]].sort_values(["metric_rounded", "received_at", "id"], ascending=[False, True, True])
     ranked = best.drop_duplicates("student").reset_index(drop=True)
     ranked.insert(0, "rank", range(1, len(ranked) + 1))
 
@@ -167,7 +187,7 @@ def build_board(store: Store, rubric: Rubric) -> Board:
     solution = float(ranked["solution_throughput"].median()) if not ranked.empty else None
     limit = None
     if latest_run is not None:
-        limit = json.loads(latest_run["limits"] or "{}").get(LIMIT_KEYS.get(metric.unit, ""))
+        limit = metrics.device_limit(json.loads(latest_run["limits"] or "{}"), metric.unit)
     return Board(metric=metric, dtype=dtype, others=others, ranked=ranked, unranked=unranked,
                  nicknames={s: nicknames.get(s) for s in shown["student"]}, devices=devices,
                  harness_versions=sorted(set(shown["harness_version"])),

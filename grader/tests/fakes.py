@@ -10,9 +10,14 @@ A fake submission's task file says how its kernel behaves in a marker line:
     // fake: crash               the process dies
     // fake: wrong-when-timed    passes its checks, fails a timed run
     // fake: forbidden           breaks a build-gate rule (when the rubric's gate is passed to build)
-A file holding `#error` does not compile. A second marker line says what
+A file holding `#error` does not compile: its task's cases fail (build_error), the others
+run, as with the real build; `// fake: build-fails` fails the whole build (as when it
+outlives its limit). A second marker line says what
 compute-sanitizer finds in it (nothing, when absent):
     // fake-sanitizer: memcheck=2 racecheck=1
+A file may instead hold `// fake-harness: NAME`, a planted bug of solution/tests/planted/ or the
+sample class (planted.py): its cases then get the statuses, messages and hints the real harness
+gives that bug (the strings of starter/harness/diagnose.cpp), and compute-sanitizer its findings.
 
 The fake GPU can keep simulated time (SimClock): every request advances it by
 what the work would take, so tests can check the grader's timing arithmetic
@@ -28,10 +33,12 @@ from pathlib import Path
 from typing import Callable
 
 from grader.build import BuildResult
+from grader.isolation import Isolation
 from grader.results import SanitizerOutcome
 from grader.gate.check import Finding
 from grader.gate.report import GateReport
 from grader.runner import HarnessFailure
+from grader.tests import planted
 
 SOLUTION_MS = 2.0
 REQUEST_SECONDS = 0.004  # a request's round trip and bookkeeping (inputs, reference, JSON)
@@ -70,6 +77,10 @@ class FakeServer:
         self.limits_measured = False
         self.noise = random.Random(name)
 
+    def _planted(self, task: str) -> str | None:
+        source = (self.files or {}).get(f"{task}.cu")
+        return planted.marker(source) if source is not None else None
+
     def _kind(self, task: str) -> tuple[str, float, float]:
         if self.files is None:
             return "ok", 1.0, 0.0
@@ -91,6 +102,12 @@ class FakeServer:
             return {"op": "limits", "copy_bandwidth_gbps": 1000.0, "sgemm_fp32_gflops": 5000.0}
         if op == "release":
             return {"op": "release"}
+        if op == "check" and self._planted(message["task"]):
+            reply = planted.check_reply(self._planted(message["task"]), message)
+            if reply is not None:
+                self._spend(REQUEST_SECONDS)
+                return {"op": "check", "seed": message["seed"], "ready_to_time": False, "plausibility": None,
+                        "context_lost": False, **reply}
         if op == "check":
             kind, speed, noise = self._kind(message["task"])
             big = any(int(d) > 1000 for d in message["shape"].split("x"))
@@ -135,7 +152,7 @@ class FakeServer:
 
 class FakeBackend:
     harness_version = "fake-1"
-    sandbox = "none (fake backend for tests)"
+    sandbox = Isolation("none", note="fake backend for tests")
 
     def __init__(self, delay: float = 0.0, sim: SimClock | None = None,
                  solution_ms: Callable[[str, str], float] | None = None):
@@ -148,10 +165,13 @@ class FakeBackend:
 
     def build(self, sub, timeout: float, gate=None) -> BuildResult:
         self.builds.append(sub.student)
+        unbuilt = {}
         for name, data in sub.files.items():
+            if b"// fake: build-fails" in data:
+                return BuildResult(False, None, 0.1, "make: *** [harness] Killed",
+                                   "the build took longer than its limit of 1 s")
             if b"#error" in data:
-                return BuildResult(False, None, 0.1, f"kernels/{name}(3): error: this does not compile",
-                                   "your code does not compile (the compiler's messages follow)")
+                unbuilt[name] = f"{name} does not compile: {name}(3): error: this does not compile"
         report = None
         if gate is not None:
             report = GateReport([Finding(name, "no-libraries", "calls cublasSgemm_v2",
@@ -159,13 +179,16 @@ class FakeBackend:
                                  for name, data in sorted(sub.files.items()) if behavior(data)[0] == "forbidden"])
         harness = Path("fake-harness") / sub.student
         self._files[harness] = sub.files
-        return BuildResult(True, harness, 0.1, gate=report)
+        log = "".join(f"kernels/{name}(3): error: this does not compile\n" for name in unbuilt)
+        return BuildResult(True, harness, 0.1, log, gate=report, unbuilt=unbuilt)
 
     def set_limits(self, limits):
         self.limits = limits
 
-    def sanitize(self, sub, build, gpu, tool, task, dtype, shape, seed, timeout) -> SanitizerOutcome:
+    def sanitize(self, sub, build, gpu, tool, task, dtype, shape, seed, timeout, shapes=None) -> SanitizerOutcome:
         source = self._files[build.harness].get(f"{task}.cu", b"")
+        if planted.marker(source):
+            return planted.sanitizer_outcome(planted.marker(source), tool, task, dtype, shape)
         found = re.search(rb"// fake-sanitizer:.*\b" + tool.encode() + rb"=(\d+)", source)
         errors = int(found.group(1)) if found else 0
         if not errors:

@@ -2,15 +2,14 @@
 performance points), or much faster than the solution (review: scored as measured)."""
 from __future__ import annotations
 
-import sqlite3
-
 import pandas as pd
 import pytest
 
 from grader.grade import GradeOptions, grade
 from grader.report import summary_table, write_reports
 from grader.store import ADDED_COLUMNS, Store
-from grader.tests.conftest import write_submission
+from grader.tests.conftest import cases_of, write_submission
+from grader.tests.old_stores import first_release_cases
 from grader.tests.fakes import FakeBackend
 
 
@@ -29,10 +28,7 @@ def flagged(tmp_path, registry, small_rubric):
 
 
 def case_row(results, student, task):
-    db = sqlite3.connect(results / "grades.sqlite")
-    db.row_factory = sqlite3.Row
-    return db.execute("SELECT c.* FROM cases c JOIN submissions s ON s.id = c.submission_id WHERE s.student = ? "
-                      "AND c.task = ? AND c.kind = 'timed'", (student, task)).fetchone()
+    return cases_of(results, student, task=task, kind="timed").iloc[0]
 
 
 def test_a_time_below_the_physical_floor_is_implausible_and_earns_no_performance_points(flagged, small_rubric):
@@ -72,22 +68,9 @@ def test_every_timed_case_records_its_gpu_time_and_throttled_pairs(flagged):
 
 
 def test_an_older_store_gains_the_new_columns_and_keeps_its_rows(tmp_path):
-    path = tmp_path / "grades.sqlite"
-    db = sqlite3.connect(path)
-    db.executescript("""
-        CREATE TABLE cases (id INTEGER PRIMARY KEY, submission_id INTEGER NOT NULL, task TEXT NOT NULL,
-            dtype TEXT NOT NULL, shape TEXT NOT NULL, kind TEXT NOT NULL, status TEXT NOT NULL, message TEXT NOT NULL,
-            hint TEXT NOT NULL, output TEXT NOT NULL, seed INTEGER NOT NULL, record TEXT, unit TEXT NOT NULL,
-            work REAL NOT NULL, speedup REAL, speedup_low REAL, speedup_high REAL, student_ms REAL, solution_ms REAL,
-            pairs INTEGER, stop_reason TEXT, credit REAL);
-        INSERT INTO cases VALUES (1, 1, 'dot', 'float32', '1000', 'timed', 'ok', '', '', '', 1, NULL, 'GB/s', 8000,
-            1.0, 0.99, 1.01, 1.0, 1.0, 10, 'converged', 1.0);
-    """)
-    db.commit()
-    db.close()
-    store = Store(path)
-    columns = set(store.table("SELECT * FROM cases").columns)
+    store = Store(first_release_cases(tmp_path / "grades.sqlite"))
+    columns = set(store.cases_for().columns)
     assert {column for table, column, _ in ADDED_COLUMNS if table == "cases"} <= columns
-    row = store.table("SELECT task, speedup, flag FROM cases").iloc[0]
+    row = store.cases_for().iloc[0]
     assert (row["task"], row["speedup"], row["flag"]) == ("dot", 1.0, "")
     store.close()

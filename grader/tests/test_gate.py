@@ -19,8 +19,12 @@ from grader.tests.test_rubric import broken
 
 HOSTILE = REPO / "grader" / "tests" / "hostile"
 SAMPLES = REPO / "data" / "sample-submissions"
+# Entries the gate decides without running GPU code (an archive bomb is intake's: test_hostile_corpus; an entry
+# whose verdict is the build's sandbox, build_error, is test_build's, whose builds are sandboxed).
 GATE_DECIDES = sorted(p for p in HOSTILE.iterdir()
-                      if (p / "expected.toml").exists() and not tomllib.loads((p / "expected.toml").read_text())["needs_gpu"])
+                      if (p / "expected.toml").exists() and not tomllib.loads((p / "expected.toml").read_text())["needs_gpu"]
+                      and tomllib.loads((p / "expected.toml").read_text())["status"] == "graded"
+                      and tomllib.loads((p / "expected.toml").read_text())["case_status"] != "build_error")
 
 
 def inspect(workspace, policy, folder: Path, files: dict[str, str | bytes]):
@@ -73,7 +77,8 @@ def test_the_corpus_has_an_entry_for_each_attack_the_gate_stops():
     names = {p.name for p in GATE_DECIDES}
     assert {"include-solution", "read-other-submission", "write-outside", "socket", "dlopen-cublas", "cublas-call",
             "private-stream", "static-constructor", "interpose-harness", "mprotect-patch", "fork-bomb",
-            "raw-syscall"} <= names
+            "raw-syscall", "replace-library-call", "split-tf32-mma", "include-splice", "include-lone-cr",
+            "incbin-concat"} <= names
 
 
 @pytest.mark.parametrize("entry", GATE_DECIDES, ids=lambda p: p.name)
@@ -86,16 +91,16 @@ def test_a_hostile_submission_gets_its_expected_verdict_from_the_gate(hostile_re
     assert cases and all(c.status == expected["case_status"] for c in cases)
     assert all(expected["reason"].lower() in c.message.lower() for c in cases), cases[0].message
     assert all(c.status == "missing" for c in result.cases if c.task != expected["task"])
+    forbidden = [f.file for f in build.gate.findings if f.enforced]
     score = next(s for s in result.scores if s.task == expected["task"])
     assert score.total == 0 and "build-gate rule" in score.note
-    forbidden = [f.file for f in build.gate.findings if f.enforced]
     assert set(forbidden) == {f"{expected['task']}.cu"}
 
 
 def test_a_forbidden_file_is_never_linked_its_stub_is(hostile_results, workspace):
-    build, _ = hostile_results["cublas-declared"]
+    build, result = hostile_results["cublas-declared"]
     stub = (REPO / "starter" / "kernels" / "matmul_fast.cu").read_bytes()
-    assert (workspace.kernel_dirs / "cublas-declared" / "matmul_fast.cu").read_bytes() == stub
+    assert (workspace.kernel_dirs / result.submission.key / "matmul_fast.cu").read_bytes() == stub
     message = build.gate.case_message("matmul_fast.cu")
     assert message.startswith("not run: matmul_fast.cu calls cublasCreate_v2 (line 13), calls cublasSgemm_v2 "
                               "(line 16): library calls are not allowed")
@@ -262,3 +267,74 @@ def test_the_compilers_list_of_files_read_must_stay_inside_the_allowed_places(tm
     found = check_dependencies(dep, rubric.gate.for_task("dot"), source, [header],
                                [Path("/usr/local/cuda/include")], tmp_path / "pristine")
     assert [f.what for f in found] == ["reads ../solution/kernels/dot.cu while it compiles"]
+
+
+# ---------------------------------------------------------------------------
+# The honest corpus (grader/tests/honest/): ordinary C++ the gate must let through.
+
+HONEST = REPO / "grader" / "tests" / "honest"
+
+
+def test_every_file_of_the_honest_corpus_passes_the_gate(workspace, rubric):
+    """std::to_string (once refused), containers, lambdas, <cmath>, printing, templates of the student's own."""
+    files = {p.name: p.read_bytes() for p in sorted(HONEST.glob("*/*.cu"))}
+    assert len(files) == len(list(HONEST.glob("*/*.cu"))) >= 4, "one file per task name, so one compile checks all"
+    report = inspect(workspace, rubric.gate, Path("honest-corpus"), files)
+    assert [f.message for f in report.findings] == []
+
+
+# ---------------------------------------------------------------------------
+# Device code read back from the object (cuobjdump), and copies of what the harness calls in a library.
+
+DEVICE_TRICKS = {
+    "matmul_fast.cu": (HOSTILE / "split-tf32-mma" / "matmul_fast.cu").read_bytes()
+    if (HOSTILE / "split-tf32-mma" / "matmul_fast.cu").exists() else b"",
+    "matmul_tiled.cu": (LAUNCHER + """#include <mma.h>
+using namespace nvcuda;
+__global__ void wmma_tile(const half* a, const half* b, float* c) {
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major> fb;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;
+    wmma::fill_fragment(fc, 0.0f);
+    wmma::load_matrix_sync(fa, a, 16);
+    wmma::load_matrix_sync(fb, b, 16);
+    wmma::mma_sync(fc, fa, fb, fc);
+    wmma::store_matrix_sync(c, fc, 16, wmma::mem_row_major);
+}
+template <typename T> void matmul_tiled(const T*, const T*, T*, int, int, int) {
+    wmma_tile<<<1, 32>>>(nullptr, nullptr, nullptr);
+}
+MATMUL_TYPES(INSTANTIATE_MATMUL_TILED)
+""").encode(),
+    "matmul_naive.cu": (HOSTILE / "replace-library-call" / "matmul_naive.cu").read_bytes()
+    if (HOSTILE / "replace-library-call" / "matmul_naive.cu").exists() else b"",
+}
+
+
+@pytest.fixture(scope="module")
+def device_tricks(workspace, rubric):
+    return inspect(workspace, rubric.gate, Path("device-tricks"), DEVICE_TRICKS)
+
+
+@pytest.mark.parametrize("file, rule, what", [
+    ("matmul_fast.cu", "no-tensor-cores", "uses the instruction HMMA.1688.F32.TF32 in device code (in "),
+    ("matmul_fast.cu", "no-tensor-cores", "uses the instruction mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"),
+    ("matmul_tiled.cu", "no-tensor-cores", "uses the instruction HMMA.16816.F32 in device code (in wmma_tile("),
+    ("matmul_naive.cu", "no-redefinition", "defines std::chrono::_V2::steady_clock::now() (an inline or template copy),"
+                                           " which the harness calls in a shared library"),
+])
+def test_what_only_the_compiled_code_shows_is_refused_with_its_name(device_tricks, file, rule, what):
+    assert any(f.file == file and f.rule == rule and f.enforced and what in f.what for f in device_tricks.findings), \
+        [f.message for f in device_tricks.findings if f.file == file]
+
+
+def test_the_split_tf32_kernel_is_named_by_function(device_tricks):
+    [sass] = [f for f in device_tricks.findings if f.file == "matmul_fast.cu" and "HMMA" in f.what]
+    assert "split_tf32_kernel(" in sass.what
+
+
+def test_a_task_the_rubric_allows_tensor_cores_may_use_them(workspace, tmp_path, registry):
+    path = broken(tmp_path, "[tasks.dot]", '[tasks.matmul_fast.gate]\nallow = ["no-tensor-cores"]\n\n[tasks.dot]')
+    loose = load_rubric(path, registry).gate
+    files = {"matmul_fast.cu": DEVICE_TRICKS["matmul_fast.cu"]}
+    assert inspect(workspace, loose, Path("tensor-cores-allowed"), files).findings == []

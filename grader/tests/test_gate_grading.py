@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 
-from grader.exports import gradescope_results
+from grader.exports import gradescope
 from grader.grade import GradeOptions, grade
 from grader.report import summary_table, write_reports
 from grader.store import Store
-from grader.tests.conftest import write_submission
+from grader.status import case_word
+from grader.tests.conftest import opened, write_submission
+from grader.tests.old_stores import before_the_gate
 from grader.tests.fakes import FakeBackend
 
 
@@ -31,31 +32,27 @@ def test_a_forbidden_task_scores_zero_with_the_rule_and_the_others_grade_normall
     assert alice.total == small_rubric.max_points
 
     write_reports(results, small_rubric)
-    db = sqlite3.connect(results / "grades.sqlite")
-    [(gate,)] = db.execute("SELECT gate FROM submissions WHERE student = 'mallory'").fetchall()
+    with opened(results) as store:
+        [gate] = store.submissions("mallory")["gate"]
     assert [f["rule"] for f in json.loads(gate)] == ["no-libraries"]
     feedback = (results / "feedback" / "mallory.md").read_text()
     assert "## Build gate: files that were not run" in feedback
-    assert "matmul_fast.cu calls cublasSgemm_v2" in feedback and "**forbidden**" in feedback
+    assert "matmul_fast.cu calls cublasSgemm_v2" in feedback and f"## matmul_fast: {case_word('forbidden')}" in feedback
     assert "Build gate" not in (results / "feedback" / "alice.md").read_text()
     store = Store(results / "grades.sqlite")
     try:
         assert summary_table(store, small_rubric).iloc[0]["with forbidden files"] == 1
     finally:
         store.close()
-    assert "build gate: matmul_fast.cu calls cublasSgemm_v2" in gradescope_results(mallory, small_rubric)["output"]
+    with opened(results) as store:
+        output = gradescope.results(store, small_rubric, "mallory")["output"]
+    assert "build gate: matmul_fast.cu calls cublasSgemm_v2" in output
 
 
 def test_a_store_from_before_the_gate_gets_the_column_and_keeps_its_rows(tmp_path):
-    path = tmp_path / "grades.sqlite"
-    db = sqlite3.connect(path)
-    db.execute("CREATE TABLE submissions (id INTEGER PRIMARY KEY, student TEXT NOT NULL)")
-    db.execute("INSERT INTO submissions (student) VALUES ('old')")
-    db.commit()
-    db.close()
-    store = Store(path)
+    store = Store(before_the_gate(tmp_path / "grades.sqlite"))
     try:
-        rows = store.db.execute("SELECT student, gate FROM submissions").fetchall()
+        rows = store.submissions()[["student", "gate"]].values.tolist()
     finally:
         store.close()
-    assert rows == [("old", "[]")]
+    assert rows == [["old", "[]"]]

@@ -15,7 +15,7 @@ RULES_JSON = REPO / "starter" / "tools" / "rules.json"
 
 
 def test_the_committed_precheck_rules_match_the_rubric(rubric):
-    assert RULES_JSON.read_text() == rubric.gate.export_text(), \
+    assert RULES_JSON.read_text() == rubric.student_rules_text(), \
         "starter/tools/rules.json is out of date: run `python3 -m grader rules --export starter/tools/rules.json`"
 
 
@@ -26,6 +26,7 @@ def test_rules_export_writes_what_the_precheck_reads(tmp_path, capsys):
     assert set(data["files"]) == {"add.cu", "dot.cu", "fill.cu", "matmul_fast.cu", "matmul_naive.cu",
                                   "matmul_tiled.cu", "transpose.cu"}
     assert "no-libraries" in data["rules"] and data["rules"]["no-syscalls"]["instructions"]
+    assert data["sanitizer"] == {"tools": ["memcheck", "racecheck"], "penalty": 0.25}
 
 
 @pytest.mark.parametrize("symbol, rule", [

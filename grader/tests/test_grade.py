@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
-import sqlite3
 import subprocess
 import sys
 import tarfile
@@ -13,11 +13,10 @@ import time
 import pandas as pd
 import pytest
 
-from grader.exports import canvas_csv
 from grader.grade import GradeOptions, grade
-from grader.report import summary_table, write_reports
-from grader.store import Store
-from grader.tests.conftest import REPO, small_rubric_text, write_submission
+from grader.report import run_of, summary_table, task_feedback, task_markdown, write_reports
+from grader.store import Store, StoreError
+from grader.tests.conftest import REPO, cases_of, opened, small_rubric_text, write_submission
 from grader.tests.fakes import FakeBackend
 
 
@@ -61,25 +60,28 @@ def test_every_submission_gets_the_verdict_its_code_earns(graded, small_rubric):
     assert t["alice"] == full and t["ivan"] == full
     fast = small_rubric.task("matmul_fast")  # bob's is 0.2x the solution: partial credit on the curve
     assert t["bob"] == pytest.approx(full - fast.performance_points * (1 - fast.performance_credit(0.2)), abs=1e-3)
-    assert t["erin"] == 0 and t["frank"] == 0
+    assert t["erin"] == full - small_rubric.task("add").max_points and t["frank"] == 0  # add.cu did not compile
     assert t["grace"] == small_rubric.task("fill").max_points
     assert t["carol"] < full and t["dave"] < full and t["heidi"] < full
 
 
 def test_statuses_and_reasons_are_stored_per_case(graded):
     _, results, _ = graded
-    db = sqlite3.connect(results / "grades.sqlite")
-    status = dict(db.execute("SELECT student, status FROM submissions"))
-    assert status["erin"] == "build_failed" and status["frank"] == "rejected" and status["alice"] == "graded"
-    dave = db.execute("SELECT c.status, c.message FROM cases c JOIN submissions s ON s.id = c.submission_id "
-                      "WHERE s.student = 'dave' AND c.task = 'dot'").fetchall()
-    assert dave[0][0] == "timeout" and "never finishes" in dave[0][1]
-    assert all(st == "skipped" and "did not finish" in msg for st, msg in dave[1:-1])  # no second wait
-    heidi = dict(db.execute("SELECT c.task || ':' || c.kind, c.status FROM cases c JOIN submissions s "
-                            "ON s.id = c.submission_id WHERE s.student = 'heidi'"))
+    with opened(results) as store:
+        status = dict(zip(*store.submissions()[["student", "status"]].T.values))
+        pairs = len(store.samples_for())
+    assert status["erin"] == "graded" and status["frank"] == "rejected" and status["alice"] == "graded"
+    erin = cases_of(results, "erin", task="add", kind="correctness")
+    assert set(erin["status"] + ":" + erin["message"]) == {
+        "build_error:add.cu does not compile: add.cu(3): error: this does not compile"}
+    dave = cases_of(results, "dave", task="dot", kind="correctness")
+    assert dave["status"][0] == "timeout" and "never finishes" in dave["message"][0]
+    assert len(dave) > 1 and (dave["status"][1:] == "skipped").all()  # no second wait
+    assert dave["message"][1:].str.contains("did not finish").all()
+    heidi = cases_of(results, "heidi")
+    heidi = dict(zip(heidi["task"] + ":" + heidi["kind"], heidi["status"]))
     assert heidi["fill:correctness"] == "crashed" and heidi["add:timed"] == "wrong"
     assert heidi["dot:timed"] == "ok"  # the crash and the wrong timed run ended only their own cases
-    pairs = db.execute("SELECT COUNT(*) FROM samples").fetchone()[0]
     assert pairs > 0
 
 
@@ -92,16 +94,34 @@ def test_a_hang_or_crash_leaves_the_next_submission_untouched(graded, small_rubr
 def test_feedback_names_what_went_wrong(graded):
     _, results, _ = graded
     fb = results / "feedback"
-    assert "does not compile" in (fb / "erin.md").read_text() and "kernels/add.cu(3): error" in (fb / "erin.md").read_text()
+    erin = (fb / "erin.md").read_text()
+    assert "## add: does not build" in erin and "add.cu does not compile: add.cu(3): error" in erin
+    assert "kernels/add.cu(3): error" in erin  # the compiler's own output, in full
     assert "symbolic link" in (fb / "frank.md").read_text()
     assert "3 of 561 elements are wrong" in (fb / "carol.md").read_text()
-    assert "matmul_fast.cu is missing" in (fb / "grace.md").read_text()
+    assert "| matmul_fast | 0.0 / 10 | 0.0 / 20 | file missing |" in (fb / "grace.md").read_text()
     alice = (fb / "alice.md").read_text()
-    assert "speedup 1 (95% interval 1 to 1)" in alice and "paired runs" in alice
+    assert "| 1 (1–1) |" in alice and "100% | " in alice  # the speedup, its interval and the credit
     assert "README.md" in (fb / "bob.md").read_text()  # extra files are listed
     html = (fb / "alice.html").read_text()
     assert html.startswith("<!DOCTYPE html>") and "data:image/png;base64," in html
     assert (fb / "alice.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_each_tasks_lines_on_the_page_come_from_task_feedback(graded, small_rubric):
+    _, results, _ = graded
+    with opened(results) as store:
+        for student in ("alice", "carol", "dave", "heidi"):
+            sub = store.submissions(student).iloc[-1]
+            page = (results / "feedback" / f"{student}.md").read_text()
+            tasks = task_feedback(store, small_rubric, int(sub["id"]), run_of(store, int(sub["run_id"]))["limits"])
+            for task in tasks:
+                assert f"| {task['task']} |" in page and task["verdict"] in page, (student, task["task"])
+                if task["details"]:  # its section is Gradescope's text for the task, less the verdict line
+                    details = task_markdown(task).split("\n", 2)[2]
+                    assert f"## {task['task']}: {task['verdict']}\n\n{details}" in page, (student, task["task"])
+    dave = (results / "feedback" / "dave.md").read_text()
+    assert re.search(r"\*\*timed out\*\*: float32 at \d+ \(1 case\)", dave) and "**not run**: float32 at " in dave
 
 
 def test_grades_csv_has_a_row_per_student_and_two_columns_per_task(graded, small_rubric):
@@ -118,28 +138,20 @@ def test_summary_counts_failures_and_timeouts(graded, small_rubric):
     store = Store(results / "grades.sqlite")
     row = summary_table(store, small_rubric).iloc[0]
     store.close()
-    assert row["submissions"] == 9 and row["build failures"] == 1 and row["rejected"] == 1
+    assert row["submissions"] == 9 and row["build failures"] == 0 and row["rejected"] == 1
+    assert row["with files that do not build"] == 1
     assert row["with timeouts"] == 1
 
 
-def test_canvas_csv_has_canvas_columns_and_points_possible(graded, small_rubric, tmp_path):
+def test_grading_writes_canvas_csv_from_the_store(graded, small_rubric):
     _, results, _ = graded
-    store = Store(results / "grades.sqlite")
-    out, warnings = canvas_csv(store, small_rubric, tmp_path / "canvas.csv")
-    roster = tmp_path / "roster.csv"
-    roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section\n    Points Possible,,,,\n"
-                      "Alice A,101,u101,alice,S1\nNobody N,102,u102,nobody,S1\n")
-    mapped, warnings = canvas_csv(store, small_rubric, tmp_path / "mapped.csv", roster)
-    store.close()
-    table = pd.read_csv(out, dtype=str, keep_default_na=False)
+    write_reports(results, small_rubric)
+    from grader import cli
+    assert cli.main(["export", "--rubric", str(small_rubric.path), "--results", str(results)]) == 0
+    table = pd.read_csv(results / "canvas.csv", dtype=str, keep_default_na=False)
     assert list(table.columns) == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", small_rubric.title]
     assert table.iloc[0]["Student"] == "Points Possible"
-    assert float(table.iloc[0][small_rubric.title]) == small_rubric.max_points
-    mapped_table = pd.read_csv(mapped, dtype=str, keep_default_na=False).set_index("Student")
-    assert mapped_table.loc["Alice A", "SIS User ID"] == "u101"
-    assert float(mapped_table.loc["Alice A", small_rubric.title]) == small_rubric.max_points
-    assert mapped_table.loc["Nobody N", small_rubric.title] == ""
-    assert any(w.startswith("bob is graded but not in the roster") for w in warnings)
+    assert dict(zip(table["SIS Login ID"][1:], table[small_rubric.title][1:].astype(float))) == totals(results)
 
 
 def test_a_second_run_skips_unchanged_submissions_and_regrade_does_not(graded, registry, small_rubric):
@@ -154,8 +166,8 @@ def test_a_second_run_skips_unchanged_submissions_and_regrade_does_not(graded, r
     fourth = grade(GradeOptions(subs, results, [None], regrade=True, progress=False), small_rubric, registry,
                    FakeBackend())
     assert len(fourth.graded) == 9
-    db = sqlite3.connect(results / "grades.sqlite")
-    assert db.execute("SELECT COUNT(*) FROM submissions WHERE student = 'alice'").fetchone()[0] == 2  # two versions
+    with opened(results) as store:
+        assert len(store.submissions("alice")) == 2  # two versions
     write_reports(results, small_rubric)
     assert totals(results)["alice"] < small_rubric.max_points  # the latest version counts
 
@@ -191,24 +203,24 @@ def test_kill_minus_9_midway_loses_only_the_submission_in_flight(tmp_path, regis
     while time.monotonic() < deadline:
         if db_path.exists():
             try:
-                if sqlite3.connect(db_path).execute("SELECT COUNT(*) FROM submissions").fetchone()[0] >= 2:
-                    break
-            except sqlite3.OperationalError:
+                with opened(results) as store:
+                    if len(store.submissions()) >= 2:
+                        break
+            except StoreError:  # the grader is still creating it
                 pass
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
 
-    db = sqlite3.connect(db_path)
-    stored = db.execute("SELECT COUNT(*) FROM submissions").fetchone()[0]
+    with opened(results) as store:
+        kept, scores, cases = store.submissions(), store.scores(), store.cases_for()
+    stored = len(kept)
     assert 2 <= stored < 8, "the kill should land midway"
     tasks = len(registry.tasks)
-    per_sub = db.execute("SELECT s.student, (SELECT COUNT(*) FROM scores WHERE submission_id = s.id),"
-                         " (SELECT COUNT(*) FROM cases WHERE submission_id = s.id) FROM submissions s").fetchall()
-    assert all(n_scores == tasks and n_cases == 3 * tasks for _, n_scores, n_cases in per_sub)  # whole, never partial
-    assert db.execute("SELECT COUNT(*) FROM cases WHERE submission_id NOT IN (SELECT id FROM submissions)"
-                      ).fetchone()[0] == 0
-    db.close()
+    n_scores = scores.groupby("submission_id").size().reindex(kept["id"], fill_value=0)
+    n_cases = cases.groupby("submission_id").size().reindex(kept["id"], fill_value=0)
+    assert (n_scores == tasks).all() and (n_cases == 3 * tasks).all()  # whole, never partial
+    assert cases["submission_id"].isin(kept["id"]).all()
 
     from grader.registry import Registry
     from grader.rubric import load_rubric
@@ -217,8 +229,8 @@ def test_kill_minus_9_midway_loses_only_the_submission_in_flight(tmp_path, regis
     resumed = grade(GradeOptions(subs, results, [None], progress=False), small, registry, backend)
     assert len(resumed.skipped_same) == stored
     assert len(backend.builds) == 8 - stored
-    db = sqlite3.connect(db_path)
-    assert sorted(r[0] for r in db.execute("SELECT student FROM submissions")) == [f"student{i:02d}" for i in range(8)]
+    with opened(results) as store:
+        assert sorted(store.submissions()["student"]) == [f"student{i:02d}" for i in range(8)]
 
 
 def test_two_gpus_get_a_worker_each_and_share_the_class(tmp_path, registry, small_rubric):
@@ -240,3 +252,25 @@ def test_two_gpus_get_a_worker_each_and_share_the_class(tmp_path, registry, smal
     assert set(backend.gpus) == {"0", "1"}
     write_reports(results, small_rubric)
     assert totals(results)["alice"] == small_rubric.max_points
+
+
+def test_a_folder_and_an_archive_of_one_id_are_graded_once_the_newest_with_a_note(tmp_path, registry, small_rubric):
+    """Both used to be accepted, graded twice and built at once in one folder: now the one received last counts."""
+    subs = tmp_path / "subs"
+    files = {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks}
+    write_submission(subs, "judy", {t.file: "// fake: wrong\n" for t in registry.tasks})
+    write_submission(tmp_path / "newer", "judy", files)
+    with tarfile.open(subs / "judy.tar.gz", "w:gz") as tar:
+        tar.add(tmp_path / "newer" / "judy", arcname="judy")
+    os.utime(subs / "judy", (1_700_000_000, 1_700_000_000))
+    os.utime(subs / "judy.tar.gz", (1_700_000_500, 1_700_000_500))
+    backend = FakeBackend()
+    summary = grade(GradeOptions(subs, tmp_path / "results", [None], jobs=2, progress=False), small_rubric, registry,
+                    backend)
+    assert backend.builds == ["judy"]
+    [result] = summary.graded
+    assert result.submission.source.name == "judy.tar.gz" and all(c.status == "ok" for c in result.cases
+                                                                     if c.kind == "correctness")
+    assert any("judy/ (received 2023-11-14T22:13:20+00:00) has the same student id" in n
+               for n in result.submission.notes)
+    assert any(s.startswith("judy/: another entry with the id judy") for s in summary.skipped_entries)

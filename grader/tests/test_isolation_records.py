@@ -3,7 +3,6 @@ unsandboxed run says so; the command line refuses to start without bubblewrap un
 whose reply channel carried lines the harness did not write has none of its replies trusted."""
 from __future__ import annotations
 
-import sqlite3
 import subprocess
 import sys
 
@@ -12,13 +11,18 @@ import pandas as pd
 from grader.build import LocalBackend
 from grader.grade import GradeOptions, grade
 from grader.report import summary_table, write_reports
+from grader.isolation import Isolation
 from grader.sandbox import Unsandboxed
 from grader.store import Store
-from grader.tests.conftest import REPO, write_submission
+from grader.tests.conftest import REPO, cases_of, opened, write_submission
 from grader.tests.fakes import FakeBackend
+from grader.tests.old_stores import damaged_isolation, isolation_in_words
 
-BUBBLEWRAP = ("bubblewrap 0.8.0 (/usr/bin/bwrap): no network, read-only system, writable scratch only, own "
-              "pid/ipc/uts namespaces, uid 65534 in a user namespace, GPU device nodes passed through")
+# The words a grader before the isolation record stored for a bubblewrap run.
+BUBBLEWRAP_WORDS = ("bubblewrap 0.8.0 (/usr/bin/bwrap): no network, read-only system, writable scratch only, own "
+                    "pid/ipc/uts namespaces, uid 65534 in a user namespace, GPU device nodes passed through")
+BUBBLEWRAP = Isolation("bubblewrap", version="0.8.0", binary="/usr/bin/bwrap", user="user-namespace", uid=65534,
+                       limits={"cpu_seconds": 60, "file_size_mib": 256, "processes": 64, "output_kib": 1024})
 
 
 def graded_class(tmp_path, registry, rubric, backend):
@@ -43,8 +47,10 @@ class Sandboxed(FakeBackend):
 def test_an_unsandboxed_run_says_so_in_the_store_the_csv_the_feedback_and_the_summary(tmp_path, registry,
                                                                                        small_rubric):
     results = graded_class(tmp_path, registry, small_rubric, Unsafe())
-    db = sqlite3.connect(results / "grades.sqlite")
-    assert db.execute("SELECT sandbox FROM grading_runs").fetchone()[0].startswith("NONE (--unsafe-no-sandbox)")
+    with opened(results) as store:
+        [record] = store.isolations().values()
+        assert record.kind == "none" and record.unsafe and not record.isolated
+        assert store.runs()["sandbox"].iloc[0].startswith("NONE (--unsafe-no-sandbox)")  # the words, for people
     grades = pd.read_csv(results / "grades.csv")
     assert set(grades["sandbox"]) == {"NONE (--unsafe-no-sandbox)"}
     for student in ("alice", "mallory"):
@@ -62,8 +68,46 @@ def test_a_sandboxed_run_is_labelled_bubblewrap_and_warns_nobody(tmp_path, regis
     assert "without a sandbox" not in (results / "feedback" / "alice.md").read_text()
 
 
+def test_the_isolation_record_is_stored_as_its_fields(tmp_path, registry, small_rubric):
+    results = graded_class(tmp_path, registry, small_rubric, Sandboxed())
+    with opened(results) as store:
+        assert list(store.isolations().values()) == [BUBBLEWRAP]
+        assert store.runs()["sandbox"].iloc[0] == BUBBLEWRAP.words
+    assert BUBBLEWRAP.words == BUBBLEWRAP_WORDS + ("; limits per sandbox: 60 CPU-s per process, files up to 256 MiB, "
+                                                   "64 processes, output 1024 KiB per stream")
+    assert Isolation.from_json(BUBBLEWRAP.to_json()) == BUBBLEWRAP
+
+
 def test_the_local_backend_describes_its_isolation(tmp_path):
-    assert LocalBackend(tmp_path, isolation=Unsandboxed()).sandbox.startswith("NONE (--unsafe-no-sandbox)")
+    record = LocalBackend(tmp_path, isolation=Unsandboxed()).sandbox
+    assert record.unsafe and record.label == "NONE (--unsafe-no-sandbox)"
+    assert record.words.startswith("NONE (--unsafe-no-sandbox): student code ran as the grader's user")
+
+
+def test_a_store_that_recorded_isolation_in_words_still_reports(tmp_path, registry, small_rubric):
+    results = graded_class(tmp_path / "made", registry, small_rubric, Sandboxed())
+    for words, label, warned in [(BUBBLEWRAP_WORDS, "bubblewrap 0.8.0", False),
+                                 (Unsandboxed().description.words, "NONE (--unsafe-no-sandbox)", True),
+                                 ("none (fake backend for tests)", "none (fake backend for tests)", True)]:
+        old = tmp_path / label.split()[0]
+        old.mkdir()
+        isolation_in_words(results / "grades.sqlite", old / "grades.sqlite", words)
+        write_reports(old, small_rubric)
+        assert set(pd.read_csv(old / "grades.csv")["sandbox"]) == {label}
+        feedback = (old / "feedback" / "alice.md").read_text()
+        assert ("Graded without a sandbox" in feedback) == warned
+        with opened(old) as store:
+            [record] = store.isolations().values()
+            assert record.text == words and store.runs()["sandbox"].iloc[0] == words  # nothing lost
+            assert summary_table(store, small_rubric).iloc[0]["sandbox"] == label
+
+
+def test_a_record_damaged_by_hand_shows_its_words(tmp_path, registry, small_rubric):
+    results = graded_class(tmp_path, registry, small_rubric, Unsafe())
+    damaged_isolation(results / "grades.sqlite", "{not json")
+    write_reports(results, small_rubric)
+    shown = pd.read_csv(results / "grades.csv")["sandbox"].iloc[0]
+    assert shown.startswith("NONE (--unsafe-no-sandbox): student code ran as the grader's user")
 
 
 class Forging(FakeBackend):
@@ -92,22 +136,20 @@ class Forging(FakeBackend):
 
 def test_a_forged_reply_voids_every_case_its_process_answered(tmp_path, registry, small_rubric):
     results = graded_class(tmp_path, registry, small_rubric, Forging())
-    db = sqlite3.connect(results / "grades.sqlite")
-    rows = db.execute("SELECT c.task, c.kind, c.status, c.message FROM cases c JOIN submissions s "
-                      "ON s.id = c.submission_id WHERE s.student = 'mallory'").fetchall()
-    voided = [r for r in rows if r[2] == "protocol"]
-    assert voided and all("no request asked for" in r[3] for r in voided)
-    assert {r[0] for r in voided} >= {"add"}
+    voided = cases_of(results, "mallory", status="protocol")
+    assert not voided.empty and voided["message"].str.contains("no request asked for").all()
+    assert set(voided["task"]) >= {"add"}
     mallory = pd.read_csv(results / "grades.csv").set_index("student").loc["mallory"]
     assert mallory["add_correctness"] == 0
-    checked = db.execute("SELECT r.status, r.message FROM sanitizer_runs r JOIN submissions s ON s.id = r.submission_id"
-                         " WHERE s.student = 'mallory' AND r.task = 'add'").fetchall()
-    assert checked and all(st == "skipped" and "forged" in msg for st, msg in checked)  # no tool run on forgery
-    assert "**not trusted**: the harness's reply channel held lines no request asked for" in \
-        (results / "feedback" / "mallory.md").read_text()
-    alice = db.execute("SELECT COUNT(*) FROM cases c JOIN submissions s ON s.id = c.submission_id "
-                       "WHERE s.student = 'alice' AND c.status != 'ok'").fetchone()[0]
-    assert alice == 0
+    with opened(results) as store:
+        checked = store.sanitizer_runs_for(store.submissions("mallory")["id"].tolist())
+    checked = checked[checked["task"] == "add"]
+    assert not checked.empty and (checked["status"] == "skipped").all()  # no tool run on forgery
+    assert checked["message"].str.contains("forged").all()
+    page = (results / "feedback" / "mallory.md").read_text()
+    assert "**not trusted**: " in page and "the harness's reply channel held lines no request asked for" in page
+    alice = cases_of(results, "alice")
+    assert not alice.empty and (alice["status"] == "ok").all()
 
 
 def cli(*args, env):
@@ -184,9 +226,7 @@ def test_a_process_that_hoards_gpu_memory_when_timed_loses_its_timing_not_the_gr
     summary = grade(GradeOptions(subs, results, [None], jobs=1, progress=False, seed=3), small_rubric, registry,
                     Hoarding())
     assert len(summary.graded) == 2
-    db = sqlite3.connect(results / "grades.sqlite")
-    status, message = db.execute("SELECT c.status, c.message FROM cases c JOIN submissions s ON s.id = c.submission_id"
-                                 " WHERE s.student = 'mallory' AND c.task = 'dot' AND c.kind = 'timed'").fetchone()
-    assert status == "error" and "the solution could not run beside it" in message
-    assert db.execute("SELECT COUNT(*) FROM cases c JOIN submissions s ON s.id = c.submission_id "
-                      "WHERE s.student = 'zed' AND c.status != 'ok'").fetchone()[0] == 0
+    timed = cases_of(results, "mallory", task="dot", kind="timed").iloc[0]
+    assert timed["status"] == "error" and "the solution could not run beside it" in timed["message"]
+    zed = cases_of(results, "zed")
+    assert not zed.empty and (zed["status"] == "ok").all()

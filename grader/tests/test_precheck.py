@@ -158,3 +158,45 @@ def test_the_command_line_says_what_it_cannot_do(tmp_path):
 def test_make_precheck_checks_every_kernel_file():
     out = subprocess.run(["make", "-s", "-C", str(REPO / "starter"), "precheck"], capture_output=True, text=True)
     assert out.returncode == 0 and "precheck: 7 files clean" in out.stdout
+
+
+@pytest.mark.parametrize("text, rule", [
+    ("#inc\\ \nlude <thread>\n", "no-processes"),  # a backslash, a space, then the newline: GCC splices it
+    ("#include <thread>\\\t \n\n", "no-processes"),
+    ("int a = 1;\r#include </etc/passwd>\rint b;\n", "includes"),  # a lone carriage return ends a line for GCC
+    ("// a comment\r#include <fstream>\n", "no-file-io"),  # ... so this is not in the comment
+    ('asm(".inc" "bin \\"/etc/passwd\\"");\n', "includes"),  # adjacent literals are one string
+    ('#define S(x) #x\nasm(S(.incbin "/etc/passwd"));\n', "includes"),  # a directive made a string by a macro
+])
+def test_includes_split_or_hidden_the_ways_gcc_accepts_are_seen(text, rule):
+    found = problems(LAUNCHER + text)
+    assert rule in [r for _, r, _ in found], found
+
+
+def test_line_numbers_count_a_lone_carriage_return_as_gcc_does():
+    [(line, rule, _)] = problems(LAUNCHER + "int a;\rint b;\r#include <thread>\n")
+    assert (line, rule) == (5, "no-processes")
+
+
+@pytest.mark.parametrize("unit", ["asm(", "asm(asm(\"", "{", "'", "fopen(", "1'", '"a', "#\n", "/*", "R\"x("])
+def test_the_check_is_linear_on_inputs_made_to_be_slow(unit):
+    """48 KiB of `asm(` inside `#if 0` once took 313 s: every kind of repeated opening now stays fast at the
+    largest file the check reads (256 KiB)."""
+    import time
+    text = LAUNCHER + "#if 0\n" + unit * (250_000 // len(unit)) + "\n#endif\n"
+    start = time.monotonic()
+    load_precheck().check_text(text, "dot.cu", RULES)
+    assert time.monotonic() - start < 15
+
+
+def test_a_file_over_the_size_limit_is_one_problem_and_not_read():
+    rules = {**RULES, "limits": {"file_kib": 1, "seconds": 20}}
+    found = load_precheck().check_text(LAUNCHER + "x" * 2000, "dot.cu", rules)
+    assert [(p.rule, p.what) for p in found] == [("includes", "is 2 KiB, larger than the 1 KiB a task file may be "
+                                                              "(not checked)")]
+
+
+def test_a_check_that_outlives_its_time_limit_is_one_problem():
+    rules = {**RULES, "limits": {"file_kib": 1024, "seconds": 1e-9}}
+    found = load_precheck().check_text(LAUNCHER + "'a' " * 20000, "dot.cu", rules)
+    assert [(p.rule, p.what) for p in found] == [("includes", "took longer than 1e-09 s to check (not checked)")]

@@ -24,13 +24,14 @@ def test_the_default_rubric_is_valid_and_worth_100_points(rubric, registry):
 
 @pytest.mark.parametrize("old, new, complaint", [
     ("[tasks.dot]", "[tasks.conv2d]", "[tasks.conv2d]: unknown task 'conv2d'"),
-    ("correctness_points = 6\nperformance_points = 6\ndtypes = [\"float32\"]\nshapes = [\"1\"",
-     "correctness_points = -6\nperformance_points = 6\ndtypes = [\"float32\"]\nshapes = [\"1\"",
+    ("[tasks.dot]\ncorrectness_points = 6", "[tasks.dot]\ncorrectness_points = -6",
      "'correctness_points' must be non-negative, got -6"),
     ("s_zero = 0.25\ns_full = 0.8\n\n[tasks.add]", "s_zero = 0.9\ns_full = 0.8\n\n[tasks.add]",
      "[tasks.fill]: thresholds out of order: s_zero (0.9) must be below s_full (0.8)"),
-    ('dtypes = ["int32"]', 'dtypes = ["float16"]', "element type 'float16' is not one of the task's (int32)"),
-    ('timed = ["268435456"]', 'timed = ["16x16"]', "'16x16' is not a vector shape"),
+    ("[tasks.fill]\n", '[tasks.fill]\ndtypes = ["float16"]\n', "element type 'float16' is not one of the task's (int32)"),
+    ("[tasks.dot]\n", '[tasks.dot]\ntimed = ["16x16"]\n', "'16x16' is not a vector shape"),
+    ("[tasks.dot]\n", '[tasks.dot]\nshapes = "biggest"\n', "'shapes' names the shape set 'biggest', which the registry "
+                                                              "does not have (its sets: graded, test, timed"),
     ("min_pairs = 10", "min_pairs = 500", "'max_pairs' (200) is smaller than 'min_pairs' (500)"),
     ("min_pairs = 10", "min_pairs = 1", "'min_pairs' must be at least 3"),
     ("build = 300", "build = 0", "[limits]: 'build' must be positive"),
@@ -40,15 +41,15 @@ def test_the_default_rubric_is_valid_and_worth_100_points(rubric, registry):
     ("[limits]", "[limitz]", "missing the [limits] table"),
     ("budget = 7.0", "budget = 9.0", "8 timed cases of 9 s each ('budget') would take 72 s, more than "
                                      "'submission_budget' (60 s)"),
+    ("[tasks.matmul_fast]\n", '[tasks.matmul_fast]\ntimed = "sweep"\n', "12 timed cases of 7 s each"),
     ("review_speedup = 1.5", "review_speedup = 0", "'review_speedup' must be positive"),
     ("processes = 256", "processes = 4", "'processes' must be at least 16"),
     ("processes = 256", "processes = 25.5", "'processes' must be an integer"),
     ("output_mib = 1", "output_mib = 1\nmemory_mib = 5", "[limits]: unknown key 'memory_mib'"),
     ('tools = ["memcheck", "racecheck"]', 'tools = ["memcheck", "initcheck"]', "unknown tool 'initcheck'"),
     ("penalty = 0.25", "penalty = 1.5", "'penalty' is a fraction of a task's correctness points, at most 1"),
-    ('dot = "1025"', "", "no shape for task 'dot'"),
-    ('dot = "1025"', 'dot = "4x4"', "dot: '4x4' is not a vector shape"),
-    ('dot = "1025"', 'dot = "1025"\nconv = "3"', "'conv' is not a graded task"),
+    ("penalty = 0.25\n", 'penalty = 0.25\n[sanitizer.shapes]\ndot = "4x4"\n', "dot: '4x4' is not a vector shape"),
+    ("penalty = 0.25\n", 'penalty = 0.25\n[sanitizer.shapes]\nconv = "3"\n', "'conv' is not a graded task"),
 ])
 def test_a_broken_rubric_is_refused_with_the_file_and_entry_named(tmp_path, registry, old, new, complaint):
     path = broken(tmp_path, old, new)
@@ -56,6 +57,18 @@ def test_a_broken_rubric_is_refused_with_the_file_and_entry_named(tmp_path, regi
         load_rubric(path, registry)
     assert str(e.value).startswith(str(path))
     assert complaint in str(e.value)
+
+
+def test_types_and_shapes_come_from_the_registry_unless_the_rubric_names_a_set(tmp_path, rubric, registry):
+    for policy in rubric.tasks:
+        spec = registry.task(policy.id)
+        assert policy.dtypes == spec.dtypes
+        assert policy.shapes == spec.shapes("graded")
+        assert policy.timed == spec.shapes("timed")
+        assert rubric.sanitizer.shape(policy.id) == spec.shapes("sanitize")[0]
+    other = load_rubric(broken(tmp_path, "[tasks.add]\n", '[tasks.add]\nshapes = "test"\ndtypes = ["int32"]\n'), registry)
+    assert other.task("add").shapes == registry.task("add").shapes("test")
+    assert other.task("add").dtypes == ("int32",)
 
 
 def test_a_file_that_is_not_toml_is_refused(tmp_path, registry):

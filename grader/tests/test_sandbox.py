@@ -66,9 +66,11 @@ def processes_with(marker: str) -> list[int]:
 
 
 def test_the_network_is_unreachable(sandbox, tmp_path):
+    """Two layers: no socket can be made at all (seccomp), and there is no interface but loopback to reach
+    anything through (an empty network namespace)."""
     done = sh(sandbox, "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 80), timeout=5)\" 2>&1; "
                        "cat /proc/net/dev", tmp_path)
-    assert "Network is unreachable" in done.stdout
+    assert "PermissionError: [Errno 1] Operation not permitted" in done.stdout
     interfaces = re.findall(r"^\s*([\w.-]+):\s+\d", done.stdout, re.M)  # /proc/net/dev's rows
     assert interfaces == ["lo"], done.stdout
 
@@ -238,7 +240,7 @@ def test_a_user_namespace_sandbox_also_holds_when_the_grader_is_not_root(bwrap, 
 def test_a_bwrap_that_does_not_work_is_refused_with_the_cause_named(tmp_path, monkeypatch):
     fake = tmp_path / "bwrap"
     fake.write_text("#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'bubblewrap 0.8.0'; exit 0; fi\n"
-                    "if [ \"$1\" = --help ]; then echo '--disable-userns --size'; exit 0; fi\n"
+                    "if [ \"$1\" = --help ]; then echo '--disable-userns --size --seccomp'; exit 0; fi\n"
                     "echo 'bwrap: setting up uid map: Permission denied' >&2; exit 1\n")
     fake.chmod(0o755)
     with pytest.raises(SandboxError) as e:
@@ -254,7 +256,8 @@ def test_without_bwrap_grading_is_refused_unless_told_to_run_unsafe(tmp_path, mo
         make_sandbox(False, None, tmp_path)
     assert "apt-get install bubblewrap" in str(e.value) and "--unsafe-no-sandbox" in str(e.value)
     unsafe = make_sandbox(True, None, tmp_path)
-    assert isinstance(unsafe, Unsandboxed) and unsafe.description.startswith("NONE (--unsafe-no-sandbox)")
+    assert isinstance(unsafe, Unsandboxed) and unsafe.description.unsafe
+    assert unsafe.description.words.startswith("NONE (--unsafe-no-sandbox)")
 
 
 def test_a_bwrap_path_that_is_not_a_program_is_named(tmp_path):
@@ -285,7 +288,7 @@ def test_a_bwrap_unpacked_with_its_libraries_finds_them(tmp_path):
     (tree / "usr" / "bin").mkdir(parents=True)
     (tree / "usr" / "lib" / "x86_64-linux-gnu").mkdir(parents=True)
     fake = tree / "usr" / "bin" / "bwrap"
-    fake.write_text('#!/bin/sh\ncase ":$LD_LIBRARY_PATH:" in *"/usr/lib/x86_64-linux-gnu:"*) echo "bubblewrap 0.8.0";;'
+    fake.write_text('#!/bin/sh\ncase ":$LD_LIBRARY_PATH:" in *"/usr/lib/x86_64-linux-gnu:"*) if [ "$1" = --help ]; then echo "--seccomp FD"; else echo "bubblewrap 0.8.0"; fi;;'
                     ' *) echo "bwrap: error while loading shared libraries: libselinux.so.1" >&2; exit 127;; esac\n')
     fake.chmod(0o755)
     env = _bwrap_environment(fake)
@@ -299,3 +302,13 @@ def test_a_bwrap_that_cannot_start_is_named(tmp_path):
     fake.chmod(0o755)
     with pytest.raises(SandboxError, match="does not start: error while loading shared libraries: libcap.so.2"):
         Sandbox(fake)
+
+
+def test_a_build_sees_neither_sys_nor_the_gpu_and_a_run_sees_both(sandbox, tmp_path):
+    """A build needs the compilers only; the CUDA driver of a run reads /sys and opens the device nodes."""
+    probe = "for p in /sys/kernel /dev/nvidiactl; do test -e $p && echo \"visible $p\"; done; echo done"
+    build = sh(sandbox, probe, tmp_path, profile="build")
+    assert build.stdout.split() == ["done"], build.stdout
+    ran = run(sandbox, ["/bin/sh", "-c", "test -e /sys/kernel && echo visible"], timeout=30,
+              writable=[tmp_path / "s2"], profile="tool")
+    assert "visible" in ran.stdout

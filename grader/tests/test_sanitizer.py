@@ -2,7 +2,6 @@
 runs, the penalty, the store, and the feedback, on the fake backend."""
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pandas as pd
@@ -13,7 +12,8 @@ from grader.grade import GradeOptions, grade
 from grader.report import write_reports
 from grader.results import SanitizerOutcome
 from grader.store import Store
-from grader.tests.conftest import write_submission
+from grader.tests.conftest import opened, write_submission
+from grader.tests.old_stores import without_table
 from grader.tests.fakes import FakeBackend
 
 SAMPLES = Path(__file__).parent / "sanitizer_samples"
@@ -109,10 +109,17 @@ def graded(tmp_path, registry, small_rubric):
     return results
 
 
+def with_students(results, rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows keyed by submission_id, with each submission's student beside them."""
+    with opened(results) as store:
+        students = store.submissions().set_index("id")["student"]
+    return rows.assign(student=rows["submission_id"].map(students))
+
+
 def scores_of(results) -> pd.DataFrame:
-    db = sqlite3.connect(results / "grades.sqlite")
-    return pd.read_sql_query("SELECT s.student, c.task, c.correctness, c.correctness_max, c.note FROM scores c "
-                             "JOIN submissions s ON s.id = c.submission_id", db).set_index(["student", "task"])
+    with opened(results) as store:
+        scores = store.scores()
+    return with_students(results, scores).set_index(["student", "task"])
 
 
 def test_a_race_costs_the_rubrics_penalty_even_when_every_output_was_right(graded, small_rubric):
@@ -130,9 +137,8 @@ def test_the_penalty_never_takes_a_task_below_zero(graded):
 
 
 def test_every_tool_runs_on_every_task_that_ran_and_none_on_one_that_did_not(graded, small_rubric):
-    db = sqlite3.connect(graded / "grades.sqlite")
-    runs = pd.read_sql_query("SELECT s.student, r.task, r.tool, r.status, r.shape, r.dtype FROM sanitizer_runs r "
-                             "JOIN submissions s ON s.id = r.submission_id", db)
+    with opened(graded) as store:
+        runs = with_students(graded, store.sanitizer_runs_for())
     clean = runs[runs.student == "clean"]
     assert len(clean) == len(small_rubric.tasks) * 2 and set(clean.status) == {"clean"}
     fill = small_rubric.task("fill")
@@ -149,7 +155,7 @@ def test_feedback_says_what_the_tool_found_in_plain_words(graded):
     assert "with no __syncthreads() between them" in racy and "Race reported between" in racy
     oob = (graded / "feedback" / "oob.md").read_text()
     assert "found 2 errors" in oob and "outside every array it was given" in oob
-    assert "no problems found" in (graded / "feedback" / "clean.md").read_text()
+    assert "compute-sanitizer" not in (graded / "feedback" / "clean.md").read_text().split("---")[0]  # nothing to say
     assert "did not finish within its time limit" in (graded / "feedback" / "hangs.md").read_text()
     html = (graded / "feedback" / "racy.html").read_text()
     assert "found 3 races" in html and "__syncthreads()" in html
@@ -164,18 +170,11 @@ def test_the_summary_counts_submissions_with_sanitizer_findings(graded, small_ru
 
 
 def test_a_store_made_before_the_sanitizer_table_still_opens_and_gains_it(tmp_path, graded):
-    path = tmp_path / "old.sqlite"
-    db = sqlite3.connect(graded / "grades.sqlite")
-    db.execute(f"VACUUM INTO '{path}'")
-    db.close()
-    old = sqlite3.connect(path)
-    old.execute("DROP TABLE sanitizer_runs")
-    old.commit()
-    subs_before = old.execute("SELECT COUNT(*) FROM submissions").fetchone()[0]
-    old.close()
-    store = Store(path)
+    with opened(graded) as store:
+        subs_before = len(store.submissions())
+    store = Store(without_table(graded / "grades.sqlite", tmp_path / "old.sqlite", "sanitizer_runs"))
     assert store.sanitizer_runs(1).empty
-    assert len(store.latest_submissions()) == subs_before
+    assert len(store.submissions()) == subs_before
     store.close()
 
 
@@ -200,3 +199,52 @@ def test_the_tool_is_found_beside_nvcc_when_it_is_not_on_path(tmp_path, monkeypa
     assert sanitizer.find_tool() == str(toolkit / "compute-sanitizer" / "compute-sanitizer")
     monkeypatch.setenv("PATH", str(tmp_path))
     assert sanitizer.find_tool() is None
+
+
+def test_the_tools_run_is_the_start_of_a_graded_run_cut_at_random_at_or_after_the_small_case():
+    graded = ["1x1", "1x1000", "1000x1", "37x211", "211x37", "1031x977", "2048x2048"]
+    assert sanitizer.sanitized_shapes(graded, "37x211", pick=lambda n: 0) == graded[:4]  # the small case always
+    assert sanitizer.sanitized_shapes(graded, "37x211", pick=lambda n: n - 1) == graded[:5]  # 211x37: as small
+    drawn = {tuple(sanitizer.sanitized_shapes(graded, "37x211")) for _ in range(200)}
+    assert drawn == {tuple(graded[:4]), tuple(graded[:5])}  # 1031x977 is 129 times 37x211: never
+    gemm = ["1x1x1", "1x257x13", "257x1x13", "37x41x43", "96x160x96", "515x509x521"]
+    assert {len(sanitizer.sanitized_shapes(gemm, "37x41x43")) for _ in range(200)} == {4, 5}
+    # a small case that is not graded ends the run, after a random start of the graded ones
+    assert sanitizer.sanitized_shapes(["4096x4096"], "37x211") == ["37x211"]
+    assert sanitizer.sanitized_shapes(graded, "20x20", pick=lambda n: 2) == ["1x1", "1x1000", "20x20"]
+
+
+def test_the_tool_is_sent_exactly_the_requests_a_graded_run_sends(small_rubric, registry):
+    """The code under the tool sees what a graded process sees first: the same op, task, type, shapes in the same
+    order, seed and check runs (memcheck adds fixed placement, which the tool needs to see past an array's end)."""
+    from grader.grade import grade_submission
+    from grader.intake import Submission
+    from grader.tests.fakes import FakeBackend, FakeServer
+
+    sent = []
+
+    class Recording(FakeServer):
+        def request(self, message, timeout):
+            sent.append(message)
+            return super().request(message, timeout)
+
+    class Backend(FakeBackend):
+        def student_server(self, build, gpu):
+            return Recording(self._files[build.harness], name="student")
+
+    backend = Backend()
+    files = {t.file: b"// fake: ok\n" for t in registry.tasks}
+    sub = Submission("rec", Path("."), files=files)
+    build = backend.build(sub, 10)
+    grade_submission(sub, build, backend, None, FakeServer(None), small_rubric, registry, seed=7)
+    policy = small_rubric.task("dot")
+    graded = [m for m in sent if m.get("task") == "dot" and m["op"] == "check"]
+    for tool in ("memcheck", "racecheck"):
+        shapes = sanitizer.sanitized_shapes(list(policy.shapes), small_rubric.sanitizer.shape("dot"))
+        replay = sanitizer.requests(tool, "dot", policy.dtypes[0], shapes, seed=7)
+        extra = {"fixed_placement": True} if tool == "memcheck" else {}
+        for k, ours in enumerate(replay):
+            if k < len(replay) - 1 or ours["shape"] == graded[k]["shape"]:
+                assert ours == {**graded[k], **extra}  # the graded run's k-th request, exactly
+            else:  # the small case, when the rubric's is not a graded shape: the same request but its shape
+                assert ours == {**graded[k], **extra, "shape": small_rubric.sanitizer.shape("dot")}

@@ -32,7 +32,7 @@ def grade_on_sim(tmp_path, registry, rubric, marker: str | dict[str, str]):
     files = marker if isinstance(marker, dict) else {t.file: marker for t in registry.tasks}
     entry = write_submission(tmp_path, "student", files)
     backend = FakeBackend(sim=SimClock(), solution_ms=solution_ms)
-    return grade_single(entry, rubric, registry, backend, None, seed=1)
+    return grade_single(entry, tmp_path / "results", rubric, registry, backend, None, seed=1).result
 
 
 def test_the_rubric_gives_every_timed_case_an_equal_share_within_the_submission_budget(rubric):
@@ -63,9 +63,10 @@ def rubric_at_8192(tmp_path, registry, rubric):
     """The default rubric with every matmul timed at 8192^3 (the slowest shape a student might be timed at)."""
     text = rubric.path.read_text()
     for task in ("matmul_naive", "matmul_tiled", "matmul_fast"):
-        timed = "timed = [" + ", ".join(f'"{s}"' for s in rubric.task(task).timed) + "]"
-        start = text.index(f"[tasks.{task}]")
-        text = text[:start] + text[start:].replace(timed, 'timed = ["8192x8192x8192"]', 1)
+        # The rubric takes its timed shapes from the registry, so each task gets a `timed` line of its own.
+        header = f"[tasks.{task}]\n"
+        assert header in text and "timed =" not in text[text.index(header):].split("\n[", 1)[0]
+        text = text.replace(header, header + 'timed = ["8192x8192x8192"]\n', 1)
     path = tmp_path / "rubric_8192.toml"
     path.write_text(text)
     return load_rubric(path, registry)

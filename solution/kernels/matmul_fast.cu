@@ -1,9 +1,10 @@
 // matmul_fast — reference solution: a register-blocked, warp-tiled FP32 GEMM
-// fed by a two-stage pipeline. Plain FP32 FFMA: no tensor cores.
+// fed by a two-stage pipeline, with its tile size and a split of k chosen per
+// shape so that every shape keeps all the SMs busy. Plain FP32 FFMA: no tensor cores.
 //
-// Work split (the shapes are a Config, below; the default is 128 x 256 tiles
-// of 8 warps of 64 x 64, k-slabs of BK = 16, blocks grouped 16 rows at a time)
-//   block   BM x BN tile of c, WARPS_M x WARPS_N warps
+// One kernel, matmul_fast_kernel<Tiles, Split>, compiled for three tile sizes,
+// each whole (Split false: one block per tile) and in pieces of k (Split true):
+//   block   BM x BN tile of c, WARPS_M x WARPS_N warps, k-slabs of BK = 16
 //   warp    64 x (4 * TN) tile of c, its 32 lanes arranged 8 (rows) x 4 (cols)
 //   thread  8 x TN elements of c: rows {0..3, 32..35} + 4 * lane_row and
 //           columns {0..3, 16..19, ...} + 4 * lane_col of its warp tile.
@@ -11,21 +12,43 @@
 //           makes a quarter-warp's 16-byte shared-memory reads hit different
 //           banks or the same address.
 //
-// Data flow per k-slab of BK (the default kernel, matmul_fast_kmajor_kernel)
+// Data flow per k-slab of BK
 //   a: global -> registers (float4, 4 k-steps of one row), loaded for the next
 //      slab while this one is computed, then stored transposed into shared
-//      memory (a_t[k][row]);
+//      memory (a_t[k][row]), so that a thread reads its 8 rows of one k-step
+//      as two float4: a's fragment takes 8 registers;
 //   b: global -> shared by cp.async, 16 bytes a copy, zero-filled past the edges;
-//   shared -> registers, per k-step: a thread's 8 values of a as two float4 and
-//      its TN values of b as TN / 4 float4;
-//   math: 8 * TN FFMA per k-step per thread (128 for six 16-byte shared loads).
-// Rows that do not start on a 16-byte boundary (k or n not a multiple of 4) are
-// first copied into padded rows; small products take a 4-byte path.
-// matmul_fast_kernel, the earlier design, keeps a's slab row-major and loads
-// both matrices by cp.async; it is kept for the comparison in VariantConfig.
+//   shared -> registers, per k-step: a thread's 8 values of a and its TN values of b;
+//   math: 8 * TN FFMA per k-step per thread (128 for six 16-byte shared loads at TN = 16).
+//
+// Which tiles, and in how many pieces k is cut (kClasses and plan(), at the end):
+// a grid of B blocks on an H100's 132 SMs, each holding P blocks at once, runs in
+// ceil(B / (132 P)) waves, and a last wave that is part full leaves SMs idle.
+// 1024^3 in 128 x 256 tiles is 32 blocks: one wave, a quarter full.
+//   class    tile        threads  per SM  why it exists
+//   large    128 x 256   256      1       fewest loads per FFMA: the fastest SM; big products
+//   wide     128 x 192   256      1       the same SM work in 3/4 of the tile, for shapes whose
+//                                          large tiles end in a part-full wave (1536^3)
+//   medium   128 x 128   256      2       8 x 8 per thread: twice the blocks of large, for
+//                                          products too small to fill the SMs with large tiles (512^3)
+// and k is cut into pieces when the tiles alone are too few blocks
+// (1024 x 1024 x 8192: 32 large tiles x 4 pieces = 128 blocks). Piece 0 writes c;
+// pieces 1.. write partial tiles to a workspace, and sum_parts adds them to c in
+// a fixed order: no atomics, so c is the same, bit for bit, on every run.
+// plan() picks the class and the pieces with the shortest predicted time: the
+// busiest SM's blocks times a block's work at its class's measured speed, plus
+// the partial tiles' trips through memory. On an H100 this measured 91.8-107% of
+// cuBLAS FP32 at every shape tried from 1000^3 to 8192^3 (but 1025^3 and
+// 1000 x 999 x 1001, 60%: padded copies and thin edges cost most there) and 94%
+// at 512^3 (docs/gpu-runs/2026-11-23-h100-matmul-fast-shapes.md).
+//
+// Edges: rows of a or b that do not start on a 16-byte boundary (k or n not a
+// multiple of 4) are first copied into padded rows. Edges thinner than kThinEdge
+// beyond the last whole tile (4097 = 32 * 128 + 1) would cost a whole extra wave
+// of tiles; a warp-per-element kernel does them. The experiments behind these
+// choices (the row-major kernel, every configuration tried) are in solution/lab/.
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
 #include "cuda_check.h"
 #include "tasks.h"
@@ -39,127 +62,56 @@ bool aligned16(const P*... p) {
     return ((reinterpret_cast<std::uintptr_t>(p) % 16 == 0) && ...);
 }
 
-template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int TN_, int STAGES_, int MIN_BLOCKS_,
-          int GROUP_M_ = 0, bool UNROLLED_COPIES_ = false, int KK_UNROLL_ = 0>
-struct Config {
+template <int BM_, int BN_, int WARPS_M_, int WARPS_N_, int TN_, int MIN_BLOCKS_, int BK_ = 16>
+struct Tiles {
     static constexpr int BM = BM_, BN = BN_, BK = BK_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_, TN = TN_;
-    static constexpr int STAGES = STAGES_, MIN_BLOCKS = MIN_BLOCKS_;
+    static constexpr int MIN_BLOCKS = MIN_BLOCKS_;  // blocks per SM the registers must leave room for
     // Blocks run in groups of GROUP_M block rows, column by column, so the
-    // blocks resident at one time share rows of a and columns of b in L2 (0: row by row).
-    static constexpr int GROUP_M = GROUP_M_;
-    // How a slab's copies are issued: a loop strided by the block's threads, or
-    // each thread's fixed number of copies written out (no loop, no branches).
-    static constexpr bool UNROLLED_COPIES = UNROLLED_COPIES_;
-    // How many 4-k-step groups of a slab the math loop unrolls (0: all of them).
-    // A fully unrolled BK = 32 slab is ~4,700 instructions (75 KB of code).
-    static constexpr int KK_UNROLL = KK_UNROLL_ == 0 ? BK_ / 4 : KK_UNROLL_;
+    // blocks resident at one time share rows of a and columns of b in L2.
+    static constexpr int GROUP_M = 16;
     static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
-    static constexpr int A_LD = BK + 4;  // padded row of a's tile, in floats
-    static constexpr int B_LD = BN;
-    static constexpr int A_STAGE = BM * A_LD, B_STAGE = BK * B_LD;
-    static constexpr std::size_t SMEM_BYTES = std::size_t(STAGES) * (A_STAGE + B_STAGE) * sizeof(float);
+    static constexpr int A_STAGE = BK * BM;                 // a_t[BK][BM]: a's slab, k-major
+    static constexpr int B_STAGE = BK * BN;                 // b[BK][BN]
+    static constexpr int A_LOADS = BM * BK / 4 / THREADS;   // float4 of a a thread stages per slab
+    static constexpr int B_COPIES = BK * BN / 4 / THREADS;  // 16-byte copies of b a thread issues per slab
+    static constexpr std::size_t SMEM_BYTES = 2 * std::size_t(A_STAGE + B_STAGE) * sizeof(float);  // two of each
 
     static_assert(BM == 64 * WARPS_M, "a warp covers 64 rows: 8 lane rows x 8 rows per thread");
     static_assert(BN == 4 * TN * WARPS_N, "a warp covers 4 lane columns x TN columns per thread");
     static_assert(TN % 4 == 0, "each thread's columns come in groups of four");
-    static_assert(BK % 4 == 0, "a's tile is read four k-steps at a time");
-    static_assert(STAGES >= 2, "the pipeline needs at least two stages");
+    static_assert(BK % 4 == 0, "a's slab is loaded four k-steps of a row at a time");
     static_assert(BM * BK % (4 * THREADS) == 0 && BK * BN % (4 * THREADS) == 0,
-                  "every thread copies the same number of 16-byte chunks of each tile");
-    static_assert((BK / 4) % KK_UNROLL == 0, "the math loop's unroll divides the slab's 4-k-step groups");
-    static_assert(SMEM_BYTES <= 227 * 1024, "Hopper gives a block at most 227 KB of shared memory");
-    static_assert((A_LD * 4 * sizeof(float)) % 128 == 64,
-                  "rows four apart must land in opposite halves of the banks (conflict-free float4 reads)");
-};
-
-// The same tiles with a's slab stored k-major (a_t[k][row]): a thread reads its
-// 8 rows of one k-step as two float4, so a's fragment takes 8 registers instead
-// of 32, and the loads of the next k-step fit beside the math. A transpose cannot
-// be a cp.async: a's slab goes global -> registers -> shared, loaded while the
-// previous slab is computed, stored after it (two shared buffers); b is unchanged.
-template <class Base>
-struct KMajorA : Base {
-    static constexpr int A_STAGE = Base::BK * Base::BM;  // one a_t buffer; there are two
-    static constexpr int A_LOADS = Base::BM * Base::BK / 4 / Base::THREADS;  // float4 a thread stages per slab
-    static constexpr std::size_t SMEM_BYTES =
-        (std::size_t(2) * A_STAGE + std::size_t(Base::STAGES) * Base::B_STAGE) * sizeof(float);
-    static_assert(Base::STAGES == 2, "a's two buffers and b's stages turn over together");
-    static_assert(Base::BM * Base::BK % (4 * Base::THREADS) == 0, "every thread stages the same number of float4");
+                  "every thread loads the same number of 16-byte chunks of each slab");
+    static_assert(BM % 32 == 0, "consecutive threads store consecutive rows of a_t: conflict-free");
     static_assert(SMEM_BYTES <= 227 * 1024, "Hopper gives a block at most 227 KB of shared memory");
 };
 
-template <class C> struct IsKMajorA : std::false_type {};
-template <class Base> struct IsKMajorA<KMajorA<Base>> : std::true_type {};
+// The product the kernels compute: c = a b, a (m x k), b (k x n), c (m x n), with
+// rows lda, ldb and ldc floats apart.
+struct Gemm {
+    const float* a;
+    const float* b;
+    float* c;
+    int m, n, k, lda, ldb, ldc;
+};
 
-// The configurations compared on Hopper (docs/gpu-runs/ has every number):
-// 0-18 on an H200, where 17 was fastest (80% of cuBLAS at 4096^3); 19-36 on an
-// H100 (2026-11-21-h100-matmul-fast.md), where 31 was fastest (92.6%) and is
-// the default. Another one builds with -DMATMUL_FAST_VARIANT=n
-// (docs/gpu-runs/device_run.sh variants).
-//                                        BM   BN  BK  warps   TN stages blocks group
-template <int V> struct VariantConfig;
-template <> struct VariantConfig<0> { using type = Config<128, 128, 16, 2, 4, 8,  4, 2>; };
-template <> struct VariantConfig<1> { using type = Config<128, 128, 16, 2, 4, 8,  3, 2>; };
-template <> struct VariantConfig<2> { using type = Config<128, 128, 16, 2, 2, 16, 3, 2>; };
-template <> struct VariantConfig<3> { using type = Config<128, 128, 8,  2, 2, 16, 4, 2>; };
-template <> struct VariantConfig<4> { using type = Config<128, 256, 16, 2, 4, 16, 3, 1>; };
-template <> struct VariantConfig<5> { using type = Config<128, 256, 8,  2, 4, 16, 4, 1>; };
-template <> struct VariantConfig<6> { using type = Config<128, 128, 16, 2, 2, 16, 4, 2>; };
-template <> struct VariantConfig<7> { using type = Config<128, 128, 16, 2, 2, 16, 3, 2, 8>; };
-template <> struct VariantConfig<8> { using type = Config<128, 256, 16, 2, 4, 16, 3, 1, 8>; };
-template <> struct VariantConfig<9> { using type = Config<128, 128, 16, 2, 2, 16, 4, 2, 8>; };
-template <> struct VariantConfig<10> { using type = Config<128, 128, 32, 2, 2, 16, 3, 2, 8>; };
-template <> struct VariantConfig<11> { using type = Config<128, 128, 32, 2, 2, 16, 2, 2, 8>; };
-template <> struct VariantConfig<12> { using type = Config<128, 256, 32, 2, 4, 16, 2, 1, 8>; };
-template <> struct VariantConfig<13> { using type = Config<256, 128, 16, 4, 2, 16, 3, 1, 8>; };
-template <> struct VariantConfig<14> { using type = Config<128, 256, 16, 2, 4, 16, 4, 1, 8>; };
-template <> struct VariantConfig<15> { using type = Config<256, 128, 32, 4, 2, 16, 2, 1, 8>; };
-template <> struct VariantConfig<16> { using type = Config<128, 256, 32, 2, 4, 16, 3, 1, 8>; };
-template <> struct VariantConfig<17> { using type = Config<128, 256, 32, 2, 4, 16, 2, 1, 16>; };
-template <> struct VariantConfig<18> { using type = Config<128, 256, 32, 2, 4, 16, 2, 1, 4>; };
-// BK = 64 halves the barriers per FLOP again; unrolled copies take ~150 loop and
-// address instructions out of every slab; a partly unrolled math loop keeps the
-// hot code small. On the H100 19 gained at most 1.4 points over 17; the others lost up to 20.
-//                                        BM   BN  BK  warps   TN stages blocks group unrolled kk_unroll
-template <> struct VariantConfig<19> { using type = Config<128, 256, 64, 2, 4, 16, 2, 1, 16>; };
-template <> struct VariantConfig<20> { using type = Config<128, 256, 32, 2, 4, 16, 2, 1, 16, true>; };
-template <> struct VariantConfig<21> { using type = Config<128, 256, 64, 2, 4, 16, 2, 1, 16, true>; };
-template <> struct VariantConfig<22> { using type = Config<128, 256, 32, 2, 4, 16, 2, 1, 16, true, 2>; };
-template <> struct VariantConfig<23> { using type = Config<128, 256, 64, 2, 4, 16, 2, 1, 16, true, 2>; };
-template <> struct VariantConfig<24> { using type = Config<256, 128, 64, 4, 2, 16, 2, 1, 16, true>; };
-// k-major a (KMajorA, matmul_fast_kmajor_kernel): a's fragment in 8 registers, not 32,
-// which leaves the registers to load the next k-step beside the math. 31 is the
-// default; its neighbours (BK 8 or 32, looped copies, 256 x 128) lost 6-11 points
-// at 4096^3, 35 (grouped by 8) tied it, and BK 64 spills.
-template <> struct VariantConfig<30> { using type = KMajorA<Config<128, 256, 32, 2, 4, 16, 2, 1, 16, true>>; };
-template <> struct VariantConfig<31> { using type = KMajorA<Config<128, 256, 16, 2, 4, 16, 2, 1, 16, true>>; };
-template <> struct VariantConfig<32> { using type = KMajorA<Config<128, 256, 64, 2, 4, 16, 2, 1, 16, true>>; };
-template <> struct VariantConfig<33> { using type = KMajorA<Config<128, 256, 16, 2, 4, 16, 2, 1, 16>>; };
-template <> struct VariantConfig<34> { using type = KMajorA<Config<128, 256, 8, 2, 4, 16, 2, 1, 16, true>>; };
-template <> struct VariantConfig<35> { using type = KMajorA<Config<128, 256, 16, 2, 4, 16, 2, 1, 8, true>>; };
-template <> struct VariantConfig<36> { using type = KMajorA<Config<256, 128, 16, 4, 2, 16, 2, 1, 16, true>>; };
-#ifndef MATMUL_FAST_VARIANT
-#define MATMUL_FAST_VARIANT 31
-#endif
-using Chosen = VariantConfig<MATMUL_FAST_VARIANT>::type;
+// k cut into `parts` pieces of k_per_part (a multiple of BK; the last may be shorter).
+// The block of piece z > 0 writes its tile to partials + (z - 1) * part_stride, laid out like c.
+struct KSplit {
+    int parts = 1;
+    int k_per_part = 0;
+    float* partials = nullptr;
+    std::int64_t part_stride = 0;
+};
 
-// Copies `Bytes` (4 or 16) from global to shared memory, asynchronously on
-// sm_80 and newer. `valid` false zero-fills the destination instead (the
-// source address is then not read).
-template <int Bytes>
-__device__ void copy_async(float* smem, const float* gmem, bool valid) {
+// Copies 16 bytes from global to shared memory, asynchronously on sm_80 and
+// newer. `valid` false zero-fills the destination instead (the source is then not read).
+__device__ void copy16_async(float* smem, const float* gmem, bool valid) {
 #if __CUDA_ARCH__ >= 800
     const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-    const int src_bytes = valid ? Bytes : 0;
-    if constexpr (Bytes == 16)
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(src_bytes));
-    else
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(gmem), "r"(src_bytes));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(valid ? 16 : 0));
 #else
-    if constexpr (Bytes == 16)
-        *reinterpret_cast<float4*>(smem) = valid ? *reinterpret_cast<const float4*>(gmem) : make_float4(0, 0, 0, 0);
-    else
-        *smem = valid ? *gmem : 0.0f;
+    *reinterpret_cast<float4*>(smem) = valid ? *reinterpret_cast<const float4*>(gmem) : make_float4(0, 0, 0, 0);
 #endif
 }
 
@@ -169,85 +121,64 @@ __device__ void copy_commit() {
 #endif
 }
 
-// Waits until at most `Pending` committed groups are still in flight.
-template <int Pending>
-__device__ void copy_wait() {
+// Waits until every copy this thread committed has landed.
+__device__ void copy_wait_all() {
 #if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending));
+    asm volatile("cp.async.wait_group 0;\n" ::);
 #endif
 }
 
-// Calls copy(c) for this thread's share of a tile's COPIES copies, c = tid, tid + THREADS, ...
-// Written out (Unrolled; tid < THREADS, so each thread has exactly COPIES / THREADS), the copies
-// need no loop and their shared-memory offsets are constants.
-template <class C, int COPIES, bool Unrolled, class Copy>
-__device__ void each_copy(int tid, const Copy& copy) {
-    if constexpr (Unrolled) {
+// Every row of a and b starts on a 16-byte boundary and is padded to a
+// multiple of 4 floats (matmul_fast pads them when they are not), so a 16-byte
+// load or copy that starts inside a row stays inside it. k is where the block's
+// piece of k ends: past it, and past the matrix's edge, the slabs hold zeros.
+
+// b's slab [k0, k0 + BK) x [n0, n0 + BN) into shared memory by cp.async.
+template <class C>
+__device__ void copy_b_slab(float* b_s, const float* b, int n, int k, int ldb, int n0, int k0, int tid) {
 #pragma unroll
-        for (int i = 0; i < COPIES / C::THREADS; ++i) copy(tid + i * C::THREADS);
-    } else {
-#pragma unroll
-        for (int c = tid; c < COPIES; c += C::THREADS) copy(c);
+    for (int i = 0; i < C::B_COPIES; ++i) {
+        const int c = tid + i * C::THREADS;
+        const int row = c / (C::BN / 4), nc = (c % (C::BN / 4)) * 4;
+        const bool ok = k0 + row < k && n0 + nc < n;
+        copy16_async(&b_s[row * C::BN + nc], ok ? b + std::int64_t(k0 + row) * ldb + n0 + nc : b, ok);
     }
 }
 
-// Copies the k-slab of a (or b) starting at k0 into one pipeline stage. a's rows
-// are lda floats apart and b's ldb. Vec16: every row of a and b starts on a
-// 16-byte boundary and is padded to a multiple of 4 floats, so a 16-byte copy
-// that starts inside a row stays inside it. The 4-byte path has 4x the copies:
-// written out, they would take too many registers.
-template <class C, bool Vec16>
-__device__ void copy_a_slab(float* a_s, const float* a, int m, int k, int lda, int m0, int k0, int tid) {
-    constexpr int W = Vec16 ? 4 : 1;  // floats per copy
-    each_copy<C, C::BM * C::BK / W, C::UNROLLED_COPIES && Vec16>(tid, [&](int c) {
-        const int row = c / (C::BK / W), kc = (c % (C::BK / W)) * W;
-        const bool ok = m0 + row < m && k0 + kc < k;
-        copy_async<4 * W>(&a_s[row * C::A_LD + kc], ok ? a + std::int64_t(m0 + row) * lda + k0 + kc : a, ok);
-    });
+// a's slab [k0, k0 + BK) x [m0, m0 + BM) into registers, 4 k-steps of one row per float4.
+// Consecutive threads take consecutive rows, so the transposed stores below are conflict-free.
+template <class C>
+__device__ void stage_a_slab(float4 (&staged)[C::A_LOADS], const float* a, int m, int k, int lda, int m0, int k0,
+                             int tid) {
+#pragma unroll
+    for (int i = 0; i < C::A_LOADS; ++i) {
+        const int chunk = tid + i * C::THREADS, row = chunk % C::BM, kc = chunk / C::BM * 4;
+        const bool row_ok = m0 + row < m;
+        const float* src = a + std::int64_t(row_ok ? m0 + row : 0) * lda + k0 + kc;
+        staged[i] = row_ok && k0 + kc < k ? *reinterpret_cast<const float4*>(src) : make_float4(0, 0, 0, 0);
+    }
 }
 
-template <class C, bool Vec16>
-__device__ void copy_b_slab(float* b_s, const float* b, int n, int k, int ldb, int n0, int k0, int tid) {
-    constexpr int W = Vec16 ? 4 : 1;
-    each_copy<C, C::BK * C::BN / W, C::UNROLLED_COPIES && Vec16>(tid, [&](int c) {
-        const int row = c / (C::BN / W), nc = (c % (C::BN / W)) * W;
-        const bool ok = k0 + row < k && n0 + nc < n;
-        copy_async<4 * W>(&b_s[row * C::B_LD + nc], ok ? b + std::int64_t(k0 + row) * ldb + n0 + nc : b, ok);
-    });
-}
-
-template <class C, bool Vec16>
-__device__ void load_slab(float* a_s, float* b_s, const float* a, const float* b, int m, int n, int k, int lda,
-                          int ldb, int m0, int n0, int k0, int tid) {
-    copy_a_slab<C, Vec16>(a_s, a, m, k, lda, m0, k0, tid);
-    copy_b_slab<C, Vec16>(b_s, b, n, k, ldb, n0, k0, tid);
+template <class C>
+__device__ void store_a_slab(float* a_t, const float4 (&staged)[C::A_LOADS], int tid) {
+#pragma unroll
+    for (int i = 0; i < C::A_LOADS; ++i) {
+        const int chunk = tid + i * C::THREADS, row = chunk % C::BM, kc = chunk / C::BM * 4;
+        a_t[(kc + 0) * C::BM + row] = staged[i].x;
+        a_t[(kc + 1) * C::BM + row] = staged[i].y;
+        a_t[(kc + 2) * C::BM + row] = staged[i].z;
+        a_t[(kc + 3) * C::BM + row] = staged[i].w;
+    }
 }
 
 // The (block row, block column) of c this block computes.
 template <class C>
 __device__ int2 block_tile() {
-    if constexpr (C::GROUP_M == 0) {
-        return make_int2(blockIdx.y, blockIdx.x);
-    } else {
-        const int id = blockIdx.y * gridDim.x + blockIdx.x;
-        const int per_group = C::GROUP_M * gridDim.x;
-        const int first_row = (id / per_group) * C::GROUP_M;
-        const int rows = min(static_cast<int>(gridDim.y) - first_row, C::GROUP_M);
-        return make_int2(first_row + (id % per_group) % rows, (id % per_group) / rows);
-    }
-}
-
-// A thread's TN values of b's row kk in shared memory: columns col0 + {0..3, 16..19, ...}, as float4.
-template <class C>
-__device__ void read_b_row(float (&bv)[C::TN], const float* b_s, int kk, int col0) {
-#pragma unroll
-    for (int g = 0; g < C::TN / 4; ++g) {
-        const float4 v = *reinterpret_cast<const float4*>(&b_s[kk * C::B_LD + col0 + g * 16]);
-        bv[4 * g] = v.x;
-        bv[4 * g + 1] = v.y;
-        bv[4 * g + 2] = v.z;
-        bv[4 * g + 3] = v.w;
-    }
+    const int id = blockIdx.y * gridDim.x + blockIdx.x;
+    const int per_group = C::GROUP_M * gridDim.x;
+    const int first_row = (id / per_group) * C::GROUP_M;
+    const int rows = min(static_cast<int>(gridDim.y) - first_row, C::GROUP_M);
+    return make_int2(first_row + (id % per_group) % rows, (id % per_group) / rows);
 }
 
 // Writes a thread's 8 x TN results: rows row0 + {0..3, 32..35}, columns col0 + {0..3, 16..19, ...}.
@@ -273,15 +204,19 @@ __device__ void store_tile(float* c, const float (&acc)[8][C::TN], int m, int n,
     }
 }
 
-template <class C, bool Vec16>
+// Block (x, y) computes tile block_tile() of c. Split: block (x, y, z) only
+// piece z of k, and pieces z > 0 write to the partials instead of c.
+// Without Split the kernel is exactly the unsplit one, register for register:
+// the piece's bounds, live through the loop, cost 8% of its speed (the H100 run
+// of 2026-11-23), so the big products, which need no pieces, do not carry them.
+template <class C, bool Split>
 __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
     matmul_fast_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int m, int n,
-                       int k, int lda, int ldb, int ldc, bool vector_store) {
+                       int k, int lda, int ldb, int ldc, bool vector_store, const KSplit split) {
     constexpr int TN = C::TN;
-    const auto component = [](const float4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; };
     extern __shared__ __align__(16) float smem[];
-    float* a_tiles = smem;
-    float* b_tiles = smem + C::STAGES * C::A_STAGE;
+    float* a_tiles = smem;                   // 2 x a_t[BK][BM]
+    float* b_tiles = smem + 2 * C::A_STAGE;  // 2 x b[BK][BN]
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int2 tile = block_tile<C>();
@@ -289,119 +224,27 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
     // Shared-memory offsets of this thread's first row of a and first column of b.
     const int a_row0 = (warp / C::WARPS_N) * 64 + (lane / 4) * 4;
     const int b_col0 = (warp % C::WARPS_N) * 4 * TN + (lane % 4) * 4;
+    // This block's piece of k: [k_begin, k_end).
+    const int k_begin = Split ? blockIdx.z * split.k_per_part : 0;
+    const int k_end = Split ? min(k, k_begin + split.k_per_part) : k;
 
     float acc[8][TN] = {};
-    const int slabs = (k + C::BK - 1) / C::BK;
-
-    for (int s = 0; s < C::STAGES - 1; ++s) {
-        if (s < slabs)
-            load_slab<C, Vec16>(a_tiles + s * C::A_STAGE, b_tiles + s * C::B_STAGE, a, b, m, n, k, lda, ldb, m0, n0, s * C::BK,
-                                tid);
-        copy_commit();
-    }
-
-    for (int t = 0; t < slabs; ++t) {
-        copy_wait<C::STAGES - 2>();  // this thread's copies of slab t have landed ...
-        __syncthreads();             // ... and everyone's; everyone is done with slab t - 1
-        const int next = t + C::STAGES - 1;
-        if (next < slabs)
-            load_slab<C, Vec16>(a_tiles + (next % C::STAGES) * C::A_STAGE, b_tiles + (next % C::STAGES) * C::B_STAGE,
-                                a, b, m, n, k, lda, ldb, m0, n0, next * C::BK, tid);
-        copy_commit();  // an empty group near the end keeps the wait count right
-
-        const float* a_s = a_tiles + (t % C::STAGES) * C::A_STAGE;
-        const float* b_s = b_tiles + (t % C::STAGES) * C::B_STAGE;
-#pragma unroll C::KK_UNROLL
-        for (int kk = 0; kk < C::BK; kk += 4) {
-            float4 a_frag[8];  // 8 rows x 4 k-steps
-#pragma unroll
-            for (int i = 0; i < 8; ++i)
-                a_frag[i] = *reinterpret_cast<const float4*>(&a_s[(a_row0 + (i / 4) * 32 + i % 4) * C::A_LD + kk]);
-#pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                float bv[TN];
-                read_b_row<C>(bv, b_s, kk + q, b_col0);
-#pragma unroll
-                for (int i = 0; i < 8; ++i) {
-                    const float av = component(a_frag[i], q);
-#pragma unroll
-                    for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(av, bv[j], acc[i][j]);
-                }
-            }
-        }
-    }
-    copy_wait<0>();
-
-    store_tile<C>(c, acc, m, n, ldc, m0 + a_row0, n0 + b_col0, vector_store);
-}
-
-// a's slab [k0, k0 + BK) x [m0, m0 + BM) into registers, 4 k-steps of one row per float4
-// (zeros past the matrix). Consecutive threads take consecutive rows, so the
-// transposed stores below are conflict-free.
-template <class C, bool Vec16>
-__device__ void stage_a_slab(float4 (&staged)[C::A_LOADS], const float* a, int m, int k, int lda, int m0, int k0,
-                             int tid) {
-#pragma unroll
-    for (int i = 0; i < C::A_LOADS; ++i) {
-        const int chunk = tid + i * C::THREADS, row = chunk % C::BM, kc = chunk / C::BM * 4;
-        const bool row_ok = m0 + row < m;
-        const float* src = a + std::int64_t(row_ok ? m0 + row : 0) * lda + k0 + kc;
-        if constexpr (Vec16) {  // rows padded to 4 floats: a float4 that starts before k stays in its row
-            staged[i] = row_ok && k0 + kc < k ? *reinterpret_cast<const float4*>(src) : make_float4(0, 0, 0, 0);
-        } else {
-            staged[i].x = row_ok && k0 + kc < k ? src[0] : 0.0f;
-            staged[i].y = row_ok && k0 + kc + 1 < k ? src[1] : 0.0f;
-            staged[i].z = row_ok && k0 + kc + 2 < k ? src[2] : 0.0f;
-            staged[i].w = row_ok && k0 + kc + 3 < k ? src[3] : 0.0f;
-        }
-    }
-}
-
-template <class C>
-__device__ void store_a_slab(float* a_t, const float4 (&staged)[C::A_LOADS], int tid) {
-#pragma unroll
-    for (int i = 0; i < C::A_LOADS; ++i) {
-        const int chunk = tid + i * C::THREADS, row = chunk % C::BM, kc = chunk / C::BM * 4;
-        a_t[(kc + 0) * C::BM + row] = staged[i].x;
-        a_t[(kc + 1) * C::BM + row] = staged[i].y;
-        a_t[(kc + 2) * C::BM + row] = staged[i].z;
-        a_t[(kc + 3) * C::BM + row] = staged[i].w;
-    }
-}
-
-// matmul_fast_kernel with a k-major a (KMajorA): the same work split, threads and results.
-template <class C, bool Vec16>
-__global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
-    matmul_fast_kmajor_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int m,
-                              int n, int k, int lda, int ldb, int ldc, bool vector_store) {
-    constexpr int TN = C::TN;
-    extern __shared__ __align__(16) float smem[];
-    float* a_tiles = smem;                    // 2 x a_t[BK][BM]
-    float* b_tiles = smem + 2 * C::A_STAGE;   // 2 x b[BK][BN]
-
-    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const int2 tile = block_tile<C>();
-    const int m0 = tile.x * C::BM, n0 = tile.y * C::BN;
-    const int a_row0 = (warp / C::WARPS_N) * 64 + (lane / 4) * 4;
-    const int b_col0 = (warp % C::WARPS_N) * 4 * TN + (lane % 4) * 4;
-
-    float acc[8][TN] = {};
-    const int slabs = (k + C::BK - 1) / C::BK;
+    const int slabs = (k_end - k_begin + C::BK - 1) / C::BK;
     float4 staged[C::A_LOADS];
 
-    stage_a_slab<C, Vec16>(staged, a, m, k, lda, m0, 0, tid);
+    stage_a_slab<C>(staged, a, m, k_end, lda, m0, k_begin, tid);
     store_a_slab<C>(a_tiles, staged, tid);
-    copy_b_slab<C, Vec16>(b_tiles, b, n, k, ldb, n0, 0, tid);
+    copy_b_slab<C>(b_tiles, b, n, k_end, ldb, n0, k_begin, tid);
     copy_commit();
-    copy_wait<0>();
+    copy_wait_all();
     __syncthreads();
 
     for (int t = 0; t < slabs; ++t) {
         const int next = (t + 1) % 2;
         const bool more = t + 1 < slabs;
         if (more) {  // slab t + 1 starts on its way: a into registers, b into the buffer slab t - 1 left
-            stage_a_slab<C, Vec16>(staged, a, m, k, lda, m0, (t + 1) * C::BK, tid);
-            copy_b_slab<C, Vec16>(b_tiles + next * C::B_STAGE, b, n, k, ldb, n0, (t + 1) * C::BK, tid);
+            stage_a_slab<C>(staged, a, m, k_end, lda, m0, k_begin + (t + 1) * C::BK, tid);
+            copy_b_slab<C>(b_tiles + next * C::B_STAGE, b, n, k_end, ldb, n0, k_begin + (t + 1) * C::BK, tid);
         }
         copy_commit();
 
@@ -413,7 +256,14 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
             const float4 hi = *reinterpret_cast<const float4*>(&a_s[kk * C::BM + a_row0 + 32]);
             const float av[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
             float bv[TN];
-            read_b_row<C>(bv, b_s, kk, b_col0);
+#pragma unroll
+            for (int q = 0; q < TN / 4; ++q) {
+                const float4 v = *reinterpret_cast<const float4*>(&b_s[kk * C::BN + b_col0 + q * 16]);
+                bv[4 * q] = v.x;
+                bv[4 * q + 1] = v.y;
+                bv[4 * q + 2] = v.z;
+                bv[4 * q + 3] = v.w;
+            }
 #pragma unroll
             for (int i = 0; i < 8; ++i)
 #pragma unroll
@@ -421,40 +271,60 @@ __global__ void __launch_bounds__(C::THREADS, C::MIN_BLOCKS)
         }
 
         if (more) store_a_slab<C>(a_tiles + next * C::A_STAGE, staged, tid);  // its buffer is slab t - 1's: free
-        copy_wait<0>();
+        copy_wait_all();
         __syncthreads();  // slab t + 1 is in place, and everyone is done with slab t
     }
-    store_tile<C>(c, acc, m, n, ldc, m0 + a_row0, n0 + b_col0, vector_store);
+    float* out = Split && blockIdx.z > 0 ? split.partials + (blockIdx.z - 1) * split.part_stride : c;
+    store_tile<C>(out, acc, m, n, ldc, m0 + a_row0, n0 + b_col0, vector_store);
 }
 
-template <class C, bool Vec16>
-void launch(const float* a, const float* b, float* c, int m, int n, int k, int lda, int ldb, int ldc) {
-    // More than 48 KB of dynamic shared memory must be asked for once per kernel.
-    constexpr auto kernel = [] {  // if constexpr: the other kernel is not instantiated for this C
-        if constexpr (IsKMajorA<C>::value) return matmul_fast_kmajor_kernel<C, Vec16>;
-        else return matmul_fast_kernel<C, Vec16>;
-    }();
-    static const bool configured = [] {
-        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(C::SMEM_BYTES)));
-        return true;
-    }();
-    (void)configured;
-    const dim3 grid((n + C::BN - 1) / C::BN, (m + C::BM - 1) / C::BM);
-    const bool vector_store = ldc % 4 == 0 && aligned16(c);
-    kernel<<<grid, C::THREADS, C::SMEM_BYTES>>>(a, b, c, m, n, k, lda, ldb, ldc, vector_store);
-    CUDA_CHECK_LAUNCH();
+// c += partials of pieces 1, 2, ... of k, added one piece after the other: the
+// same additions in the same order on every run. W columns at a time: 4 (float4)
+// when every row of c starts on a 16-byte boundary, else 1.
+template <int W>
+__global__ void sum_parts(float* __restrict__ c, int rows, int cols, int ldc, const float* __restrict__ partials,
+                          std::int64_t part_stride, int parts) {
+    const int groups = cols / W;
+    const std::int64_t total = std::int64_t(rows) * groups;
+    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
+         i += std::int64_t(gridDim.x) * blockDim.x) {
+        const std::int64_t at = (i / groups) * ldc + (i % groups) * W;
+        float sum[W];
+        if constexpr (W == 4) {
+            const float4 v = *reinterpret_cast<const float4*>(c + at);
+            sum[0] = v.x, sum[1] = v.y, sum[2] = v.z, sum[3] = v.w;
+        } else {
+            sum[0] = c[at];
+        }
+        for (int p = 0; p + 1 < parts; ++p) {
+            const float* part = partials + p * part_stride + at;
+            if constexpr (W == 4) {
+                const float4 v = *reinterpret_cast<const float4*>(part);
+                sum[0] += v.x, sum[1] += v.y, sum[2] += v.z, sum[3] += v.w;
+            } else {
+                sum[0] += part[0];
+            }
+        }
+        if constexpr (W == 4)
+            *reinterpret_cast<float4*>(c + at) = make_float4(sum[0], sum[1], sum[2], sum[3]);
+        else
+            c[at] = sum[0];
+    }
 }
 
 // Copies a rows x cols matrix into rows of `ld` floats (ld >= cols, a multiple
-// of 4), zero-filling the padding, so that every row starts on a 16-byte boundary.
+// of 4), zero-filling the padding, so that every row starts on a 16-byte
+// boundary. Blocks take rows (y) and 4-float groups of a row (x): no division
+// per element, 16-byte stores.
 __global__ void pad_rows(const float* __restrict__ src, int rows, int cols, float* __restrict__ dst, int ld) {
-    const std::int64_t total = std::int64_t(rows) * ld;
-    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
-         i += std::int64_t(gridDim.x) * blockDim.x) {
-        const std::int64_t r = i / ld;
-        const int col = static_cast<int>(i - r * ld);
-        dst[i] = col < cols ? src[r * cols + col] : 0.0f;
+    for (int r = blockIdx.y; r < rows; r += gridDim.y) {
+        const float* in = src + std::int64_t(r) * cols;
+        float4* out = reinterpret_cast<float4*>(dst + std::int64_t(r) * ld);
+        for (int q = blockIdx.x * blockDim.x + threadIdx.x; q < ld / 4; q += gridDim.x * blockDim.x) {
+            const int col = 4 * q;
+            out[q] = make_float4(col < cols ? in[col] : 0.0f, col + 1 < cols ? in[col + 1] : 0.0f,
+                                 col + 2 < cols ? in[col + 2] : 0.0f, col + 3 < cols ? in[col + 3] : 0.0f);
+        }
     }
 }
 
@@ -483,68 +353,176 @@ __global__ void edge_elements(const float* __restrict__ a, const float* __restri
     }
 }
 
-// Scratch memory for the padded copies, kept between calls (it only grows):
-// a cudaMalloc per call would cost more than the copies.
+int blocks_for(std::int64_t threads) { return static_cast<int>(std::min<std::int64_t>((threads + 255) / 256, 4096)); }
+
+int ceil_div(std::int64_t x, std::int64_t y) { return static_cast<int>((x + y - 1) / y); }
+
+// How many blocks of class C one SM holds at once (registers, shared memory,
+// threads). The first call also raises the kernels' shared-memory limit, which
+// must be asked for once per kernel above 48 KB.
+template <class C>
+int resident_blocks() {
+    static const int blocks = [] {
+        for (auto kernel : {matmul_fast_kernel<C, false>, matmul_fast_kernel<C, true>})
+            CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(C::SMEM_BYTES)));
+        int n = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, matmul_fast_kernel<C, false>, C::THREADS,
+                                                                 C::SMEM_BYTES));
+        return std::max(n, 1);
+    }();
+    return blocks;
+}
+
+// Launches the tile grid of class C over g: one block per tile and piece of k.
+template <class C>
+void run_tiles(const Gemm& g, const KSplit& split) {
+    resident_blocks<C>();
+    const auto kernel = split.parts > 1 ? matmul_fast_kernel<C, true> : matmul_fast_kernel<C, false>;
+    const dim3 grid(ceil_div(g.n, C::BN), ceil_div(g.m, C::BM), split.parts);
+    const bool vector_store = g.ldc % 4 == 0 && aligned16(g.c) && split.part_stride % 4 == 0;
+    kernel<<<grid, C::THREADS, C::SMEM_BYTES>>>(g.a, g.b, g.c, g.m, g.n, g.k, g.lda, g.ldb, g.ldc, vector_store, split);
+    CUDA_CHECK_LAUNCH();
+}
+
+struct TileClass {
+    const char* name;
+    int bm, bn;
+    double speed;  // FFMAs per cycle of a full SM, relative to large (measured, see the header)
+    void (*run)(const Gemm&, const KSplit&);
+    int (*per_sm)();
+};
+
+template <class C>
+constexpr TileClass tile_class(const char* name, double speed) {
+    return {name, C::BM, C::BN, speed, run_tiles<C>, resident_blocks<C>};
+}
+
+//                                       BM   BN  warps   TN  blocks/SM
+using Large = Tiles<128, 256, 2, 4, 16, 1>;
+using Wide = Tiles<128, 192, 2, 4, 12, 1>;
+using Medium = Tiles<128, 128, 2, 4, 8, 2>;
+
+// The dispatch table. Why each class exists is in the header.
+const TileClass kClasses[] = {
+    tile_class<Large>("large", 1.00),
+    tile_class<Wide>("wide", 0.88),
+    tile_class<Medium>("medium", 0.86),
+};
+
+// The rows (or columns) of c a grid of `tile`-sized tiles computes: all of them,
+// or all but an edge thinner than kThinEdge beyond the last whole tile, which
+// edge_elements computes instead of a whole extra row of blocks.
+constexpr int kThinEdge = 8;
+int tiled(int extent, int tile) { return extent % tile <= kThinEdge && extent > tile ? extent - extent % tile : extent; }
+
+// How the work is cut: a class, and k in `parts` pieces of k_per_part.
+struct Plan {
+    const TileClass* tiles;
+    int parts, k_per_part;
+};
+
+// A plan's predicted time, in FFMAs of one SM: the busiest SM runs
+// ceil(blocks / SMs) blocks, per_sm of them at a time, each BM x BN x its k
+// (plus a fixed start-up cost) at the class's speed; split products run the
+// split kernel, a little slower, and also move their partial tiles through
+// memory and launch the sum.
+constexpr double kBlockStart = 3.0e5;   // a block's start and end (first loads, last stores), in FFMAs
+constexpr double kSplitSpeed = 0.95;    // the split kernel's speed against the unsplit one's
+constexpr double kFfmaPerByte = 0.06;   // one SM's FFMAs in the time the GPU moves a byte (~180 G/s / 3 TB/s)
+constexpr double kSumLaunch = 4.0e5;    // launching sum_parts and its first loads
+constexpr int kMaxParts = 16;
+
+double predicted(const TileClass& t, int m, int n, int k, int parts, int k_per_part, int sms) {
+    const std::int64_t blocks = std::int64_t(ceil_div(tiled(m, t.bm), t.bm)) * ceil_div(tiled(n, t.bn), t.bn) * parts;
+    const int busiest = ceil_div(blocks, sms), at_once = std::min(busiest, t.per_sm());
+    const double speed = t.speed * (parts > 1 ? kSplitSpeed : 1.0);
+    const double block = double(t.bm) * t.bn * std::min(k, k_per_part) / speed + kBlockStart;
+    double time = double(ceil_div(busiest, at_once)) * at_once * block;
+    if (parts > 1) time += kSumLaunch + kFfmaPerByte * 4.0 * m * n * (2.0 * (parts - 1) + 2.0);
+    return time;
+}
+
+Plan plan(int m, int n, int k, int sms) {
+    Plan best{&kClasses[0], 1, k};
+    double best_time = predicted(kClasses[0], m, n, k, 1, k, sms);
+    for (const TileClass& t : kClasses)
+        for (int parts = 1; parts <= kMaxParts; ++parts) {
+            const int k_per_part = ceil_div(ceil_div(k, parts), 16) * 16;  // a multiple of BK
+            if (ceil_div(k, k_per_part) != parts) continue;                // no empty pieces
+            const double time = predicted(t, m, n, k, parts, k_per_part, sms);
+            if (time < best_time) best = {&t, parts, k_per_part}, best_time = time;
+        }
+    return best;
+}
+
+int sm_count() {
+    int device = 0, sms = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    return sms;
+}
+
+// Device memory the launcher keeps between calls and grows when a call needs
+// more (a cudaMalloc per call would cost more than most products): b with
+// padded rows, and the partial tiles of a split k.
 float* scratch(std::size_t floats) {
     static float* buffer = nullptr;
     static std::size_t capacity = 0;
     if (floats > capacity) {
         if (buffer) CUDA_CHECK(cudaFree(buffer));
+        buffer = nullptr;
         CUDA_CHECK(cudaMalloc(&buffer, floats * sizeof(float)));
         capacity = floats;
     }
     return buffer;
 }
 
-int blocks_for(std::int64_t threads) { return static_cast<int>(std::min<std::int64_t>((threads + 255) / 256, 4096)); }
+std::int64_t round_up4(std::int64_t x) { return (x + 3) / 4 * 4; }
 
-float* padded_copy(const float* src, int rows, int cols, int ld, float* dst) {
-    pad_rows<<<blocks_for(std::int64_t(rows) * ld), 256>>>(src, rows, cols, dst, ld);
+// A copy of the rows x cols matrix src with rows of round_up4(cols) floats, in dst.
+const float* padded(const float* src, int rows, int cols, float* dst) {
+    const int ld = static_cast<int>(round_up4(cols));
+    const dim3 grid(std::min(ceil_div(ld / 4, 256), 64), std::min(rows, 4096));
+    pad_rows<<<grid, 256>>>(src, rows, cols, dst, ld);
     CUDA_CHECK_LAUNCH();
     return dst;
 }
 
-int round_up4(int x) { return (x + 3) / 4 * 4; }
+// Runs `p` for c = a b: pads rows of a and b that do not start on 16-byte
+// boundaries, launches the tile grid, adds the partial tiles, and computes the
+// thin edges the grid leaves out.
+void run_plan(const Plan& p, const float* a, const float* b, float* c, int m, int n, int k) {
+    const TileClass& t = *p.tiles;
+    // g.m x g.n: the part of c the tile grid computes
+    Gemm g{a, b, c, tiled(m, t.bm), tiled(n, t.bn), k, k, n, n};
+
+    const bool pad_a = k % 4 != 0 || !aligned16(a), pad_b = n % 4 != 0 || !aligned16(b);
+    const std::int64_t a_floats = pad_a ? m * round_up4(k) : 0, b_floats = pad_b ? k * round_up4(n) : 0;
+    const std::int64_t part_stride = round_up4(std::int64_t(g.m) * n);  // a partial tile is laid out like c
+    float* buffer = scratch(a_floats + b_floats + (p.parts - 1) * part_stride);  // every piece 16-byte aligned
+    if (pad_a) g.a = padded(a, m, k, buffer), g.lda = static_cast<int>(round_up4(k));
+    if (pad_b) g.b = padded(b, k, n, buffer + a_floats), g.ldb = static_cast<int>(round_up4(n));
+    const KSplit split{p.parts, p.k_per_part, buffer + a_floats + b_floats, part_stride};
+    t.run(g, split);
+    if (p.parts > 1) {
+        const bool vec = g.n % 4 == 0 && n % 4 == 0 && aligned16(c);
+        const std::int64_t groups = std::int64_t(g.m) * (vec ? g.n / 4 : g.n);
+        if (vec)
+            sum_parts<4><<<blocks_for(groups), 256>>>(c, g.m, g.n, n, split.partials, part_stride, p.parts);
+        else
+            sum_parts<1><<<blocks_for(groups), 256>>>(c, g.m, g.n, n, split.partials, part_stride, p.parts);
+        CUDA_CHECK_LAUNCH();
+    }
+    if (g.m < m || g.n < n) {
+        const std::int64_t edge = std::int64_t(m - g.m) * n + std::int64_t(g.m) * (n - g.n);
+        edge_elements<<<blocks_for(32 * edge), 256>>>(a, b, c, m, n, k, g.m, g.n);
+        CUDA_CHECK_LAUNCH();
+    }
+}
 
 }  // namespace
 
-// Large products run on the tile grid; what is left around it goes elsewhere:
-//  - rows whose length is not a multiple of 4 floats (k or n odd, say) cannot
-//    be loaded 16 bytes at a time, so a and b are first copied into padded rows
-//    (a few percent of the product's time, measured in docs/gpu-runs/);
-//  - edges thinner than kThinEdge beyond the last whole tile (4097 = 32 * 128 + 1)
-//    would cost a whole extra wave of tiles; a warp-per-element kernel does them.
-// Small products take the simple 4-byte path for everything.
 void matmul_fast(const float* a, const float* b, float* c, int m, int n, int k) {
-    constexpr double kLarge = 1 << 27;  // m * n * k
-    constexpr int kThinEdge = 8;
-    if (double(m) * n * k < kLarge) {
-        if (k % 4 == 0 && n % 4 == 0 && aligned16(a, b))
-            launch<Chosen, true>(a, b, c, m, n, k, k, n, n);
-        else
-            launch<Chosen, false>(a, b, c, m, n, k, k, n, n);
-        return;
-    }
-    int m_grid = m, n_grid = n;  // the part of c the tile grid computes
-    if (m % Chosen::BM <= kThinEdge && n % Chosen::BN <= kThinEdge && m >= Chosen::BM && n >= Chosen::BN) {
-        m_grid = m - m % Chosen::BM;
-        n_grid = n - n % Chosen::BN;
-    }
-    const float* a_rows = a;
-    const float* b_rows = b;
-    int lda = k, ldb = n;
-    if (k % 4 != 0 || n % 4 != 0 || !aligned16(a, b)) {
-        lda = round_up4(k);
-        ldb = round_up4(n);
-        float* a_pad = scratch(std::size_t(m) * lda + std::size_t(k) * ldb);
-        float* b_pad = a_pad + std::size_t(m) * lda;  // a multiple of 4 floats from a_pad: 16-byte aligned
-        a_rows = padded_copy(a, m, k, lda, a_pad);
-        b_rows = padded_copy(b, k, n, ldb, b_pad);
-    }
-    launch<Chosen, true>(a_rows, b_rows, c, m_grid, n_grid, k, lda, ldb, n);
-    if (m_grid < m || n_grid < n) {
-        const std::int64_t edge = std::int64_t(m - m_grid) * n + std::int64_t(m_grid) * (n - n_grid);
-        edge_elements<<<blocks_for(32 * edge), 256>>>(a, b, c, m, n, k, m_grid, n_grid);
-        CUDA_CHECK_LAUNCH();
-    }
+    run_plan(plan(m, n, k, sm_count()), a, b, c, m, n, k);
 }

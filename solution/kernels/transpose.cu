@@ -1,16 +1,18 @@
 // transpose — reference solution: the classic shared-memory tile.
 //
-// A block moves a kTile x kTile tile: it reads the tile row by row
-// (coalesced), and after __syncthreads() writes it column by column of the
-// tile, which are rows of `out` (coalesced again). The extra column of padding
-// puts a tile column's elements in different shared-memory banks.
+// A block moves a tile: it reads the tile row by row (coalesced), and after
+// __syncthreads() writes it column by column of the tile, which are rows of
+// `out` (coalesced again). The extra column of padding puts a tile column's
+// elements in different shared-memory banks.
 //
 // Two versions of the same idea:
-//   transpose_scalar  one element per access; any shape and alignment.
-//   transpose_vector  16 bytes (4 elements) per global access: a quarter of
-//                     the memory instructions. It needs rows and columns that
-//                     are multiples of 4 and 16-byte aligned pointers, so that
-//                     every 4-element chunk is whole and aligned.
+//   transpose_vector  64 x 64 tiles, 16 bytes (4 elements) per global access:
+//                     a quarter of the memory instructions. It needs rows and
+//                     columns that are multiples of 4 and 16-byte aligned
+//                     pointers, so that every 4-element chunk is whole and aligned.
+//   transpose_scalar  32 x 32 tiles, one element per access; any shape and alignment.
+// The tile sizes, thread counts and block orders tried are in solution/lab/transpose/
+// (docs/gpu-runs/2026-11-21-h200-kernels.md has their numbers).
 #include <cstdint>
 
 #include "cuda_check.h"
@@ -18,41 +20,19 @@
 
 namespace {
 
-#ifndef TRANSPOSE_VARIANT
-#define TRANSPOSE_VARIANT 2
-#endif
-// The versions compared on an H200 (docs/gpu-runs/ has the numbers); another
-// one builds with -DTRANSPOSE_VARIANT=n.   vector  tile  rows  diagonal
-constexpr int kVariants[][4] = {{0, 32, 8, 0}, {0, 32, 8, 1}, {1, 64, 16, 0}, {1, 64, 16, 1}, {1, 32, 32, 0},
-                                {1, 64, 8, 0}};
-constexpr bool kVector = kVariants[TRANSPOSE_VARIANT][0];
-constexpr int kTile = kVariants[TRANSPOSE_VARIANT][1];
-constexpr int kRows = kVariants[TRANSPOSE_VARIANT][2];
-constexpr bool kDiagonal = kVariants[TRANSPOSE_VARIANT][3];
-
-// The tile this block moves, as (first row, first column) in `in`. Diagonal
-// order (square grids only) spreads the blocks running at one time over more
-// rows of `out`.
-template <int Tile, bool Diagonal>
-__device__ int2 tile_origin() {
-    int bx = blockIdx.x;
-    if (Diagonal && gridDim.x == gridDim.y) bx = (blockIdx.x + blockIdx.y) % gridDim.x;
-    return make_int2(blockIdx.y * Tile, bx * Tile);
-}
-
 // Threads are 32 x Rows; each moves Tile / Rows elements.
-template <typename T, int Tile, int Rows, bool Diagonal>
+template <typename T, int Tile, int Rows>
 __global__ void transpose_scalar(const T* in, T* out, int rows, int cols) {
     static_assert(Tile == 32, "one warp spans a tile row");
     __shared__ T tile[Tile][Tile + 1];
-    const int2 origin = tile_origin<Tile, Diagonal>();
+    const int row0 = blockIdx.y * Tile, col0 = blockIdx.x * Tile;  // the tile's first row and column in `in`
     const int x = threadIdx.x;
     for (int y = threadIdx.y; y < Tile; y += Rows)
-        if (origin.x + y < rows && origin.y + x < cols) tile[y][x] = in[std::int64_t(origin.x + y) * cols + origin.y + x];
+        if (row0 + y < rows && col0 + x < cols) tile[y][x] = in[std::int64_t(row0 + y) * cols + col0 + x];
     __syncthreads();
-    // Row y of the tile's transpose is row origin.y + y of out, from column origin.x on.
+    // Row y of the tile's transpose is row col0 + y of out, from column row0 on.
     for (int y = threadIdx.y; y < Tile; y += Rows)
-        if (origin.y + y < cols && origin.x + x < rows) out[std::int64_t(origin.y + y) * rows + origin.x + x] = tile[x][y];
+        if (col0 + y < cols && row0 + x < rows) out[std::int64_t(col0 + y) * rows + row0 + x] = tile[x][y];
 }
 
 template <typename T>
@@ -62,17 +42,17 @@ struct alignas(16) Chunk {
 
 // Threads are (Tile / 4) x Rows; thread x moves the chunk of elements 4x..4x+3
 // of a row, Tile / Rows chunks in all.
-template <typename T, int Tile, int Rows, bool Diagonal>
+template <typename T, int Tile, int Rows>
 __global__ void __launch_bounds__(Tile / 4 * Rows)
     transpose_vector(const T* __restrict__ in, T* __restrict__ out, int rows, int cols) {
     static_assert(sizeof(Chunk<T>) == 16, "four elements make one 16-byte access");
     __shared__ T tile[Tile][Tile + 1];
-    const int2 origin = tile_origin<Tile, Diagonal>();
+    const int row0 = blockIdx.y * Tile, col0 = blockIdx.x * Tile;
     const int x = 4 * threadIdx.x;
 #pragma unroll
     for (int y = threadIdx.y; y < Tile; y += Rows) {
-        if (origin.x + y < rows && origin.y + x < cols) {
-            const Chunk<T> v = *reinterpret_cast<const Chunk<T>*>(&in[std::int64_t(origin.x + y) * cols + origin.y + x]);
+        if (row0 + y < rows && col0 + x < cols) {
+            const Chunk<T> v = *reinterpret_cast<const Chunk<T>*>(&in[std::int64_t(row0 + y) * cols + col0 + x]);
 #pragma unroll
             for (int i = 0; i < 4; ++i) tile[y][x + i] = v.e[i];
         }
@@ -80,11 +60,11 @@ __global__ void __launch_bounds__(Tile / 4 * Rows)
     __syncthreads();
 #pragma unroll
     for (int y = threadIdx.y; y < Tile; y += Rows) {
-        if (origin.y + y < cols && origin.x + x < rows) {
+        if (col0 + y < cols && row0 + x < rows) {
             Chunk<T> v;
 #pragma unroll
             for (int i = 0; i < 4; ++i) v.e[i] = tile[x + i][y];
-            *reinterpret_cast<Chunk<T>*>(&out[std::int64_t(origin.y + y) * rows + origin.x + x]) = v;
+            *reinterpret_cast<Chunk<T>*>(&out[std::int64_t(col0 + y) * rows + row0 + x]) = v;
         }
     }
 }
@@ -98,13 +78,14 @@ bool aligned16(const T* p) {
 
 template <typename T>
 void transpose(const T* in, T* out, int rows, int cols) {
-    if (kVector && rows % 4 == 0 && cols % 4 == 0 && aligned16(in) && aligned16(out)) {
-        const dim3 block(kTile / 4, kRows), grid((cols + kTile - 1) / kTile, (rows + kTile - 1) / kTile);
-        transpose_vector<T, kTile, kRows, kDiagonal><<<grid, block>>>(in, out, rows, cols);
+    if (rows % 4 == 0 && cols % 4 == 0 && aligned16(in) && aligned16(out)) {
+        constexpr int tile = 64, pass_rows = 16;
+        const dim3 block(tile / 4, pass_rows), grid((cols + tile - 1) / tile, (rows + tile - 1) / tile);
+        transpose_vector<T, tile, pass_rows><<<grid, block>>>(in, out, rows, cols);
     } else {
-        constexpr int tile = 32, pass_rows = kVector ? 8 : kRows;
+        constexpr int tile = 32, pass_rows = 8;
         const dim3 block(32, pass_rows), grid((cols + tile - 1) / tile, (rows + tile - 1) / tile);
-        transpose_scalar<T, tile, pass_rows, !kVector && kDiagonal><<<grid, block>>>(in, out, rows, cols);
+        transpose_scalar<T, tile, pass_rows><<<grid, block>>>(in, out, rows, cols);
     }
     CUDA_CHECK_LAUNCH();
 }

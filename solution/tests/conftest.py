@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from class_run import class_run  # noqa: F401  (the GPU suite's shared grading run, a session fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTER = ROOT / "starter"
@@ -80,6 +83,12 @@ def build_with(tmp_root: Path, name: str, replacement: Path) -> Build:
         if obj.stem != replacement.stem:
             shutil.copy2(obj, objects / obj.name)
     return build(kernels, tag)
+
+
+def summary_line(output: str) -> str:
+    """make test's last word: the line that counts the tasks that pass (make's own lines come after it)."""
+    lines = [line for line in output.splitlines() if re.match(r"\d+/\d+ tasks pass", line)]
+    return lines[-1] if lines else ""
 
 
 def json_lines(text: str) -> list[dict]:

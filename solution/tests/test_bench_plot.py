@@ -171,21 +171,43 @@ def test_without_matplotlib_the_table_is_printed_and_the_way_to_get_plots_said(t
     assert (tmp_path / "bench.md").exists() and not list(tmp_path.glob("*.png"))
 
 
-def test_save_reference_records_the_solutions_bench(tmp_path):
-    bench = write(tmp_path / "bench.json", synthetic_bench("solution"))
-    assert plot_bench.main([str(bench), "--save-reference", str(tmp_path / "reference.json")]) == 0
-    assert json.loads((tmp_path / "reference.json").read_text()) == synthetic_bench("solution")
-
-
 @pytest.mark.parametrize("doc, complaint", [
     (synthetic_bench("student"), "a student's bench; only the solution's"),
     (synthetic_bench("solution", own_missing=True), "no measured row of the solution"),
 ])
-def test_save_reference_refuses_anything_but_a_measured_solution(tmp_path, capsys, doc, complaint):
+def test_only_a_measured_solutions_bench_can_be_the_reference(tmp_path, doc, complaint):
+    """What make bench-reference (handout/record.py) asks of a bench before it stamps and records it."""
     bench = write(tmp_path / "bench.json", doc)
-    assert plot_bench.main([str(bench), "--save-reference", str(tmp_path / "reference.json")]) == 2
-    assert complaint in capsys.readouterr().err
-    assert not (tmp_path / "reference.json").exists()
+    with pytest.raises(plot_bench.BenchError, match=complaint):
+        plot_bench.solution_bench(bench)
+    assert plot_bench.solution_bench(write(tmp_path / "ok.json", synthetic_bench("solution")))["label"] == "solution"
+
+
+PROVENANCE = {"solution_sha256": "0" * 64, "solution_files": {"add.cu": "1" * 64}, "harness_version": "2.0.0"}
+
+
+def test_a_stamped_reference_is_plotted_beside_a_students_bench(tmp_path):
+    """The recorded reference carries its provenance; the script that ships to students reads it all the same."""
+    reference = dict(synthetic_bench("solution"), provenance=PROVENANCE)
+    jsonschema.validate(reference, SCHEMA)
+    ref = write(tmp_path / "reference.json", reference)
+    bench = write(tmp_path / "bench.json", synthetic_bench("student"))
+    assert plot_bench.main([str(bench), "--reference", str(ref)]) == 0
+    assert "| matmul_fast (solution, recorded on" in (tmp_path / "bench.md").read_text()
+
+
+@pytest.mark.parametrize("change", [
+    lambda p: p.pop("harness_version"),
+    lambda p: p.update(solution_sha256="not a hash"),
+    lambda p: p.update(source="a guess"),
+])
+def test_a_malformed_provenance_is_refused(change):
+    provenance = dict(PROVENANCE)
+    change(provenance)
+    doc = dict(synthetic_bench("solution"), provenance=provenance)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc, SCHEMA)
+    assert plot_bench.schema_errors(doc, SCHEMA)
 
 
 def test_a_reference_that_is_a_students_bench_is_refused(tmp_path, capsys):
@@ -209,6 +231,7 @@ def test_no_reference_file_with_invented_numbers_is_committed():
         doc = plot_bench.load_bench(reference)
         assert doc["label"] == "solution"
         assert "SYNTHETIC" not in doc["device"]["name"]
+        assert not any("SYNTHETIC" in row["note"] for row in doc["rows"])
 
 
 def test_the_students_results_folder_is_ignored_by_git():

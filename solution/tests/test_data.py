@@ -40,6 +40,6 @@ def test_manifest_checksums_match_the_files():
 
 def test_manifest_covers_every_task_type_and_data_shape(registry):
     stored = {(c["task"], c["dtype"], c["shape"]) for c in manifest()["cases"]}
-    wanted = {(t["id"], d, s) for t in registry["tasks"] for d in t["dtypes"] for s in t["data_shapes"]}
+    wanted = {(t["id"], d, s) for t in registry["tasks"] for d in t["dtypes"] for s in t["shape_sets"]["data"]}
     assert stored == wanted
 

@@ -1,7 +1,8 @@
 """The student tarball (make dist): reproducible, complete, leak-free, and it builds on its own.
 
-The tarball is built from the working tree with a synthetic benchmark record
-for its handout (synthetic_bench.py; CI has no GPU run to quote). Where pandoc
+The tarball is built from the working tree with a synthetic measured record,
+stamped as today's solution's, for its handout and its starter/bench/reference.json
+(synthetic_bench.py; CI has no GPU run to quote). Where pandoc
 is missing (the GPU machines), a tarball built elsewhere can be passed in
 STARTER_TARBALL for the build and `make test` checks; otherwise those tests are
 skipped and listed.
@@ -22,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NPROC, ROOT
-from synthetic_bench import write_synthetic_figures
+from conftest import ROOT, SOLUTION_KERNELS
+from synthetic_bench import write_synthetic_record
 
 from grader.rubric import DEFAULT_RUBRIC
 from release import dist, leaks
@@ -41,12 +42,16 @@ def clean_env(**extra: str) -> dict:
     return {**env, **extra}
 
 
-def build_tarball(out: Path, figures: Path) -> Path:
-    command = [sys.executable, "-m", "release", "dist", "--out", str(out), "--figures", str(figures),
-               "--harness", str(HARNESS)]
+def make_dist(out: Path, record: Path, *args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "release", "dist", "--out", str(out), "--record", str(record),
+               "--harness", str(HARNESS), *args]
     if os.environ.get("DEPS_INCLUDE"):
         command += ["--deps-include", os.environ["DEPS_INCLUDE"]]
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def build_tarball(out: Path, record: Path) -> Path:
+    result = make_dist(out, record)
     assert result.returncode == 0, result.stdout + result.stderr
     return next(out.glob("*-starter.tar.gz"))
 
@@ -61,17 +66,17 @@ def top_folder() -> str:
 
 
 @pytest.fixture(scope="session")
-def figures(tmp_path_factory, registry) -> Path:
-    return write_synthetic_figures(tmp_path_factory.mktemp("figures"), registry, DEFAULT_RUBRIC)
+def record(tmp_path_factory, registry) -> Path:
+    return write_synthetic_record(tmp_path_factory.mktemp("record") / "reference.json", registry, DEFAULT_RUBRIC)
 
 
 @pytest.fixture(scope="session")
-def tarball(tmp_path_factory, figures) -> Path:
+def tarball(tmp_path_factory, record) -> Path:
     if os.environ.get("STARTER_TARBALL"):
         return Path(os.environ["STARTER_TARBALL"]).resolve()
     if not PANDOC:
         pytest.skip("pandoc is not installed and STARTER_TARBALL is not set: no tarball to test")
-    return build_tarball(tmp_path_factory.mktemp("dist"), figures)
+    return build_tarball(tmp_path_factory.mktemp("dist"), record)
 
 
 def members(tarball: Path) -> dict[str, tarfile.TarInfo]:
@@ -96,9 +101,9 @@ def leak_check(target: Path) -> subprocess.CompletedProcess:
 # --- reproducible --------------------------------------------------------------------------------
 
 @needs_builder
-def test_the_same_sources_give_the_same_tarball(tarball, figures, tmp_path):
+def test_the_same_sources_give_the_same_tarball(tarball, record, tmp_path):
     time.sleep(1.1)  # anything that reads the clock would now differ
-    again = build_tarball(tmp_path, figures)
+    again = build_tarball(tmp_path, record)
     assert sha256(again) == sha256(tarball)
 
 
@@ -131,7 +136,29 @@ def test_tarball_holds_the_starter_as_the_working_tree_has_it(tarball):
     with tarfile.open(tarball, "r:gz") as tar:
         for name in tracked:
             assert f"{top}/{name}" in shipped, f"{name} is missing from the tarball"
-            assert tar.extractfile(f"{top}/{name}").read() == (ROOT / name).read_bytes(), name
+            if name != dist.RECORD_MEMBER:  # the record the handout quotes: the next test
+                assert tar.extractfile(f"{top}/{name}").read() == (ROOT / name).read_bytes(), name
+
+
+@needs_builder
+def test_tarball_ships_the_record_its_handout_quotes(tarball, record):
+    with tarfile.open(tarball, "r:gz") as tar:
+        shipped = tar.extractfile(f"{top_folder()}/{dist.RECORD_MEMBER}").read()
+        page = tar.extractfile(f"{top_folder()}/handout/assignment.html").read().decode()
+    assert shipped == record.read_bytes()
+    assert json.loads(shipped)["device"]["name"] in page
+
+
+def test_make_dist_refuses_a_record_of_another_solution_and_writes_nothing(tmp_path, registry):
+    kernels = tmp_path / "kernels"
+    shutil.copytree(SOLUTION_KERNELS, kernels)
+    stale = write_synthetic_record(tmp_path / "reference.json", registry, DEFAULT_RUBRIC, kernels=kernels)
+    (kernels / "transpose.cu").write_text("// last term's transpose\n")
+    result = make_dist(tmp_path / "out", stale, "--kernels", str(kernels))
+    assert result.returncode == 1
+    assert f"make dist: {stale} measured another solution" in result.stderr
+    assert "(changed: transpose.cu)" in result.stderr and "make bench && make bench-reference" in result.stderr
+    assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []
 
 
 def test_tarball_holds_the_public_data_the_suite_reads(tarball):
@@ -257,7 +284,7 @@ def test_the_untouched_stub_sample_is_not_a_secret():
 
 
 @needs_builder
-def test_dist_writes_nothing_when_the_tarball_would_leak(monkeypatch, tmp_path, figures, registry):
+def test_dist_writes_nothing_when_the_tarball_would_leak(monkeypatch, tmp_path, record, registry):
     from grader.registry import Registry
     real = dist.repo_members
 
@@ -268,7 +295,7 @@ def test_dist_writes_nothing_when_the_tarball_would_leak(monkeypatch, tmp_path, 
         return members_, untracked
 
     monkeypatch.setattr(dist, "repo_members", with_solution)
-    options = dist.DistOptions(registry=Registry.from_json(registry), out=tmp_path, figures=figures,
+    options = dist.DistOptions(registry=Registry.from_json(registry), out=tmp_path, record=record,
                                deps_include=Path(os.environ["DEPS_INCLUDE"]) if os.environ.get("DEPS_INCLUDE") else None)
     with pytest.raises(dist.DistError, match=r"(?s)would leak.*starter/kernels/matmul_tiled\.cu.*solution/kernels"):
         dist.build(options)
@@ -279,12 +306,75 @@ def test_dist_writes_nothing_when_the_tarball_would_leak(monkeypatch, tmp_path, 
 
 @pytest.fixture(scope="session")
 def built_tree(tarball, tmp_path_factory) -> Path:
-    """The tarball extracted into an empty folder and built with plain `make`, as a student would."""
+    """The tarball extracted into an empty folder and built with plain `make` (no -j), as a student would."""
     root = extract(tarball, tmp_path_factory.mktemp("student"))
-    result = subprocess.run(["make", f"-j{NPROC}"], cwd=root / "starter", capture_output=True, text=True,
+    result = subprocess.run(["make"], cwd=root / "starter", capture_output=True, text=True,
                             timeout=1800, env=clean_env())
     assert result.returncode == 0, f"make in the extracted tarball failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     return root
+
+
+def makeflags(starter: Path, *args: str) -> str:
+    """The flags the starter's Makefile runs its recipes with, for `make ARGS`."""
+    probe = starter.parent / "probe.mk"
+    probe.write_text("probe-makeflags:\n\t@echo \"MAKEFLAGS=[$(MAKEFLAGS)]\"\n")
+    result = subprocess.run(["make", "--no-print-directory", *args, "-f", "Makefile", "-f", str(probe),
+                             "probe-makeflags"], cwd=starter, capture_output=True, text=True, timeout=60,
+                            env=clean_env())
+    assert result.returncode == 0, result.stderr
+    return re.search(r"MAKEFLAGS=\[(.*)\]", result.stdout).group(1)
+
+
+def test_a_students_make_runs_one_job_per_processor_unless_told_otherwise(extracted):
+    processors = subprocess.run(["getconf", "_NPROCESSORS_ONLN"], capture_output=True, text=True).stdout.strip()
+    assert re.search(rf"(^| )-j{processors}( |$)", makeflags(extracted / "starter"))
+    assert re.search(r"(^| )-j1( |$)", makeflags(extracted / "starter", "-j1"))
+    assert re.search(r"(^| )-j3( |$)", makeflags(extracted / "starter", "-j3"))
+
+
+def logging_cxx(folder: Path) -> tuple[Path, Path]:
+    """A C++ compiler that writes each call's arguments to a log, then compiles: who looks for the headers?"""
+    log, cxx = folder / "cxx.log", folder / "logging-cxx"
+    cxx.write_text(f"#!/bin/sh\necho \"$*\" >> {log}\nexec c++ \"$@\"\n")
+    cxx.chmod(0o755)
+    return cxx, log
+
+
+def header_checks(log: Path) -> int:
+    return sum("-fsyntax-only" in line for line in log.read_text().splitlines()) if log.exists() else 0
+
+
+def test_the_header_libraries_are_looked_for_once_per_build_folder(built_tree, tmp_path):
+    starter = student_copy(built_tree, tmp_path)
+    cxx, log = logging_cxx(tmp_path)
+
+    def make(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["make", f"CXX={cxx}", *args], cwd=starter, capture_output=True, text=True,
+                              timeout=900, env=clean_env())
+
+    assert make("harness").returncode == 0
+    make("test", "SANITIZE=0")  # no GPU here: the suite fails, after the build
+    assert header_checks(log) == 0, "the first make looked for them; later ones must not"
+    assert (starter / "build" / "starter" / ".headers-found").read_text().strip() == "-isystem third_party/include"
+
+    elsewhere = str(starter / "third_party" / "include")  # the same headers, named differently
+    assert make("harness", f"DEPS_INCLUDE={elsewhere}").returncode == 0
+    assert header_checks(log) == 3, "a change of DEPS_INCLUDE looks for the three libraries again"
+    assert (starter / "build" / "starter" / ".headers-found").read_text().strip() == f"-isystem {elsewhere}"
+    assert make("harness", f"DEPS_INCLUDE={elsewhere}").returncode == 0
+    assert header_checks(log) == 3
+
+
+def test_a_missing_header_library_is_named_in_words_a_student_understands(built_tree, tmp_path):
+    starter = student_copy(built_tree, tmp_path)
+    shutil.rmtree(starter / "build")
+    result = subprocess.run(["make", "harness", f"DEPS_INCLUDE={tmp_path / 'empty'}", "CXX=false"], cwd=starter,
+                            capture_output=True, text=True, timeout=300, env=clean_env())
+    assert result.returncode != 0
+    assert "Missing header <doctest/doctest.h>. Install Debian's packages (sudo apt-get install doctest-dev" \
+        in result.stderr
+    assert "or set DEPS_INCLUDE=dir to a folder holding those headers." in result.stderr
+    assert not (starter / "build" / "starter" / ".headers-found").exists()
 
 
 def test_extracted_tarball_builds_with_its_own_headers(built_tree, registry):
@@ -397,8 +487,10 @@ def test_submit_writes_nothing_when_a_kernel_does_not_compile(built_tree, tmp_pa
     transpose = starter / "kernels" / "transpose.cu"
     transpose.write_text(transpose.read_text().replace("NOT_IMPLEMENTED_YET();", "NOT_IMPLEMENTED_YET()"))
     result = make_submit(starter)
+    out = result.stdout + result.stderr
     assert result.returncode != 0
-    assert "kernels/transpose.cu" in result.stdout + result.stderr
+    assert "kernels/transpose.cu" in out  # the compiler's message, with the student's path
+    assert "these files do not build, so their tasks would score 0: transpose.cu does not compile" in out
     assert not (starter / "submission.tar.gz").exists()
 
 

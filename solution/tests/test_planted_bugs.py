@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import build_with, json_lines
+from conftest import build_with, json_lines, summary_line
 
 pytestmark = pytest.mark.gpu
 
@@ -26,23 +26,43 @@ def planted(tmp_path_factory, solution_build):
     return builds.__getitem__
 
 
-# (folder, task, words the student must see)
+# (folder, task, words the student must see from `make test TASK=task`)
 CAUGHT = [
     ("missing_bounds_check", "matmul_tiled", "bounds check"),
     ("missing_syncthreads", "matmul_tiled", "race"),
     ("swapped_indices", "matmul_naive", "transpose of the right answer"),
     ("element_never_written", "fill", "never written"),
     ("race", "dot", "race"),
+    ("int_through_float_add", "add", "the int32 values went through float"),
+    ("int_through_float_transpose", "transpose", "the int32 values went through float"),
+    ("int_through_float_tiled", "matmul_tiled", "the int32 values went through float"),
+    ("float64_tiles_as_float", "matmul_tiled", "float32 arithmetic gives errors like this: a float tile"),
+    ("block_row_per_matrix_row", "fill", "put the long dimension in grid.x"),
+    ("load_guarded_on_k_only", "matmul_tiled", "memcheck finds an out-of-bounds or misaligned access at "
+                                               "matmul_tiled.cu:"),
+    ("float_only_instantiation", "matmul_naive", "matmul_naive.cu does not define matmul_naive<double>"),
+    ("missing_semicolon", "transpose", "transpose.cu does not compile: transpose.cu("),
 ]
 
 
 @pytest.mark.parametrize("name, task, words", CAUGHT, ids=[c[0] for c in CAUGHT])
-def test_planted_bug_fails_the_student_suite_with_its_hint(planted, name, task, words):
-    result = planted(name).run_suite(f"--task={task}")
-    assert result.returncode == 1, result.stdout[-3000:]
-    assert f"{task}" in result.stdout and "FAIL" in result.stdout
-    assert words in result.stdout, result.stdout[-3000:]
-    assert "0/1 tasks pass" in result.stdout
+def test_planted_bug_fails_make_test_with_its_hint(planted, name, task, words):
+    result = planted(name).make("test", f"TASK={task}")
+    out = result.stdout + result.stderr
+    assert result.returncode != 0, out[-3000:]
+    assert words in out, out[-3000:]
+    assert summary_line(out).startswith("0/1 tasks pass"), out[-3000:]
+
+
+def test_a_float_only_instantiation_keeps_its_float_cases(planted):
+    result = planted("float_only_instantiation").make("test", "TASK=matmul_naive", "SANITIZE=0")
+    assert "matmul_naive  FAIL (2 of its element types not built)" in result.stdout, result.stdout[-3000:]
+
+
+def test_a_file_that_does_not_compile_costs_only_its_task(planted):
+    result = planted("missing_semicolon").make("test", "TASK=transpose,add")
+    last = summary_line(result.stdout)
+    assert last.startswith("1/2 tasks pass; failing: transpose"), result.stdout[-3000:]
 
 
 def test_inverted_indexing_passes_but_is_much_slower(planted, solution_build):
@@ -71,7 +91,7 @@ def test_illegal_address_is_an_error_with_cudas_message_and_a_nonzero_exit(plant
                         records[0]["message"]), records[0]["message"]
     assert all(r["status"] == "error" and r["message"].startswith("not run") for r in records[1:])
     (add,) = [t for t in registry["tasks"] if t["id"] == "add"]
-    assert len(records) == len(add["dtypes"]) * len(add["test_shapes"])  # every planned case is accounted for
+    assert len(records) == len(add["dtypes"]) * len(add["shape_sets"]["test"])  # every planned case is accounted for
 
 
 def test_kernel_that_never_returns_is_stopped_and_reported(planted):

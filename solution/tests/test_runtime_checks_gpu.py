@@ -8,25 +8,20 @@ floor, and per-sample clocks."""
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
-import subprocess
-import sys
 import tomllib
 
 import pandas as pd
 import pytest
 
+from class_run import RUNTIME_ENTRIES
 from conftest import ROOT, build_with, json_lines
 
 pytestmark = pytest.mark.gpu
 
 HOSTILE = ROOT / "grader" / "tests" / "hostile"
-# The entries whose verdicts come from the run-time checks (others in the corpus come from the sandbox and
-# the build gate).
-RUNTIME_ENTRIES = ["per-thread-stream", "cache-by-pointer", "skip-after-first-call", "fast-when-timed",
-                   "writes-into-input", "output-unwritten", "half-precision"]
-NORMAL = ROOT / "data" / "sample-submissions" / "s08-fast"
+# The normal submission graded in the same run as the entries (class_run.py).
+NORMAL = "solution-as-student"
 
 
 def expected(name: str) -> dict:
@@ -34,21 +29,9 @@ def expected(name: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    """Every entry and, last, a normal submission, graded in one run of the real grader."""
-    root = tmp_path_factory.mktemp("runtime-corpus")
-    subs = root / "submissions"
-    for name in RUNTIME_ENTRIES:
-        shutil.copytree(HOSTILE / name, subs / name)
-    shutil.copytree(NORMAL, subs / "zz-normal")
-    results = root / "results"
-    run = subprocess.run([sys.executable, "-m", "grader", "grade", str(subs), "--results", str(results), "--work",
-                          str(root / "work"), "--no-progress", "--jobs", "4"], cwd=ROOT, capture_output=True,
-                         text=True, timeout=3000)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    db = sqlite3.connect(results / "grades.sqlite")
-    db.row_factory = sqlite3.Row
-    return db, results
+def graded(class_run):
+    """Every entry, graded in the session's class run (class_run.py) beside normal submissions."""
+    return class_run.db(), class_run.results
 
 
 def cases(db, student: str, task: str, kind: str | None = None) -> list[sqlite3.Row]:
@@ -104,17 +87,17 @@ def test_half_precision_is_caught_by_its_mean_error_and_reported_as_coarse(grade
 
 def test_a_normal_submission_graded_after_them_is_unaffected(graded):
     db, _ = graded
-    total = db.execute("SELECT total FROM submissions WHERE student = 'zz-normal'").fetchone()[0]
-    assert total > 60
+    total = db.execute("SELECT total FROM submissions WHERE student = ?", (NORMAL,)).fetchone()[0]
+    assert total == 100
     statuses = {r["status"] for r in db.execute(
-        "SELECT c.status FROM cases c JOIN submissions s ON s.id = c.submission_id WHERE s.student = 'zz-normal'")}
+        "SELECT c.status FROM cases c JOIN submissions s ON s.id = c.submission_id WHERE s.student = ?", (NORMAL,))}
     assert statuses == {"ok"}
 
 
 def test_the_ta_list_names_no_honest_case(graded):
     _, results = graded
     review = pd.read_csv(results / "review.csv")
-    assert "zz-normal" not in set(review["student"]), review.to_string()
+    assert NORMAL not in set(review["student"]), review.to_string()
 
 
 # --- the harness's records -------------------------------------------------------
@@ -170,5 +153,5 @@ def test_the_grader_records_each_pairs_clocks(graded):
     db, _ = graded
     rows = db.execute("SELECT p.student_sm_mhz, p.solution_sm_mhz, p.throttled FROM samples p JOIN cases c "
                       "ON c.id = p.case_id JOIN submissions s ON s.id = c.submission_id "
-                      "WHERE s.student = 'zz-normal'").fetchall()
+                      "WHERE s.student = ?", (NORMAL,)).fetchall()
     assert rows and all(r[0] and r[1] for r in rows)

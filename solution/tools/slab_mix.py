@@ -1,13 +1,18 @@
 """What one k-slab of matmul_fast costs in instructions, read from the compiled SASS (no GPU needed).
 
-Each configuration (solution/kernels/matmul_fast.cu, VariantConfig) is compiled for sm_90 and
-disassembled; the innermost loop that holds the block barrier is one slab. A slab's FFMAs are the
-work; everything else issued in the slab (shared loads, copies, address arithmetic, branches) takes
-issue slots from them. Static counts, not timings: a candidate still has to be timed on a GPU. A
-math loop left rolled inside the slab is counted once per trip; a copy loop (no FFMA) only once,
-so the looped copies (UNROLLED_COPIES false) are undercounted by their repeated trips.
+Each configuration is compiled for sm_90 and disassembled; the innermost loop that holds the block
+barrier is one slab. A slab's FFMAs are the work; everything else issued in the slab (shared loads,
+copies, address arithmetic, branches) takes issue slots from them. Static counts, not timings: a
+candidate still has to be timed on a GPU (solution/lab/sweep.sh). A math loop left rolled inside
+the slab is counted once per trip; a copy loop (no FFMA) only once, so version 1's looped copies
+(UNROLLED_COPIES false) are undercounted by their repeated trips.
 
-    python3 solution/tools/slab_mix.py 17 19 20     # needs nvcc and cuobjdump on PATH
+The configurations are the lab's (solution/lab/README.md): v<n> is version 1's VariantConfig<n>
+(solution/lab/matmul_fast/v1_variants.cuh); a tile class's name (large, wide, medium: the shipped
+ones in solution/kernels/matmul_fast.cu; medium16, small8, ...: the lab's, in
+solution/lab/matmul_fast/classes.cu) is the shipped kernel at that class's tiles.
+
+    python3 solution/tools/slab_mix.py v17 v31 large wide medium    # needs nvcc and cuobjdump on PATH
 """
 from __future__ import annotations
 
@@ -21,16 +26,18 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-KERNEL = ROOT / "solution" / "kernels" / "matmul_fast.cu"
+SHIPPED = ROOT / "solution" / "kernels" / "matmul_fast.cu"
+LAB = ROOT / "solution" / "lab" / "matmul_fast"
+CLASSES, V1_VARIANT, V1_TABLE = LAB / "classes.cu", LAB / "v1_variant.cu", LAB / "v1_variants.cuh"
 INSTRUCTION = re.compile(r"/\*([0-9a-f]{4,6})\*/\s+(?:@!?U?P[0-9T] )?([A-Z0-9_.]+)([^;]*);")
 
 
-def sass(variant: int, arch: str) -> str:
+def sass(source: Path, arch: str, *defines: str) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         cubin = Path(tmp) / "k.cubin"
-        subprocess.run(["nvcc", "-std=c++17", "-O3", f"-arch={arch}", "-cubin", f"-DMATMUL_FAST_VARIANT={variant}",
+        subprocess.run(["nvcc", "-std=c++17", "-O3", f"-arch={arch}", "-cubin", *defines,
                         f"-I{ROOT / 'starter' / 'include'}", f"-I{ROOT / 'starter' / 'harness'}", "-o", str(cubin),
-                        str(KERNEL)], check=True)
+                        str(source)], check=True)
         return subprocess.run(["cuobjdump", "-sass", str(cubin)], check=True, capture_output=True, text=True).stdout
 
 
@@ -74,31 +81,64 @@ def slab(function: str, ffma_per_slab: int) -> dict[str, float]:
     return {"ffma": ffma, "issued": issued, "lds": counts["LDS"], "copies": counts["LDGSTS"], "bra": counts["BRA"]}
 
 
+def functions(listing: str) -> dict[str, str]:
+    """cuobjdump's listing cut into {mangled name: its instructions}."""
+    return {f.split("\n", 1)[0].strip(): f for f in re.split(r"\n\s+Function : ", listing)[1:]}
+
+
+def version1(variant: int, arch: str) -> tuple[str, str, int]:
+    """Version 1's configuration `variant`: (what it is, its 16-byte kernel's SASS, FFMAs per slab)."""
+    config = re.compile(r"template <> struct VariantConfig<(\d+)> \{ using type = (KMajorA<)?Config<([^>]*)>")
+    configs = {int(v): (kmajor, params) for v, kmajor, params in config.findall(V1_TABLE.read_text())}
+    if variant not in configs:
+        sys.exit(f"slab_mix: no VariantConfig<{variant}> in {V1_TABLE.relative_to(ROOT)}")
+    kmajor, params = configs[variant]
+    bk, tn = (int(x) for x in (params.split(",")[2], params.split(",")[5]))
+    # The 16-byte path (Vec16 = true) is the one large products take.
+    name, code = next((n, f) for n, f in functions(sass(V1_VARIANT, arch, f"-DMATMUL_FAST_VARIANT={variant}")).items()
+                      if re.search(r"matmul_fast(_kmajor)?_kernel.*Lb1EEEvPKfS\d+_Pfiiiiiib$", n))
+    return ("k-major a, " if kmajor else "") + params, code, bk * 8 * tn
+
+
+def tile_classes() -> dict[str, list[int]]:
+    """Every tile class's name -> its Tiles numbers (BM, BN, WARPS_M, WARPS_N, TN, MIN_BLOCKS[, BK])."""
+    text = SHIPPED.read_text() + CLASSES.read_text()
+    tiles = {alias: [int(x) for x in params.split(",")]
+             for alias, params in re.findall(r"using (\w+) = Tiles<([^>]*)>;", text)}
+    return {name: tiles[alias] for alias, name in re.findall(r'tile_class<(\w+)>\("(\w+)"', text)}
+
+
+def shipped_kernel(name: str, numbers: list[int], listing: dict[str, str]) -> tuple[str, str, int]:
+    """The shipped kernel at tile class `name`: (what it is, its SASS when a's rows are 16-byte aligned, FFMAs per slab)."""
+    bm, bn, wm, wn, tn, blocks, *rest = numbers
+    bk = rest[0] if rest else 16
+    mangled = "TilesILi" + "ELi".join(str(x) for x in (bm, bn, wm, wn, tn, blocks, bk)) + "EEELb1E"
+    code = next(f for n, f in listing.items() if mangled in n)
+    return f"{name}: {bm} x {bn}, BK {bk}, {wm} x {wn} warps, TN {tn}", code, bk * 8 * tn
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("variants", nargs="+", type=int, help="VariantConfig numbers")
+    parser.add_argument("configs", nargs="+", help="v<n> (version 1's VariantConfig<n>) or a tile class's name")
     parser.add_argument("--arch", default="sm_90")
     args = parser.parse_args()
     for tool in ("nvcc", "cuobjdump"):
         if not shutil.which(tool):
             sys.exit(f"slab_mix: {tool} is not on PATH (cuobjdump comes with the CUDA toolkit, "
                      "or from PyPI's nvidia-cuda-cuobjdump wheel)")
-    config = re.compile(r"template <> struct VariantConfig<(\d+)> \{ using type = (KMajorA<)?Config<([^>]*)>")
-    # VariantConfig number -> (what it is, in words; its first six Config numbers: BM, BN, BK, WARPS_M, WARPS_N, TN)
-    configs = {int(v): (("k-major a, " if kmajor else "") + params, [int(x) for x in params.split(",")[:6]])
-               for v, kmajor, params in config.findall(KERNEL.read_text())}
-    print("variant  config                                               instructions/slab  FFMA share  LDS  copies  branches")
-    for v in args.variants:
-        if v not in configs:
-            sys.exit(f"slab_mix: no VariantConfig<{v}> in {KERNEL.relative_to(ROOT)}")
-        label, numbers = configs[v]
-        bk, tn = numbers[2], numbers[5]
-        functions = re.split(r"\n\s+Function : ", sass(v, args.arch))[1:]
-        # The 16-byte path (Vec16 = true) is the one large products take.
-        vec16 = next(f for f in functions if re.search(r"matmul_fast(_kmajor)?_kernel.*Lb1EEEvPKfS\d+_Pfiiiiiib$",
-                                                        f.split("\n", 1)[0].rstrip()))
-        s = slab(vec16, ffma_per_slab=bk * 8 * tn)  # a thread's 8 x TN FFMAs per k-step
-        print(f"{v:>7}  {label:<52} {s['issued']:>17}  {100 * s['ffma'] / s['issued']:>9.1f}%"
+    classes = tile_classes()
+    listing: dict[str, str] = {}
+    print("config    what                                                 instructions/slab  FFMA share  LDS  copies  branches")
+    for config in args.configs:
+        if re.fullmatch(r"v\d+", config):
+            label, code, ffma = version1(int(config[1:]), args.arch)
+        elif config in classes:
+            listing = listing or functions(sass(CLASSES, args.arch))
+            label, code, ffma = shipped_kernel(config, classes[config], listing)
+        else:
+            sys.exit(f"slab_mix: {config} is neither v<n> nor a tile class ({', '.join(classes)})")
+        s = slab(code, ffma_per_slab=ffma)  # a thread's 8 x TN FFMAs per k-step
+        print(f"{config:<9} {label:<52} {s['issued']:>17}  {100 * s['ffma'] / s['issued']:>9.1f}%"
               f"  {s['lds']:>3}  {s['copies']:>6}  {s['bra']:>8}")
     return 0
 

@@ -138,6 +138,7 @@ public:
                         last = MeasuredRun{row.size, *row.ms, work};
                         break;
                     case CaseStatus::not_implemented: stop_note = row.note = "not implemented yet"; break;
+                    case CaseStatus::build_error: stop_note = row.note = "not built: " + r.message; break;
                     case CaseStatus::wrong:
                         row.note = "wrong result, not timed: " + r.message;
                         stop_note = "not run: the result was wrong at " + row.shape + " (make test TASK=" +

@@ -19,7 +19,7 @@ constexpr int kCheckedElements = 256;
 
 std::vector<float> random_matrix(std::size_t elements, std::uint64_t key) {
     std::vector<float> v(elements);
-    for (std::size_t i = 0; i < elements; ++i) v[i] = rng_value<float>(key, i, Distribution::signed_unit);
+    for (std::size_t i = 0; i < elements; ++i) v[i] = rng_value<float>(key, i, Distribution::signed_unit, 0);
     return v;
 }
 

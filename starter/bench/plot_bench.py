@@ -2,7 +2,6 @@
 """The table and plots of `make bench`.
 
     python3 bench/plot_bench.py results/bench/bench.json [--reference bench/reference.json] [--out DIR]
-    python3 bench/plot_bench.py results/bench/bench.json --save-reference bench/reference.json
 
 Reads bench.json (its layout: bench.schema.json, beside this file), then writes
 into its folder (or --out):
@@ -13,8 +12,9 @@ into its folder (or --out):
   transfers.png   host-device copies from pageable and pinned memory.
 With --reference, the solution's rows of that file (a bench of the solution,
 recorded on the grading GPU) are drawn beside a student's kernels, labeled with
-the device and date they were measured on. --save-reference checks that a
-bench.json is the solution's and records it as such a file.
+the device and date they were measured on. That file, bench/reference.json, is
+written by the course's own repository (`make bench && make bench-reference` on
+the grading GPU), which also stamps it with the solution it measured.
 
 Needs Python 3.8+ and pandas; matplotlib for the plots. Without matplotlib the
 table is still written and printed, and this says how to get the plots.
@@ -427,15 +427,16 @@ def draw_plots(plt, doc: dict, frame, reference: Reference | None, out: Path) ->
 
 
 # ---------------------------------------------------------------------------
-def save_reference(bench: Path, destination: Path) -> str:
+def solution_bench(bench: Path) -> dict:
+    """A bench.json that can be the recorded reference: the solution's, with at least one measured row
+    (the repository's `make bench-reference` stamps and writes it)."""
     doc = load_bench(bench)
     if doc["label"] != "solution":
         raise BenchError(f"{bench}: a {doc['label']}'s bench; only the solution's (top-level make bench) "
                          "can be the reference")
     if not any(r["impl"] == "solution" and r["throughput"] is not None for r in doc["rows"]):
         raise BenchError(f"{bench}: no measured row of the solution")
-    destination.write_text(json.dumps(doc, indent=1) + "\n")
-    return f"recorded the solution's bench on {doc['device']['name']}, {doc['date']} as {destination}"
+    return doc
 
 
 def main(argv: list | None = None) -> int:
@@ -444,13 +445,8 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--reference", type=Path,
                         help="the solution's recorded bench.json, shown beside a student's kernels")
     parser.add_argument("--out", type=Path, help="folder for bench.md and the plots (default: bench.json's)")
-    parser.add_argument("--save-reference", type=Path, metavar="FILE",
-                        help="check that BENCH is the solution's and record it as FILE; no table or plots")
     args = parser.parse_args(argv)
     try:
-        if args.save_reference:
-            print(save_reference(args.bench, args.save_reference))
-            return 0
         doc = load_bench(args.bench)
         reference = load_reference(args.reference) if doc["label"] == "student" else None
     except BenchError as e:

@@ -1,18 +1,19 @@
 #include "sweep.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include "tasks/shape_sets.h"
 #include <cstdio>
 
+// The registry's sweep (harness/tasks/shape_sets.h); --quick keeps its small end.
 std::vector<Shape> sweep_shapes(ShapeKind kind, bool quick) {
-    std::vector<Shape> shapes;
-    if (kind == ShapeKind::vector) {
-        const int last_power = quick ? 20 : 28;
-        for (int p = 16; p <= last_power; p += 2) shapes.push_back(Shape::vector(std::int64_t(1) << p));
-        return shapes;
+    std::vector<Shape> shapes = sweep_shapes_of(kind);
+    if (quick) {
+        const std::int64_t largest = kind == ShapeKind::vector ? (std::int64_t(1) << 20) : 1024;
+        shapes.erase(std::remove_if(shapes.begin(), shapes.end(), [&](const Shape& s) { return s.dims[0] > largest; }),
+                     shapes.end());
     }
-    const std::int64_t largest = quick ? 1024 : 8192;
-    for (std::int64_t n = 256; n <= largest; n *= 2)
-        shapes.push_back(kind == ShapeKind::gemm ? Shape::gemm(n, n, n) : Shape::matrix(n, n));
     return shapes;
 }
 

@@ -11,6 +11,7 @@
 #include "device_ops.h"
 #include "diagnose.h"
 #include "placement.h"
+#include "task_unavailable.h"
 #include "tasks.h"
 
 const char* status_name(CaseStatus s) {
@@ -18,6 +19,7 @@ const char* status_name(CaseStatus s) {
         case CaseStatus::ok: return "ok";
         case CaseStatus::wrong: return "wrong";
         case CaseStatus::not_implemented: return "not_implemented";
+        case CaseStatus::build_error: return "build_error";
         case CaseStatus::error: return "error";
     }
     return "?";
@@ -202,17 +204,37 @@ CheckResult check_output(const Task& task, DType t, const Shape& shape, const Wo
     return c;
 }
 
-// Makes the pristine inputs; place() copies them where the kernel reads them.
-void fill_inputs(const Task& task, DType t, Workspace& w, const CaseOptions& o, const DataCase* data) {
+// Makes the pristine inputs from `seed`; place() copies them where the kernel reads them.
+void fill_inputs(const Task& task, DType t, const Shape& shape, Workspace& w, std::uint64_t seed,
+                 const DataCase* data) {
     for (std::size_t i = 0; i < w.input_copies.size(); ++i) {
         DeviceBuffer& copy = w.input_copies[i];
         if (data) {
             CUDA_CHECK(cudaMemcpy(copy.get(), data->inputs[i].bytes.data(), copy.bytes(), cudaMemcpyHostToDevice));
         } else {
-            generate_on_device(t, copy.get(), copy.bytes() / dtype_size(t), rng_key(o.seed, i), task.distribution);
+            generate_on_device(t, copy.get(), copy.bytes() / dtype_size(t), rng_key(seed, i), task.distribution,
+                               int_bound(task, shape));
         }
     }
     CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// The generator's stream for the seeds of timed and warm-up runs' inputs: above
+// every input's stream and the placements'.
+constexpr std::uint64_t kFreshInputStream = (std::uint64_t(1) << 32) + (std::uint64_t(1) << 31);
+
+// The seed of call `call`'s inputs when every timed run gets inputs of its own: a pure
+// function of (seed, call), so the student's and the solution's processes, which make
+// the same calls, time each pair on the same data.
+std::uint64_t fresh_input_seed(std::uint64_t seed, std::uint64_t call) {
+    return rng_bits(rng_key(seed, kFreshInputStream), call);
+}
+
+// The reference and the bounds exist only between the end of a call and its check:
+// while the student's code runs there is none in this process to copy.
+void forget_reference(Workspace& w) {
+    CUDA_CHECK(cudaMemset(w.reference.get(), 0, w.reference.bytes()));
+    CUDA_CHECK(cudaMemset(w.bound.get(), 0, w.bound.bytes()));
 }
 
 // A run after a right first one went wrong: which, and what it got wrong.
@@ -248,6 +270,20 @@ struct CaseRun::State {
 
     void launch() { task.launch(t, shape, w.args); }
     void prepare_call() { place(w, o.seed, calls++); }
+    // Timed and warm-up runs: inputs the kernel has not seen (stored cases keep theirs), so no
+    // result kept from an earlier call, whatever its key, is this call's answer.
+    void prepare_fresh_call() {
+        if (!data) fill_inputs(task, t, shape, w, fresh_input_seed(o.seed, calls), nullptr);
+        prepare_call();
+    }
+    // After the student's code returned: the float64 reference of this call's inputs, the check, and
+    // the reference forgotten again.
+    CheckResult check_call(bool analyze) {
+        r.reference = prepare_reference(task, t, shape, w, data, o.reference);
+        CheckResult c = check_output(task, t, shape, w, analyze);
+        forget_reference(w);
+        return c;
+    }
 
     // Runs a step; whatever the student's code throws or breaks ends the case
     // with a status, never an exception.
@@ -258,14 +294,17 @@ struct CaseRun::State {
         } catch (const TaskNotImplemented&) {
             r.status = CaseStatus::not_implemented;
             r.message = "not implemented yet";
+        } catch (const TaskUnavailable& e) {
+            r.status = CaseStatus::build_error;
+            r.message = e.what();
         } catch (const CudaError& e) {
             r.status = CaseStatus::error;
             r.message = e.what();
+            r.hint = cuda_error_hint(e.code, task.id, shape);
             // Sticky faults (illegal address, launch failure, ...) poison the whole
             // context: every later CUDA call in this process fails too.
             (void)cudaGetLastError();
             r.context_lost = cudaDeviceSynchronize() != cudaSuccess;
-            if (r.context_lost) r.hint = "A crash like this leaves the GPU unusable for the rest of this run.";
         } catch (const std::exception& e) {
             r.status = CaseStatus::error;
             r.message = e.what();
@@ -276,10 +315,9 @@ struct CaseRun::State {
 
     void check_runs() {
         w = allocate(task, t, shape, o.fixed_placement || data);
-        fill_inputs(task, t, w, o, data);
-        r.reference = prepare_reference(task, t, shape, w, data, o.reference);
-        // Check runs, every one verified. A deterministic kernel gives bitwise
-        // equal outputs each time; a wrong result that also changes between
+        fill_inputs(task, t, shape, w, o.seed, data);
+        // Check runs, every one verified, on the same inputs. A deterministic kernel gives
+        // bitwise equal outputs each time; a wrong result that also changes between
         // runs is the mark of a race.
         DeviceBuffer first_output;
         std::optional<CheckResult> later;  // the first wrong run after a right first one
@@ -287,7 +325,7 @@ struct CaseRun::State {
             prepare_call();
             launch();
             wait_for_kernels(run == 0 ? "while running" : "on a repeated run");
-            CheckResult c = check_output(task, t, shape, w, run == 0);
+            CheckResult c = check_call(run == 0);
             if (run == 0) {
                 r.check = c;
                 if (o.check_runs > 1) {
@@ -336,7 +374,7 @@ struct CaseRun::State {
         if (r.sm_clock_mhz_before < 0) r.sm_clock_mhz_before = current_sm_clock_mhz(device);
         const int warmups_before = warmups_done, samples_before = samples_done;
         auto verify = [&](int run) {
-            CheckResult c = check_output(task, t, shape, w, false);
+            CheckResult c = check_call(false);
             ++r.check.runs_checked;
             if (!c.passed())
                 throw TimedRunWrong{run < 0 ? "warm-up run " + std::to_string(warmups_before - run)
@@ -346,7 +384,7 @@ struct CaseRun::State {
         opts.warmup_runs = std::max(0, opts.warmup_runs - warmups_done);  // warm up once per case
         TimingResult more;
         try {
-            more = time_launcher([&] { launch(); }, [&] { prepare_call(); }, verify, opts, flusher, &device);
+            more = time_launcher([&] { launch(); }, [&] { prepare_fresh_call(); }, verify, opts, flusher, &device);
         } catch (const TimedRunWrong& bad) {
             CheckResult c = bad.check;
             c.runs_checked = r.check.runs_checked;

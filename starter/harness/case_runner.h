@@ -18,8 +18,10 @@
 #include "registry.h"
 #include "timing.h"
 
-enum class CaseStatus { ok, wrong, not_implemented, error };
-const char* status_name(CaseStatus s);  // "ok", "wrong", "not_implemented", "error"
+// build_error: the task's file did not compile or link, or does not define this
+// element type's launcher (fallback_launchers.cpp); the message says which.
+enum class CaseStatus { ok, wrong, not_implemented, build_error, error };
+const char* status_name(CaseStatus s);  // "ok", "wrong", "not_implemented", "build_error", "error"
 
 // A stored reference case from data/: inputs and the expected output.
 struct DataCase {

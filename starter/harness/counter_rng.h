@@ -8,14 +8,21 @@
 //                   mix = z ^ (z >> 31)                    (all mod 2^64)
 //   bits(S, s, i) = mix(mix(S ^ mix(s)) + i)
 //
-// Distributions. Values are never zero, floats are exact in float32 (so the
-// float32, float64 and int32 versions of a task see comparable data), and
-// int32 magnitudes are at most 8, so an int32 matmul cannot overflow even at
-// K = 2^24 (|c| <= 64 K).
-//   Signed,   float: m = bits >> 40 (24 bits);  v = (2m + 1 - 2^24) / 2^24, in (-1, 1)
-//   Positive, float: m = bits >> 41 (23 bits);  v = (2m + 1) / 2^24,       in (0, 1)
-//   Signed,   int:   r = (bits >> 32) mod 16;   v = r - 8 if r < 8 else r - 7, in {-8..-1, 1..8}
-//   Positive, int:   r = (bits >> 32) mod 8;    v = r + 1, in {1..8}
+// Each element type gets inputs that use all of it, so a kernel that routes
+// values through a narrower type fails: float64 inputs carry full 53-bit
+// significands (a float64 tile stored as float loses 29 of them), and int32
+// inputs are as large as the case allows without overflow (an int32 routed
+// through float keeps only 24 bits). Values are never zero.
+//   Signed,   float32: m = bits >> 40 (24 bits);  v = (2m + 1 - 2^24) / 2^24, in (-1, 1)
+//   Positive, float32: m = bits >> 41 (23 bits);  v = (2m + 1) / 2^24,       in (0, 1)
+//   Signed,   float64: m = bits >> 11 (53 bits);  v = (2m + 1 - 2^53) / 2^53
+//   Positive, float64: m = bits >> 12 (52 bits);  v = (2m + 1) / 2^53
+//   Signed,   int32:   r = (bits >> 32) mod 2B;   v = r - B if r < B else r - B + 1, in {-B..-1, 1..B}
+//   Positive, int32:   r = (bits >> 32) mod B;    v = r + 1, in {1..B}
+// where B, the case's integer bound, is the task's (registry.h, IntRange): the
+// largest magnitude for which the task's result cannot overflow int32. An
+// int32 value equal to the output poison (device_ops.h) is negated, so a
+// correct output element never looks unwritten.
 //
 // Scale and shift. Each float stream also gets a scale and a shift drawn from
 // its seed, so every grading run (a fresh seed) sees a different range and
@@ -25,13 +32,13 @@
 //   e = ((d >> 32) mod 9) - 4                           in -4..4
 //   Signed:   t = ((d >> 8) mod 256 - 128) / 512        in [-1/4, 1/4)
 //   Positive: t = ((d >> 8) mod 128) / 512              in [0, 1/4): positive stays positive
-//   x = float32(2^e (v + t))    (rounded to nearest even: exact in float32 again)
-// v + t is never 0 (v is an odd multiple of 2^-24, t an even one). Both stay
-// modest on purpose: with a mean far from 0 an honest float32 sum's error grows
+//   float32:  x = float32(2^e (v + t))    (rounded to nearest even: exact in float32)
+//   float64:  x = 2^e (v + t)             (in float64, rounded to nearest even)
+// v + t is never 0 (v is an odd multiple of 2^-24 or 2^-53, t an even one). Both
+// stay modest on purpose: with a mean far from 0 an honest sum's error grows
 // like sqrt(K) (tolerance.h's statistical rule leans on that staying small), and
 // with |x| <= 20 products stay inside half precision's range, so a kernel
 // computing in half is judged on its precision, not on an overflow.
-// Integers get neither: their bound of 8 is what keeps a matmul from overflowing.
 #pragma once
 
 #include <math.h>
@@ -71,12 +78,29 @@ HOST_DEVICE inline double rng_real(std::uint64_t bits, Distribution d) {
     return static_cast<double>(2 * m + 1) / 16777216.0;
 }
 
-HOST_DEVICE inline std::int32_t rng_int(std::uint64_t bits, Distribution d) {
+// The same with float64's 53 bits: 2m + 1 - 2^53 is exact in double (|.| < 2^53).
+HOST_DEVICE inline double rng_real53(std::uint64_t bits, Distribution d) {
     if (d == Distribution::signed_unit) {
-        const std::int32_t r = static_cast<std::int32_t>((bits >> 32) % 16);
-        return r < 8 ? r - 8 : r - 7;
+        const std::int64_t m = static_cast<std::int64_t>(bits >> 11);
+        return static_cast<double>(2 * m + 1 - (std::int64_t(1) << 53)) / 9007199254740992.0;
     }
-    return static_cast<std::int32_t>((bits >> 32) % 8) + 1;
+    const std::int64_t m = static_cast<std::int64_t>(bits >> 12);
+    return static_cast<double>(2 * m + 1) / 9007199254740992.0;
+}
+
+// The output poison for int32 (device_ops.h's kPoisonI32), which no input takes.
+constexpr std::int32_t kInputAvoidsI32 = -2147476563;
+
+HOST_DEVICE inline std::int32_t rng_int(std::uint64_t bits, Distribution d, std::int64_t bound) {
+    const std::uint64_t high = bits >> 32;
+    std::int64_t v;
+    if (d == Distribution::signed_unit) {
+        const std::int64_t r = static_cast<std::int64_t>(high % static_cast<std::uint64_t>(2 * bound));
+        v = r < bound ? r - bound : r - bound + 1;
+    } else {
+        v = static_cast<std::int64_t>(high % static_cast<std::uint64_t>(bound)) + 1;
+    }
+    return v == kInputAvoidsI32 ? -kInputAvoidsI32 : static_cast<std::int32_t>(v);
 }
 
 // A float stream's scale 2^exponent and shift, fixed by its key (above).
@@ -94,17 +118,20 @@ HOST_DEVICE inline StreamScale rng_scale(std::uint64_t key, Distribution d) {
     return s;
 }
 
-// v scaled and shifted, rounded to float32 (then widened again for float64).
+// v scaled and shifted, rounded to float32 (the float32 stream) or kept in float64.
 HOST_DEVICE inline double rng_scaled(double v, StreamScale s) {
     return static_cast<double>(static_cast<float>(::ldexp(v + s.shift, s.exponent)));
 }
+HOST_DEVICE inline double rng_scaled64(double v, StreamScale s) { return ::ldexp(v + s.shift, s.exponent); }
 
-// The value of element `index` for element type T.
+// The value of element `index` for element type T; `int_bound` is B above (int32 only).
 template <typename T>
-HOST_DEVICE inline T rng_value(std::uint64_t key, std::uint64_t index, Distribution d) {
+HOST_DEVICE inline T rng_value(std::uint64_t key, std::uint64_t index, Distribution d, std::int64_t int_bound) {
     const std::uint64_t bits = rng_bits(key, index);
     if constexpr (std::is_integral_v<T>) {
-        return static_cast<T>(rng_int(bits, d));
+        return static_cast<T>(rng_int(bits, d, int_bound));
+    } else if constexpr (sizeof(T) == 8) {
+        return rng_scaled64(rng_real53(bits, d), rng_scale(key, d));
     } else {
         return static_cast<T>(rng_scaled(rng_real(bits, d), rng_scale(key, d)));
     }

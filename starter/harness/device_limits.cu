@@ -22,7 +22,7 @@ DeviceLimits measure_limits(const TimingOptions& options) {
     lim.copy_bytes = std::size_t(1) << 30;
     {
         DeviceBuffer src(lim.copy_bytes), dst(lim.copy_bytes);
-        generate_on_device(DType::i32, src.get(), lim.copy_bytes / 4, rng_key(1, 0), Distribution::signed_unit);
+        generate_on_device(DType::i32, src.get(), lim.copy_bytes / 4, rng_key(1, 0), Distribution::signed_unit, 8);
         const TimingResult t = time_launcher(
             [&] { CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), lim.copy_bytes, cudaMemcpyDeviceToDevice, 0)); },
             nothing, no_check, options, flusher);
@@ -33,8 +33,8 @@ DeviceLimits measure_limits(const TimingOptions& options) {
     const int m = static_cast<int>(lim.sgemm_shape.m()), n = static_cast<int>(lim.sgemm_shape.n()),
               k = static_cast<int>(lim.sgemm_shape.k());
     DeviceBuffer a(sizeof(float) * m * k), b(sizeof(float) * k * n), c(sizeof(float) * m * n);
-    generate_on_device(DType::f32, a.get(), std::size_t(m) * k, rng_key(1, 1), Distribution::signed_unit);
-    generate_on_device(DType::f32, b.get(), std::size_t(k) * n, rng_key(1, 2), Distribution::signed_unit);
+    generate_on_device(DType::f32, a.get(), std::size_t(m) * k, rng_key(1, 1), Distribution::signed_unit, 0);
+    generate_on_device(DType::f32, b.get(), std::size_t(k) * n, rng_key(1, 2), Distribution::signed_unit, 0);
     CublasHandle handle;
     CUBLAS_CHECK(cublasSetMathMode(handle.get(), CUBLAS_PEDANTIC_MATH));
     const float one = 1, zero = 0;

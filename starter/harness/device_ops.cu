@@ -29,9 +29,9 @@ template <> __device__ double poison_value<double>() {
 template <> __device__ std::int32_t poison_value<std::int32_t>() { return kPoisonI32; }
 
 template <typename T>
-__global__ void generate_kernel(T* out, std::size_t n, std::uint64_t key, Distribution d) {
+__global__ void generate_kernel(T* out, std::size_t n, std::uint64_t key, Distribution d, std::int64_t int_bound) {
     for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
-        out[i] = rng_value<T>(key, i, d);
+        out[i] = rng_value<T>(key, i, d, int_bound);
 }
 
 template <typename T>
@@ -135,10 +135,10 @@ __global__ void compare_kernel(const T* out, const double* ref, const double* bo
 
 }  // namespace
 
-void generate_on_device(DType t, void* out, std::size_t n, std::uint64_t key, Distribution d) {
+void generate_on_device(DType t, void* out, std::size_t n, std::uint64_t key, Distribution d, std::int64_t int_bound) {
     dispatch_dtype(t, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        generate_kernel<<<blocks_for(n), kThreads>>>(static_cast<T*>(out), n, key, d);
+        generate_kernel<<<blocks_for(n), kThreads>>>(static_cast<T*>(out), n, key, d, int_bound);
     });
     CUDA_CHECK(cudaGetLastError());
 }

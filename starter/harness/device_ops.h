@@ -34,7 +34,8 @@ struct CompareSummary {
     double ratio_sum = 0;    // sum of |got - ref| / bound, for the statistical rule (tolerance.h)
 };
 
-void generate_on_device(DType t, void* out, std::size_t n, std::uint64_t key, Distribution d);
+// Input stream `key` (counter_rng.h); int_bound is B there (int32 only).
+void generate_on_device(DType t, void* out, std::size_t n, std::uint64_t key, Distribution d, std::int64_t int_bound);
 void poison_on_device(DType t, void* out, std::size_t n);
 // Turns magnitudes into tolerance bounds in place (tolerance.h).
 void bounds_on_device(double* magnitude_in_bound_out, std::size_t n, Tolerance tol, double k_terms, double u,

@@ -1,5 +1,8 @@
 #include "diagnose.h"
 
+#include <cuda_runtime.h>
+
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -38,8 +41,20 @@ static std::string coarse_arithmetic_text(const CheckResult& c) {
                   format_number(std::round(c.mean_error_limit * 10) / 10)
             : count_phrase(c.wrong, "element is", "elements are") + " off by more than " + c.type +
                   " rounding allows, each by a little";
-    return "the results are far less accurate than " + c.type + " arithmetic gives: " + detail +
-           " (half precision, bfloat16 and TF32 tensor cores give errors like this)";
+    // A float64 result this coarse has been through float32 somewhere; a float32 one through half or TF32.
+    const std::string cause = c.type == "float64" ? " (float32 arithmetic gives errors like this: a float tile, "
+                                                    "accumulator or temporary in a float64 kernel)"
+                                                  : " (half precision, bfloat16 and TF32 tensor cores give errors "
+                                                    "like this)";
+    return "the results are far less accurate than " + c.type + " arithmetic gives: " + detail + cause;
+}
+
+// An int32 result a little off where the value is large: it went through float, which holds
+// integers exactly only up to 2^24.
+static bool looks_rounded_through_float(const CheckResult& c) {
+    const double err = std::fabs(c.got - c.expected), big = 16777216.0;
+    return c.type == "int32" && c.has_first_wrong && !c.first_unwritten && std::fabs(c.expected) > big && err > 0 &&
+           err <= 1e-4 * std::fabs(c.expected);
 }
 
 std::string describe_failure(const CheckResult& c, const Shape& shape) {
@@ -73,6 +88,34 @@ std::string describe_failure(const CheckResult& c, const Shape& shape) {
     return s;
 }
 
+std::string cuda_error_hint(int code, const std::string& task, const Shape& shape) {
+    switch (static_cast<cudaError_t>(code)) {
+        case cudaErrorInvalidValue:  // what the runtime says when grid.y or grid.z passes 65,535
+            if (shape.kind == ShapeKind::vector || (shape.dims[0] <= 65535 && shape.dims[1] <= 65535)) return "";
+            [[fallthrough]];
+        case cudaErrorInvalidConfiguration: {
+            std::string s = "The GPU refused the launch: a grid or block is over its limits (grid.y and grid.z at "
+                            "most 65,535 blocks, grid.x at most 2^31 - 1, a block at most 1,024 threads).";
+            if (shape.kind != ShapeKind::vector && (shape.dims[0] > 65535 || shape.dims[1] > 65535))
+                s += " This shape has " + std::to_string(std::max(shape.dims[0], shape.dims[1])) +
+                     " rows or columns: put the long dimension in grid.x (or let each block handle several "
+                     "rows), not one block per row in grid.y.";
+            return s;
+        }
+        case cudaErrorIllegalAddress:
+        case cudaErrorInvalidAddressSpace:
+        case cudaErrorMisalignedAddress:
+        case cudaErrorLaunchFailure:
+            return "Your kernel read or wrote memory outside the arrays it was given: an index past an end, or a "
+                   "missing bounds check (`make memcheck TASK=" + task + "` names the line).";
+        case cudaErrorLaunchOutOfResources:
+            return "The block asks for more registers or shared memory than the GPU has for it: use fewer threads "
+                   "per block, or less shared memory.";
+        default:
+            return "";
+    }
+}
+
 std::string race_hint() {
     return "Results that change from run to run usually mean a race: threads reading shared memory "
            "before every thread has written it (a missing __syncthreads()), or several threads or blocks "
@@ -87,15 +130,30 @@ std::string case_hint(const CheckResult& c, const OutputLayout& layout, const Sh
     if (c.written_past_end > 0)
         return "Your kernel wrote " + count_phrase(c.written_past_end, "element", "elements") +
                " past the end of the output: a store is missing its bounds check (row < rows && col < cols).";
+    if (c.coarse_arithmetic() && c.type == "float64")
+        return "Every element is close to the right answer, but only as accurate as float32 gives: somewhere your "
+               "float64 kernel keeps values in float (a shared-memory tile, the accumulator, a temporary, or a "
+               "literal type in a cast), which rounds them to about 7 of float64's 16 digits. Use the template's "
+               "type T for every value.";
     if (c.coarse_arithmetic())
         return "Every element is close to the right answer, but on average far less accurate than " + c.type +
                " allows. The assignment asks for plain " + c.type + " arithmetic: no __half or bfloat16 values, "
                "no tensor cores (wmma, mma), which round inputs or products to about three decimal digits.";
+    if (looks_rounded_through_float(c))
+        return "Where the values are large the result is off by a little (expected " + format_number(c.expected) +
+               ", got " + format_number(c.got) + "): the int32 values went through float, which holds whole "
+               "numbers exactly only up to 16,777,216. Keep int32 data in the template's type T (no float "
+               "tiles, accumulators or casts).";
     if (c.wrong == 0 && c.runs_wrong > 0) return race_hint();
     if (c.wrong == 0) return "";
     if (scalar && c.unwritten == 1)
         return "The result was never written. The harness fills it with NaN before each run: set it "
                "(cudaMemsetAsync or a kernel) before you accumulate into it.";
+    if (scalar && c.expected != 0 && std::fabs(c.got / c.expected - 1) < 0.01)
+        return "The result is close to the expected sum, but further off than " + c.type + " rounding allows "
+               "over this many terms: the sum was accumulated in lower precision. One accumulator that adds "
+               "millions of terms stops counting the small ones once it is large; sum in stages (each thread "
+               "its share, then a tree in shared memory per block, then the blocks' sums).";
     if (scalar && c.got > 0 && c.got < c.expected)
         return "The result is only " + format_number(std::round(100 * c.got / c.expected)) +
                "% of the expected sum: partial sums were lost. Several blocks adding to *result without "

@@ -18,6 +18,10 @@ std::string case_hint(const CheckResult& c, const OutputLayout& layout, const Sh
 // What results that change from run to run usually mean.
 std::string race_hint();
 
+// What a CUDA error from the student's launch or kernel usually means (its cudaError_t
+// code), or "" when there is nothing to add to CUDA's own words.
+std::string cuda_error_hint(int code, const std::string& task, const Shape& shape);
+
 // A hint from which shapes of a task passed and failed: when every failing
 // shape has a dimension that is not a multiple of some tile width T and every
 // shape whose dimensions are all multiples of T passed, the bounds checks for

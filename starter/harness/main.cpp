@@ -1,7 +1,8 @@
 // harness: checks and times the assignment's kernels.
 //
-//   harness                              every task, its benchmark shapes, checked and timed
+//   harness                              every task, its timed shapes, checked and timed
 //   harness --task matmul_tiled --suite test   the student-suite shapes, checked only
+//   harness --suite graded               the grader's correctness shapes (any set of the registry)
 //   harness --suite data --data-dir ../data    the stored reference cases
 //   harness --limits                     the device's copy bandwidth and cuBLAS FP32 rate
 //   harness --list-tasks --json          the task registry, for the grader
@@ -53,7 +54,7 @@ struct PlannedCase {
 
 struct Options {
     std::vector<std::string> tasks, dtypes, shapes;
-    std::string suite = "bench";
+    std::string suite = "timed";
     std::string data_dir;
     std::uint64_t seed = 0;
     bool seed_given = false;
@@ -104,7 +105,7 @@ std::vector<PlannedCase> plan(const Options& o, const std::vector<ManifestCase>&
         return cases;
     }
     for (const Task* t : tasks) {
-        std::vector<Shape> shapes = o.suite == "test" ? t->test_shapes : t->bench_shapes;
+        std::vector<Shape> shapes = *find_shape_set(t->shapes, o.suite);
         if (!o.shapes.empty()) {
             shapes.clear();
             for (const std::string& text : o.shapes) {
@@ -167,14 +168,17 @@ int main(int argc, char** argv) {
     app.add_option("--dtype", o.dtypes, "Run only these element types: float32, float64, int32")->delimiter(',');
     app.add_option("--shape", o.shapes, "Run these shapes instead of the suite's: 17x33 (matrix), 17x33x29 (MxNxK), 1000 (dot)")
         ->delimiter(',');
-    app.add_option("--suite", o.suite, "Which shapes: bench (timed), test (the student suite's), data (stored cases)")
-        ->check(CLI::IsMember({"bench", "test", "data"}));
+    app.add_option("--suite", o.suite,
+                   "Which shape set of the registry: timed (the default; checked and timed), graded (the grader's "
+                   "correctness cases), test (the student suite's), sanitize, sweep, or data (the stored cases)")
+        ->transform([](std::string s) { return s == "bench" ? std::string("timed") : s; })  // its name before 2.0
+        ->check(CLI::IsMember({"timed", "graded", "test", "sanitize", "sweep", "data"}));
     app.add_option("--data-dir", o.data_dir, "Directory with manifest.json (default $HARNESS_DATA_DIR or ../data)");
     app.add_option("--seed", o.seed, "Seed for the input generator (default: a fresh random seed, printed)");
     app.add_option("--reference", o.reference, "Where to compute the float64 reference: auto (by size), cpu, gpu")
         ->check(CLI::IsMember({"auto", "cpu", "gpu"}));
     app.add_flag("--check-only", o.check_only, "Check results but do not time them");
-    app.add_flag("--time", o.time, "Also time the test and data suites");
+    app.add_flag("--time", o.time, "Also time the other suites than timed");
     app.add_option("--check-runs", o.check_runs, "Untimed, verified runs per case before timing")->check(CLI::Range(1, 100));
     app.add_option("--budget", o.timing.budget_seconds, "Timing budget per case in seconds")->check(CLI::Range(0.01, 600.0));
     app.add_option("--warmup", o.timing.warmup_runs, "Warm-up runs before timing")->check(CLI::Range(0, 100));
@@ -290,7 +294,7 @@ int main(int argc, char** argv) {
     if (!o.seed_given) o.seed = random_seed();
     print_device_header(human, device, o.seed);
 
-    const bool timing = o.suite == "bench" ? !o.check_only : o.time && !o.check_only;
+    const bool timing = o.suite == "timed" ? !o.check_only : o.time && !o.check_only;
     std::unique_ptr<DeviceLimits> limits;
     if (o.limits_only || (timing && !o.no_limits)) {
         try {
@@ -345,7 +349,8 @@ int main(int argc, char** argv) {
         emit(case_record(r, *pc.task, device));
         switch (r.status) {
             case CaseStatus::ok: ++ok; break;
-            case CaseStatus::wrong: ++wrong; break;
+            case CaseStatus::wrong:
+            case CaseStatus::build_error: ++wrong; break;
             case CaseStatus::not_implemented: ++not_implemented; break;
             case CaseStatus::error: ++errors; break;
         }

@@ -150,6 +150,12 @@ json limits_record(const DeviceLimits& l, const DeviceInfo& d) {
     return j;
 }
 
+json shape_sets_json(const ShapeSets& sets) {
+    json j = json::object();
+    for (const auto& [name, shapes] : named_shape_sets(sets)) j[name] = shapes_json(*shapes);
+    return j;
+}
+
 json registry_json() {
     json tasks = json::array();
     for (const Task& t : all_tasks()) {
@@ -165,13 +171,12 @@ json registry_json() {
                          {"tolerance", {{"model", tolerance_model_name(t.tolerance.model)},
                                         {"c0", t.tolerance.c0},
                                         {"mean_c", t.tolerance.mean_c > 0 ? json(t.tolerance.mean_c) : json(nullptr)}}},
+                         {"int_range", int_range_name(t.int_range)},
                          {"metric", metric_unit(t.metric)},
-                         {"test_shapes", shapes_json(t.test_shapes)},
-                         {"bench_shapes", shapes_json(t.bench_shapes)},
-                         {"data_shapes", shapes_json(t.data_shapes)}});
+                         {"shape_sets", shape_sets_json(t.shapes)}});
     }
     json j = common("registry");
-    j["statuses"] = {"ok", "wrong", "not_implemented", "error"};
+    j["statuses"] = {"ok", "wrong", "not_implemented", "build_error", "error"};
     j["tasks"] = tasks;
     return j;
 }

@@ -1,23 +1,82 @@
 #include "reference_gpu.h"
 
+#include <algorithm>
+
+#include "compensated.h"
+
 #include "cublas_check.h"
 #include "cuda_check.h"
 #include "device_buffer.h"
 #include "device_ops.h"
 
+namespace {
+
+constexpr int kTile = 16;
+
+// One element of C per thread, 16 x 16 tiles through shared memory, the sum
+// compensated. Block rows stride by gridDim.y: m may need more than grid.y's 65,535.
+__global__ void gemm_compensated_kernel(const double* a, const double* b, int m, int n, int k, double* value) {
+    __shared__ double a_tile[kTile][kTile], b_tile[kTile][kTile];
+    const int col = blockIdx.x * kTile + threadIdx.x;
+    for (int row0 = blockIdx.y * kTile; row0 < m; row0 += gridDim.y * kTile) {
+        const int row = row0 + threadIdx.y;
+        CompensatedSum sum;
+        for (int k0 = 0; k0 < k; k0 += kTile) {
+            const int ka = k0 + threadIdx.x, kb = k0 + threadIdx.y;
+            a_tile[threadIdx.y][threadIdx.x] = row < m && ka < k ? a[std::size_t(row) * k + ka] : 0.0;
+            b_tile[threadIdx.y][threadIdx.x] = kb < k && col < n ? b[std::size_t(kb) * n + col] : 0.0;
+            __syncthreads();
+            for (int p = 0; p < kTile; ++p) sum.add_product(a_tile[threadIdx.y][p], b_tile[p][threadIdx.x]);
+            __syncthreads();
+        }
+        if (row < m && col < n) value[std::size_t(row) * n + col] = sum.value();
+    }
+}
+
+// cuBLAS for the references, made once per process (a handle takes milliseconds to make, and
+// timed runs compute a reference each), with a workspace of ours that is zeroed after each
+// use: no partial sum of a reference stays in memory while the student's code runs.
+struct ReferenceBlas {
+    static constexpr std::size_t kWorkspaceBytes = std::size_t(32) << 20;
+    CublasHandle handle;
+    DeviceBuffer workspace{kWorkspaceBytes};
+    DeviceBuffer a, b;  // the inputs as float64, grown as needed
+
+    ReferenceBlas() { CUBLAS_CHECK(cublasSetWorkspace(handle.get(), workspace.get(), kWorkspaceBytes)); }
+    double* operands(DeviceBuffer& buffer, std::size_t elements) {
+        if (buffer.bytes() < elements * sizeof(double)) buffer = DeviceBuffer(elements * sizeof(double));
+        return buffer.as<double>();
+    }
+};
+
+ReferenceBlas& reference_blas() {
+    static ReferenceBlas* blas = new ReferenceBlas();  // never destroyed: the CUDA context may be gone at exit
+    return *blas;
+}
+
+}  // namespace
+
 void gemm_reference_device(DType t, const void* a, const void* b, int m, int n, int k, double* value,
                            double* magnitude) {
     const std::size_t na = std::size_t(m) * k, nb = std::size_t(k) * n;
-    DeviceBuffer ad(na * sizeof(double)), bd(nb * sizeof(double));
-    CublasHandle handle;
+    ReferenceBlas& blas = reference_blas();
+    double* ad = blas.operands(blas.a, na);
+    double* bd = blas.operands(blas.b, nb);
     const double one = 1, zero = 0;
     for (bool absolute : {false, true}) {
-        to_double_on_device(t, a, ad.as<double>(), na, absolute);
-        to_double_on_device(t, b, bd.as<double>(), nb, absolute);
+        to_double_on_device(t, a, ad, na, absolute);
+        to_double_on_device(t, b, bd, nb, absolute);
+        if (!absolute && t == DType::f64) {
+            const dim3 block(kTile, kTile), grid((n + kTile - 1) / kTile, std::min((m + kTile - 1) / kTile, 65535));
+            gemm_compensated_kernel<<<grid, block>>>(ad, bd, m, n, k, value);
+            CUDA_CHECK(cudaGetLastError());
+            continue;
+        }
         // Row-major C = A B is column-major C^T = B^T A^T: swap the operands.
-        CUBLAS_CHECK(cublasDgemm(handle.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, bd.as<double>(), n, ad.as<double>(),
-                                 k, &zero, absolute ? magnitude : value, n));
+        CUBLAS_CHECK(cublasDgemm(blas.handle.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, bd, n, ad, k, &zero,
+                                 absolute ? magnitude : value, n));
     }
+    CUDA_CHECK(cudaMemsetAsync(blas.workspace.get(), 0, ReferenceBlas::kWorkspaceBytes, 0));
     CUDA_CHECK(cudaDeviceSynchronize());
 }
 

@@ -6,9 +6,11 @@
 
 #include "dtype.h"
 
-// value = A·B and magnitude = |A|·|B| in float64 through cuBLAS DGEMM, for
-// row-major a (m x k) and b (k x n) of element type t. Exact for int32 inputs
-// (every product and partial sum fits in a double's 53 bits).
+// value = A·B and magnitude = |A|·|B| in float64, for row-major a (m x k) and
+// b (k x n) of element type t. Through cuBLAS DGEMM for float32 and int32 inputs
+// (every product is exact in float64, and int32 sums too: the inputs are
+// bounded so no partial sum passes 2^31); compensated for float64 inputs
+// (compensated.h), whose products are not.
 void gemm_reference_device(DType t, const void* a, const void* b, int m, int n, int k, double* value,
                            double* magnitude);
 

@@ -1,5 +1,8 @@
 #include "registry.h"
 
+#include <algorithm>
+#include <cmath>
+
 Task make_fill_task();
 Task make_add_task();
 Task make_transpose_task();
@@ -9,6 +12,49 @@ Task make_matmul_fast_task();
 Task make_dot_task();
 
 const char* metric_unit(Metric m) { return m == Metric::gflops ? "GFLOP/s" : "GB/s"; }
+
+const char* int_range_name(IntRange r) {
+    switch (r) {
+        case IntRange::full: return "full";
+        case IntRange::sum_of_two: return "sum_of_two";
+        case IntRange::products_of_k: return "products_of_k";
+    }
+    return "?";
+}
+
+std::int64_t int_bound(IntRange r, double k_terms) {
+    constexpr std::int64_t kMax = 2147483647;  // 2^31 - 1
+    switch (r) {
+        case IntRange::full: return kMax;
+        case IntRange::sum_of_two: return kMax / 2;
+        case IntRange::products_of_k: {
+            // The largest B with K * B^2 <= 2^31 - 1, in integers: no rounding for the bound to get wrong.
+            const std::int64_t k = std::max<std::int64_t>(1, static_cast<std::int64_t>(k_terms)), room = kMax / k;
+            std::int64_t b = static_cast<std::int64_t>(std::sqrt(static_cast<double>(room)));
+            while (b * b > room) --b;
+            while ((b + 1) * (b + 1) <= room) ++b;
+            return std::max<std::int64_t>(1, b);
+        }
+    }
+    return 1;
+}
+
+std::vector<std::pair<std::string, const std::vector<Shape>*>> named_shape_sets(const ShapeSets& s) {
+    return {{"graded", &s.graded}, {"test", &s.test}, {"timed", &s.timed},
+            {"sanitize", &s.sanitize}, {"sweep", &s.sweep}, {"data", &s.data}};
+}
+
+const std::vector<Shape>* find_shape_set(const ShapeSets& s, const std::string& name) {
+    for (const auto& [n, set] : named_shape_sets(s))
+        if (n == name) return set;
+    return nullptr;
+}
+
+std::string shape_set_names_joined(const char* sep) {
+    std::string out;
+    for (const auto& entry : named_shape_sets(ShapeSets{})) out += (out.empty() ? "" : sep) + entry.first;
+    return out;
+}
 
 // The list of tasks, in the order students meet them.
 const std::vector<Task>& all_tasks() {

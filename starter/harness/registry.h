@@ -27,6 +27,31 @@ struct OutputLayout {
 enum class Metric { gflops, gbps };  // what a timing row reports
 const char* metric_unit(Metric m);   // "GFLOP/s", "GB/s"
 
+// How large int32 inputs may be (counter_rng.h's bound B) so that the task's
+// result cannot overflow int32 whatever the order of its operations:
+//   full:          B = 2^31 - 1            (the value is copied: transpose)
+//   sum_of_two:    B = 2^30 - 1            (|a + b| <= 2^31 - 2: add)
+//   products_of_k: B = floor(sqrt((2^31 - 1) / K)), K terms summed (K B^2 <= 2^31 - 1: matmul)
+enum class IntRange { full, sum_of_two, products_of_k };
+const char* int_range_name(IntRange r);  // "full", "sum_of_two", "products_of_k"
+std::int64_t int_bound(IntRange r, double k_terms);
+
+// A task's named shape sets: the one place a shape list is written. The rubric
+// names them, the student suite, the grader, make bench, data/ and the handout
+// read them (through registry.json, `harness --list-tasks --json`).
+struct ShapeSets {
+    std::vector<Shape> graded;    // the grader's correctness cases
+    std::vector<Shape> test;      // make test: every graded shape, and shapes whose failures name a tile width
+    std::vector<Shape> timed;     // the grader's timed cases; the harness's default suite
+    std::vector<Shape> sanitize;  // the small case compute-sanitizer checks (one)
+    std::vector<Shape> sweep;     // make bench's sizes
+    std::vector<Shape> data;      // the small reference cases stored in data/
+};
+// The sets by name, in a fixed order ("graded", "test", "timed", "sanitize", "sweep", "data").
+std::vector<std::pair<std::string, const std::vector<Shape>*>> named_shape_sets(const ShapeSets& s);
+const std::vector<Shape>* find_shape_set(const ShapeSets& s, const std::string& name);  // nullptr if unknown
+std::string shape_set_names_joined(const char* sep = ", ");
+
 // Pointers handed between the engine and a task. Inputs and output are device
 // arrays of the case's element type; ref and magnitude are float64 arrays with
 // one entry per output element (see tolerance.h for what "magnitude" means).
@@ -48,16 +73,15 @@ struct Task {
     std::vector<DType> dtypes;
     Tolerance tolerance;
     Distribution distribution = Distribution::signed_unit;
+    IntRange int_range = IntRange::full;
     Metric metric = Metric::gbps;
 
-    std::vector<Shape> test_shapes;   // the student suite and the grader's correctness runs
-    std::vector<Shape> bench_shapes;  // timed by `make demo` / `make bench`
-    std::vector<Shape> data_shapes;   // the small reference cases stored in data/
+    ShapeSets shapes;
 
     std::vector<std::string> input_names;                                   // e.g. {"a", "b"}
     std::function<std::vector<std::size_t>(const Shape&)> input_elements;  // one per input
     std::function<OutputLayout(const Shape&)> output_layout;
-    std::function<double(const Shape&)> terms_summed;  // K in the tolerance model
+    std::function<double(const Shape&)> terms_summed;  // K in the tolerance model and in IntRange
     std::function<double(const Shape&)> flops;
     std::function<double(const Shape&, DType)> min_bytes;  // each input read once, output written once
 
@@ -87,6 +111,9 @@ void dispatch_listed(TypeList<void, Ts...>, DType d, F&& f) {
     const bool found = ((d == dtype_of<Ts> ? (f(TypeTag<Ts>{}), true) : false) || ...);
     if (!found) throw std::logic_error(std::string("element type ") + dtype_name(d) + " is not one of this task's");
 }
+
+// The bound B on int32 inputs of this task at this shape (IntRange).
+inline std::int64_t int_bound(const Task& t, const Shape& s) { return int_bound(t.int_range, t.terms_summed(s)); }
 
 const std::vector<Task>& all_tasks();
 const Task* find_task(const std::string& id);  // nullptr if unknown

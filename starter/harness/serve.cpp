@@ -1,6 +1,7 @@
 #include "serve.h"
 
 #include <algorithm>
+#include <cuda_runtime.h>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -125,8 +126,15 @@ int serve(std::istream& in, std::FILE* out, const DeviceInfo& device) {
             } else if (op == "release") {
                 s.run.reset();
                 reply = {{"op", "release"}};
+            } else if (op == "memory") {
+                // The device's free and total memory as this process sees it: the grader asks the
+                // solution's process, between submissions, whether the last one's memory came back.
+                std::size_t free_bytes = 0, total_bytes = 0;
+                const cudaError_t err = cudaMemGetInfo(&free_bytes, &total_bytes);
+                if (err != cudaSuccess) throw std::runtime_error(std::string("cudaMemGetInfo: ") + cudaGetErrorString(err));
+                reply = {{"op", "memory"}, {"free_bytes", free_bytes}, {"total_bytes", total_bytes}};
             } else {
-                throw BadRequest("unknown op '" + op + "' (hello, limits, check, time, release, quit)");
+                throw BadRequest("unknown op '" + op + "' (hello, limits, check, time, release, memory, quit)");
             }
         } catch (const json::exception& e) {
             reply = {{"op", "error"}, {"error", std::string("bad request: ") + e.what()}};

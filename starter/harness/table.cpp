@@ -39,7 +39,7 @@ void print_case_row(std::FILE* out, const CaseResult& r) {
     if (r.timing && r.timing->throttled_samples() > 0)
         std::fprintf(out, "    %d of %d samples were taken while the SM clock was throttled\n",
                      r.timing->throttled_samples(), static_cast<int>(r.timing->samples_ms.size()));
-    if (r.status == CaseStatus::wrong || r.status == CaseStatus::error) {
+    if (r.status == CaseStatus::wrong || r.status == CaseStatus::error || r.status == CaseStatus::build_error) {
         std::fprintf(out, "    %s\n", r.message.c_str());
         if (!r.hint.empty()) std::fprintf(out, "    hint: %s\n", r.hint.c_str());
     }

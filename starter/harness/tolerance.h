@@ -46,6 +46,14 @@
 //   half or TF32 inputs      3770  712   203   142    72     49;   bfloat16 ~8x more
 // mean_c = 12 sits between the two with a factor of at least 3 either way up to
 // K = 8192 (the float32 mean grows like sqrt(K) only through the inputs' shift).
+// float64 (inputs with full 53-bit significands, the reference compensated to
+// about 2^-106; `precision_sim.py --float64`, 300-1000 sums each):
+//   K                        1     43    521   1024   4096   8192
+//   float64, one accumulator 0.00  0.39  1.04  1.42   2.70   3.77  (largest e / sqrt(K): 0.76)
+//   float accumulator        1.9e8 1.5e8 1.5e8 1.6e8  1.4e8  1.5e8
+//   float tiles              3.1e8 1.7e8 1.5e8 1.4e8  1.5e8  1.3e8
+// so the same c0 and mean_c hold for float64, and a float64 kernel that keeps a
+// value in float fails every element, not only the average.
 // The second term covers small outputs: one float32 element's e has a standard
 // deviation below 0.05·sqrt(K) from K = 500 on, so with N elements 0.4·sqrt(K / N)
 // is about eight standard deviations of the mean (a single-element output is

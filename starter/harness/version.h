@@ -2,6 +2,6 @@
 // harness checks or how it times changes: the grader keys cached results on it.
 #pragma once
 
-#define HARNESS_VERSION "1.1.0"
+#define HARNESS_VERSION "2.0.0"
 // Version of the JSON records' layout (RESULTS_SCHEMA.md).
-#define HARNESS_SCHEMA_VERSION 1
+#define HARNESS_SCHEMA_VERSION 2

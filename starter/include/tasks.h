@@ -17,11 +17,18 @@
 //   * The output is filled with garbage (NaN, or a large negative int) before
 //     every call, and every call's output is checked, timed runs included:
 //     compute every element on every call.
-//   * Float inputs get a different scale and offset in every run (a power of
-//     two between 1/16 and 16, a shift of up to 1/4): do not assume a range.
+//   * Inputs are random and use their whole type: float64 values carry all 53
+//     bits, int32 values are as large as the task allows without overflow
+//     (so routing them through float shows). Float inputs get a different
+//     scale and offset in every run (a power of two between 1/16 and 16, a
+//     shift of up to 1/4): do not assume a range. Every timed run gets inputs
+//     of its own: no earlier call's result is the answer.
 //   * Float tasks are float32 (or float64) arithmetic: besides a bound on each
 //     element, the average error of a matmul must stay within what float32
 //     gives, so half precision, bfloat16 or TF32 (tensor cores) fail.
+//   * Each task file is compiled and linked on its own terms: one that does not
+//     compile, or does not instantiate a templated task for every type listed
+//     below, fails that task (or that type's cases) only; the rest still run.
 //   * A timed run ends only when the whole GPU is idle: work on another stream
 //     is timed too. A time faster than the GPU can physically do the work is
 //     flagged and earns no performance credit.

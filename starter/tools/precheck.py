@@ -22,6 +22,7 @@ import bisect
 import json
 import re
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +40,25 @@ STARTUP_ATTRIBUTES = re.compile(
     r"|section\s*\(\s*\"\s*\.(?:init_array|preinit_array|fini_array|ctors|dtors|init|fini)\b")
 ASSEMBLER_FILE_DIRECTIVES = re.compile(r"\.(?:incbin|include)\b")
 DIRECTIVE = re.compile(r"^[ \t]*(?:#|%:)[ \t]*(include_next|include|import)\b(.*)$")
+# A line splice as GCC reads one: a backslash, then (with a warning) spaces or tabs, then the end of the line.
+SPLICE = re.compile(r"\\[ \t\f\v]*\n")
+ASM_BODY_CHARS = 4096  # how much of an asm statement's parentheses is read (real ones are far shorter)
+DEFAULT_MAX_BYTES = 256 * 1024  # a task file larger than this is not checked (the grader refuses it)
+DEFAULT_SECONDS = 20.0  # the most one file's check may take (it is linear in the file's size)
+
+
+class TooSlow(Exception):
+    """The check ran past its time limit."""
+
+
+class Deadline:
+    def __init__(self, seconds: float | None):
+        self.seconds = seconds
+        self.at = time.monotonic() + seconds if seconds else None
+
+    def check(self):
+        if self.at is not None and time.monotonic() > self.at:
+            raise TooSlow()
 
 
 @dataclass
@@ -80,11 +100,14 @@ class Source:
 
     INTERESTING = re.compile(r"[\"'/R]")
 
-    def __init__(self, text: str):
-        self.raw_lines = text.splitlines()
+    def __init__(self, text: str, deadline: Deadline | None = None):
+        # Lines end as GCC ends them: at a newline, a carriage return and newline, or a lone carriage return.
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        self.deadline = deadline or Deadline(None)
+        self.raw_lines = text.split("\n")
         self._newlines = [m.start() for m in re.finditer("\n", text)]
         parts, self._shifts, prev, removed, length = [], [], 0, 0, 0
-        for m in re.finditer(r"\\\r?\n", text):  # backslash-newline: the line continues
+        for m in SPLICE.finditer(text):  # backslash(-spaces)-newline: the line continues
             parts.append(text[prev:m.start()])
             length += m.start() - prev
             removed += m.end() - m.start()
@@ -93,10 +116,10 @@ class Source:
         parts.append(text[prev:])
         self.logical = "".join(parts)
         self._shift_keys = [k for k, _ in self._shifts]
-        self.nocomment, self.code, self.strings = self._strip(self.logical)
+        self.nocomment, self.code, self.strings = self._strip(self.logical, self.deadline)
 
     @classmethod
-    def _strip(cls, s: str):
+    def _strip(cls, s: str, deadline: Deadline):
         """(comments blanked, comments and literal contents blanked, [(offset, literal text)])."""
         nocomment, code, strings = list(s), list(s), []
         i, n = 0, len(s)
@@ -108,7 +131,11 @@ class Source:
                     if both:
                         nocomment[k] = " "
 
+        steps = 0
         while i < n:
+            steps += 1
+            if steps % 4096 == 0:
+                deadline.check()
             m = cls.INTERESTING.search(s, i)
             if m is None:
                 break
@@ -164,6 +191,17 @@ class Source:
             else:
                 i += 1
         return "".join(nocomment), "".join(code), strings
+
+    def closing_paren(self) -> dict[int, int]:
+        """{offset of "(": offset of its ")"} over the comment-free text, computed once."""
+        if not hasattr(self, "_closing"):
+            self._closing, stack = {}, []
+            for m in re.finditer(r"[()]", self.nocomment):
+                if m.group(0) == "(":
+                    stack.append(m.start())
+                elif stack:
+                    self._closing[stack.pop()] = m.start()
+        return self._closing
 
     def position(self, offset: int):
         """(line, column) in the file of an offset in the joined text."""
@@ -267,9 +305,19 @@ class FileCheck:
                         shown = f'"{header}"' if quoted else f"<{header}>"
                         report(offset, rule, f"#{m.group(1)}s {shown}")
             offset += len(line) + 1
-        for start, text in src.strings:
-            if ASSEMBLER_FILE_DIRECTIVES.search(text):
-                report(start, "includes", "reads a file through the assembler (.incbin or .include)")
+        # Adjacent literals are one string to the compiler (".inc" "bin"); and a directive written as code
+        # can become a string by a macro's # (the build's sandbox is what holds against every other way).
+        joined, runs = "", []
+        for k, (start, text) in enumerate(src.strings):
+            prev_end = src.strings[k - 1][0] + len(src.strings[k - 1][1]) + 2 if k else None
+            if prev_end is None or src.code[prev_end:start].strip():
+                runs.append((start, text))
+            else:
+                runs[-1] = (runs[-1][0], runs[-1][1] + text)
+        assembler = [(start, text) for start, text in runs if ASSEMBLER_FILE_DIRECTIVES.search(text)]
+        assembler += [(m.start(), "") for m in re.finditer(r"(?<![\w.$])\.(?:incbin|include)\b", src.code)]
+        for start, _ in sorted(assembler)[:1] + sorted(assembler)[1:]:
+            report(start, "includes", "reads a file through the assembler (.incbin or .include)")
 
         # Calls and names the rules forbid.
         for rule, regex in self.call_rules:
@@ -284,8 +332,13 @@ class FileCheck:
         # Inline assembly with forbidden instructions.
         if "no-syscalls" in self.active and self.rules["no-syscalls"].get("instructions"):
             wanted = instruction_regex(self.rules["no-syscalls"]["instructions"])
+            scanned = 0  # an asm statement inside one already read (asm(asm(...) was read with it: linear time
             for m in re.finditer(r"(?<![\w$])(?:asm|__asm__|__asm)\b", src.code):
-                body = self._parenthesized(src.nocomment, m.end())
+                if m.start() < scanned:
+                    continue
+                src.deadline.check()
+                body = self._parenthesized(src, m.end())
+                scanned = m.end() + len(body or "")
                 text = " ".join(re.findall(r'"((?:[^"\\]|\\.)*)"', body or ""))
                 hit = wanted.search(re.sub(r"\\[nt]|;", " ", text))
                 if hit:
@@ -303,17 +356,17 @@ class FileCheck:
         return problems
 
     @staticmethod
-    def _parenthesized(text: str, pos: int):
-        """The text inside the parentheses that open after `pos` (skipping qualifiers), or None."""
-        m = re.match(r"(?:\s|volatile\b|__volatile__\b|goto\b|inline\b)*\(", text[pos:])
+    def _parenthesized(src: Source, pos: int):
+        """The text inside the parentheses that open after `pos` (skipping qualifiers), or None; at most
+        ASM_BODY_CHARS of it. Matching parentheses are found in one pass over the file, so that many
+        unclosed `asm(` stay linear."""
+        text = src.nocomment
+        m = re.compile(r"(?:\s|volatile\b|__volatile__\b|goto\b|inline\b)*\(").match(text, pos, pos + 256)
         if not m:
             return None
-        depth, i = 1, pos + m.end()
-        start = i
-        while i < len(text) and depth:
-            depth += {"(": 1, ")": -1}.get(text[i], 0)
-            i += 1
-        return text[start:i - 1]
+        start = m.end()
+        close = src.closing_paren().get(start - 1, len(text))
+        return text[start:min(close, start + ASM_BODY_CHARS)]
 
     @staticmethod
     def _global_objects(code: str):
@@ -364,12 +417,30 @@ class FileCheck:
 def check_file(path: Path, rules: dict, shown_as: str | None = None):
     """The problems in one file, named after the task file it would be (its base name)."""
     text = Path(path).read_bytes().decode("utf-8", "replace")
-    return FileCheck(rules, Path(path).name).run(Source(text), shown_as or str(path))
+    return check_text(text, Path(path).name, rules, shown_as=shown_as or str(path))
 
 
-def check_text(text: str, file_name: str, rules: dict):
-    """The problems in a task file's text (the grader calls this)."""
-    return FileCheck(rules, file_name).run(Source(text), file_name)
+def check_text(text: str, file_name: str, rules: dict, shown_as: str | None = None):
+    """The problems in a task file's text (the grader calls this). A file larger than the rules' limit, or
+    one whose check outlives its time limit, is one problem (rule: includes), not checked further."""
+    limits = rules.get("limits", {})
+    max_bytes = int(limits.get("file_kib", DEFAULT_MAX_BYTES // 1024) * 1024)
+    seconds = float(limits.get("seconds", DEFAULT_SECONDS))
+    shown = shown_as or file_name
+    size = len(text.encode("utf-8", "replace"))
+    if size > max_bytes:
+        return [Problem(shown, 1, 1, "includes", f"is {-(-size // 1024)} KiB, larger than the {max_bytes // 1024} KiB "
+                        "a task file may be (not checked)", _description(rules, "includes"), "")]
+    try:
+        deadline = Deadline(seconds)
+        return FileCheck(rules, file_name).run(Source(text, deadline), shown)
+    except TooSlow:
+        return [Problem(shown, 1, 1, "includes", f"took longer than {seconds:g} s to check (not checked)",
+                        _description(rules, "includes"), "")]
+
+
+def _description(rules: dict, rule: str) -> str:
+    return rules.get("rules", {}).get(rule, {}).get("description", rule)
 
 
 def load_rules(path: Path) -> dict:

@@ -2,7 +2,8 @@
 """The last step of `make submit`: pack submission.tar.gz with your task files and nickname.txt.
 
 By the time this runs, make has compiled your kernels and tools/precheck.py
-has checked them. This script warns about every task still left as the stub
+has checked them. This script refuses when a task file did not compile or
+link (the grader would score that task 0), warns about every task still left as the stub
 (identical to the file you were given, or still calling
 NOT_IMPLEMENTED_YET()), then writes an archive that holds exactly one file per
 task, plus nickname.txt if you wrote one: the files the grader reads, and
@@ -43,6 +44,16 @@ def task_files(harness: Path) -> list[str]:
         return [task["file"] for task in json.loads(out)["tasks"]]
     except (OSError, subprocess.SubprocessError, ValueError, KeyError) as e:
         raise SubmitError(f"could not list the tasks with {harness}: {e}") from None
+
+
+def files_that_did_not_build(harness: Path) -> list[str]:
+    """The reasons of task files the harness was linked without (tools/link_tasks.py's report)."""
+    report = harness.parent / (harness.name + ".tasks.json")
+    try:
+        tasks = json.loads(report.read_text())["tasks"]
+    except (OSError, ValueError, KeyError) as e:
+        raise SubmitError(f"could not read the build's report {report}: {e}") from None
+    return [entry["reason"] for entry in tasks.values() if not entry["built"]]
 
 
 def pristine_sums() -> dict[str, str] | None:
@@ -112,6 +123,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("submission.tar.gz"))
     args = parser.parse_args(argv)
     try:
+        unbuilt = files_that_did_not_build(args.harness)
+        if unbuilt:
+            raise SubmitError("these files do not build, so their tasks would score 0: " + "; ".join(unbuilt) +
+                              ". Fix them (or put the stub back) and run make submit again")
         files = task_files(args.harness)
         sums = pristine_sums()
         members, warnings = gather(args.kernels, files, sums)

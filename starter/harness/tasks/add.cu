@@ -27,10 +27,9 @@ Task make_add_task() {
     t.shape_kind = ShapeKind::matrix;
     t.dtypes = dtypes_of(Types{});
     t.tolerance = {ToleranceModel::linear_k, 2};
+    t.int_range = IntRange::sum_of_two;
     t.metric = Metric::gbps;
-    t.test_shapes = matrix_test_shapes();
-    t.bench_shapes = {Shape::matrix(8192, 8192)};
-    t.data_shapes = {Shape::matrix(3, 5), Shape::matrix(17, 33)};
+    t.shapes = matrix_shape_sets();
     t.input_names = {"a", "b"};
     t.input_elements = [](const Shape& s) {
         const auto n = static_cast<std::size_t>(s.rows() * s.cols());

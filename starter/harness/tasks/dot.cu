@@ -2,6 +2,7 @@
 #include "../reference_gpu.h"
 #include "../registry.h"
 #include "cuda_check.h"
+#include "shape_sets.h"
 #include "tasks.h"
 
 namespace {
@@ -26,9 +27,15 @@ Task make_dot_task() {
     t.tolerance = {ToleranceModel::sqrt_k, 8};
     t.distribution = Distribution::positive_unit;
     t.metric = Metric::gbps;
-    t.test_shapes = vectors({1, 2, 31, 1000, 1023, 1025, 65537, 1048579, 1 << 24, 1 << 28});
-    t.bench_shapes = vectors({1 << 28});
-    t.data_shapes = vectors({1, 37, 1000});
+    // Graded: one and two elements, lengths just past a power of two (a last block
+    // that is almost empty), 2^24; make test adds lengths just below and above
+    // powers of two, and the largest input a call may get (2^28, as timed).
+    t.shapes.graded = vectors({1, 2, 1000, 1025, 1048577, 1 << 24});
+    t.shapes.test = graded_and(t.shapes.graded, vectors({31, 1023, 65537, 1048579, 1 << 28}));
+    t.shapes.timed = vectors({1 << 28});
+    t.shapes.sanitize = vectors({1025});
+    t.shapes.sweep = sweep_shapes_of(ShapeKind::vector);
+    t.shapes.data = vectors({1, 37, 1000});
     t.input_names = {"x", "y"};
     t.input_elements = [](const Shape& s) {
         return std::vector<std::size_t>{static_cast<std::size_t>(s.n()), static_cast<std::size_t>(s.n())};

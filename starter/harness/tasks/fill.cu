@@ -24,9 +24,7 @@ Task make_fill_task() {
     t.dtypes = {DType::i32};
     t.tolerance = {ToleranceModel::exact, 0};
     t.metric = Metric::gbps;
-    t.test_shapes = matrix_test_shapes();
-    t.bench_shapes = {Shape::matrix(8192, 8192)};
-    t.data_shapes = {Shape::matrix(3, 5), Shape::matrix(17, 33)};
+    t.shapes = matrix_shape_sets();
     t.input_names = {};
     t.input_elements = [](const Shape&) { return std::vector<std::size_t>{}; };
     t.output_layout = [](const Shape& s) { return OutputLayout{s.rows(), s.cols()}; };

@@ -1,6 +1,9 @@
 // The three generations of matrix multiply: c = a · b, a (m x k), b (k x n).
 // They share everything but the launcher, the element types and the shapes
 // they are timed on.
+#include <algorithm>
+
+#include "../compensated.h"
 #include "../reference_gpu.h"
 #include "../registry.h"
 #include "cuda_check.h"
@@ -12,6 +15,7 @@ namespace {
 using Types = TYPE_LIST(MATMUL_TYPES);
 using FastTypes = TypeList<void, float>;
 
+// Compensated (compensated.h): float64 inputs' products are not exact in float64.
 HostReference gemm_reference_host(const Shape& s, const std::vector<std::vector<double>>& in) {
     const std::int64_t m = s.m(), n = s.n(), k = s.k();
     const std::vector<double>& a = in[0];
@@ -19,19 +23,25 @@ HostReference gemm_reference_host(const Shape& s, const std::vector<std::vector<
     HostReference r;
     r.value.assign(static_cast<std::size_t>(m * n), 0.0);
     r.magnitude.assign(static_cast<std::size_t>(m * n), 0.0);
-    for (std::int64_t i = 0; i < m; ++i)
+    std::vector<CompensatedSum> row(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < m; ++i) {
+        std::fill(row.begin(), row.end(), CompensatedSum{});
         for (std::int64_t p = 0; p < k; ++p) {
             const double x = a[i * k + p];
             for (std::int64_t j = 0; j < n; ++j) {
-                r.value[i * n + j] += x * b[p * n + j];
+                row[j].add_product(x, b[p * n + j]);
                 r.magnitude[i * n + j] += std::fabs(x * b[p * n + j]);
             }
         }
+        for (std::int64_t j = 0; j < n; ++j) r.value[i * n + j] = row[j].value();
+    }
     return r;
 }
 
+// graded_more: graded shapes beyond the three generations' common ones; timed: the grader's timed shapes.
 template <typename Types, typename Launch>
-Task gemm_task(const char* id, const char* summary, std::vector<Shape> bench_shapes, Launch launch) {
+Task gemm_task(const char* id, const char* summary, const std::vector<Shape>& graded_more, std::vector<Shape> timed,
+               Launch launch) {
     Task t;
     t.id = id;
     t.summary = summary;
@@ -41,9 +51,13 @@ Task gemm_task(const char* id, const char* summary, std::vector<Shape> bench_sha
     // sqrt(K) per element and a cap on the mean error, which catches half precision and TF32 (tolerance.h).
     t.tolerance = {ToleranceModel::sqrt_k, 8, 12};
     t.metric = Metric::gflops;
-    t.test_shapes = gemm_test_shapes();
-    t.bench_shapes = std::move(bench_shapes);
-    t.data_shapes = {Shape::gemm(1, 1, 1), Shape::gemm(5, 7, 3), Shape::gemm(17, 33, 29)};
+    t.int_range = IntRange::products_of_k;
+    t.shapes.graded = gemm_graded_shapes(graded_more);
+    t.shapes.test = gemm_test_shapes(t.shapes.graded);
+    t.shapes.timed = std::move(timed);
+    t.shapes.sanitize = {Shape::gemm(37, 41, 43)};
+    t.shapes.sweep = sweep_shapes_of(ShapeKind::gemm);
+    t.shapes.data = {Shape::gemm(1, 1, 1), Shape::gemm(5, 7, 3), Shape::gemm(17, 33, 29)};
     t.input_names = {"a", "b"};
     t.input_elements = [](const Shape& s) {
         return std::vector<std::size_t>{static_cast<std::size_t>(s.m() * s.k()), static_cast<std::size_t>(s.k() * s.n())};
@@ -75,18 +89,20 @@ Task gemm_task(const char* id, const char* summary, std::vector<Shape> bench_sha
 }  // namespace
 
 Task make_matmul_naive_task() {
-    return gemm_task<Types>("matmul_naive", "C = A·B, one thread per element of C, coalesced indexing",
-                            {Shape::gemm(4096, 4096, 4096)}, GEMM_LAUNCHER(matmul_naive));
+    return gemm_task<Types>("matmul_naive", "C = A·B, one thread per element of C, coalesced indexing", {},
+                            {Shape::gemm(2048, 2048, 2048)}, GEMM_LAUNCHER(matmul_naive));
 }
 
 Task make_matmul_tiled_task() {
     return gemm_task<Types>("matmul_tiled", "C = A·B with shared-memory tiles, correct for any size",
-                            {Shape::gemm(4096, 4096, 4096)}, GEMM_LAUNCHER(matmul_tiled));
+                            {Shape::gemm(1024, 1024, 1024)}, {Shape::gemm(2048, 2048, 2048)},
+                            GEMM_LAUNCHER(matmul_tiled));
 }
 
 Task make_matmul_fast_task() {
     return gemm_task<FastTypes>("matmul_fast", "the fastest float GEMM you can write (plain FP32)",
-                                {Shape::gemm(2048, 2048, 2048), Shape::gemm(4096, 4096, 4096),
-                                 Shape::gemm(8192, 8192, 8192)},
+                                {Shape::gemm(1024, 1024, 1024), Shape::gemm(4095, 1031, 515),
+                                 Shape::gemm(1025, 1025, 1025)},
+                                {Shape::gemm(2048, 2048, 2048), Shape::gemm(4096, 4096, 4096)},
                                 GEMM_LAUNCHER(matmul_fast));
 }

@@ -29,10 +29,9 @@ Task make_transpose_task() {
     t.shape_kind = ShapeKind::matrix;
     t.dtypes = dtypes_of(Types{});
     t.tolerance = {ToleranceModel::exact, 0};
+    t.int_range = IntRange::full;
     t.metric = Metric::gbps;
-    t.test_shapes = matrix_test_shapes();
-    t.bench_shapes = {Shape::matrix(8192, 8192)};
-    t.data_shapes = {Shape::matrix(3, 5), Shape::matrix(17, 33)};
+    t.shapes = matrix_shape_sets();
     t.input_names = {"in"};
     t.input_elements = [](const Shape& s) {
         return std::vector<std::size_t>{static_cast<std::size_t>(s.rows() * s.cols())};

@@ -14,7 +14,7 @@ namespace {
 
 std::vector<float> random_matrix(std::size_t n, std::uint64_t stream) {
     std::vector<float> v(n);
-    for (std::size_t i = 0; i < n; ++i) v[i] = rng_value<float>(rng_key(7, stream), i, Distribution::signed_unit);
+    for (std::size_t i = 0; i < n; ++i) v[i] = rng_value<float>(rng_key(7, stream), i, Distribution::signed_unit, 0);
     return v;
 }
 

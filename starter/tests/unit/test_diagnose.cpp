@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <cuda_runtime.h>
+
 #include "diagnose.h"
 
 namespace {
@@ -70,6 +72,28 @@ TEST_CASE("a reduction that comes out low hints at lost updates") {
     const std::string h = case_hint(c, {1, 1}, Shape::vector(1000));
     CHECK(contains(h, "only 24% of the expected sum"));
     CHECK(contains(h, "race"));
+}
+
+TEST_CASE("a sum a little off says it was accumulated in lower precision, not that updates were lost") {
+    CheckResult c = wrong(1, 1);
+    c.type = "float32";
+    c.expected = 4194304.0;
+    c.got = 4194000.0;  // 99.99%: one float accumulator over 2^24 terms
+    const std::string h = case_hint(c, {1, 1}, Shape::vector(1 << 24));
+    CHECK(contains(h, "accumulated in lower precision"));
+    CHECK_FALSE(contains(h, "% of the expected sum"));
+}
+
+TEST_CASE("int32 results a little off where they are large say the values went through float") {
+    CheckResult c = wrong(1000, 400);
+    c.type = "int32";
+    c.expected = 1073741825.0;
+    c.got = 1073741824.0;  // float(2^30 + 1)
+    const std::string h = case_hint(c, {1, 1000}, Shape::matrix(1, 1000));
+    CHECK(contains(h, "the int32 values went through float"));
+    c.expected = 1000.0;  // small values are exact in float: a wrong one there is some other bug
+    c.got = 999.0;
+    CHECK_FALSE(contains(case_hint(c, {1, 1000}, Shape::matrix(1, 1000)), "through float"));
 }
 
 TEST_CASE("wrong elements confined to the last partial tile hint at bounds checks") {
@@ -170,6 +194,17 @@ TEST_CASE("a timed run that is only coarse says so, not that an earlier run was 
     CHECK(contains(describe_failure(c, Shape::gemm(64, 64, 4096)), "far less accurate"));
 }
 
+TEST_CASE("a float64 result as coarse as float32 blames float, not half precision") {
+    CheckResult c = coarse(0);
+    c.type = "float64";
+    const std::string s = describe_failure(c, Shape::gemm(64, 64, 4096));
+    CHECK(contains(s, "float32 arithmetic gives errors like this: a float tile, accumulator or temporary"));
+    CHECK_FALSE(contains(s, "half"));
+    const std::string h = case_hint(c, {64, 64}, Shape::gemm(64, 64, 4096));
+    CHECK(contains(h, "keeps values in float"));
+    CHECK_FALSE(contains(h, "tensor cores"));
+}
+
 TEST_CASE("large errors are a wrong result, not a precision problem") {
     CheckResult c = coarse(4096);
     c.worst_relative = 0.5;  // an element off by half its magnitude: an indexing bug
@@ -211,4 +246,13 @@ TEST_CASE("numbers print the way a student reads them") {
     CHECK(format_number(0.1) == "0.1");
     CHECK(format_number(1.0 / 3) == "0.333333");
     CHECK(format_number(std::nan("")) == "NaN");
+}
+
+TEST_CASE("a launch refused for a grid over the limits names the limit, and the long dimension when there is one") {
+    const std::string tall = cuda_error_hint(cudaErrorInvalidValue, "fill", Shape::matrix(70000, 3));
+    CHECK(contains(tall, "grid.y and grid.z at most 65,535 blocks"));
+    CHECK(contains(tall, "This shape has 70000 rows or columns: put the long dimension in grid.x"));
+    CHECK(cuda_error_hint(cudaErrorInvalidValue, "fill", Shape::matrix(64, 64)) == "");  // some other bad value
+    CHECK(contains(cuda_error_hint(cudaErrorInvalidConfiguration, "add", Shape::matrix(64, 64)), "at most 1,024"));
+    CHECK(contains(cuda_error_hint(cudaErrorIllegalAddress, "add", Shape::matrix(64, 64)), "make memcheck TASK=add"));
 }

@@ -42,8 +42,8 @@ Sums simulate(std::uint64_t seed, int k, int n) {
         double exact = 0, m = 0;
         float acc = 0, acc_half = 0;
         for (int p = 0; p < k; ++p) {
-            const float a = rng_value<float>(ka, std::uint64_t(i) * k + p, Distribution::signed_unit);
-            const float b = rng_value<float>(kb, std::uint64_t(p) * n + i, Distribution::signed_unit);
+            const float a = rng_value<float>(ka, std::uint64_t(i) * k + p, Distribution::signed_unit, 0);
+            const float b = rng_value<float>(kb, std::uint64_t(p) * n + i, Distribution::signed_unit, 0);
             const double prod = static_cast<double>(a) * b;  // exact: two 24-bit significands
             exact += prod;
             m += std::fabs(prod);

@@ -1,0 +1,37 @@
+"""Autolab's autoresult, from the store: one score per task, and the scoreboard (the leaderboard's metric, total).
+
+Autolab reads the last line of the autograder's output as the autoresult; the lines before it say each
+task's score, for the student's own view of the output.
+"""
+from __future__ import annotations
+
+import json
+
+from grader.exports.common import Export, latest_submission
+from grader.leaderboard.board import submission_metric
+from grader.report import run_of, task_feedback
+from grader.rubric import Rubric
+from grader.store import Store
+
+
+def autoresult(store: Store, rubric: Rubric, student: str | None = None) -> dict:
+    sub = latest_submission(store, student)
+    scores = store.scores([sub["id"]]).set_index("task")
+    value, _ = submission_metric(store, rubric, sub["id"])
+    return {"scores": {t.id: round(float(scores.loc[t.id, "correctness"] + scores.loc[t.id, "performance"]), 3)
+                       if t.id in scores.index else 0.0 for t in rubric.tasks},
+            "scoreboard": [value if value is not None else 0.0, round(float(sub["total"]), 3)]}
+
+
+def score_lines(store: Store, rubric: Rubric, student: str | None = None) -> list[str]:
+    """'task: got / worth: verdict', per task: the verdict line of the student's feedback (report.task_feedback)."""
+    sub = latest_submission(store, student)
+    tasks = task_feedback(store, rubric, sub["id"], run_of(store, sub["run_id"])["limits"])
+    return [f"{t['task']}: {t['points']:.1f} / {t['max_points']:.0f}: {t['verdict']}"
+            + (f" ({t['note']})" if t["note"] else "") for t in tasks]
+
+
+def export(store: Store, rubric: Rubric, student: str | None = None) -> Export:
+    """The score lines, then the autoresult as the last line."""
+    return Export("\n".join(score_lines(store, rubric, student) + [json.dumps(autoresult(store, rubric, student))])
+                  + "\n")

@@ -1,0 +1,52 @@
+"""Gradescope's results.json, from the store: a test per task and part, and one leaderboard column.
+
+Each task's correctness test shows the task's condensed feedback (report.task_markdown: its verdict, then each
+cause of failure once, with the commands that reproduce it), as the student's feedback page has it; its
+performance test, the task's timed cases (report.performance_markdown), as the page's performance table. Field names follow Gradescope's
+autograder specification (grader/tests/test_exports.py lists them).
+"""
+from __future__ import annotations
+
+import json
+
+from grader.exports.common import Export, latest_submission
+from grader.leaderboard.board import submission_metric
+from grader.report import performance_markdown, run_of, task_feedback, task_markdown
+from grader.rubric import Rubric
+from grader.store import Store
+
+
+def _output(sub: dict, isolation) -> str:
+    """The top of the results page: why it was not graded or did not build, notes on the files, the gate."""
+    if sub["status"] == "rejected":
+        lines = [f"Your submission was not graded: {sub['rejected']}"]
+    elif sub["status"] == "build_failed":
+        lines = [f"{sub['build_reason'] or 'your code did not build'}\n\n{sub['build_log']}"]
+    else:
+        lines = json.loads(sub["notes"])
+    lines += [f"build gate: {f['message']}" for f in json.loads(sub["gate"]) if f["enforced"]]
+    if not isolation.isolated:
+        lines.append(f"Graded without a sandbox ({isolation.label}): your code ran with the grader's rights.")
+    return "\n".join(lines).strip()
+
+
+def results(store: Store, rubric: Rubric, student: str | None = None) -> dict:
+    sub = latest_submission(store, student)
+    run = run_of(store, sub["run_id"])
+    tests = []
+    for task in task_feedback(store, rubric, sub["id"], run["limits"]):
+        for part, detail in (("correctness", task_markdown(task)), ("performance", performance_markdown(task))):
+            got, worth = task[part], task[f"{part}_max"]
+            if worth == 0:
+                continue
+            tests.append({"name": f"{task['task']}: {part}", "score": round(float(got), 3), "max_score": worth,
+                          "status": "passed" if got >= worth else "failed", "output": detail,
+                          "visibility": "visible"})
+    value, metric = submission_metric(store, rubric, sub["id"])
+    return {"score": round(float(sub["total"]), 3), "output": _output(sub, run["isolation"]), "visibility": "visible",
+            "test_output_format": "md", "tests": tests,
+            "leaderboard": [{"name": metric.label, "value": value if value is not None else 0.0, "order": "desc"}]}
+
+
+def export(store: Store, rubric: Rubric, student: str | None = None) -> Export:
+    return Export(json.dumps(results(store, rubric, student), indent=2) + "\n")

@@ -1,0 +1,43 @@
+"""solution/lab/: the experiments behind the shipped kernels still compile, and the sweep plans name
+candidates the lab has. The timings themselves need a GPU (solution/lab/sweep.sh)."""
+from __future__ import annotations
+
+import re
+import subprocess
+
+from conftest import ROOT
+
+LAB = ROOT / "solution" / "lab"
+SHIPPED = ROOT / "solution" / "kernels"
+
+
+def test_every_lab_configuration_compiles_in_one_nvcc_run():
+    result = subprocess.run(["make", "-C", str(LAB), "compile-check"], capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-6000:]
+    assert result.stdout.count("nvcc") == 1 and "all_configs.cu" in result.stdout
+
+
+def lab_candidates() -> set[str]:
+    """The matmul_fast candidates the lab's sources define (what `sweep --list` prints, without building it)."""
+    classes = (LAB / "matmul_fast" / "classes.cu").read_text()
+    names = re.findall(r'tile_class<\w+>\("(\w+)"', (SHIPPED / "matmul_fast.cu").read_text() + classes)
+    assert "for (int parts = 1; parts <= kMaxParts; ++parts)" in classes
+    most = int(re.search(r"constexpr int kMaxParts = (\d+);", (SHIPPED / "matmul_fast.cu").read_text()).group(1))
+    parts = range(1, most + 1)
+    variants = re.findall(r"struct VariantConfig<(\d+)>", (LAB / "matmul_fast" / "v1_variants.cuh").read_text())
+    return {"auto"} | {f"{n}/{p}" for n in names for p in parts} | {f"v{v}" for v in variants}
+
+
+def test_the_sweep_plans_name_only_candidates_the_lab_has():
+    known = lab_candidates()
+    for plan in LAB.glob("**/*.plan"):
+        for line in plan.read_text().splitlines():
+            words = line.split("#")[0].split()
+            if words and words[0] == "matmul_fast":
+                assert set(words[2].split(",")) <= known, f"{plan.name}: {set(words[2].split(',')) - known}"
+
+
+def test_the_shipped_files_hold_no_variant_switch():
+    for name in ("matmul_fast.cu", "transpose.cu"):
+        text = (SHIPPED / name).read_text()
+        assert not re.search(r"VariantConfig|kVariants|_VARIANT\b", text), name
