@@ -99,7 +99,7 @@ class PreprocessError(RuntimeError):
 
 def preprocess_device_view(cxx: str, source: Path, include_dir: Path, flags: list[str]) -> str:
     cmd = [cxx, "-E", "-x", "c++", "-std=c++17", "-D__CUDACC__", "-D__NVCC__", "-D__CUDA_ARCH__=900",
-           "-DCUDACPU_SCANNING", "-isystem", str(include_dir), *flags, str(source)]
+           "-DCUDACPU_SCANNING", "-DCUDACPU_BACKEND=1", "-isystem", str(include_dir), *flags, str(source)]
     done = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=dict(os.environ, LC_ALL="C"))
     if done.returncode != 0:
         raise PreprocessError(done.stderr)
