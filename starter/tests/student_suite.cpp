@@ -270,6 +270,10 @@ int main(int argc, char** argv) {
         return 4;
     }
     if (suite.seed == 0) suite.seed = std::random_device{}() | 1;
+#ifdef CUDACPU_BACKEND
+    cudacpu_set_quiet(1);  // each report is in its case's message
+    cudacpu_set_launch_timeout(kCaseTimeoutSeconds - 10);  // a stuck kernel is a case error naming its line
+#endif
     std::printf("Testing on %s with inputs from seed %llu (repeat with: make test SEED=%llu)\n\n",
                 suite.device.name.c_str(), static_cast<unsigned long long>(suite.seed),
                 static_cast<unsigned long long>(suite.seed));
