@@ -57,7 +57,9 @@ def test_solution_passes_every_task_the_cpu_can_run(cpu_solution_objects):
     out = result.stdout
     assert result.returncode == 0, out[-4000:] + result.stderr[-2000:]
     suite_lines = out[out.index("Running on the CPU"):].splitlines()
-    assert suite_lines[0].startswith("Running on the CPU (CPU=1 was asked for)"), suite_lines[:3]
+    assert suite_lines[0].startswith("Running on the CPU: CPU=1 was asked for."), suite_lines[:3]
+    first = next(line for line in out.splitlines() if not line.startswith(("make:", "make[")))
+    assert first.startswith("make test runs on the CPU: CPU=1 was asked for."), out[:300]
     assert summary_line(out) == "6/7 tasks pass; needs a GPU (not run on the CPU): matmul_fast", out[-3000:]
     assert "matmul_fast   needs a GPU: uses inline PTX at matmul_fast.cu:" in out
     assert re.search(r"matmul_tiled  pass \(\d+ cases; \d+ GPU only: ", out), out[-3000:]

@@ -109,8 +109,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.on_cpu is not None:
         # compute-sanitizer needs a GPU; the CPU backend's own checks (out-of-bounds, barriers) run in the suite.
-        print(f"Running on the CPU ({args.on_cpu}): correctness only, times need a GPU; "
-              "make test CPU=0 insists on the GPU", flush=True)
+        print(f"Running on the CPU: {args.on_cpu}. Correctness only (times need a GPU); "
+              "make test CPU=0 insists on the GPU.", flush=True)
         args.no_sanitizer = True
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as scratch:
