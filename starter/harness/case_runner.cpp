@@ -336,7 +336,9 @@ struct CaseRun::State {
                 const std::string::size_type at = r.hint.find(" (`make memcheck");
                 if (at != std::string::npos) r.hint = r.hint.substr(0, at) + " (the CPU backend's report above names it).";
             }
-            (void)cudacpu_clear_sticky_error();
+            // A kernel that never finished still holds the CPU's workers: like a lost GPU context,
+            // nothing more can run in this process. Every other fault is over once reported.
+            if (e.code != cudaErrorLaunchTimeout) (void)cudacpu_clear_sticky_error();
 #endif
             r.context_lost = cudaDeviceSynchronize() != cudaSuccess;
         } catch (const std::exception& e) {
