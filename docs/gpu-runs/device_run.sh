@@ -6,7 +6,7 @@
 #
 # The GPU machines reach no package index: the header libraries and bubblewrap
 # come unpacked in .deps/ (apt-get download + dpkg -x) and Python wheels in .whl/.
-#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [profile] [transpose_variants] [tests] [gpu_suite] [canvas_class] [slurm]
+#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [profile] [transpose_variants] [tests] [gpu_suite] [canvas_class] [slurm] [cpu_vs_gpu]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-run-logs}
 mkdir -p "$OUT"
@@ -195,6 +195,45 @@ PY
         "$OUT/slurm/slurm_gpu.txt" | tee -a "$summary"
       cp "$OUT/slurm/slurm_gpu.txt" "$OUT/slurm_gpu.txt" 2>/dev/null
       (cd "$OUT" && tar czf slurm.tar.gz --remove-files slurm 2>/dev/null) ;;
+    cpu_vs_gpu)
+      # The same kernels on both backends: the student suite (SANITIZE=0: compute-sanitizer is the
+      # GPU's alone) on the GPU and with CPU=1, on the solution and on each planted bug (its own task),
+      # one verdict per task; the two tables and their diff. The CPU lists shapes beyond its budget as
+      # GPU only and a file it cannot run as "needs a GPU": both appear in the diff, on purpose.
+      verdicts() {  # verdicts BACKEND LABEL LOG: "label task verdict" per task line of make test
+        grep -E "^(fill|add|transpose|matmul_naive|matmul_tiled|matmul_fast|dot) +(pass|FAIL|not implemented|needs a GPU)" "$3" \
+          | sed -E 's/^([a-z_]+) +(pass|FAIL|not implemented yet|needs a GPU).*/\1 \2/' | sed "s/^/$2 /"
+      }
+      for backend in gpu cpu; do
+        cpuflag=$([ "$backend" = cpu ] && echo CPU=1 || echo CPU=0)
+        table="$OUT/verdicts_$backend.txt"; : > "$table"
+        run "cpu_vs_gpu_${backend}_solution" make -C starter test $cpuflag SANITIZE=0 KERNELS=../solution/kernels KTAG=solution
+        verdicts "$backend" solution "$OUT/cpu_vs_gpu_${backend}_solution.log" >> "$table"
+        # Each variant links the solution's objects (copied with their times) and compiles its one
+        # file; the variants run side by side, ${CPU_VS_GPU_JOBS:-4} at once.
+        objdir=starter/build/$([ "$backend" = cpu ] && echo on-cpu/)solution/kernels
+        for dir in solution/tests/planted/*/; do
+          name=$(basename "$dir"); file=$(ls "$dir"*.cu | head -n1); task=$(basename "$file" .cu)
+          kernels=$PWD/.cpu_vs_gpu/$name/kernels; rm -rf "$kernels"; mkdir -p "$kernels"
+          for f in solution/kernels/*.cu; do [ "$(basename "$f")" = "$task.cu" ] || ln -s "$PWD/$f" "$kernels/"; done
+          cp "$file" "$kernels/"
+          objects=starter/build/$([ "$backend" = cpu ] && echo on-cpu/)planted_$name/kernels
+          rm -rf "$objects"; mkdir -p "$objects"
+          for o in "$objdir"/*.o; do [ "$(basename "$o")" = "$task.o" ] || cp -p "$o" "$objects/"; done
+          while [ "$(jobs -r | wc -l)" -ge "${CPU_VS_GPU_JOBS:-4}" ]; do sleep 1; done
+          run "cpu_vs_gpu_${backend}_$name" timeout 900 make -C starter test $cpuflag SANITIZE=0 KERNELS="$kernels" \
+            KTAG="planted_$name" TASK="$task" -j2 &
+        done
+        wait
+        for dir in solution/tests/planted/*/; do
+          name=$(basename "$dir")
+          verdicts "$backend" "$name" "$OUT/cpu_vs_gpu_${backend}_$name.log" >> "$table"
+        done
+      done
+      diff "$OUT/verdicts_gpu.txt" "$OUT/verdicts_cpu.txt" > "$OUT/verdicts.diff"
+      note "cpu_vs_gpu: $(wc -l < "$OUT/verdicts_gpu.txt") verdicts on the GPU, $(wc -l < "$OUT/verdicts_cpu.txt") on the CPU, $(grep -c '^[<>]' "$OUT/verdicts.diff") diff lines"
+      cat "$OUT/verdicts.diff" | tee -a "$summary"
+      grep -h "the suite ran on the CPU in" "$OUT"/cpu_vs_gpu_cpu_solution.log | tee -a "$summary" ;;
   esac
 done
 

@@ -14,6 +14,12 @@
 #include "task_unavailable.h"
 #include "tasks.h"
 
+#ifdef CUDACPU_BACKEND
+#include <string>
+
+#include <cudacpu/extension.h>
+#endif
+
 const char* status_name(CaseStatus s) {
     switch (s) {
         case CaseStatus::ok: return "ok";
@@ -89,6 +95,7 @@ struct Workspace {
     std::vector<DeviceBuffer> inputs, input_copies;
     DeviceBuffer output, reference, bound;
     DeviceArgs args, pristine;
+    std::vector<std::string> input_names;  // for the CPU backend's reports: "a[1024]"
 
     std::size_t output_bytes() const { return layout.elements() * dtype_size(t); }
     void* placed_output() const { return args.output; }
@@ -99,6 +106,7 @@ Workspace allocate(const Task& task, DType t, const Shape& shape, bool fixed_pla
     w.t = t;
     w.layout = task.output_layout(shape);
     w.slack = fixed_placement ? 0 : kPlacementSlack;
+    w.input_names = task.input_names;
     for (std::size_t n : task.input_elements(shape)) {
         w.inputs.emplace_back(n * dtype_size(t) + w.slack);
         w.input_copies.emplace_back(n * dtype_size(t));
@@ -128,10 +136,23 @@ void place(Workspace& w, std::uint64_t seed, std::uint64_t call) {
         CUDA_CHECK(cudaMemcpyAsync(at, w.input_copies[i].get(), w.input_copies[i].bytes(), cudaMemcpyDeviceToDevice,
                                    0));
         w.args.inputs[i] = at;
+#ifdef CUDACPU_BACKEND
+        // On the CPU an input's slack is out of bounds, as memcheck sees it on a GPU: a read past
+        // its end is reported with the array's name and index (AddressSanitizer).
+        const std::size_t elements = w.input_copies[i].bytes() / dtype_size(w.t);
+        cudacpu_set_valid_range(at, w.input_copies[i].bytes());
+        cudacpu_name_allocation(at, i < w.input_names.size() ? w.input_names[i].c_str() : "input", elements,
+                                dtype_size(w.t));
+#endif
     }
     const std::size_t offset = w.slack ? placement_offset(seed, n_inputs, call) : 0;
     w.args.output = static_cast<unsigned char*>(w.output.get()) + offset;
     poison_on_device(w.t, w.args.output, w.layout.elements() + w.guard);
+#ifdef CUDACPU_BACKEND
+    // The guard region stays writable: a write there is the harness's to report, as on a GPU.
+    cudacpu_set_valid_range(w.args.output, (w.layout.elements() + w.guard) * dtype_size(w.t));
+    cudacpu_name_allocation(w.args.output, "output", w.layout.elements() + w.guard, dtype_size(w.t));
+#endif
 }
 
 void upload(const std::vector<double>& host, double* device) {
@@ -304,6 +325,21 @@ struct CaseRun::State {
             // Sticky faults (illegal address, launch failure, ...) poison the whole
             // context: every later CUDA call in this process fails too.
             (void)cudaGetLastError();
+#ifdef CUDACPU_BACKEND
+            // The CPU backend says which thread of which kernel did what, at which line: that is
+            // the case's message (the suite shows it), and the hint need not send the student to
+            // compute-sanitizer. Unlike a GPU context, it recovers: the next case still runs.
+            const std::string report = cudacpu_last_diagnostic() ? cudacpu_last_diagnostic() : "";
+            if (!report.empty()) {
+                r.message += "\n  the CPU backend saw: " + report;
+                cudacpu_clear_diagnostic();
+                const std::string::size_type at = r.hint.find(" (`make memcheck");
+                if (at != std::string::npos) r.hint = r.hint.substr(0, at) + " (the CPU backend's report above names it).";
+            }
+            // A kernel that never finished still holds the CPU's workers: like a lost GPU context,
+            // nothing more can run in this process. Every other fault is over once reported.
+            if (e.code != cudaErrorLaunchTimeout) (void)cudacpu_clear_sticky_error();
+#endif
             r.context_lost = cudaDeviceSynchronize() != cudaSuccess;
         } catch (const std::exception& e) {
             r.status = CaseStatus::error;
@@ -323,6 +359,11 @@ struct CaseRun::State {
         std::optional<CheckResult> later;  // the first wrong run after a right first one
         for (int run = 0; run < std::max(1, o.check_runs); ++run) {
             prepare_call();
+#ifdef CUDACPU_BACKEND
+            // On the CPU threads run in a fixed order unless told otherwise: each repeated run
+            // takes another order (seeded), so a race changes the result between runs as on a GPU.
+            cudacpu_set_schedule(run == 0 ? "default" : ("random:" + std::to_string(o.seed + run)).c_str());
+#endif
             launch();
             wait_for_kernels(run == 0 ? "while running" : "on a repeated run");
             CheckResult c = check_call(run == 0);

@@ -1,10 +1,20 @@
 #include "device_limits.h"
 
 #include "counter_rng.h"
+#ifndef CUDACPU_BACKEND
 #include "cublas_check.h"
+#endif
 #include "device_buffer.h"
 #include "device_ops.h"
 
+#ifdef CUDACPU_BACKEND
+#include <stdexcept>
+// No limits to measure on the CPU backend: it times nothing, and has no cuBLAS to time.
+DeviceLimits measure_limits(const TimingOptions&) {
+    throw std::runtime_error("times need a GPU: the CPU backend checks correctness only, so it measures no device "
+                             "limits (run on a GPU for times)");
+}
+#else
 DeviceLimits measure_limits(const TimingOptions& options) {
     DeviceLimits lim;
     int device = 0, sms = 0, clock_khz = 0, l2 = 0;
@@ -49,3 +59,4 @@ DeviceLimits measure_limits(const TimingOptions& options) {
     lim.sgemm_gflops = 2.0 * m * n * k / (t.stats.median * 1e-3) / 1e9;
     return lim;
 }
+#endif

@@ -46,6 +46,11 @@ void TimingResult::append(const TimingResult& more) {
     wall_seconds += more.wall_seconds;
 }
 
+#ifdef CUDACPU_BACKEND
+// The CPU backend has no L2 to flush (and times need a GPU): the flusher holds nothing.
+L2Flusher::L2Flusher() {}
+void L2Flusher::flush() {}
+#else
 L2Flusher::L2Flusher() {
     int device = 0, l2 = 0;
     CUDA_CHECK(cudaGetDevice(&device));
@@ -62,6 +67,7 @@ void L2Flusher::flush() {
     flush_kernel<<<1024, 256>>>(buffer_.as<unsigned>(), words);
     CUDA_CHECK(cudaGetLastError());
 }
+#endif
 
 TimingResult time_launcher(const std::function<void()>& launcher, const std::function<void()>& prepare,
                            const std::function<void(int)>& verify, const TimingOptions& o, L2Flusher& flusher,

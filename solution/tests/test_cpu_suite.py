@@ -1,0 +1,130 @@
+"""Without a GPU: `make test CPU=1` runs the student suite on the CPU backend
+(starter/cpu/), on the solution (every task the CPU can run passes), on the
+starter stubs (not implemented) and on the planted bugs (each caught, with the
+words that point at it, or listed as needing a GPU with the reason).
+
+CPU-only and part of make check. The harness is built once (build/on-cpu/lib);
+each planted variant reuses the solution's kernel objects and compiles only
+its own file (see cpu_build_with)."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA, NPROC, SOLUTION_KERNELS, STARTER, summary_line
+
+PLANTED = Path(__file__).parent / "planted"
+CPU_BUILD = STARTER / "build" / "on-cpu"
+
+
+def make_cpu(kernels: Path, tag: str, target: str, *args: str, timeout: float = 900) -> subprocess.CompletedProcess:
+    return subprocess.run(["make", "-C", str(STARTER), f"-j{NPROC}", target, "CPU=1", f"KERNELS={kernels}",
+                           f"KTAG={tag}", f"DATA={DATA}", *args], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def cpu_solution_objects() -> Path:
+    """The harness and the solution's kernel objects, built for the CPU once per session."""
+    result = make_cpu(SOLUTION_KERNELS, "solution", "all", timeout=1800)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return CPU_BUILD / "solution" / "kernels"
+
+
+def cpu_build_with(tmp_root: Path, name: str, replacement: Path, objects_from: Path) -> Path:
+    """A kernels folder: the solution's files with one replaced; the solution's CPU objects are
+    copied (with their times) so that only the replaced file is compiled."""
+    kernels = tmp_root / name / "kernels"
+    kernels.mkdir(parents=True)
+    for source in SOLUTION_KERNELS.iterdir():
+        if source.name != replacement.name:
+            (kernels / source.name).symlink_to(source)
+    shutil.copy(replacement, kernels / replacement.name)
+    objects = CPU_BUILD / f"planted_{name}" / "kernels"
+    objects.mkdir(parents=True, exist_ok=True)
+    for obj in objects_from.glob("*.o"):
+        if obj.stem != replacement.stem:
+            shutil.copy2(obj, objects / obj.name)
+    return kernels
+
+
+def test_solution_passes_every_task_the_cpu_can_run(cpu_solution_objects):
+    result = make_cpu(SOLUTION_KERNELS, "solution", "test", timeout=1200)
+    out = result.stdout
+    assert result.returncode == 0, out[-4000:] + result.stderr[-2000:]
+    suite_lines = out[out.index("Running on the CPU"):].splitlines()
+    assert suite_lines[0].startswith("Running on the CPU: CPU=1 was asked for."), suite_lines[:3]
+    first = next(line for line in out.splitlines() if not line.startswith(("make:", "make[")))
+    assert first.startswith("make test runs on the CPU: CPU=1 was asked for."), out[:300]
+    assert summary_line(out) == "6/7 tasks pass; needs a GPU (not run on the CPU): matmul_fast", out[-3000:]
+    assert "matmul_fast   needs a GPU: uses inline PTX at matmul_fast.cu:" in out
+    assert re.search(r"matmul_tiled  pass \(\d+ cases; \d+ GPU only: ", out), out[-3000:]
+    seconds = re.search(r"the suite ran on the CPU in (\d+) s", out)
+    assert seconds, out[-2000:]
+    print(f"student suite on the solution, on the CPU: {seconds.group(1)} s")
+
+
+def test_stubs_are_not_implemented_on_the_cpu():
+    result = make_cpu(STARTER / "kernels", "starter", "test", timeout=1800)
+    assert result.returncode != 0
+    assert summary_line(result.stdout).startswith("0/7 tasks pass; not implemented yet: "), result.stdout[-3000:]
+
+
+# (folder, task, words the student must see from `make test CPU=1 TASK=task`). Where a GPU needs
+# compute-sanitizer, the CPU backend's own report (AddressSanitizer, barriers) is in the case's message.
+CAUGHT_ON_CPU = [
+    ("missing_bounds_check", "matmul_tiled", "a store is missing its bounds check"),
+    ("missing_syncthreads", "matmul_tiled", "Results that change from run to run usually mean a race"),
+    ("swapped_indices", "matmul_naive", "transpose of the right answer"),
+    ("element_never_written", "fill", "never written"),
+    ("int_through_float_add", "add", "the int32 values went through float"),
+    ("int_through_float_transpose", "transpose", "the int32 values went through float"),
+    ("int_through_float_tiled", "matmul_tiled", "the int32 values went through float"),
+    ("float64_tiles_as_float", "matmul_tiled", "float32 arithmetic gives errors like this: a float tile"),
+    ("block_row_per_matrix_row", "fill", "put the long dimension in grid.x"),
+    ("load_guarded_on_k_only", "matmul_tiled", "the CPU backend saw: kernel matmul_tiled_kernel (launched at "
+                                               "matmul_tiled.cu:36) read b[1] but b has 1 element"),
+    ("float_only_instantiation", "matmul_naive", "matmul_naive.cu does not define matmul_naive<double>"),
+    ("missing_semicolon", "transpose", "transpose.cu does not compile: transpose.cu:"),
+    ("illegal_address", "add", "which is not device memory at add.cu:12"),
+]
+
+# Planted bugs the CPU run does not catch, with the reason (the GPU's suite catches them).
+NOT_CAUGHT_ON_CPU = [
+    ("race", "dot", "blocks run to completion on 2 worker threads here: a plain += between blocks almost never "
+                    "loses an update (a GPU's thousands of threads do); the --racecheck build reports it"),
+    ("inverted_indexing", "matmul_naive", "right but slow: times need a GPU"),
+]
+
+
+@pytest.mark.parametrize("name, task, words", CAUGHT_ON_CPU, ids=[c[0] for c in CAUGHT_ON_CPU])
+def test_planted_bug_is_caught_on_the_cpu(tmp_path, cpu_solution_objects, name, task, words):
+    kernels = cpu_build_with(tmp_path, name, next((PLANTED / name).glob("*.cu")), cpu_solution_objects)
+    result = make_cpu(kernels, f"planted_{name}", "test", f"TASK={task}")
+    out = result.stdout + result.stderr
+    assert result.returncode != 0, out[-3000:]
+    assert words in out, out[-3000:]
+    assert summary_line(out).startswith("0/1 tasks pass; failing: " + task), out[-3000:]
+
+
+@pytest.mark.parametrize("name, task, why", NOT_CAUGHT_ON_CPU, ids=[c[0] for c in NOT_CAUGHT_ON_CPU])
+def test_planted_bug_the_cpu_cannot_see_passes_there(tmp_path, cpu_solution_objects, name, task, why):
+    """Listed, with its reason, rather than silently assumed: if the CPU starts catching it, move it up."""
+    kernels = cpu_build_with(tmp_path, name, next((PLANTED / name).glob("*.cu")), cpu_solution_objects)
+    result = make_cpu(kernels, f"planted_{name}", "test", f"TASK={task}")
+    assert result.returncode == 0, result.stdout[-3000:]
+
+
+def test_kernel_that_never_returns_is_stopped_on_the_cpu(tmp_path, cpu_solution_objects):
+    kernels = cpu_build_with(tmp_path, "never_returns", PLANTED / "never_returns" / "fill.cu", cpu_solution_objects)
+    assert make_cpu(kernels, "planted_never_returns", "all").returncode == 0
+    harness = CPU_BUILD / "planted_never_returns" / "harness"
+    result = subprocess.run([str(harness), "--task", "fill", "--suite", "test", "--check-only", "--case-timeout", "5",
+                             "--json", "-"], cwd=STARTER, capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "CUDA_CPU_QUIET": "1"})
+    assert result.returncode == 3, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "no result after 5 s" in result.stderr, result.stderr[-2000:]

@@ -1,0 +1,189 @@
+"""Runs the host compiler: scan, rewrite and compile a .cu file; compile a
+.cpp file against the CUDA stand-in; link with the runtime library."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from . import scan
+from .flags import Options
+from .rewrite import RewriteError, rewrite
+
+CPU_DIR = Path(__file__).resolve().parent.parent
+INCLUDE_DIR = CPU_DIR / "include"
+DEFAULT_RUNTIME = CPU_DIR.parent / "build" / "cpu" / "libcudacpu.a"
+
+# Exit codes
+OK, COMPILE_ERROR, USAGE, NEEDS_GPU = 0, 1, 2, 3
+
+_CUDA_NAME = re.compile(r"^(cuda[A-Z]\w*|cu[A-Z]\w*|nv\w+|__nv\w+|__[a-z]\w*|cub|thrust|curand\w*|cublas\w*)$")
+# g++ and clang++ saying a name is unknown.
+_UNDECLARED = re.compile(
+    r"^(?P<file>[^:\n]+):(?P<line>\d+):\d+: error: (?:['‘](?P<gcc>[\w:]+)['’] was not declared in this scope|"
+    r"['‘](?P<type>[\w:]+)['’] does not name a type|"
+    r"(?:use of undeclared identifier|unknown type name|no type named) ['‘](?P<clang>[\w:]+)['’]|"
+    r"['‘](?P<ns>[\w:]+)['’] has not been declared)", re.M)
+# The compilers' messages in plain ASCII, whatever the user's locale.
+_COMPILER_ENV = dict(os.environ, LC_ALL="C")
+
+
+class DriverError(RuntimeError):
+    def __init__(self, message: str, code: int):
+        super().__init__(message)
+        self.code = code
+
+
+def compiler(o: Options) -> str:
+    cxx = o.cxx or os.environ.get("CXX") or "g++"
+    if not shutil.which(cxx.split()[0]):
+        raise DriverError(f"cudacpu: the C++ compiler '{cxx}' was not found (set CXX or --cxx=)", USAGE)
+    return cxx
+
+
+def _safe_preprocessor_flags(o: Options) -> list[str]:
+    """The user's -I flags, minus any that would shadow the CPU backend's CUDA headers."""
+    out, skip = [], False
+    flags = o.preprocessor_flags
+    for k, f in enumerate(flags):
+        if skip:
+            skip = False
+            continue
+        path = None
+        if f in ("-I", "-isystem") and k + 1 < len(flags):
+            path, skip = flags[k + 1], True
+            pair = [f, flags[k + 1]]
+        elif f.startswith("-I"):
+            path, pair = f[2:], [f]
+        else:
+            pair = [f]
+        if path and (Path(path) / "cuda_runtime.h").exists() and Path(path).resolve() != INCLUDE_DIR.resolve():
+            continue  # a CUDA toolkit's include folder: ours must win
+        out += pair
+    return out
+
+
+def _sanitizer_flags(o: Options, linking: bool = False) -> list[str]:
+    if o.racecheck:
+        # ThreadSanitizer's instrumentation calls the race checker in the CPU
+        # runtime (src/racecheck.cpp); ThreadSanitizer's own runtime is not linked.
+        return [] if linking else ["-fsanitize=thread", "-fno-omit-frame-pointer"]
+    return ["-fsanitize=address", "-fsanitize-recover=address", "-fno-omit-frame-pointer"] if o.asan else []
+
+
+def _error_limit(cxx: str) -> list[str]:
+    return ["-ferror-limit=5"] if "clang" in Path(cxx.split()[0]).name else ["-fmax-errors=5"]
+
+
+# GNU as, and clang's integrated assembler, refusing PTX.
+_ASSEMBLER = re.compile(r"Error: (?:no such instruction|unknown mnemonic|unknown pseudo-op): [`'](?P<what>[^'`\n]+)|"
+                        r"error: invalid instruction mnemonic '(?P<clang>[^'\n]+)'")
+
+
+def _explain_compile_failure(stderr: str, display: str) -> DriverError:
+    m = _ASSEMBLER.search(stderr)
+    if m:  # PTX the scan did not see (inside a macro): the CPU's assembler cannot read it
+        what = (m.group("what") or m.group("clang")).strip()
+        return DriverError(f"needs a GPU: uses inline PTX ({what}) in {display}", NEEDS_GPU)
+    m = _UNDECLARED.search(stderr)
+    if m:
+        name = m.group("gcc") or m.group("type") or m.group("clang") or m.group("ns")
+        base = name.split("::")[0]
+        if _CUDA_NAME.match(base):
+            return DriverError(f"needs a GPU: uses {name}, which the CPU backend does not emulate, "
+                               f"at {m.group('file')}:{m.group('line')}", NEEDS_GPU)
+    return DriverError(stderr.rstrip() + f"\ncudacpu: {display} did not compile (the errors above are the compiler's)",
+                       COMPILE_ERROR)
+
+
+def scan_file(o: Options, source: Path) -> None:
+    """Raises DriverError(NEEDS_GPU) if the file uses what the CPU backend cannot run."""
+    cxx = compiler(o)
+    try:
+        text = scan.preprocess_device_view(cxx, source, INCLUDE_DIR, _safe_preprocessor_flags(o))
+    except scan.PreprocessError as e:
+        found = scan.missing_gpu_header(e.output)
+        if found:
+            raise DriverError(found.message(), NEEDS_GPU) from None
+        raise DriverError(e.output.rstrip() + f"\ncudacpu: {source} did not preprocess", COMPILE_ERROR) from None
+    found = scan.scan_preprocessed(text, INCLUDE_DIR)
+    if found:
+        raise DriverError(found.message(), NEEDS_GPU)
+
+
+def compile_cu(o: Options, source: Path, output: Path) -> None:
+    cxx = compiler(o)
+    scan_file(o, source)
+    try:
+        original = source.read_text(errors="replace")
+    except OSError as e:
+        raise DriverError(f"cudacpu: cannot read {source}: {e.strerror}", USAGE) from None
+    try:
+        result = rewrite(original)
+    except RewriteError as e:
+        raise DriverError(f"{source}:{e.line}: error: {e} (cudacpu could not rewrite this for the CPU backend)",
+                          COMPILE_ERROR) from None
+    if result.device_launches:
+        raise DriverError(f"needs a GPU: uses dynamic parallelism (a kernel launch inside a kernel) at "
+                          f"{source}:{result.device_launches[0]}", NEEDS_GPU)
+    display = str(source).replace("\\", "\\\\").replace('"', '\\"')
+    text = f'#line 1 "{display}"\n' + result.text
+    if o.keep:
+        output.with_suffix(output.suffix + ".cpu.cpp").write_text(text)
+    # DWARF 4: binutils' addr2line (the symbolizer without ASan) misreads the
+    # file table GCC 12 writes in DWARF 5 for a source read from stdin.
+    cmd = [*cxx.split(), f"-std={o.std}", "-x", "c++", "-gdwarf-4", "-O2", "-pthread", *_sanitizer_flags(o),
+           *_error_limit(cxx), "-D__CUDACC__", "-D__CUDACC_VER_MAJOR__=13", "-D__CUDACC_VER_MINOR__=0",
+           "-DCUDACPU_BACKEND=1", "-isystem", str(INCLUDE_DIR), "-include", "cudacpu/kernel_prelude.h",
+           "-iquote", str(source.parent), *_safe_preprocessor_flags(o), *o.host_flags, "-c", "-", "-o", str(output)]
+    done = subprocess.run(cmd, input=text, capture_output=True, text=True, errors="replace", env=_COMPILER_ENV)
+    if done.stderr and done.returncode == 0:
+        sys.stderr.write(done.stderr)
+    if done.returncode != 0:
+        raise _explain_compile_failure(done.stderr, str(source))
+
+
+def compile_cpp(o: Options, source: Path, output: Path) -> None:
+    cxx = compiler(o)
+    cmd = [*cxx.split(), f"-std={o.std}", "-gdwarf-4", "-O2", "-pthread", *_sanitizer_flags(o), *_error_limit(cxx),
+           "-DCUDACPU_BACKEND=1", "-isystem", str(INCLUDE_DIR), *_safe_preprocessor_flags(o), *o.host_flags, "-c",
+           str(source), "-o", str(output)]
+    done = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=_COMPILER_ENV)
+    if done.stderr and done.returncode == 0:
+        sys.stderr.write(done.stderr)
+    if done.returncode != 0:
+        raise _explain_compile_failure(done.stderr, str(source))
+
+
+def runtime_library(o: Options) -> Path:
+    """The runtime library, built with make if it is not there yet."""
+    lib = Path(o.runtime or os.environ.get("CUDACPU_RUNTIME") or DEFAULT_RUNTIME)
+    if lib.exists() and not o.runtime:
+        # Rebuild when a runtime source is newer than the library.
+        sources = list((CPU_DIR / "src").iterdir()) + list(INCLUDE_DIR.rglob("*.h"))
+        if all(s.stat().st_mtime <= lib.stat().st_mtime for s in sources):
+            return lib
+    if o.runtime:
+        if not lib.exists():
+            raise DriverError(f"cudacpu: the runtime library {lib} does not exist", USAGE)
+        return lib
+    cxx = compiler(o)
+    done = subprocess.run(["make", "--no-print-directory", "-s", "-f", str(CPU_DIR / "cpu.mk"), f"CXX={cxx}",
+                           f"CUDACPU_BUILD={lib.parent}", "cudacpu-lib"], capture_output=True, text=True)
+    if done.returncode != 0 or not lib.exists():
+        raise DriverError(done.stdout + done.stderr + "\ncudacpu: could not build the runtime library", COMPILE_ERROR)
+    return lib
+
+
+def link(o: Options, inputs: list[str], output: Path) -> None:
+    cxx = compiler(o)
+    lib = runtime_library(o)
+    cmd = [*cxx.split(), "-o", str(output), *inputs, str(lib), "-pthread", *_sanitizer_flags(o, linking=True),
+           *o.host_flags,
+           *o.link_flags]
+    done = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+    if done.returncode != 0:
+        raise DriverError(done.stderr.rstrip() + f"\ncudacpu: linking {output} failed", COMPILE_ERROR)

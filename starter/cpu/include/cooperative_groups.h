@@ -1,0 +1,6 @@
+// <cooperative_groups.h> is a GPU-only part of CUDA: the CPU backend cannot run code that uses
+// it. cudacpu.py reports the file as "needs a GPU" before it gets here.
+#pragma once
+#if !defined(CUDACPU_SCANNING)
+#error "needs a GPU: <cooperative_groups.h> is not emulated by the CPU backend"
+#endif

@@ -1,0 +1,3 @@
+// CUDA's <vector_types.h>: float2, int4, dim3, ...
+#pragma once
+#include "cudacpu/vector_types.h"

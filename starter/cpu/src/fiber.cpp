@@ -1,0 +1,146 @@
+#include "fiber.h"
+
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "sanitizer_hooks.h"
+
+#if !defined(CUDACPU_USE_UCONTEXT)
+extern "C" void cudacpu_fiber_trampoline();
+#endif
+
+namespace cudacpu {
+
+namespace {
+
+
+std::size_t page_size() {
+    static const std::size_t size = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    return size;
+}
+
+#if defined(CUDACPU_USE_UCONTEXT)
+void ucontext_entry(unsigned hi_fn, unsigned lo_fn, unsigned hi_arg, unsigned lo_arg) {
+    auto join = [](unsigned hi, unsigned lo) { return (std::uintptr_t(hi) << 32) | lo; };
+    auto entry = reinterpret_cast<void (*)(void*)>(join(hi_fn, lo_fn));
+    entry(reinterpret_cast<void*>(join(hi_arg, lo_arg)));
+    std::abort();  // entry switches away for good
+}
+#endif
+
+}  // namespace
+
+// The stack of the worker thread itself (its scheduler), for AddressSanitizer.
+ThreadStackBounds thread_stack() {
+    static thread_local ThreadStackBounds bounds = [] {
+        ThreadStackBounds b;
+        pthread_attr_t attr;
+        if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+            void* addr = nullptr;
+            std::size_t size = 0;
+            if (pthread_attr_getstack(&attr, &addr, &size) == 0) b = {addr, size};
+            pthread_attr_destroy(&attr);
+        }
+        return b;
+    }();
+    return bounds;
+}
+
+bool Stack::contains_guard(const void* addr) const {
+    const char* a = static_cast<const char*>(addr);
+    return a >= base - page_size() && a < base;
+}
+
+void init_context(Context* ctx, const Stack& stack, void (*entry)(void*), void* arg) {
+#if defined(CUDACPU_USE_UCONTEXT)
+    getcontext(&ctx->uc);
+    ctx->uc.uc_stack.ss_sp = stack.base;
+    ctx->uc.uc_stack.ss_size = stack.size - stack.color;
+    ctx->uc.uc_link = nullptr;
+    const auto fn = reinterpret_cast<std::uintptr_t>(entry), a = reinterpret_cast<std::uintptr_t>(arg);
+    makecontext(&ctx->uc, reinterpret_cast<void (*)()>(ucontext_entry), 4, unsigned(fn >> 32), unsigned(fn),
+                unsigned(a >> 32), unsigned(a));
+#elif defined(__x86_64__)
+    // The frame cudacpu_switch_context pops: r15, r14, r13 (arg), r12 (entry),
+    // rbx, rbp, then the return address: the trampoline. After the pops and
+    // the ret the stack pointer is 16-byte aligned, as a call needs.
+    auto* top = reinterpret_cast<std::uintptr_t*>(
+        (reinterpret_cast<std::uintptr_t>(stack.base + stack.size - stack.color)) & ~std::uintptr_t(15));
+    std::uintptr_t* sp = top - 7;
+    sp[0] = 0;                                              // r15
+    sp[1] = 0;                                              // r14
+    sp[2] = reinterpret_cast<std::uintptr_t>(arg);          // r13
+    sp[3] = reinterpret_cast<std::uintptr_t>(entry);        // r12
+    sp[4] = 0;                                              // rbx
+    sp[5] = 0;                                              // rbp
+    sp[6] = reinterpret_cast<std::uintptr_t>(&cudacpu_fiber_trampoline);
+    ctx->sp = sp;
+#elif defined(__aarch64__)
+    // The 160-byte frame cudacpu_switch_context restores: x19 (entry), x20
+    // (arg), ..., x29 = 0, x30 = the trampoline, d8-d15.
+    auto* top = reinterpret_cast<std::uintptr_t*>(
+        (reinterpret_cast<std::uintptr_t>(stack.base + stack.size - stack.color)) & ~std::uintptr_t(15));
+    std::uintptr_t* sp = top - 20;
+    std::memset(sp, 0, 20 * sizeof(std::uintptr_t));
+    sp[0] = reinterpret_cast<std::uintptr_t>(entry);        // x19
+    sp[1] = reinterpret_cast<std::uintptr_t>(arg);          // x20
+    sp[11] = reinterpret_cast<std::uintptr_t>(&cudacpu_fiber_trampoline);  // x30
+    ctx->sp = sp;
+#endif
+}
+
+void finish_switch() {
+    if (__sanitizer_finish_switch_fiber) __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
+}
+
+StackPool::StackPool(std::size_t stack_bytes)
+    : stack_bytes_((stack_bytes + page_size() - 1) / page_size() * page_size()) {}
+
+StackPool::~StackPool() {
+    // The mappings stay: a pool lives as long as its worker, which is the process.
+}
+
+Stack StackPool::take() {
+    if (!free_.empty()) {
+        Stack s = free_.back();
+        free_.pop_back();
+        return s;
+    }
+    // Stacks come 32 at a time from one mapping, each above its guard page.
+    const std::size_t guard = page_size();
+    const std::size_t stride = stack_bytes_ + guard, count = 32;
+    void* mem = mmap(nullptr, stride * count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mem == MAP_FAILED) {
+        std::fprintf(stderr, "cudacpu: out of memory for thread stacks (%zu KiB each)\n", stack_bytes_ / 1024);
+        std::abort();
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+        char* at = static_cast<char*>(mem) + i * stride;
+        mprotect(at, guard, PROT_NONE);
+        // Tops spread over 4 KiB in steps of 5 cache lines (see Stack::color).
+        const std::size_t color = (all_.size() * 5 % 64) * 64;
+        Stack s{at + guard, stack_bytes_, color};
+        all_.push_back(s);
+        free_.push_back(s);
+    }
+    return take();
+}
+
+void StackPool::give_back(const Stack& s, bool dirty) {
+    if (dirty) asan_unpoison(s.base, s.size);
+    free_.push_back(s);
+}
+
+bool StackPool::is_guard_page(const void* addr) const {
+    for (const Stack& s : all_)
+        if (s.contains_guard(addr)) return true;
+    return false;
+}
+
+}  // namespace cudacpu
