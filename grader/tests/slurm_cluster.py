@@ -185,6 +185,9 @@ PartitionName={PARTITION} Nodes={NODE} Default=YES MaxTime=INFINITE State=UP
         key.chmod(0o600)
         self.ports = (_free_port(), _free_port())
         self.conf.write_text(self.write_conf())
+        # Beside slurm.conf, where slurmd looks for it. slurmd always starts a cgroup plugin; on cgroup v2 it asks
+        # systemd over D-Bus for a scope, and a container or CI runner has neither: it makes the folders itself.
+        (self.root / "cgroup.conf").write_text("CgroupPlugin=autodetect\nIgnoreSystemd=yes\n")
         # One line for all of them (Slurm 22.05 miscounts one line per file against the node's Gres=gpu:N).
         (self.root / "gres.conf").write_text(
             f"NodeName={NODE} Name=gpu File={devices[0].parent}/nvidia[0-{self.gpus - 1}]\n")
