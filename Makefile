@@ -11,6 +11,8 @@
 #                 plots and the handout quotes (run both on the grading GPU, commit it)
 #   make leaderboard   publish results/leaderboard/ (one self-contained page,
 #                 Markdown, CSV) from results/grades.sqlite
+#   make overview   rewrite results/overview.html (for the staff: how the class did) from
+#                 results/grades.sqlite; `grade` writes it too
 #   make check    the project's own tests; without a GPU it runs everything that
 #                 needs none and lists the GPU tests it skipped
 #   make data     regenerate the reference cases in data/
@@ -65,7 +67,7 @@ RECORD  ?=
 RECORD_ARG := $(if $(RECORD),--record $(RECORD))
 
 .PHONY: demo check data registry deps deps-headers deps-pandoc deps-browser deps-sandbox deps-slurm build grade bench bench-reference \
-        bench-sources gradescope handout dist harness leaderboard
+        bench-sources gradescope handout dist harness leaderboard overview
 # Grades the sample class in data/sample-submissions against the solution.
 demo: deps build
 	$(PYTHON) -m grader grade data/sample-submissions --results $(RESULTS)/demo --regrade
@@ -79,6 +81,10 @@ grade: deps build
 # The published leaderboard from the store: make leaderboard [RESULTS=results] [LEADERBOARD_ARGS=--with-scores]
 leaderboard: $(PYTHON_READY)
 	$(PYTHON) -m grader leaderboard --results $(RESULTS) $(LEADERBOARD_ARGS)
+
+# The staff's page of how the class did, from the store: make overview [RESULTS=results]
+overview: $(PYTHON_READY)
+	$(PYTHON) -m grader overview --results $(RESULTS)
 
 # The solution through the harness: checked, timed, rated against the device's
 # limits (results/bench.jsonl); then starter's `make bench` on the solution:

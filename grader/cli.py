@@ -9,6 +9,7 @@
   rescore RESULTS     recompute every stored score under an edited rubric (--rubric), without a GPU
   override ID TASK POINTS --reason TEXT --by NAME   set a task's points for a student, on record (--undo)
   rubric              check grader/rubric.toml against the harness's registry and print it
+  overview            rewrite results/overview.html: how the class did, for the staff (histograms, pass rates, lists)
   leaderboard         publish results/leaderboard/ (index.html, leaderboard.md, .csv) from the store
   rules               print the build gate's rules; --export FILE writes them for the students' pre-check
   status              how far the Slurm batch of `grade --slurm` got: per shard, ETA, the merge (docs/slurm.md)
@@ -39,6 +40,7 @@ from grader.grade import GradeOptions, grade, grade_single
 from grader.leaderboard import PublishOptions, open_store, publish
 from grader.lms import SOURCES, IntakeError, find_entries, gradescope_single
 from grader.registry import Registry, RegistryError
+from grader.overview import write_overview
 from grader.report import summary_table, write_reports
 from grader.rescore import RescoreError, rescore
 from grader.roster import Person, RosterError, match, read_roster
@@ -118,7 +120,8 @@ def write_outputs(results: Path, rubric: Rubric):
         print(summary_table(store, rubric).to_string(index=False))
     finally:
         store.close()
-    print(f"results in {results}: grades.sqlite, grades.csv, canvas.csv, review.csv (for TAs), feedback/")
+    print(f"results in {results}: grades.sqlite, grades.csv, canvas.csv, review.csv and overview.html (for the "
+          f"staff), feedback/")
 
 
 SLURM_ONLY = ("partition", "account", "gres", "time", "max_parallel", "cpus_per_task", "shard_size", "merge_time",
@@ -235,7 +238,16 @@ def cmd_report(args) -> int:
     rubric = load_rubric(Path(args.rubric), registry_from_store(results))
     check_rubric_matches(results, rubric)
     paths = write_reports(results, rubric)
-    print(f"wrote {paths['grades']} and {paths['feedback']}/")
+    print(f"wrote {paths['grades']}, {paths['overview']} and {paths['feedback']}/")
+    return 0
+
+
+def cmd_overview(args) -> int:
+    results = Path(args.results)
+    open_store(results).close()  # a clear error when there is no store or no run, and never an empty new one
+    rubric = load_rubric(Path(args.rubric), registry_from_store(results))
+    check_rubric_matches(results, rubric)
+    print(f"wrote {write_overview(results, rubric)}")
     return 0
 
 
@@ -508,6 +520,14 @@ def parser() -> argparse.ArgumentParser:
                        description="Rewrite results/grades.csv and results/feedback/ from results/grades.sqlite.")
     common(r)
     r.set_defaults(func=cmd_report)
+
+    o = sub.add_parser("overview", help="rewrite overview.html, the staff's page of how the class did",
+                       description="Rewrite RESULTS/overview.html from RESULTS/grades.sqlite: score histograms, the "
+                                   "pass rate of each correctness case, timeouts, crashes, sanitizer findings, build "
+                                   "failures, flags for review, late submissions, with links to each student's "
+                                   "feedback. One self-contained file, for the staff only (it names students).")
+    common(o)
+    o.set_defaults(func=cmd_overview)
 
     e = sub.add_parser("export", help="write canvas.csv (or a Gradescope or Autolab result) from the store",
                        description="Write Canvas's gradebook import CSV (Student, ID, SIS User ID, SIS Login ID, "
