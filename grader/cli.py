@@ -9,6 +9,7 @@
   rescore RESULTS     recompute every stored score under an edited rubric (--rubric), without a GPU
   override ID TASK POINTS --reason TEXT --by NAME   set a task's points for a student, on record (--undo)
   rubric              check grader/rubric.toml against the harness's registry and print it
+  similarity          compare every pair of submissions per task: results/similarity.html, .csv (staff only)
   overview            rewrite results/overview.html: how the class did, for the staff (histograms, pass rates, lists)
   leaderboard         publish results/leaderboard/ (index.html, leaderboard.md, .csv) from the store
   rules               print the build gate's rules; --export FILE writes them for the students' pre-check
@@ -239,6 +240,21 @@ def cmd_report(args) -> int:
     check_rubric_matches(results, rubric)
     paths = write_reports(results, rubric)
     print(f"wrote {paths['grades']}, {paths['overview']} and {paths['feedback']}/")
+    return 0
+
+
+def cmd_similarity(args) -> int:
+    from grader.similarity import write_similarity
+    results = Path(args.results)
+    open_store(results).close()  # a clear error when there is no store or no run, and never an empty new one
+    registry = registry_from_store(results)
+    rubric = load_rubric(Path(args.rubric), registry)
+    done = write_similarity(results, registry, rubric, Path(args.submissions) if args.submissions else None,
+                            args.source)
+    top = done.pairs.head(1)
+    print(f"wrote {done.html} and {done.csv}: {len(done.pairs)} pairs"
+          + (f"; the most similar: {top.task[0]} {top.student_a[0]} and {top.student_b[0]} at {top.score[0]}%"
+             if len(top) else ""))
     return 0
 
 
@@ -528,6 +544,18 @@ def parser() -> argparse.ArgumentParser:
                                    "feedback. One self-contained file, for the staff only (it names students).")
     common(o)
     o.set_defaults(func=cmd_overview)
+
+    sm = sub.add_parser("similarity", help="compare every pair of submissions per task (staff only)",
+                        description="Write RESULTS/similarity.html and similarity.csv: every pair of the graded "
+                                    "students' files compared task by task with Debian's similarity-tester (sim_c), "
+                                    "the starter's own lines left out, ranked by how much of one is in the other. "
+                                    "For the staff only.")
+    common(sm)
+    sm.add_argument("--submissions", default=None, metavar="DIR",
+                    help="the submissions folder (default: the one the latest grading run read, if still there)")
+    sm.add_argument("--from", dest="source", choices=SOURCES, default="plain",
+                    help="how the submissions were delivered, as for grade (default: %(default)s)")
+    sm.set_defaults(func=cmd_similarity)
 
     e = sub.add_parser("export", help="write canvas.csv (or a Gradescope or Autolab result) from the store",
                        description="Write Canvas's gradebook import CSV (Student, ID, SIS User ID, SIS Login ID, "
