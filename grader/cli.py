@@ -432,11 +432,11 @@ def cmd_leaderboard(args) -> int:
     rubric = load_rubric(Path(args.rubric), registry_from_store(results))
     done = publish(PublishOptions(results, Path(args.out) if args.out else None,
                                   Path(args.salt_file) if args.salt_file else None, args.with_scores,
-                                  args.show_names), rubric)
+                                  args.show_names, ranked_only=args.ranked_only), rubric)
     for w in done.warnings:
         print(f"warning: {w}", file=sys.stderr)
     print(f"wrote {done.out}/: index.html, leaderboard.md, leaderboard.csv "
-          f"({done.ranked} ranked, {done.unranked} not ranked)")
+          f"({done.ranked} ranked, {done.unranked} not ranked{', left off' if args.ranked_only else ''})")
     print(f"history: {done.history}" if done.history else "history: the ranking is unchanged since the last "
           "publish; no new history file")
     return 0
@@ -634,6 +634,8 @@ def parser() -> argparse.ArgumentParser:
     lb.add_argument("--out", default=None, help="output folder (default: RESULTS/leaderboard)")
     lb.add_argument("--with-scores", action="store_true", help="add each entry's total score")
     lb.add_argument("--show-names", action="store_true", help="add student ids (not for a public page)")
+    lb.add_argument("--ranked-only", action="store_true",
+                    help="list ranked entries only: leave off those not ranked, and why (default: list them below)")
     lb.add_argument("--salt-file", default=None,
                     help="the pseudonyms' secret salt, created on first use (default: RESULTS/pseudonym-salt)")
     lb.set_defaults(func=cmd_leaderboard)

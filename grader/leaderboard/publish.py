@@ -28,6 +28,7 @@ class PublishOptions:
     with_scores: bool = False
     show_names: bool = False
     now: datetime | None = None  # the publish's time (tests fix it)
+    ranked_only: bool = False  # leave the entries that are not ranked (and why) off the published files
 
     @property
     def out_dir(self) -> Path:
@@ -74,7 +75,8 @@ def _round(value, decimals: int):
 def publish_table(board: Board, names: dict[str, str], pseudonyms: Pseudonyms, options: PublishOptions) -> pd.DataFrame:
     """The published rows, ranked first: what leaderboard.csv holds (before the change columns)."""
     rows = [_row(board, r, names, pseudonyms, r["rank"], "ranked") for r in board.ranked.to_dict("records")]
-    rows += [_row(board, r, names, pseudonyms, None, r["reason"]) for r in board.unranked.to_dict("records")]
+    if not options.ranked_only:
+        rows += [_row(board, r, names, pseudonyms, None, r["reason"]) for r in board.unranked.to_dict("records")]
     columns = (["rank", "name"] + (["student"] if options.show_names else [])
                + [board.metric.label, "speedup", "speedup_low", "speedup_high", board.percent_label]
                + [c.label for c in board.others]

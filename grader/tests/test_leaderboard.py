@@ -511,3 +511,29 @@ def test_the_command_without_a_store_fails_clearly(tmp_path):
     run = grader("leaderboard", "--results", str(tmp_path / "none"))
     assert run.returncode == 1 and "no grades store there" in run.stderr
     assert not (tmp_path / "none").exists()
+
+
+# --- ranked entries only --------------------------------------------------------------------------------------
+
+
+def test_ranked_only_leaves_the_entries_not_ranked_off_every_file(board):
+    entries = [Entry("a", 1.0, nickname="quick"), Entry("b", 0.5, nickname="steady"),
+               Entry("c", None, failure="missing", nickname="absent"),
+               Entry("d", None, failure="not_implemented", nickname="todo")]
+    done, table = board.fill(entries).pub(ranked_only=True)
+    assert list(table["name"]) == ["quick", "steady"] and (table["status"] == "ranked").all()
+    for path in (done.html, done.md):
+        text = path.read_text()
+        assert "quick" in text and "absent" not in text and "todo" not in text
+        assert "no matmul_fast.cu" not in text
+    assert (done.ranked, done.unranked) == (2, 2)  # counted, not published
+    _, full = board.pub(now=T0 + timedelta(hours=1))
+    assert set(full["name"]) == {"quick", "steady", "absent", "todo"}  # the default lists them, with the reason
+
+
+def test_the_command_takes_ranked_only(board, results, capsys):
+    from grader.cli import main
+    board.fill([Entry("a", 1.0, nickname="quick"), Entry("c", None, failure="missing", nickname="absent")])
+    assert main(["leaderboard", "--results", str(results), "--ranked-only"]) == 0
+    assert "1 ranked, 1 not ranked, left off" in capsys.readouterr().out
+    assert "absent" not in (results / "leaderboard" / "leaderboard.csv").read_text()
