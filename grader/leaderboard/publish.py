@@ -163,8 +163,9 @@ def _context(board: Board, table: pd.DataFrame, rubric: Rubric, options: Publish
     ranked = table[table["status"] == "ranked"]
     received = parse_times(table["submitted"])
     rows = [dict(r, submitted_at=received[i]) for i, r in table.iterrows()]
-    chart = bar_chart([(int(r["rank"]), r["name"], r[metric_col]) for r in rows[: len(ranked)]],
-                      board.metric.unit, board.solution, board.limit, board.limit_name)
+    drawn = [(int(r["rank"]), r["name"], r[metric_col]) for r in rows[: len(ranked)]]
+    chart = bar_chart(drawn, board.metric.unit, board.solution, board.limit, board.limit_name)
+    narrow_chart = bar_chart(drawn, board.metric.unit, board.solution, board.limit, board.limit_name, narrow=True)
     values = ranked[metric_col]
     return {
         "title": rubric.title, "metric": board.metric, "metric_col": metric_col, "dtype": board.dtype,
@@ -175,6 +176,7 @@ def _context(board: Board, table: pd.DataFrame, rubric: Rubric, options: Publish
         "published": _stamp(now), "previous": _stamp(previous) if previous else None,
         "ranked": rows[: len(ranked)], "unranked": rows[len(ranked):], "entries": len(rows),
         "with_scores": options.with_scores, "show_names": options.show_names, "chart": chart,
+        "narrow_chart": narrow_chart,
         "solution": board.solution, "limit": board.limit,
         "top": rows[0] if len(ranked) else None, "median": float(values.median()) if len(values) else None,
         "decimals": METRIC_DECIMALS,
