@@ -9,6 +9,7 @@
   rescore RESULTS     recompute every stored score under an edited rubric (--rubric), without a GPU
   override ID TASK POINTS --reason TEXT --by NAME   set a task's points for a student, on record (--undo)
   rubric              check grader/rubric.toml against the harness's registry and print it
+  release --out DIR   one folder (or --zip) per student: feedback.html with its plot, ready to upload
   similarity          compare every pair of submissions per task: results/similarity.html, .csv (staff only)
   overview            rewrite results/overview.html: how the class did, for the staff (histograms, pass rates, lists)
   leaderboard         publish results/leaderboard/ (index.html, leaderboard.md, .csv) from the store
@@ -255,6 +256,18 @@ def cmd_similarity(args) -> int:
     print(f"wrote {done.html} and {done.csv}: {len(done.pairs)} pairs"
           + (f"; the most similar: {top.task[0]} {top.student_a[0]} and {top.student_b[0]} at {top.score[0]}%"
              if len(top) else ""))
+    return 0
+
+
+def cmd_release(args) -> int:
+    from grader.release import release
+    results = Path(args.results)
+    open_store(results).close()  # a clear error when there is no store or no run, and never an empty new one
+    rubric = load_rubric(Path(args.rubric), registry_from_store(results))
+    check_rubric_matches(results, rubric)
+    done = release(results, rubric, Path(args.out), args.zip)
+    print(f"wrote {len(done.paths)} {'zips' if args.zip else 'folders'} in {done.out}/, one per student: "
+          "feedback.html (plot embedded), feedback.md, speedup.png")
     return 0
 
 
@@ -556,6 +569,15 @@ def parser() -> argparse.ArgumentParser:
     sm.add_argument("--from", dest="source", choices=SOURCES, default="plain",
                     help="how the submissions were delivered, as for grade (default: %(default)s)")
     sm.set_defaults(func=cmd_similarity)
+
+    rl = sub.add_parser("release", help="one folder (or zip) of feedback per student, ready to upload",
+                        description="Write OUT/ID/ for each student (their latest submission): feedback.html with "
+                                    "its plot embedded, feedback.md and speedup.png; with --zip, OUT/ID.zip holding "
+                                    "them. Read from the store, as every report is.")
+    common(rl)
+    rl.add_argument("--out", required=True, metavar="DIR", help="the folder to write into")
+    rl.add_argument("--zip", action="store_true", help="one zip per student instead of one folder")
+    rl.set_defaults(func=cmd_release)
 
     e = sub.add_parser("export", help="write canvas.csv (or a Gradescope or Autolab result) from the store",
                        description="Write Canvas's gradebook import CSV (Student, ID, SIS User ID, SIS Login ID, "
