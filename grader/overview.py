@@ -129,7 +129,7 @@ def overview_context(store: Store, rubric: Rubric) -> dict:
                   "word": sanitizer_word(r.status), "first": first_line(r.report)}
                  for s, r in zip(who(found), found.itertuples())]
     unbuilt = [{"student": r.student, "task": "(whole submission)", "word": submission_word(r.status),
-                "why": first_line(r.build_reason or r.build_log)}
+                "why": first_line(r.rejected if r.status == "rejected" else (r.build_reason or r.build_log))}
                for r in subs[subs["status"].isin(("build_failed", "rejected"))].itertuples()]
     broken = cases[cases["status"] == "build_error"].drop_duplicates(["submission_id", "task"])
     unbuilt += [{"student": s, "task": r.task, "word": case_word(r.status), "why": first_line(r.message)}

@@ -16,6 +16,7 @@ from grader.cli import main
 from grader.grade import GradeOptions, grade
 from grader.overview import write_overview
 from grader.report import write_reports
+from grader.roster import Person
 from grader.rubric import load_rubric
 from grader.tests.browser import Browser, find_browser
 from grader.tests.conftest import small_rubric_text, write_submission
@@ -167,7 +168,8 @@ def test_the_counts_line_matches_the_lists(demo):
 
 @pytest.fixture(scope="module")
 def late_and_fast(tmp_path_factory, rubric, registry) -> Path:
-    """Three students under a late policy: one on time, one two days late, one suspiciously fast."""
+    """Under a late policy: one on time, one two days late, one suspiciously fast, an archive that is not one,
+    and a student on the roster who submitted nothing."""
     tmp = tmp_path_factory.mktemp("late")
     (tmp / "late.toml").write_text(small_rubric_text(rubric) + '\n[late]\ndue = "2026-11-20T23:59:59"\n'
                                    'timezone = "UTC"\npenalty = 10\nper = "day"\ncap = 50\n')
@@ -179,8 +181,12 @@ def late_and_fast(tmp_path_factory, rubric, registry) -> Path:
         folder = write_submission(subs, student, {t.file: f"// fake: ok speed={speed}\n" for t in registry.tasks})
         for path in [*folder.iterdir(), folder]:
             os.utime(path, (when, when))
+    (subs / "broken.tar.gz").write_bytes(b"not an archive")
+    os.utime(subs / "broken.tar.gz", (due - 60, due - 60))
+    roster = [Person(s, s.title(), (s,)) for s in ("ontime", "tardy", "quick", "broken", "absent")]
     results = tmp / "results"
-    grade(GradeOptions(subs, results, [None], jobs=1, progress=False, seed=7), late_rubric, registry, FakeBackend())
+    grade(GradeOptions(subs, results, [None], jobs=1, progress=False, seed=7, roster=roster), late_rubric, registry,
+          FakeBackend())
     write_overview(results, late_rubric)
     return results
 
@@ -194,6 +200,19 @@ def test_late_submissions_are_listed_with_their_penalty(late_and_fast):
 def test_a_suspiciously_fast_submission_is_flagged_for_review(late_and_fast):
     rows = page(late_and_fast).sections["review"]
     assert rows and {r[0] for r in rows} == {"quick"} and all(r[3] == "review" for r in rows)
+
+
+def test_a_rejected_archive_is_listed_with_the_reason(late_and_fast):
+    rows = page(late_and_fast).sections["build-failures"]
+    assert [(r[0], r[2]) for r in rows] == [("broken", "rejected at intake")] and rows[0][3]
+
+
+def test_a_student_on_the_roster_without_a_submission_is_listed_without_a_link(late_and_fast):
+    p = page(late_and_fast)
+    rows = {r[0]: r for r in p.sections["students"]}
+    assert rows["absent"][1] == "no submission" and rows["absent"][2] == ""
+    assert "feedback/absent.html" not in p.links and "feedback/tardy.html" in p.links
+    assert "5 submissions" not in (late_and_fast / "overview.html").read_text()  # 4 submitted, 1 on the roster
 
 
 def test_the_command_rewrites_the_overview_and_a_missing_store_is_one_line(demo, tmp_path, capsys):
