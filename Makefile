@@ -11,6 +11,10 @@
 #                 plots and the handout quotes (run both on the grading GPU, commit it)
 #   make leaderboard   publish results/leaderboard/ (one self-contained page,
 #                 Markdown, CSV) from results/grades.sqlite
+#   make overview   rewrite results/overview.html (for the staff: how the class did) from
+#                 results/grades.sqlite; `grade` writes it too
+#   make similarity   compare every pair of submissions per task (Debian's similarity-tester):
+#                 results/similarity.html and .csv, for the staff [SUBMISSIONS=dir]
 #   make check    the project's own tests; without a GPU it runs everything that
 #                 needs none and lists the GPU tests it skipped
 #   make data     regenerate the reference cases in data/
@@ -65,7 +69,7 @@ RECORD  ?=
 RECORD_ARG := $(if $(RECORD),--record $(RECORD))
 
 .PHONY: demo check data registry deps deps-headers deps-pandoc deps-browser deps-sandbox deps-slurm build grade bench bench-reference \
-        bench-sources gradescope handout dist harness leaderboard
+        bench-sources gradescope handout dist harness leaderboard overview similarity deps-similarity
 # Grades the sample class in data/sample-submissions against the solution.
 demo: deps build
 	$(PYTHON) -m grader grade data/sample-submissions --results $(RESULTS)/demo --regrade
@@ -79,6 +83,14 @@ grade: deps build
 # The published leaderboard from the store: make leaderboard [RESULTS=results] [LEADERBOARD_ARGS=--with-scores]
 leaderboard: $(PYTHON_READY)
 	$(PYTHON) -m grader leaderboard --results $(RESULTS) $(LEADERBOARD_ARGS)
+
+# The staff's page of how the class did, from the store: make overview [RESULTS=results]
+overview: $(PYTHON_READY)
+	$(PYTHON) -m grader overview --results $(RESULTS)
+
+# Every pair of submissions compared per task: make similarity [RESULTS=results] [SUBMISSIONS=dir]
+similarity: deps-similarity $(PYTHON_READY)
+	$(PYTHON) -m grader similarity --results $(RESULTS) $(if $(SUBMISSIONS),--submissions $(SUBMISSIONS))
 
 # The solution through the harness: checked, timed, rated against the device's
 # limits (results/bench.jsonl); then starter's `make bench` on the solution:
@@ -146,7 +158,16 @@ registry: deps-headers
 	starter/build/starter/harness --list-tasks --json | $(PYTHON_FOR_JSON) > starter/harness/registry.json
 	@echo "wrote starter/harness/registry.json"
 
-deps: deps-headers deps-sandbox $(PYTHON_READY)
+deps: deps-headers deps-sandbox deps-similarity $(PYTHON_READY)
+
+# Debian's similarity-tester (sim_c), which `grader similarity` compares submissions with. Where it cannot be
+# installed (the GPU machines reach no package index) only that command and its tests go without it.
+deps-similarity:
+	@command -v sim_c >/dev/null || { \
+	  echo "Installing similarity-tester"; \
+	  { command -v apt-get >/dev/null && { $(SUDO) apt-get install -y -q similarity-tester \
+	      || { $(SUDO) timeout 120 apt-get update -q && $(SUDO) apt-get install -y -q similarity-tester; }; }; } \
+	  || echo "WARNING: similarity-tester could not be installed: python3 -m grader similarity needs it (sim_c)." >&2; }
 
 # bubblewrap, which every build and run of student code goes through (grader/sandbox.py).
 deps-sandbox:

@@ -9,6 +9,9 @@
   rescore RESULTS     recompute every stored score under an edited rubric (--rubric), without a GPU
   override ID TASK POINTS --reason TEXT --by NAME   set a task's points for a student, on record (--undo)
   rubric              check grader/rubric.toml against the harness's registry and print it
+  release --out DIR   one folder (or --zip) per student: feedback.html with its plot, ready to upload
+  similarity          compare every pair of submissions per task: results/similarity.html, .csv (staff only)
+  overview            rewrite results/overview.html: how the class did, for the staff (histograms, pass rates, lists)
   leaderboard         publish results/leaderboard/ (index.html, leaderboard.md, .csv) from the store
   rules               print the build gate's rules; --export FILE writes them for the students' pre-check
   status              how far the Slurm batch of `grade --slurm` got: per shard, ETA, the merge (docs/slurm.md)
@@ -39,6 +42,7 @@ from grader.grade import GradeOptions, grade, grade_single
 from grader.leaderboard import PublishOptions, open_store, publish
 from grader.lms import SOURCES, IntakeError, find_entries, gradescope_single
 from grader.registry import Registry, RegistryError
+from grader.overview import write_overview
 from grader.report import summary_table, write_reports
 from grader.rescore import RescoreError, rescore
 from grader.roster import Person, RosterError, match, read_roster
@@ -118,7 +122,8 @@ def write_outputs(results: Path, rubric: Rubric):
         print(summary_table(store, rubric).to_string(index=False))
     finally:
         store.close()
-    print(f"results in {results}: grades.sqlite, grades.csv, canvas.csv, review.csv (for TAs), feedback/")
+    print(f"results in {results}: grades.sqlite, grades.csv, canvas.csv, review.csv and overview.html (for the "
+          f"staff), feedback/")
 
 
 SLURM_ONLY = ("partition", "account", "gres", "time", "max_parallel", "cpus_per_task", "shard_size", "merge_time",
@@ -235,7 +240,43 @@ def cmd_report(args) -> int:
     rubric = load_rubric(Path(args.rubric), registry_from_store(results))
     check_rubric_matches(results, rubric)
     paths = write_reports(results, rubric)
-    print(f"wrote {paths['grades']} and {paths['feedback']}/")
+    print(f"wrote {paths['grades']}, {paths['overview']} and {paths['feedback']}/")
+    return 0
+
+
+def cmd_similarity(args) -> int:
+    from grader.similarity import write_similarity
+    results = Path(args.results)
+    open_store(results).close()  # a clear error when there is no store or no run, and never an empty new one
+    registry = registry_from_store(results)
+    rubric = load_rubric(Path(args.rubric), registry)
+    done = write_similarity(results, registry, rubric, Path(args.submissions) if args.submissions else None,
+                            args.source)
+    top = done.pairs.head(1)
+    print(f"wrote {done.html} and {done.csv}: {len(done.pairs)} pairs"
+          + (f"; the most similar: {top.task[0]} {top.student_a[0]} and {top.student_b[0]} at {top.score[0]}%"
+             if len(top) else ""))
+    return 0
+
+
+def cmd_release(args) -> int:
+    from grader.release import release
+    results = Path(args.results)
+    open_store(results).close()  # a clear error when there is no store or no run, and never an empty new one
+    rubric = load_rubric(Path(args.rubric), registry_from_store(results))
+    check_rubric_matches(results, rubric)
+    done = release(results, rubric, Path(args.out), args.zip)
+    print(f"wrote {len(done.paths)} {'zips' if args.zip else 'folders'} in {done.out}/, one per student: "
+          "feedback.html (plot embedded), feedback.md, speedup.png")
+    return 0
+
+
+def cmd_overview(args) -> int:
+    results = Path(args.results)
+    open_store(results).close()  # a clear error when there is no store or no run, and never an empty new one
+    rubric = load_rubric(Path(args.rubric), registry_from_store(results))
+    check_rubric_matches(results, rubric)
+    print(f"wrote {write_overview(results, rubric)}")
     return 0
 
 
@@ -404,11 +445,11 @@ def cmd_leaderboard(args) -> int:
     rubric = load_rubric(Path(args.rubric), registry_from_store(results))
     done = publish(PublishOptions(results, Path(args.out) if args.out else None,
                                   Path(args.salt_file) if args.salt_file else None, args.with_scores,
-                                  args.show_names), rubric)
+                                  args.show_names, ranked_only=args.ranked_only), rubric)
     for w in done.warnings:
         print(f"warning: {w}", file=sys.stderr)
     print(f"wrote {done.out}/: index.html, leaderboard.md, leaderboard.csv "
-          f"({done.ranked} ranked, {done.unranked} not ranked)")
+          f"({done.ranked} ranked, {done.unranked} not ranked{', left off' if args.ranked_only else ''})")
     print(f"history: {done.history}" if done.history else "history: the ranking is unchanged since the last "
           "publish; no new history file")
     return 0
@@ -509,6 +550,35 @@ def parser() -> argparse.ArgumentParser:
     common(r)
     r.set_defaults(func=cmd_report)
 
+    o = sub.add_parser("overview", help="rewrite overview.html, the staff's page of how the class did",
+                       description="Rewrite RESULTS/overview.html from RESULTS/grades.sqlite: score histograms, the "
+                                   "pass rate of each correctness case, timeouts, crashes, sanitizer findings, build "
+                                   "failures, flags for review, late submissions, with links to each student's "
+                                   "feedback. One self-contained file, for the staff only (it names students).")
+    common(o)
+    o.set_defaults(func=cmd_overview)
+
+    sm = sub.add_parser("similarity", help="compare every pair of submissions per task (staff only)",
+                        description="Write RESULTS/similarity.html and similarity.csv: every pair of the graded "
+                                    "students' files compared task by task with Debian's similarity-tester (sim_c), "
+                                    "the starter's own lines left out, ranked by how much of one is in the other. "
+                                    "For the staff only.")
+    common(sm)
+    sm.add_argument("--submissions", default=None, metavar="DIR",
+                    help="the submissions folder (default: the one the latest grading run read, if still there)")
+    sm.add_argument("--from", dest="source", choices=SOURCES, default="plain",
+                    help="how the submissions were delivered, as for grade (default: %(default)s)")
+    sm.set_defaults(func=cmd_similarity)
+
+    rl = sub.add_parser("release", help="one folder (or zip) of feedback per student, ready to upload",
+                        description="Write OUT/ID/ for each student (their latest submission): feedback.html with "
+                                    "its plot embedded, feedback.md and speedup.png; with --zip, OUT/ID.zip holding "
+                                    "them. Read from the store, as every report is.")
+    common(rl)
+    rl.add_argument("--out", required=True, metavar="DIR", help="the folder to write into")
+    rl.add_argument("--zip", action="store_true", help="one zip per student instead of one folder")
+    rl.set_defaults(func=cmd_release)
+
     e = sub.add_parser("export", help="write canvas.csv (or a Gradescope or Autolab result) from the store",
                        description="Write Canvas's gradebook import CSV (Student, ID, SIS User ID, SIS Login ID, "
                                    "Section, then the assignment) from the store. --roster maps student ids through "
@@ -586,6 +656,8 @@ def parser() -> argparse.ArgumentParser:
     lb.add_argument("--out", default=None, help="output folder (default: RESULTS/leaderboard)")
     lb.add_argument("--with-scores", action="store_true", help="add each entry's total score")
     lb.add_argument("--show-names", action="store_true", help="add student ids (not for a public page)")
+    lb.add_argument("--ranked-only", action="store_true",
+                    help="list ranked entries only: leave off those not ranked, and why (default: list them below)")
     lb.add_argument("--salt-file", default=None,
                     help="the pseudonyms' secret salt, created on first use (default: RESULTS/pseudonym-salt)")
     lb.set_defaults(func=cmd_leaderboard)

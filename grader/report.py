@@ -208,6 +208,8 @@ def summary_table(store: Store, rubric: Rubric) -> pd.DataFrame:
 
 
 def write_reports(results: Path, rubric: Rubric) -> dict[str, Path]:
+    """grades.csv, feedback/, review.csv and the staff's overview.html, all from the store."""
+    from grader.overview import write_overview  # it reads the tables above
     store = Store(results / "grades.sqlite")
     try:
         grades = grades_table(store, rubric)
@@ -216,4 +218,5 @@ def write_reports(results: Path, rubric: Rubric) -> dict[str, Path]:
         review_table(store).to_csv(results / "review.csv", index=False)
     finally:
         store.close()
-    return {"grades": results / "grades.csv", "feedback": results / "feedback", "review": results / "review.csv"}
+    return {"grades": results / "grades.csv", "feedback": results / "feedback", "review": results / "review.csv",
+            "overview": write_overview(results, rubric)}

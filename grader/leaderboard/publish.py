@@ -28,6 +28,7 @@ class PublishOptions:
     with_scores: bool = False
     show_names: bool = False
     now: datetime | None = None  # the publish's time (tests fix it)
+    ranked_only: bool = False  # leave the entries that are not ranked (and why) off the published files
 
     @property
     def out_dir(self) -> Path:
@@ -74,7 +75,8 @@ def _round(value, decimals: int):
 def publish_table(board: Board, names: dict[str, str], pseudonyms: Pseudonyms, options: PublishOptions) -> pd.DataFrame:
     """The published rows, ranked first: what leaderboard.csv holds (before the change columns)."""
     rows = [_row(board, r, names, pseudonyms, r["rank"], "ranked") for r in board.ranked.to_dict("records")]
-    rows += [_row(board, r, names, pseudonyms, None, r["reason"]) for r in board.unranked.to_dict("records")]
+    if not options.ranked_only:
+        rows += [_row(board, r, names, pseudonyms, None, r["reason"]) for r in board.unranked.to_dict("records")]
     columns = (["rank", "name"] + (["student"] if options.show_names else [])
                + [board.metric.label, "speedup", "speedup_low", "speedup_high", board.percent_label]
                + [c.label for c in board.others]
@@ -161,8 +163,9 @@ def _context(board: Board, table: pd.DataFrame, rubric: Rubric, options: Publish
     ranked = table[table["status"] == "ranked"]
     received = parse_times(table["submitted"])
     rows = [dict(r, submitted_at=received[i]) for i, r in table.iterrows()]
-    chart = bar_chart([(int(r["rank"]), r["name"], r[metric_col]) for r in rows[: len(ranked)]],
-                      board.metric.unit, board.solution, board.limit, board.limit_name)
+    drawn = [(int(r["rank"]), r["name"], r[metric_col]) for r in rows[: len(ranked)]]
+    chart = bar_chart(drawn, board.metric.unit, board.solution, board.limit, board.limit_name)
+    narrow_chart = bar_chart(drawn, board.metric.unit, board.solution, board.limit, board.limit_name, narrow=True)
     values = ranked[metric_col]
     return {
         "title": rubric.title, "metric": board.metric, "metric_col": metric_col, "dtype": board.dtype,
@@ -173,6 +176,7 @@ def _context(board: Board, table: pd.DataFrame, rubric: Rubric, options: Publish
         "published": _stamp(now), "previous": _stamp(previous) if previous else None,
         "ranked": rows[: len(ranked)], "unranked": rows[len(ranked):], "entries": len(rows),
         "with_scores": options.with_scores, "show_names": options.show_names, "chart": chart,
+        "narrow_chart": narrow_chart,
         "solution": board.solution, "limit": board.limit,
         "top": rows[0] if len(ranked) else None, "median": float(values.median()) if len(values) else None,
         "decimals": METRIC_DECIMALS,

@@ -42,7 +42,8 @@ def _free_port() -> int:
 class Browser:
     """One chromedriver process and one headless browser session; use as a context manager."""
 
-    def __init__(self, browser: str, driver: str, width: int = 1360, height: int = 900):
+    def __init__(self, browser: str, driver: str, width: int = 1360, height: int = 900, logging: bool = False,
+                 phone: bool = False):
         self.profile = tempfile.mkdtemp(prefix="leaderboard-chromium-")
         self.port = _free_port()
         self.log = Path(self.profile) / "chromedriver.log"
@@ -58,6 +59,11 @@ class Browser:
                     f"--user-data-dir={self.profile}", f"--window-size={width},{height}", "--hide-scrollbars"]
             caps = {"browserName": "chrome", "unhandledPromptBehavior": "ignore",  # an alert stays up to be seen
                     "goog:chromeOptions": {"binary": browser, "args": args}}
+            if phone:  # a phone's screen, width x height CSS pixels (a headless window is at least 500 wide)
+                caps["goog:chromeOptions"]["mobileEmulation"] = {
+                    "deviceMetrics": {"width": width, "height": height, "pixelRatio": 3, "touch": True}}
+            if logging:  # the page's console, read by console_errors()
+                caps["goog:loggingPrefs"] = {"browser": "ALL"}
             self.session = self._call("POST", "/session", {"capabilities": {"alwaysMatch": caps}})["sessionId"]
         except BaseException:
             self.close()
@@ -122,6 +128,12 @@ class Browser:
             if "no such alert" in str(e):
                 return None
             raise
+
+    def console_errors(self) -> list[str]:
+        """The console's errors since the last call (needs logging=True): a failed load, a refused resource,
+        a script error, a Content-Security-Policy violation."""
+        entries = self._call("POST", self._s("/se/log"), {"type": "browser"}) or []
+        return [e.get("message", "") for e in entries if e.get("level") == "SEVERE"]
 
     def screenshot(self, path: Path, full_page: bool = True) -> Path:
         """Saves a PNG; with full_page the window first grows to the page's height."""

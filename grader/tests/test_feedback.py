@@ -13,7 +13,7 @@ from grader import feedback
 from grader.report import performance_markdown, run_of, task_feedback, task_markdown, write_reports
 from grader.tests import planted
 from grader.tests.conftest import REPO, opened
-from grader.tests.demo_class import SEED, grade_demo
+from grader.tests.demo_class import SEED, demo_files, grade_demo
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +60,31 @@ def test_a_planted_bugs_page_is_short_and_each_hint_appears_once(demo):
     text = page(demo, "s04-race")
     assert len(text.splitlines()) <= 45
     assert text.count(planted.RACE) == 1  # 24 failed cases, one cause
+
+
+SCREEN = 50  # lines of a screen: a laptop's browser window or a terminal, at 100 characters a line
+# Each sample's page in screens (wrapped at 100 characters), as graded on the fake backend: the stubs, a missing
+# file and a correct submission fit one; a planted bug, with its sanitizer report and commands, two at most.
+SCREENS = {"s01-stubs": 1, "s02-naive-only": 1, "s03-tiled-off-by-one": 2, "s04-race": 2, "s05-hang": 1,
+           "s06-crash": 2, "s07-compile-error": 1, "s08-fast": 1}
+
+
+def screen_lines(text: str) -> int:
+    return sum(1 + len(line) // 100 for line in text.splitlines())
+
+
+def test_every_samples_page_is_in_the_table_of_screens(registry):
+    assert set(SCREENS) == set(demo_files(registry))
+
+
+@pytest.mark.parametrize("student", sorted(SCREENS))
+def test_each_samples_page_fits_a_screen_or_two(demo, student):
+    for kind in ("md", "html"):
+        text = page(demo, student, kind)
+        if kind == "html":  # the page as read: its text, not its markup or its embedded plot
+            text = re.sub(r"<style>.*?</style>|<[^>]+>", "", text, flags=re.S)
+            text = "\n".join(line for line in text.splitlines() if line.strip())
+        assert screen_lines(text) <= SCREENS[student] * SCREEN, (student, kind, screen_lines(text))
 
 
 # --- causes, grouped ------------------------------------------------------------------------------------------

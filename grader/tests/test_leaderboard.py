@@ -511,3 +511,49 @@ def test_the_command_without_a_store_fails_clearly(tmp_path):
     run = grader("leaderboard", "--results", str(tmp_path / "none"))
     assert run.returncode == 1 and "no grades store there" in run.stderr
     assert not (tmp_path / "none").exists()
+
+
+# --- ranked entries only --------------------------------------------------------------------------------------
+
+
+def test_ranked_only_leaves_the_entries_not_ranked_off_every_file(board):
+    entries = [Entry("a", 1.0, nickname="quick"), Entry("b", 0.5, nickname="steady"),
+               Entry("c", None, failure="missing", nickname="absent"),
+               Entry("d", None, failure="not_implemented", nickname="todo")]
+    done, table = board.fill(entries).pub(ranked_only=True)
+    assert list(table["name"]) == ["quick", "steady"] and (table["status"] == "ranked").all()
+    for path in (done.html, done.md):
+        text = path.read_text()
+        assert "quick" in text and "absent" not in text and "todo" not in text
+        assert "no matmul_fast.cu" not in text
+    assert (done.ranked, done.unranked) == (2, 2)  # counted, not published
+    _, full = board.pub(now=T0 + timedelta(hours=1))
+    assert set(full["name"]) == {"quick", "steady", "absent", "todo"}  # the default lists them, with the reason
+
+
+def test_the_command_takes_ranked_only(board, results, capsys):
+    from grader.cli import main
+    board.fill([Entry("a", 1.0, nickname="quick"), Entry("c", None, failure="missing", nickname="absent")])
+    assert main(["leaderboard", "--results", str(results), "--ranked-only"]) == 0
+    assert "1 ranked, 1 not ranked, left off" in capsys.readouterr().out
+    assert "absent" not in (results / "leaderboard" / "leaderboard.csv").read_text()
+
+
+def test_the_phone_chart_puts_each_label_on_its_own_line_above_a_full_width_bar():
+    from grader.leaderboard.chart import NARROW
+    entries = [(1, "a rather long nickname indeed, yes", 100.0), (2, "b", 50.0)]
+    wide = bar_chart(entries, "GFLOP/s", solution=98.0, limit=120.0, limit_name="cuBLAS FP32")
+    narrow = bar_chart(entries, "GFLOP/s", solution=98.0, limit=120.0, limit_name="cuBLAS FP32", narrow=True)
+    assert narrow.width == NARROW and narrow.stacked and not wide.stacked
+    assert narrow.plot_width / narrow.width > 0.9 > wide.plot_width / wide.width  # the bars get the width
+    first, second = narrow.bars
+    assert second.y - (first.y + narrow.bar_height) >= 14  # a line of text fits between two bars
+    assert first.label.endswith("…") and len(first.label) <= 30
+
+
+def test_the_page_carries_both_charts_and_shows_the_narrow_one_on_a_small_screen(board):
+    done, _ = board.fill([Entry("a", 1.0, nickname="quick"), Entry("b", 0.5, nickname="steady")]).pub()
+    html = done.html.read_text()
+    assert html.count('<svg class="chart wide"') == 1 and html.count('<svg class="chart narrow"') == 1
+    assert "@media (max-width: 600px) { svg.chart.wide { display: none; } svg.chart.narrow { display: block; } }" \
+        in html

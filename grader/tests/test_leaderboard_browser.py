@@ -119,3 +119,53 @@ def test_a_screenshot_of_the_page_is_kept(page):
     height = int.from_bytes(data[20:24], "big")
     assert width >= 1400 and height > 1500, (width, height)
     print(f"screenshot: {path}")
+
+
+PHONE = 390  # CSS pixels: a common phone's width
+PHONE_ARTIFACT = REPO / "results" / "test-artifacts" / "leaderboard-phone.png"
+
+
+@pytest.fixture(scope="module")
+def phone(page):
+    """The same published page, in a browser as wide as a phone."""
+    _, done = page
+    with Browser(BROWSER, DRIVER, width=PHONE, height=844, phone=True) as browser:
+        browser.open(done.html.as_uri())
+        yield browser, done
+
+
+def test_on_a_phone_the_page_does_not_scroll_sideways(phone):
+    browser, _ = phone
+    width = browser.run("return window.innerWidth;")
+    assert width <= PHONE + 20, width  # the window is phone-sized (the test means something)
+    overflow = browser.run("return document.documentElement.scrollWidth - document.documentElement.clientWidth;")
+    assert overflow <= 0, f"the page is {overflow} px wider than the screen"
+
+
+def test_on_a_phone_the_chart_is_the_narrow_one_and_its_labels_are_readable(phone):
+    browser, _ = phone
+    shown = browser.run("return Array.from(document.querySelectorAll('svg.chart')).filter(function (s) "
+                        "{ return getComputedStyle(s).display !== 'none'; }).map(function (s) "
+                        "{ return s.getAttribute('class'); });")
+    assert shown == ["chart narrow"]
+    texts = browser.run("""var svg = document.querySelector('svg.chart.narrow'), box = svg.getBoundingClientRect();
+        var scale = box.width / svg.viewBox.baseVal.width;
+        return Array.from(svg.querySelectorAll('text')).map(function (t) {
+            var r = t.getBoundingClientRect();
+            return {text: t.textContent.trim(), px: parseFloat(getComputedStyle(t).fontSize) * scale,
+                    left: r.left - box.left, right: box.right - r.right};
+        });""")
+    names = [t for t in texts if t["text"] and not t["text"].replace(",", "").replace(".", "").isdigit()]
+    assert len(names) >= 10
+    small = [t for t in texts if t["px"] < 10.5]
+    assert not small, f"text drawn smaller than 10.5 px on a phone: {small[:3]}"
+    outside = [t for t in texts if t["left"] < -1 or t["right"] < -1]
+    assert not outside, f"labels cut off at the chart's edge: {outside[:3]}"
+
+
+def test_a_screenshot_at_a_phones_width_is_kept(phone):
+    browser, _ = phone
+    browser.run("document.querySelector('svg.chart.narrow').scrollIntoView();")
+    path = browser.screenshot(PHONE_ARTIFACT, full_page=False)  # the screen as the phone shows it (3 px per px)
+    assert int.from_bytes(path.read_bytes()[16:20], "big") == 3 * PHONE
+    print(f"screenshot: {path}")
