@@ -30,7 +30,8 @@ if [ -n "$plan" ]; then
   done < "$plan"
 fi
 if [ "$build" = 1 ]; then
-  named=$(printf '%s\n' "$*" "${lines[@]:-}" | grep -oE '(^|[ ,=])v[0-9]+' | tr -dc '0-9\n' | sort -un | tr '\n' ' ')
+  # (no vNN named is no match, which must not end the script under pipefail)
+  named=$(printf '%s\n' "$*" "${lines[@]:-}" | { grep -oE '(^|[ ,=])v[0-9]+' || true; } | tr -dc '0-9\n' | sort -un | tr '\n' ' ')
   make -C solution/lab -j"$(nproc)" sweep V1_VARIANTS="${V1_VARIANTS:-$named}"
 fi
 
