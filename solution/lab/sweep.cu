@@ -189,7 +189,7 @@ int main(int argc, char** argv) {
         }
         shapes.push_back(s);
     }
-    if (shapes.empty()) shapes = task->bench_shapes;
+    if (shapes.empty()) shapes = task->shapes.sweep;
 
     DeviceInfo device;
     if (!open_device(0, "sweep", &device)) return 4;
