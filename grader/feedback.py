@@ -32,6 +32,13 @@ A hint of (4) is dropped where (2) contradicts it:
   depends on where the arrays were placed, which changes on every run, so outputs change between
   runs without any race.
 
+A hint of (4) is dropped where (3) contradicts it:
+
+- "Every element is wrong: check the index formula ..." for an element type whose shapes with every
+  size a multiple of a tile width all passed: the index formula is right there, and what fails is
+  the last, partial tile (the H100's run of the k-guard sample showed it for int32, where values
+  read past a's end are wrong but finite).
+
 Hint sentences are the harness's own (starter/harness/diagnose.cpp); grader/tests/test_feedback.py
 checks that the ones matched here are still written there.
 """
@@ -54,6 +61,7 @@ RACE_SENTENCE = ("Results that change from run to run usually mean a race: threa
 # case_hint()'s two grid-coverage hints ("... never written (...). Does your grid cover every element? Round
 # the number of blocks up: ..." and "... never written: does your grid cover every element?").
 GRID_COVERAGE = re.compile(r"never written.*[Dd]oes your grid cover every element", re.S)
+INDEX_FORMULA = re.compile(r"^Every element is wrong: check the index formula")
 # tile_pattern_hint(): the widths diagnose.h's edge_tile() tries, and its sentence.
 EDGE_TILES = (16, 32, 64, 128)
 TILE_PATTERN = ("Only shapes with a size that is not a multiple of {t} failed (every shape whose sizes are all "
@@ -115,8 +123,11 @@ def split_hint(hint: str) -> list[str]:
     return [hint] if hint else []
 
 
-def contradicted(hint: str, tools: dict[str, str]) -> bool:
-    """Whether compute-sanitizer's verdicts on the task (`tools`: tool -> status) contradict a hint (module doc)."""
+def contradicted(hint: str, tools: dict[str, str], tile_pattern_holds: bool = False) -> bool:
+    """Whether compute-sanitizer's verdicts on the task (`tools`: tool -> status), or a tile width's pattern holding
+    for the case's element type, contradict a hint (module doc)."""
+    if tile_pattern_holds and INDEX_FORMULA.search(hint):
+        return True
     out_of_bounds = tools.get("memcheck") == "errors"
     if out_of_bounds and GRID_COVERAGE.search(hint):
         return True
@@ -222,11 +233,14 @@ def _verb(status: str) -> str:
     return {"error": "ended in an error", "protocol": "not trusted"}.get(status, case_word(status))
 
 
-def _groups(task: str, failed: pd.DataFrame, tools: dict[str, str], shapes: tuple[str, ...]) -> list[Group]:
+def _groups(task: str, failed: pd.DataFrame, tools: dict[str, str], shapes: tuple[str, ...],
+            patterned: list[str]) -> list[Group]:
+    """The failed cases grouped by status and the hints left standing; `patterned`: the element types a tile width's
+    pattern holds for."""
     keyed: dict[tuple, list] = {}
     for r in failed.itertuples():
         sentences = split_hint(r.hint)
-        kept = [h for h in sentences if not contradicted(h, tools)]
+        kept = [h for h in sentences if not contradicted(h, tools, r.dtype in patterned)]
         key = (r.status, tuple(numbers_aside(h) for h in kept) if kept else ("message", numbers_aside(r.message)))
         keyed.setdefault(key, []).append((r, kept, [h for h in sentences if h not in kept]))
     groups = []
@@ -262,7 +276,7 @@ def condense(task: str, shapes: tuple[str, ...], cases: pd.DataFrame, tool_runs:
         if pattern:
             evidence.append(Evidence("pattern", pattern if len(dtypes) == len(set(correctness["dtype"]))
                                      else f"{_and(dtypes)}: {pattern}"))
-        groups = _groups(task, failed, tools, shapes)
+        groups = _groups(task, failed, tools, shapes, dtypes if pattern else [])
     if verdict.startswith("passed") and any(e.kind == "sanitizer" for e in evidence):
         verdict += " · " + "; ".join(f"{r.tool} found {int(r.errors)} error{'s' if r.errors != 1 else ''}"
                                       for r in tool_runs.itertuples() if r.status == "errors")

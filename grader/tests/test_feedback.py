@@ -139,6 +139,24 @@ def test_the_grid_hint_stands_where_nothing_contradicts_it():
     assert feedback.contradicted(hint, {"memcheck": "errors", "racecheck": "clean"})
 
 
+def test_the_index_formula_hint_falls_where_the_tile_pattern_holds_for_its_type():
+    """On the H100, the k-guard sample's int32 cases got "Every element is wrong: check the index formula" beside the
+    pattern "only shapes that are not multiples of 16 failed": where multiples pass, the formula is right."""
+    assert feedback.contradicted(planted.EVERY_ELEMENT, {"memcheck": "clean"}, tile_pattern_holds=True)
+    assert not feedback.contradicted(planted.EVERY_ELEMENT, {"memcheck": "errors", "racecheck": "clean"})
+    wrong = "all 257 elements are wrong; the first is at (row 0, col 0): expected 3, got 4"
+    rows = [("int32", s, "correctness", "ok" if s == "32x32x32" else "wrong", planted.EVERY_ELEMENT if s != "32x32x32"
+             else "", wrong, 1) for s in ("1x257x13", "37x41x43", "32x32x32")]
+    rows += [("float32", s, "correctness", "wrong", planted.EVERY_ELEMENT, wrong, 1) for s in ("1x257x13", "32x32x32")]
+    cases = pd.DataFrame(rows, columns=["dtype", "shape", "kind", "status", "hint", "message", "seed"])
+    cases["output"] = ""
+    tools = pd.DataFrame(columns=["tool", "status", "errors"])
+    done = feedback.condense("matmul_tiled", ("1x257x13", "37x41x43", "32x32x32"), cases, tools)
+    by_type = {g.first.split()[0]: g for g in done["groups"]}
+    assert by_type["int32"].hints == [] and by_type["int32"].dropped == [planted.EVERY_ELEMENT]
+    assert by_type["float32"].hints == [planted.EVERY_ELEMENT]  # float32 fails at 32x32x32 too: no pattern
+
+
 def test_the_race_hint_stands_with_racechecks_finding_or_without_memchecks():
     race = planted.RACE
     assert not feedback.contradicted(race, {"memcheck": "clean", "racecheck": "clean"})  # a race in global memory
@@ -258,6 +276,7 @@ def test_the_hint_sentences_matched_are_the_harness_own():
     assert feedback.RACE_SENTENCE in literal
     assert "Does your grid cover every element? Round the number of blocks up" in literal
     assert "never written: does your grid cover every element?" in literal
+    assert planted.EVERY_ELEMENT in literal and feedback.INDEX_FORMULA.search(planted.EVERY_ELEMENT)
     pattern = feedback.TILE_PATTERN.split("{t}")
     assert pattern[0] in literal and "failed (every shape whose sizes are all multiples of " in literal
     assert "passed): check the bounds in your last, partial tile (load 0 outside the matrix, store only where row < " \
