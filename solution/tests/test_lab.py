@@ -11,10 +11,13 @@ LAB = ROOT / "solution" / "lab"
 SHIPPED = ROOT / "solution" / "kernels"
 
 
-def test_every_lab_configuration_compiles_in_one_nvcc_run():
+def test_every_lab_configuration_and_the_sweep_program_compile():
+    """Every configuration in one nvcc run (all_configs.cu), and the sweep program in a second: it went
+    uncompiled, and broken, for a day when the registry's shape sets were renamed."""
     result = subprocess.run(["make", "-C", str(LAB), "compile-check"], capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-6000:]
-    assert result.stdout.count("nvcc") == 1 and "all_configs.cu" in result.stdout
+    runs = [line for line in result.stdout.splitlines() if line.startswith("nvcc")]
+    assert len(runs) == 2 and "all_configs.cu" in runs[0] and "sweep.cu" in runs[1]
 
 
 def lab_candidates() -> set[str]:
