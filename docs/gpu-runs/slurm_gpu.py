@@ -117,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.device == "gpu" and not links:
         note("no /dev/nvidiaN here: this run needs the GPU machine")
         return 1
-    cluster = Cluster(root / "cluster", devices=links)
+    # On the lent GPU machine (cgroup v2, no systemd) slurmd's cgroup plugin needs the tree prepared first.
+    cluster = Cluster(root / "cluster", devices=links, own_cgroups=args.device == "gpu")
     try:
         cluster.start(timeout=60)
     except ClusterUnavailable as e:
@@ -125,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         note(f"Slurm did not start: {e}")
         return 1
     try:
+        if cluster.cgroup_note:
+            note(cluster.cgroup_note)
         env = cluster.env
         note(f"slurm: {cluster.run('sinfo', '-V').stdout.strip()} from {cluster.bin.tree or 'PATH'}; node "
              f"{cluster.run('scontrol', 'show', 'node').stdout.split('Gres=')[1].split()[0]} "

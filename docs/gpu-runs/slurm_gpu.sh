@@ -44,6 +44,11 @@ if [ ! -x "$TREE/usr/sbin/slurmctld-wlm" ]; then
     unpack "$deb" "$TREE" || { echo "slurm_gpu: could not unpack $deb" >&2; exit 1; }
   done
 fi
+# What slurmd's cgroup plugin will find (slurm_gpu.py prepares a cgroup v2 tree without systemd first).
+{ echo "/proc/self/cgroup: $(cat /proc/self/cgroup)"; stat -fc "/sys/fs/cgroup: %T" /sys/fs/cgroup
+  for f in cgroup.controllers cgroup.subtree_control; do echo "$f: $(cat /sys/fs/cgroup/$f 2>&1)"; done
+  echo "processes in the root cgroup: $(wc -w < /sys/fs/cgroup/cgroup.procs 2>&1)"; ls /sys/fs/cgroup; } \
+  > "$OUT/slurm/cgroup-before.txt" 2>&1
 export GRADER_SLURM_TREE=$TREE PYTHONUNBUFFERED=1
 [ -z "${DEPS_INCLUDE:-}" ] && [ -d .deps/root/usr/include ] && export DEPS_INCLUDE=$PWD/.deps/root/usr/include
 [ -z "${BWRAP:-}" ] && [ -x .deps/root/usr/bin/bwrap ] && export BWRAP=$PWD/.deps/root/usr/bin/bwrap

@@ -10,6 +10,10 @@ The binaries are Debian's packages (slurmctld, slurmd, slurm-client, munge: `mak
 an unpacked tree of the same packages (`dpkg -x` each .deb into one folder: `tree`), which is what a machine
 without a package index carries (docs/slurm.md). Every reason it cannot start is a ClusterUnavailable naming
 it, for the tests to skip with.
+
+One exception, asked for by name (own_cgroups=True, docs/gpu-runs/slurm_gpu.py on a lent GPU machine): on
+cgroup v2 without systemd, slurmd's cgroup plugin can start only after prepare_cgroup_v2() has rearranged the
+machine's cgroup tree (see there).
 """
 from __future__ import annotations
 
@@ -70,12 +74,60 @@ class Binaries:
 TREE_ENV = "GRADER_SLURM_TREE"  # an unpacked tree of the packages, used instead of PATH's (docs/slurm.md)
 
 
+CGROUP = Path("/sys/fs/cgroup")
+LEAF = "grader-init"  # where prepare_cgroup_v2 moves the processes of the namespace's root cgroup
+
+
+def prepare_cgroup_v2(root: Path = CGROUP) -> str:
+    """Makes a cgroup v2 tree without systemd (a container) one that Slurm 22.05's slurmd, started by hand, can use.
+
+    slurmd always starts a cgroup plugin. With IgnoreSystemd=yes, cgroup/v2 makes ROOT/system.slice/
+    slurmstepd.scope with mkdir (not mkdir -p: system.slice must exist), moves itself into it and enables the
+    controllers there, which the kernel allows only where the parent enables them in cgroup.subtree_control;
+    and a cgroup that enables controllers for its children may hold no process itself (cgroup v2's "no internal
+    process" rule, which in a container applies to the namespace's root too). So: every process of ROOT moves
+    into ROOT/grader-init (limits set on ROOT still apply to them), system.slice is made, and the root and
+    system.slice enable every controller the root has. Returns what it did, one line; "" where nothing was
+    needed (cgroup v1, or systemd's tree). Raises ClusterUnavailable, naming the step, where the kernel refuses.
+    """
+    root = Path(root)
+    if not (root / "cgroup.controllers").is_file() or (root / "system.slice" / "cgroup.procs").exists():
+        return ""
+    try:
+        leaf = root / LEAF
+        leaf.mkdir(exist_ok=True)
+        moved = 0
+        for _ in range(5):  # processes started meanwhile land in the root: go round again
+            pids = (root / "cgroup.procs").read_text().split()
+            if not pids:
+                break
+            for pid in pids:
+                try:
+                    (leaf / "cgroup.procs").write_text(pid)
+                    moved += 1
+                except ProcessLookupError:
+                    pass  # it ended meanwhile
+        controllers = (root / "cgroup.controllers").read_text().split()
+        wanted = " ".join(f"+{c}" for c in controllers)
+        (root / "cgroup.subtree_control").write_text(wanted)
+        (root / "system.slice").mkdir(exist_ok=True)
+        (root / "system.slice" / "cgroup.subtree_control").write_text(wanted)
+    except OSError as e:
+        raise ClusterUnavailable(f"could not prepare the cgroup v2 tree for slurmd ({e.filename}: {e.strerror})") \
+            from None
+    return (f"cgroup v2 without systemd: moved {moved} processes into {leaf}, made {root / 'system.slice'}, "
+            f"enabled {', '.join(controllers) or 'no controllers'} for them")
+
+
 class Cluster:
     """devices: the node's GPU device files, nvidia0 to nvidiaN-1 of one folder (the real /dev/nvidia* on a GPU
     machine); None: `gpus` made-up ones, made with mknod in the cluster's folder."""
 
-    def __init__(self, root: Path, tree: Path | None = None, gpus: int = 2, devices: list[Path] | None = None):
+    def __init__(self, root: Path, tree: Path | None = None, gpus: int = 2, devices: list[Path] | None = None,
+                 own_cgroups: bool = False):
         self.root = Path(root)
+        self.own_cgroups = own_cgroups  # prepare_cgroup_v2 first (it changes the machine's cgroup tree)
+        self.cgroup_note = ""
         self.bin = Binaries(tree if tree is not None else os.environ.get(TREE_ENV) or None)
         self.devices = [Path(d) for d in devices] if devices else None
         self.gpus = len(self.devices) if self.devices else gpus
@@ -118,6 +170,7 @@ class Cluster:
     def write_conf(self, auth_socket: Path | None = None) -> str:
         host = socket.gethostname()
         plugins = f"PluginDir={self.bin.plugins}\n" if self.bin.plugins else ""
+        debug = "DebugFlags=CGROUP\n" if self.own_cgroups else ""  # the plugin's steps in slurmd.log
         return f"""ClusterName=gradertest
 SlurmctldHost={host}(127.0.0.1)
 SlurmctldPort={self.ports[0]}
@@ -145,6 +198,7 @@ SlurmdParameters=config_overrides
 GresTypes=gpu
 KillWait=5
 MinJobAge=600
+{debug}
 InactiveLimit=0
 NodeName={NODE} NodeHostname={host} NodeAddr=127.0.0.1 CPUs=8 RealMemory=4000 Gres=gpu:{self.gpus} State=UNKNOWN
 PartitionName={PARTITION} Nodes={NODE} Default=YES MaxTime=INFINITE State=UP
@@ -180,6 +234,8 @@ PartitionName={PARTITION} Nodes={NODE} Default=YES MaxTime=INFINITE State=UP
         missing = [str(d) for d in devices if not d.exists()]
         if missing:
             raise ClusterUnavailable(f"no GPU device file {', '.join(missing)}")
+        if self.own_cgroups:
+            self.cgroup_note = prepare_cgroup_v2()
         key = self.root / "munge.key"
         key.write_bytes(os.urandom(128))
         key.chmod(0o600)
