@@ -82,31 +82,35 @@ def prepare_cgroup_v2(root: Path = CGROUP) -> str:
     """Makes a cgroup v2 tree without systemd (a container) one that Slurm 22.05's slurmd, started by hand, can use.
 
     slurmd always starts a cgroup plugin. With IgnoreSystemd=yes, cgroup/v2 makes ROOT/system.slice/
-    slurmstepd.scope with mkdir (not mkdir -p: system.slice must exist), moves itself into it and enables the
-    controllers there, which the kernel allows only where the parent enables them in cgroup.subtree_control;
-    and a cgroup that enables controllers for its children may hold no process itself (cgroup v2's "no internal
-    process" rule, which in a container applies to the namespace's root too). So: every process of ROOT moves
-    into ROOT/grader-init (limits set on ROOT still apply to them), system.slice is made, and the root and
-    system.slice enable every controller the root has. Returns what it did, one line; "" where nothing was
-    needed (cgroup v1, or systemd's tree). Raises ClusterUnavailable, naming the step, where the kernel refuses.
+    slurmstepd.scope with mkdir (not mkdir -p: system.slice must exist; on the H100 machine it did not, and slurmd
+    stopped with "Plugin init() callback failed"), moves itself into it and enables the controllers there, which
+    the kernel allows only where the parent enables them in cgroup.subtree_control. So system.slice is made and
+    enables every controller the root has. Where ROOT is a cgroup namespace's root rather than the machine's (it
+    has a cgroup.type file; the real root has none), the kernel also refuses controllers for the children of a
+    cgroup that holds processes: those move into ROOT/grader-init first (limits set on ROOT still apply to them).
+    Returns what it did, one line; "" where nothing was needed (cgroup v1, or systemd's tree). Raises
+    ClusterUnavailable, naming the file, where the kernel refuses.
     """
     root = Path(root)
     if not (root / "cgroup.controllers").is_file() or (root / "system.slice" / "cgroup.procs").exists():
         return ""
+    done = []
     try:
-        leaf = root / LEAF
-        leaf.mkdir(exist_ok=True)
-        moved = 0
-        for _ in range(5):  # processes started meanwhile land in the root: go round again
-            pids = (root / "cgroup.procs").read_text().split()
-            if not pids:
-                break
-            for pid in pids:
-                try:
-                    (leaf / "cgroup.procs").write_text(pid)
-                    moved += 1
-                except ProcessLookupError:
-                    pass  # it ended meanwhile
+        if (root / "cgroup.type").exists() and (root / "cgroup.procs").read_text().split():
+            leaf = root / LEAF
+            leaf.mkdir(exist_ok=True)
+            moved = 0
+            for _ in range(5):  # processes started meanwhile land in the root: go round again
+                pids = (root / "cgroup.procs").read_text().split()
+                for pid in pids:
+                    try:
+                        (leaf / "cgroup.procs").write_text(pid)
+                        moved += 1
+                    except ProcessLookupError:
+                        pass  # it ended meanwhile
+                if not pids:
+                    break
+            done.append(f"moved {moved} processes of the namespace's root into {leaf}")
         controllers = (root / "cgroup.controllers").read_text().split()
         wanted = " ".join(f"+{c}" for c in controllers)
         (root / "cgroup.subtree_control").write_text(wanted)
@@ -115,8 +119,8 @@ def prepare_cgroup_v2(root: Path = CGROUP) -> str:
     except OSError as e:
         raise ClusterUnavailable(f"could not prepare the cgroup v2 tree for slurmd ({e.filename}: {e.strerror})") \
             from None
-    return (f"cgroup v2 without systemd: moved {moved} processes into {leaf}, made {root / 'system.slice'}, "
-            f"enabled {', '.join(controllers) or 'no controllers'} for them")
+    done.append(f"made {root / 'system.slice'} with {', '.join(controllers) or 'no controllers'} enabled")
+    return "cgroup v2 without systemd: " + "; ".join(done)
 
 
 class Cluster:
