@@ -6,7 +6,8 @@
 # one and carried in .deps/debs (as bubblewrap is):
 #     cd .deps/debs && apt-get download slurmd slurmctld slurm-client slurm-wlm-basic-plugins munge libmunge2 \
 #         libhwloc15 libnuma1 libjson-c5 liblua5.1-0 libyaml-0-2 libreadline8 liblz4-1 libdbus-1-3
-# (libdbus-1-3: slurmd always loads its cgroup/v2 plugin, which links it; on the H100 machine, 2026-11-23, that plugin failed to load)
+# (libdbus-1-3: slurmd always loads its cgroup/v2 plugin, which links it; without systemd that plugin also needs
+# /sys/fs/cgroup/system.slice, which slurm_gpu.py makes: docs/gpu-runs/2026-11-24-h100-slurm.md)
 # This script unpacks them into .deps/slurm (dpkg -x, or ar + tar where dpkg is missing; nothing is installed),
 # and docs/gpu-runs/slurm_gpu.py starts slurmctld, slurmd and munged from there, as root, in a folder of their
 # own, with this machine's /dev/nvidiaN as the node's GPUs; it stops them when it is done.
