@@ -36,6 +36,19 @@ def test_memcheck_errors_are_counted_and_the_first_findings_kept():
     assert sanitizer.meaning(found.report).startswith("your kernel wrote to global memory outside every array")
 
 
+def test_the_api_errors_that_follow_a_fault_are_left_out_and_a_lone_one_is_kept():
+    """A faulting kernel makes every later CUDA call fail: seven such lines buried the one finding that
+    matters on a sample student's page."""
+    fault = sample("memcheck_out_of_bounds.txt")
+    after = "\n".join(f'{PREFIX} Program hit cudaErrorLaunchFailure (error 719) due to "unspecified launch failure" '
+                      f"on CUDA API call to cudaMemcpy.\n{PREFIX}" for _ in range(7))
+    found = sanitizer.parse(fault.replace(f"{PREFIX} ERROR SUMMARY", after + f"\n{PREFIX} ERROR SUMMARY"), PREFIX)
+    assert "Program hit" not in found.report and found.report.count("Invalid __global__ write") == 2
+    lone = (f"{PREFIX} Program hit cudaErrorInvalidValue (error 1) due to \"invalid argument\" on CUDA API call to "
+            f"cudaMemcpy.\n{PREFIX}\n{PREFIX} ERROR SUMMARY: 1 error\n")
+    assert sanitizer.parse(lone, PREFIX).report.startswith("Program hit cudaErrorInvalidValue")
+
+
 def test_a_racecheck_hazard_is_counted_as_an_error_and_explained():
     found = sanitizer.parse(sample("racecheck_shared_race.txt"), PREFIX)
     assert found.errors == 1

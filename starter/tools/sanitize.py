@@ -166,7 +166,9 @@ def parse(text: str, prefix: str) -> Findings:
             in_finding = False
             continue
         if not body[0].isspace():
-            in_finding = True
+            # After a kernel's fault every later CUDA call fails with it ("Program hit cudaErrorLaunchFailure
+            # ... on CUDA API call to ..."): those lines repeat the first finding's consequence, not a new one.
+            in_finding = not (report and body.startswith("Program hit"))
         if in_finding and len(report) < REPORT_LINES:
             report.append(body.rstrip()[:LINE_CHARS])
     return Findings(errors, "\n".join(report))
