@@ -2,8 +2,11 @@
 skipped, with the reason, on machines without one; CI runs everything else."""
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -39,14 +42,45 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section(f"{len(skipped)} GPU tests skipped: {GPU_DESCRIPTION}")
         for report in skipped:
             terminalreporter.line(f"  {report.nodeid}")
+    corpus = sys.modules.get("grader.tests.gpu_corpus")  # imported only where the graded corpus was asked for
+    if corpus is not None and corpus.TIMES:
+        terminalreporter.section("the GPU suite's graded corpus (grader/tests/gpu_corpus.py)")
+        for line in corpus.TIMES:
+            terminalreporter.line(f"  {line}")
 
 
 @pytest.fixture(scope="session")
 def gpu_work(tmp_path_factory):
-    """The grader's build tree for every grading run of a session (solution/tests/class_run.py, the
-    hostile corpus, Gradescope and Autolab): the pristine harness, the solution and the build gate's
-    reference objects are built once, not once per run."""
-    return tmp_path_factory.mktemp("grader-work")
+    """The grader's build tree for every grading run of a session (the graded corpus, Gradescope and
+    Autolab): the pristine harness, the solution and the build gate's reference objects are built once, not
+    once per run. With GPU_SUITE_CACHE=DIR it is DIR/<key>/, named by the content hash of what it is built
+    from (grader/slurm/cache.py's key: the harness's sources, the solution, the architecture, the toolchain):
+    a later session with the same sources grades against it (make rebuilds only what is older than its
+    sources); any change of them makes a new one."""
+    cache = os.environ.get("GPU_SUITE_CACHE")
+    if not cache:
+        return tmp_path_factory.mktemp("grader-work")
+    from grader.backends import GpuKind
+    from grader.slurm.cache import key_inputs, key_of
+    kind = GpuKind()
+    folder = Path(cache).resolve() / key_of(key_inputs(kind, kind.arch(None)))[:20]
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def fast_rubric(tmp_path_factory):
+    """The GPU suite's fast rubric (grader/tests/gpu_corpus.py says what it changes, and why)."""
+    from grader.tests.gpu_corpus import write_fast_rubric
+    return write_fast_rubric(tmp_path_factory.mktemp("fast-rubric"))
+
+
+@pytest.fixture(scope="session")
+def graded_corpus(tmp_path_factory, gpu_work, fast_rubric):
+    """Every submission the GPU tests of solution/tests and grader/tests ask about, graded once per session
+    (grader/tests/gpu_corpus.py); the tests query its stores."""
+    from grader.tests.gpu_corpus import grade_corpus
+    return grade_corpus(tmp_path_factory.mktemp("graded-corpus"), gpu_work, fast_rubric)
 
 
 def pytest_report_header(config):

@@ -377,13 +377,14 @@ class Store:
     def _columns(self, table: str) -> list[str]:
         return [row[1] for row in self.db.execute(f"PRAGMA main.table_info({table})")]
 
-    def merge_from(self, shard: Path, origin: str) -> tuple[int, int]:
+    def merge_from(self, shard: Path, origin: str, students: set[str] | None = None) -> tuple[int, int]:
         """Copies every submission of the shard store at `shard` not merged from it before, each in one
         transaction with its cases, timing samples, sanitizer runs and scores, and with it, the first time, its
         grading run (seed, devices, limits, isolation: as the shard recorded them). A submission of the same
         (student, sha256, harness version, rubric hash) already here is replaced, as `save` replaces it.
-        `origin` names the shard (batch/shard): merging it again adds nothing. Returns (merged now, merged
-        before)."""
+        `origin` names the shard (batch/shard): merging it again adds nothing. With `students`, only their
+        submissions are merged (a store of part of a class, for the readers that read a whole store). Returns
+        (merged now, merged before)."""
         Store(shard).close()  # brings the shard's store up to date, like any store opened
         try:
             self.db.execute("ATTACH DATABASE ? AS shard", (str(shard),))
@@ -392,7 +393,10 @@ class Store:
         done = before = 0
         try:
             runs = {}
-            for (sid, run_id) in self.db.execute("SELECT id, run_id FROM shard.submissions ORDER BY id").fetchall():
+            for (sid, run_id, student) in self.db.execute(
+                    "SELECT id, run_id, student FROM shard.submissions ORDER BY id").fetchall():
+                if students is not None and student not in students:
+                    continue
                 key = f"{origin}/submission/{sid}"
                 if self.db.execute("SELECT 1 FROM merged WHERE origin = ?", (key,)).fetchone():
                     before += 1

@@ -48,15 +48,20 @@ for step in $steps; do
       grep -E "passed|failed|skipped|error" "$OUT/check.log" | tail -n 3 | tee -a "$summary"
       grep -E "(PASSED|FAILED|SKIPPED|ERROR)( |$)" "$OUT/check.log" | sed 's/ *\[ *[0-9]*%\]//' >> "$summary" ;;
     gpu_suite)
-      # The whole GPU suite in one pytest session, so its grading runs share one build tree (the
-      # gpu_work fixture) and the class run (solution/tests/class_run.py) is made once. It takes about 15
-      # minutes on an H100; where one call is limited to 10, run GPU_SUITE_PATHS=solution/tests, then grader/tests.
+      # The whole GPU suite in one pytest session and one device call: every submission the GPU tests
+      # ask about is graded once, in the graded corpus (grader/tests/gpu_corpus.py: a fast-rubric run,
+      # then a small real-rubric one, on one build tree, the gpu_work fixture); the tests query its
+      # stores, and the summary at the end of the log gives each grading run's time. GPU_SUITE_PATHS
+      # still picks folders or files (e.g. solution/tests alone); GPU_SUITE_CACHE=DIR keeps the grader's
+      # build tree in DIR, named by the content hash of its sources, for a later call on the same warm
+      # machine (e.g. GPU_SUITE_CACHE=$PWD/.gpu-suite-cache, an ignored folder).
       run build make build
       run gpu_suite timeout "${TESTS_TIMEOUT:-540}" python3 -m pytest -m gpu -ra -v --durations=30 \
         -p no:cacheprovider ${TESTS_ARGS:-} ${GPU_SUITE_PATHS:-solution/tests grader/tests}
       grep -E "passed|failed|skipped|error" "$OUT/gpu_suite.log" | tail -n 1 | tee -a "$summary"
       grep -E "(FAILED|ERROR)( |$)" "$OUT/gpu_suite.log" | sed 's/ *\[ *[0-9]*%\]//' | head -n 60 >> "$summary"
-      sed -n '/slowest 30 durations/,/^=/p' "$OUT/gpu_suite.log" >> "$summary" ;;
+      sed -n '/slowest 30 durations/,/^=/p' "$OUT/gpu_suite.log" >> "$summary"
+      sed -n "/the GPU suite's graded corpus/,/^=/p" "$OUT/gpu_suite.log" | tee -a "$summary" ;;
     tests)
       # One folder or file of the test suite at a time (TESTS="solution/tests grader/tests", the default):
       # make check's pytest in parts that each fit one device call; TESTS_ARGS="-m gpu" keeps only the

@@ -1,25 +1,20 @@
 """The hostile corpus (grader/tests/hostile/): adversarial submissions, each with
 its expected verdict. Without a GPU the corpus's form is checked (and the build
-gate's verdicts by test_gate); on a GPU the whole corpus is graded in one batch,
-a normal submission right after each entry."""
+gate's verdicts by test_gate); on a GPU the whole corpus is graded in one batch
+(the GPU suite's graded corpus, grader/tests/gpu_corpus.py), a normal submission
+right after each entry whose code runs."""
 from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
-import sys
-import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from grader.tests.conftest import opened
+from grader.tests.gpu_corpus import ENTRIES, NORMAL_TASKS, followed, hostile_student, normal_after, sanitized
+from grader.tests.hostile_entries import CORPUS, hand_in, load_corpus
 
 REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO / "grader" / "tests" / "hostile"
-SOLUTION = REPO / "solution" / "kernels"
 STATUSES = {"graded", "rejected", "build_failed"}
 # The attacks issue 5 names; each must have an entry (folder names).
 REQUIRED = {
@@ -34,64 +29,6 @@ REQUIRED = {
     "quadratic-precheck", "archive-many-members", "archive-huge-unpacked", "message-flood", "fork-holds-gpu",
     "detached-background", "duplicate-ids",
 }
-
-
-@dataclass
-class Entry:
-    name: str
-    path: Path
-    attack: str
-    needs_gpu: bool
-    status: str
-    task: str
-    case_status: str
-    reason: str
-    kind: str  # which of the task's cases the verdict is about: correctness or timed
-    cases: str  # "all": every one of them gets case_status; "some": at least one does
-    archive: str = ""  # "build.py": the submission is the archive that script writes
-    duplicate: str = ""  # a subfolder handed in as an older folder of the same id
-    sanitizer: str = ""  # the compute-sanitizer tool that must report the task
-
-
-SPEC_KEYS = {"attack", "needs_gpu", "status", "task", "case_status", "reason", "kind", "cases", "archive",
-             "duplicate", "sanitizer"}
-
-
-def load_corpus() -> list[Entry]:
-    entries = []
-    for folder in sorted(p for p in CORPUS.iterdir() if p.is_dir()):
-        spec = tomllib.loads((folder / "expected.toml").read_text())
-        assert not spec.keys() - SPEC_KEYS, (folder.name, spec.keys() - SPEC_KEYS)
-        entries.append(Entry(folder.name, folder, spec["attack"], spec["needs_gpu"], spec["status"], spec["task"],
-                             spec["case_status"], spec["reason"],
-                             spec.get("kind", "correctness"), spec.get("cases", "all"), spec.get("archive", ""),
-                             spec.get("duplicate", ""), spec.get("sanitizer", "")))
-    return entries
-
-
-def hand_in(entry: Entry, submissions: Path, student: str) -> None:
-    """Puts the entry into a submissions folder as `student`: its files as a folder, or the archive its
-    build.py writes, or (duplicate) its older/ folder and the rest as a later archive of the same id."""
-    import importlib.util
-    import os
-    import tarfile
-    if entry.archive:
-        spec = importlib.util.spec_from_file_location(f"corpus_{student}", entry.path / entry.archive)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        module.build(submissions / f"{student}.tar.gz")
-        return
-    ignore = shutil.ignore_patterns("*.toml", *([entry.duplicate] if entry.duplicate else []))
-    if not entry.duplicate:
-        shutil.copytree(entry.path, submissions / student, ignore=ignore)
-        return
-    shutil.copytree(entry.path / entry.duplicate, submissions / student)
-    archive = submissions / f"{student}.tar.gz"
-    with tarfile.open(archive, "w:gz") as tar:
-        for f in sorted(entry.path.glob("*.cu")):
-            tar.add(f, arcname=f"{student}/{f.name}")
-    os.utime(submissions / student, (1_700_000_000, 1_700_000_000))
-    os.utime(archive, (1_700_000_600, 1_700_000_600))
 
 
 def task_names() -> set[str]:
@@ -176,71 +113,28 @@ def test_the_run_time_resolver_of_the_corpus_is_the_one_tested_on_the_cpu():
 
 
 # ---------------------------------------------------------------------------
-# On a GPU: the whole corpus in one batch.
-
-NORMAL_TASKS = ("fill", "add")  # the normal submission: these two right, the rest untouched stubs
-
-
-def fast_rubric(tmp: Path, tools: tuple[str, ...] = ()) -> Path:
-    """The real rubric with a short timing budget and case limit, and no sanitizer runs (unless `tools`), so the
-    batch stays quick."""
-    text = (REPO / "grader" / "rubric.toml").read_text()
-    data = tomllib.loads(text)
-    for key, value in {"budget": 1.0, "min_pairs": 3, "max_pairs": 20}.items():
-        old = f"{key} = {data['timing'][key]}"
-        assert old in text, old
-        text = text.replace(old, f"{key} = {value}", 1)
-    old = f"case = {data['limits']['case']}"
-    text = text.replace(old, "case = 10", 1)
-    # compute-sanitizer has tests of its own (solution/tests/test_sandbox_gpu.py); here it would only add minutes.
-    old = f"tools = {json.dumps(data['sanitizer']['tools'])}"
-    assert old in text, old
-    text = text.replace(old, f"tools = {json.dumps(list(tools))}", 1)
-    path = tmp / "rubric.toml"
-    path.write_text(text)
-    return path
-
-
-@pytest.fixture(scope="module")
-def batch(tmp_path_factory, gpu_work):
-    tmp = tmp_path_factory.mktemp("hostile")
-    submissions = tmp / "submissions"
-    submissions.mkdir()
-    corpus = load_corpus()
-    for i, entry in enumerate(corpus):
-        hand_in(entry, submissions, f"h{i:02d}-{entry.name}")
-        normal = submissions / f"h{i:02d}-zz-normal"
-        normal.mkdir()
-        for task in NORMAL_TASKS:
-            shutil.copy(SOLUTION / f"{task}.cu", normal)
-    results = tmp / "results"
-    run = subprocess.run([sys.executable, "-m", "grader", "grade", str(submissions), "--results", str(results),
-                          "--work", str(gpu_work), "--rubric", str(fast_rubric(tmp)), "--no-progress"],
-                         cwd=REPO, capture_output=True, text=True, timeout=3600)
-    return corpus, results, run
+# On a GPU: the whole corpus, graded in the GPU suite's graded corpus (grader/tests/gpu_corpus.py): in its
+# fast run, each entry as hNN-<name>, a normal submission right after each entry whose code runs; the entries
+# whose verdict is compute-sanitizer's also in its real run, under their own names.
 
 
 @pytest.mark.gpu
-def test_grader_survives_the_whole_corpus(batch):
-    corpus, results, run = batch
-    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
-    with opened(results) as store:
+def test_grader_survives_the_whole_corpus(graded_corpus):
+    fast = graded_corpus.fast
+    with fast.opened() as store:
         assert store.integrity() == "ok"
         graded = set(store.submissions()["student"])
-    assert len(graded) == 2 * len(corpus), sorted(graded)
+    assert graded == set(fast.students), sorted(graded ^ set(fast.students))  # each stored, once, nothing else
+    wanted = {hostile_student(e.name) for e in ENTRIES} | {normal_after(e.name) for e in ENTRIES if followed(e)}
+    assert wanted <= graded and len(wanted) == len(ENTRIES) + sum(map(followed, ENTRIES)), sorted(wanted - graded)
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("index", range(len(load_corpus())), ids=[e.name for e in load_corpus()])
-def test_each_entry_gets_its_verdict(batch, index):
-    corpus, results, _ = batch
-    entry = corpus[index]
-    student = f"h{index:02d}-{entry.name}"
-    with opened(results) as store:
-        rows = store.submissions(student)
-        assert not rows.empty, f"{student} was not stored"
-        row = rows.iloc[-1]
-        stored = store.cases(int(row["id"]))
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.name)
+def test_each_entry_gets_its_verdict(graded_corpus, entry):
+    student = hostile_student(entry.name)
+    row = graded_corpus.submission(student)
+    stored = graded_corpus.cases(student)
     status, rejected, build_log = row["status"], row["rejected"], row["build_log"]
     assert status == entry.status, (status, rejected, build_log[-2000:])
     if status != "graded":
@@ -264,9 +158,12 @@ def test_each_entry_gets_its_verdict(batch, index):
 
 
 @pytest.mark.gpu
-def test_a_normal_submission_after_each_entry_is_unaffected(batch):
-    corpus, results, _ = batch
-    with opened(results) as store:
+def test_a_normal_submission_after_each_entry_whose_code_runs_is_unaffected(graded_corpus):
+    """Right after each entry whose code runs on the GPU, in the same grading run, a normal submission (the
+    solution's fill.cu and add.cu) gets every case of those two right, and the same points as every other
+    normal submission. (An entry refused at intake, stopped by the gate or not compiling runs no code of its
+    own: gpu_corpus.followed.)"""
+    with graded_corpus.fast.opened() as store:
         subs = store.submissions()
         normal = subs[subs["student"].str.endswith("-zz-normal")]
         cases = store.cases_for(normal["id"].tolist())
@@ -276,84 +173,57 @@ def test_a_normal_submission_after_each_entry_is_unaffected(batch):
     by_student: dict[str, dict[str, set[str]]] = {}
     for student, task, status in zip(checks["submission_id"].map(students), checks["task"], checks["status"]):
         by_student.setdefault(student, {}).setdefault(task, set()).add(status)
-    assert len(by_student) == len(corpus)
+    assert sorted(by_student) == sorted(normal_after(e.name) for e in ENTRIES if followed(e))
     for student, tasks in by_student.items():
         for task in NORMAL_TASKS:
             assert tasks[task] == {"ok"}, (student, task, tasks[task])
         for task, statuses in tasks.items():
             if task not in NORMAL_TASKS:
                 assert statuses == {"missing"}, (student, task, statuses)  # not handed in
-    totals = set(normal[normal["status"] == "graded"]["total"].round(6))
     correctness = set(scores.groupby("submission_id")["correctness"].sum().round(6))
     assert len(correctness) == 1, correctness
-    assert totals, "no normal submission was graded"
+    # Graded right after its entry: the next submission the GPU worker stored (in grading order) is it.
+    graded = subs[subs["status"] == "graded"].sort_values("id")["student"].tolist()
+    for entry in filter(followed, ENTRIES):
+        entry_at = graded.index(hostile_student(entry.name))
+        assert graded[entry_at + 1] == normal_after(entry.name), graded[entry_at:entry_at + 3]
 
 
 @pytest.mark.gpu
-def test_a_gigabyte_of_printf_leaves_the_feedback_small(batch):
-    corpus, results, _ = batch
-    index = [e.name for e in corpus].index("printf-flood")
-    feedback = results / "feedback" / f"h{index:02d}-printf-flood.md"
-    assert feedback.exists(), sorted(p.name for p in (results / "feedback").iterdir())[:10]
+def test_a_gigabyte_of_printf_leaves_the_feedback_small(graded_corpus):
+    feedback = graded_corpus.fast.results / "feedback" / f"{hostile_student('printf-flood')}.md"
+    assert feedback.exists(), sorted(p.name for p in feedback.parent.iterdir())[:10]
     assert feedback.stat().st_size < 200_000
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", ["detached-background", "fork-holds-gpu"])
-def test_a_process_left_behind_stalls_nothing_and_holds_no_memory(batch, name):
+def test_a_process_left_behind_stalls_nothing_and_holds_no_memory(graded_corpus, name):
     """The detached background process once stalled a class run for over six minutes; the forked child kept
     the GPU's memory after its parent was killed. Neither entry, nor the normal submission after it, may take
     long, and no submission may be named for GPU memory that stayed taken."""
-    corpus, results, _ = batch
-    index = [e.name for e in corpus].index(name)
-    with opened(results) as store:
-        for student in (f"h{index:02d}-{name}", f"h{index:02d}-zz-normal"):
-            row = store.submissions(student).iloc[-1]
-            assert row["seconds"] < 180, (student, row["seconds"])
-            notes = json.loads(row["notes"])
-            assert not any("of the GPU's memory stayed taken" in n for n in notes), notes
+    for student in (hostile_student(name), normal_after(name)):
+        row = graded_corpus.submission(student)
+        assert row["seconds"] < 180, (student, row["seconds"])
+        notes = json.loads(row["notes"])
+        assert not any("of the GPU's memory stayed taken" in n for n in notes), notes
 
 
 @pytest.mark.gpu
-def test_a_four_megabyte_message_per_case_is_stored_cut(batch):
-    corpus, results, _ = batch
-    index = [e.name for e in corpus].index("message-flood")
-    with opened(results) as store:
-        sub_id = int(store.submissions(f"h{index:02d}-message-flood").iloc[-1]["id"])
-        cases = store.cases(sub_id)
+def test_a_four_megabyte_message_per_case_is_stored_cut(graded_corpus):
+    student = hostile_student("message-flood")
+    cases = graded_corpus.cases(student)
     text = lambda v: v if isinstance(v, str) else ""  # noqa: E731  (pandas reads NULL as NaN)
     sizes = [len(text(m)) + len(text(r)) for m, r in zip(cases["message"], cases["record"])]
     assert sizes and sum(sizes) < 2 * 2**20, sum(sizes)
-    feedback = results / "feedback" / f"h{index:02d}-message-flood.md"
+    feedback = graded_corpus.fast.results / "feedback" / f"{student}.md"
     assert feedback.stat().st_size < 2 * 2**20
 
 
-@pytest.fixture(scope="module")
-def sanitizer_batch(tmp_path_factory):
-    """The entries whose verdict is compute-sanitizer's, graded with their tools on (the main batch runs none)."""
-    tmp = tmp_path_factory.mktemp("hostile-sanitizer")
-    submissions = tmp / "submissions"
-    submissions.mkdir()
-    entries = [e for e in load_corpus() if e.sanitizer]
-    for entry in entries:
-        hand_in(entry, submissions, entry.name)
-    results = tmp / "results"
-    tools = tuple(sorted({e.sanitizer for e in entries}))
-    run = subprocess.run([sys.executable, "-m", "grader", "grade", str(submissions), "--results", str(results),
-                          "--work", str(tmp / "work"), "--rubric", str(fast_rubric(tmp, tools)), "--no-progress"],
-                         cwd=REPO, capture_output=True, text=True, timeout=3600)
-    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
-    return entries, results
-
-
 @pytest.mark.gpu
-def test_a_kernel_clean_only_when_it_thinks_it_is_under_the_tool_is_caught(sanitizer_batch):
-    entries, results = sanitizer_batch
-    with opened(results) as store:
-        subs = store.submissions()
-        runs = store.sanitizer_runs_for()
-    for entry in entries:
-        ids = set(subs.loc[subs["student"] == entry.name, "id"])
-        rows = runs[runs["submission_id"].isin(ids) & (runs["task"] == entry.task) & (runs["tool"] == entry.sanitizer)]
-        assert len(rows) and all(s == "errors" and e > 0 for s, e in zip(rows["status"], rows["errors"])), \
-            (entry.name, rows[["status", "errors", "shape"]].to_dict("records"))
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if sanitized(e)], ids=lambda e: e.name)
+def test_a_kernel_clean_only_when_it_thinks_it_is_under_the_tool_is_caught(graded_corpus, entry):
+    """Graded in the corpus's real run, where compute-sanitizer runs (the fast run runs none)."""
+    runs = graded_corpus.sanitizer_runs(entry.name, task=entry.task, tool=entry.sanitizer)
+    assert len(runs) and all(s == "errors" and e > 0 for s, e in zip(runs["status"], runs["errors"])), \
+        (entry.name, runs[["status", "errors", "shape"]].to_dict("records"))

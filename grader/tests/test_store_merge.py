@@ -54,6 +54,19 @@ def test_the_same_submission_from_another_shard_replaces_the_one_merged_before(g
         assert set(store.merged_origins()["origin"].str.split("/").str[1]) == {"a", "b"}
 
 
+def test_a_merge_of_named_students_copies_only_theirs(graded_twice):
+    store = Store(graded_twice / "class" / "grades.sqlite")
+    try:
+        assert store.merge_from(graded_twice / "a" / "grades.sqlite", "batch/a", students={"bo"}) == (1, 0)
+    finally:
+        store.close()
+    with opened(graded_twice / "class") as store, opened(graded_twice / "a") as shard:
+        assert store.submissions()["student"].tolist() == ["bo"]
+        bo = shard.submissions("bo")["id"].tolist()
+        assert len(store.cases_for()) == len(shard.cases_for(bo)) and len(store.scores()) == len(shard.scores(bo))
+        assert len(store.runs()) == 1
+
+
 def test_a_file_that_is_not_a_store_is_one_line(tmp_path):
     (tmp_path / "junk.sqlite").write_bytes(b"not a database" * 100)
     store = Store(tmp_path / "grades.sqlite")

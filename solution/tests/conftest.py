@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from class_run import class_run  # noqa: F401  (the GPU suite's shared grading run, a session fixture)
-
 ROOT = Path(__file__).resolve().parents[2]
 STARTER = ROOT / "starter"
 SOLUTION_KERNELS = ROOT / "solution" / "kernels"

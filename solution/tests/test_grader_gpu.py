@@ -1,21 +1,22 @@
 """On a GPU: the grader end to end. The sample class gets its verdicts, every
 output is written (the leaderboard too), the solution graded as a student ties
 with itself, one file that does not build costs one task, and a hang leaves the
-next submission untouched. The grading runs are made once per session
-(class_run.py) and queried here."""
+next submission untouched. Every submission is graded once per session, in the
+graded corpus (grader/tests/gpu_corpus.py: which run and rubric grades which,
+and why); the tests query its stores."""
 from __future__ import annotations
 
 import csv
 import json
-import sqlite3
 import subprocess
 import sys
 import tomllib
 
 import pytest
 
-from class_run import grade
 from conftest import ROOT
+from grader.store import Store
+from grader.tests.gpu_corpus import FLOAT_ONLY, SAMPLE_CLASS, SOLUTION_AS_STUDENT
 
 pytestmark = pytest.mark.gpu
 SAMPLES = ROOT / "data" / "sample-submissions"
@@ -24,7 +25,7 @@ REGISTRY = {t["id"]: t for t in json.loads((ROOT / "starter" / "harness" / "regi
 
 
 def points(task: str, part: str) -> float:
-    """A task's correctness or performance points, from the rubric."""
+    """A task's correctness or performance points, from the rubric (the fast rubric's are the same)."""
     return RUBRIC["tasks"][task][f"{part}_points"]
 
 
@@ -33,48 +34,64 @@ def rows(results) -> dict[str, dict]:
         return {r["student"]: r for r in csv.DictReader(f)}
 
 
-def case_statuses(results, student: str, task: str) -> list[str]:
-    db = sqlite3.connect(results / "grades.sqlite")
-    return [s for (s,) in db.execute("SELECT c.status FROM cases c JOIN submissions s ON s.id = c.submission_id "
-                                     "WHERE s.student = ? AND c.task = ? AND c.kind = 'correctness'", (student, task))]
+def grader(*args: str) -> subprocess.CompletedProcess:
+    run = subprocess.run([sys.executable, "-m", "grader", *args], cwd=ROOT, capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return run
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory, gpu_work):
+def demo(tmp_path_factory, graded_corpus):
+    """The sample class as `make demo` grades it, graded in the corpus's fast run amid the other submissions:
+    a store of the class alone is merged out of that run's (the leaderboard, the exports and grades.csv read a
+    whole store), then its reports and Canvas file are written from it, as `grade` writes them."""
+    fast = graded_corpus.fast
     results = tmp_path_factory.mktemp("demo")
-    return results, grade(SAMPLES, results, gpu_work, "--regrade")
+    store = Store(results / "grades.sqlite")
+    try:
+        merged, _ = store.merge_from(fast.results / "grades.sqlite", "gpu-corpus/fast", students=set(SAMPLE_CLASS))
+    finally:
+        store.close()
+    assert merged == len(SAMPLE_CLASS)
+    grader("report", "--results", str(results), "--rubric", str(fast.rubric))
+    grader("export", "--results", str(results), "--rubric", str(fast.rubric))
+    return results, fast
 
 
-def test_each_sample_gets_its_verdict(demo):
+def test_each_sample_gets_its_verdict(demo, graded_corpus):
     results, _ = demo
     g = rows(results)
+    case_statuses = graded_corpus.statuses
     num = lambda student, col: float(g[student][col])  # noqa: E731
     assert num("s01-stubs", "total") == 0
-    assert set(case_statuses(results, "s01-stubs", "fill")) == {"not_implemented"}
+    assert set(case_statuses("s01-stubs", "fill")) == {"not_implemented"}
     assert num("s02-naive-only", "matmul_naive_correctness") == points("matmul_naive", "correctness")
     assert num("s02-naive-only", "matmul_naive_performance") > 0
-    assert set(case_statuses(results, "s02-naive-only", "dot")) == {"missing"}
+    assert set(case_statuses("s02-naive-only", "dot")) == {"missing"}
     # The k guard's `<=` is wrong only where k is not a multiple of the tile: those cases fail, the rest pass.
-    # (Memcheck also sees the read past a's end, and its penalty may take what the passing cases earned.)
-    tiled = case_statuses(results, "s03-tiled-off-by-one", "matmul_tiled")
+    # (With the real rubric memcheck also sees the read past a's end, and its penalty may take what the passing
+    # cases earned; the fast rubric runs no sanitizer.)
+    tiled = case_statuses("s03-tiled-off-by-one", "matmul_tiled")
     assert "wrong" in tiled and "ok" in tiled
     assert num("s03-tiled-off-by-one", "matmul_tiled_correctness") < points("matmul_tiled", "correctness")
     assert num("s04-race", "matmul_tiled_correctness") < points("matmul_tiled", "correctness")
-    assert case_statuses(results, "s05-hang", "fill")[0] == "timeout"
+    assert case_statuses("s05-hang", "fill")[0] == "timeout"
     assert num("s05-hang", "add_correctness") == points("add", "correctness")
-    assert "error" in case_statuses(results, "s06-crash", "add")
+    assert "error" in case_statuses("s06-crash", "add")
     assert num("s06-crash", "add_correctness") == 0
     assert num("s06-crash", "fill_correctness") == points("fill", "correctness")
     # One missing semicolon costs its own task: the submission is graded, transpose does not build.
     assert g["s07-compile-error"]["status"] == "graded" and num("s07-compile-error", "total") == 0
-    assert set(case_statuses(results, "s07-compile-error", "transpose")) == {"build_error"}
+    assert set(case_statuses("s07-compile-error", "transpose")) == {"build_error"}
     fast = g["s08-fast"]
     assert all(float(fast[f"{t}_correctness"]) > 0 for t in RUBRIC["tasks"])
     assert num("s08-fast", "total") > 60
 
 
 def test_the_demo_writes_every_output(demo):
-    results, run = demo
+    results, fast = demo
+    assert sorted(rows(results)) == SAMPLE_CLASS
     for student in rows(results):
         for kind in ("md", "html"):
             assert (results / "feedback" / f"{student}.{kind}").stat().st_size > 500
@@ -83,17 +100,18 @@ def test_the_demo_writes_every_output(demo):
     assert 'transpose.cu does not compile: transpose.cu(9): error: expected a ";"' in s07
     assert 'kernels/transpose.cu(9): error: expected a ";"' in s07  # the compiler's own output, in full
     assert "never finishes" in (results / "feedback" / "s05-hang.md").read_text()
-    assert "build failures" in run.stdout and "mean total" in run.stdout
+    assert "build failures" in fast.stdout and "mean total" in fast.stdout  # grade's summary
+    assert (fast.results / "canvas.csv").read_text().startswith("Student,ID,SIS User ID")  # written by grade
     assert (results / "canvas.csv").read_text().startswith("Student,ID,SIS User ID")
-    export = subprocess.run([sys.executable, "-m", "grader", "export", "--results", str(results)], cwd=ROOT,
-                            capture_output=True, text=True)
+    export = subprocess.run([sys.executable, "-m", "grader", "export", "--results", str(results), "--rubric",
+                             str(fast.rubric)], cwd=ROOT, capture_output=True, text=True)
     assert export.returncode == 0 and (results / "canvas.csv").read_text().startswith("Student,ID,SIS User ID")
 
 
 def test_the_demo_publishes_its_leaderboard(demo):
-    results, _ = demo
-    run = subprocess.run([sys.executable, "-m", "grader", "leaderboard", "--results", str(results)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=300)
+    results, fast = demo
+    run = subprocess.run([sys.executable, "-m", "grader", "leaderboard", "--results", str(results), "--rubric",
+                          str(fast.rubric)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     out = results / "leaderboard"
     with open(out / "leaderboard.csv") as f:
@@ -113,26 +131,24 @@ def test_the_demo_publishes_its_leaderboard(demo):
     assert len(list((out / "history").iterdir())) == 1 and (results / "pseudonym-salt").exists()
 
 
-def test_the_solution_graded_as_a_student_ties_with_itself(class_run):
-    results = class_run.results
-    db = sqlite3.connect(results / "grades.sqlite")
-    timed = db.execute("SELECT c.task, c.shape, c.speedup, c.speedup_low, c.speedup_high, c.pairs FROM cases c "
-                       "JOIN submissions s ON s.id = c.submission_id WHERE s.student = 'solution-as-student' "
-                       "AND c.kind = 'timed'").fetchall()
+def test_the_solution_graded_as_a_student_ties_with_itself(graded_corpus):
+    """In the corpus's real run: the real timing policy, both compute-sanitizer tools on every task."""
+    timed = graded_corpus.cases(SOLUTION_AS_STUDENT, kind="timed")
     assert len(timed) == sum(len(REGISTRY[t]["shape_sets"]["timed"]) for t in RUBRIC["tasks"])
-    for task, shape, speedup, low, high, pairs in timed:
-        assert 0.97 <= speedup <= 1.03, (task, shape, speedup, low, high, pairs)
-    sanitized = db.execute("SELECT r.task, r.tool, r.status, r.message FROM sanitizer_runs r JOIN submissions s "
-                           "ON s.id = r.submission_id WHERE s.student = 'solution-as-student'").fetchall()
-    assert len(sanitized) == 2 * len(RUBRIC["tasks"]) and all(r[2] == "clean" for r in sanitized), sanitized
-    assert float(rows(results)["solution-as-student"]["total"]) == 100
+    for c in timed.itertuples():
+        assert 0.97 <= c.speedup <= 1.03, (c.task, c.shape, c.speedup, c.speedup_low, c.speedup_high, c.pairs)
+    assert set(graded_corpus.cases(SOLUTION_AS_STUDENT)["status"]) == {"ok"}
+    sanitized = graded_corpus.sanitizer_runs(SOLUTION_AS_STUDENT)
+    assert len(sanitized) == 2 * len(RUBRIC["tasks"]) and set(sanitized["status"]) == {"clean"}, \
+        sanitized[["task", "tool", "status", "message"]].to_dict("records")
+    assert float(rows(graded_corpus.results(SOLUTION_AS_STUDENT))[SOLUTION_AS_STUDENT]["total"]) == 100
 
 
-def test_a_float_only_matmul_naive_costs_its_other_types_and_add_keeps_its_points(class_run):
-    g = rows(class_run.results)["s09-float-only-naive-and-add"]
+def test_a_float_only_matmul_naive_costs_its_other_types_and_add_keeps_its_points(graded_corpus):
+    g = rows(graded_corpus.results(FLOAT_ONLY))[FLOAT_ONLY]
     assert float(g["add_correctness"]) == points("add", "correctness")
     assert float(g["add_performance"]) > 0
-    naive = case_statuses(class_run.results, "s09-float-only-naive-and-add", "matmul_naive")
+    naive = graded_corpus.statuses(FLOAT_ONLY, "matmul_naive")
     graded_types = len(REGISTRY["matmul_naive"]["dtypes"])
     assert naive.count("ok") == len(naive) // graded_types  # every float32 case passes
     assert naive.count("build_error") == len(naive) - len(naive) // graded_types
@@ -142,29 +158,29 @@ def test_a_float_only_matmul_naive_costs_its_other_types_and_add_keeps_its_point
     assert float(g["matmul_naive_performance"]) == 0  # not every correctness case passed
 
 
-def test_a_hang_leaves_the_next_submission_untouched(class_run):
-    results = class_run.results
-    db = sqlite3.connect(results / "grades.sqlite")
-    graded = dict(db.execute("SELECT student, graded FROM submissions"))
-    assert case_statuses(results, "a-hangs", "fill")[0] == "timeout"
+def test_a_hang_leaves_the_next_submission_untouched(graded_corpus):
+    """s05-hang's fill never returns; s06, s07 and s08 are graded after it in the same run."""
+    assert graded_corpus.statuses("s05-hang", "fill")[0] == "timeout"
     # Everything graded after the hang ran normally: the full, correct submission among them too.
-    assert set(case_statuses(results, "b-after", "fill")) == {"ok"}
-    assert float(rows(results)["b-after"]["total"]) > 60
-    after = [s for s, t in graded.items() if t >= graded["a-hangs"] and s != "a-hangs"]
-    assert after, "nothing was graded after the hang"
+    hang, after = graded_corpus.submission("s05-hang"), graded_corpus.submission("s08-fast")
+    assert after["id"] > hang["id"], "s08-fast was not graded after the hang"
+    assert set(graded_corpus.statuses("s08-fast", "fill")) == {"ok"}
+    assert float(rows(graded_corpus.results("s08-fast"))["s08-fast"]["total"]) > 60
 
 
-def test_gradescope_and_autolab_grade_one_submission(tmp_path, gpu_work):
+def test_gradescope_and_autolab_grade_one_submission(tmp_path, gpu_work, fast_rubric):
+    """Each command grades one submission on its own (its own grading run), with the corpus's fast rubric."""
     out = tmp_path / "gradescope"
     run = subprocess.run([sys.executable, "-m", "grader", "gradescope", "--submission", str(SAMPLES / "s02-naive-only"),
-                          "--results-dir", str(out), "--work", str(gpu_work)], cwd=ROOT, capture_output=True,
-                         text=True, timeout=900)
+                          "--results-dir", str(out), "--work", str(gpu_work), "--rubric", str(fast_rubric)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr[-3000:]
     doc = json.loads((out / "results.json").read_text())
     naive = next(t for t in doc["tests"] if t["name"] == "matmul_naive: correctness")
     assert naive["status"] == "passed" and doc["score"] > 8
     autolab = subprocess.run([sys.executable, "-m", "grader", "autolab", str(SAMPLES / "s05-hang"), "--work",
-                              str(gpu_work)], cwd=ROOT, capture_output=True, text=True, timeout=900)
+                              str(gpu_work), "--rubric", str(fast_rubric)], cwd=ROOT, capture_output=True, text=True,
+                             timeout=900)
     assert autolab.returncode == 0, autolab.stderr[-3000:]
     last = json.loads(autolab.stdout.strip().splitlines()[-1])
     assert last["scores"]["add"] == points("add", "correctness") + points("add", "performance")

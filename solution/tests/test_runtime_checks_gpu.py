@@ -1,53 +1,47 @@
 """On a GPU: the harness's run-time checks (issue 5) and timing records (issue 6).
 
 The hostile submissions of grader/tests/hostile/ that these checks stop are
-graded through the real grader in one batch, with a normal submission after
-them, and each must get the verdict its expected.toml names. The harness's own
-records are checked too: the precision rule at a large K, the plausibility
-floor, and per-sample clocks."""
+graded through the real grader, in the graded corpus's fast run
+(grader/tests/gpu_corpus.py) with the rest of the corpus, each followed by a
+normal submission, and each must get the verdict its expected.toml names. The
+harness's own records are checked too: the precision rule at a large K, the
+plausibility floor, and per-sample clocks."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import tomllib
 
 import pandas as pd
 import pytest
 
-from class_run import RUNTIME_ENTRIES
 from conftest import ROOT, build_with, json_lines
+from grader.tests.gpu_corpus import NORMAL_TASKS, SOLUTION_AS_STUDENT, hostile_student, normal_after
 
 pytestmark = pytest.mark.gpu
 
 HOSTILE = ROOT / "grader" / "tests" / "hostile"
-# The normal submission graded in the same run as the entries (class_run.py).
-NORMAL = "solution-as-student"
+# The hostile entries whose verdicts come from the harness's run-time checks (the others come from the
+# sandbox and the build gate: grader/tests/test_hostile_corpus.py).
+RUNTIME_ENTRIES = ["per-thread-stream", "cache-by-pointer", "skip-after-first-call", "fast-when-timed",
+                   "writes-into-input", "output-unwritten", "half-precision"]
 
 
 def expected(name: str) -> dict:
     return tomllib.loads((HOSTILE / name / "expected.toml").read_text())
 
 
-@pytest.fixture(scope="module")
-def graded(class_run):
-    """Every entry, graded in the session's class run (class_run.py) beside normal submissions."""
-    return class_run.db(), class_run.results
-
-
-def cases(db, student: str, task: str, kind: str | None = None) -> list[sqlite3.Row]:
-    rows = db.execute("SELECT c.* FROM cases c JOIN submissions s ON s.id = c.submission_id WHERE s.student = ? "
-                      "AND c.task = ? ORDER BY c.id", (student, task)).fetchall()
-    return [r for r in rows if kind is None or r["kind"] == kind]
+def cases(corpus, name: str, task: str, kind: str | None = None) -> list[dict]:
+    """The hostile entry's stored cases of `task` (of one kind when given), as records, in the order they ran."""
+    found = corpus.cases(hostile_student(name), task=task, **({"kind": kind} if kind else {}))
+    return found.to_dict("records")
 
 
 @pytest.mark.parametrize("name", RUNTIME_ENTRIES)
-def test_each_hostile_submission_gets_its_expected_verdict(graded, name):
-    db, _ = graded
+def test_each_hostile_submission_gets_its_expected_verdict(graded_corpus, name):
     want = expected(name)
     assert want["needs_gpu"] is True
-    (status,) = db.execute("SELECT status FROM submissions WHERE student = ?", (name,)).fetchone()
-    assert status == want["status"]
-    rows = cases(db, name, want["task"], want.get("kind"))
+    assert graded_corpus.submission(hostile_student(name))["status"] == want["status"]
+    rows = cases(graded_corpus, name, want["task"], want.get("kind"))
     assert rows, f"{name}: no {want['task']} cases graded"
     for r in rows:
         where = f"{name}: {r['kind']} {r['dtype']} {r['shape']}: {r['status']}: {r['message']}"
@@ -58,26 +52,24 @@ def test_each_hostile_submission_gets_its_expected_verdict(graded, name):
         assert want["reason"].lower() in r["message"].lower(), where
 
 
-def test_work_on_the_per_thread_stream_is_timed_in_full(graded):
-    db, _ = graded
-    (timed,) = cases(db, "per-thread-stream", "fill", "timed")
+def test_work_on_the_per_thread_stream_is_timed_in_full(graded_corpus):
+    (timed,) = cases(graded_corpus, "per-thread-stream", "fill", "timed")
     # Timed honestly: as fast as a plain fill can be, neither implausible nor flagged.
     assert timed["status"] == "ok" and timed["flag"] == "", dict(timed)
     # (Measured on the H200: 0.16 ms against a floor of 0.039 ms, speedup 0.38: a plain fill, timed in full.)
     assert timed["student_ms"] > timed["floor_ms"] and 0.1 < timed["speedup"] < 1.5, dict(timed)
 
 
-def test_a_cache_keyed_by_pointer_never_hits(graded):
-    db, _ = graded
-    (timed,) = cases(db, "cache-by-pointer", "matmul_naive", "timed")
+def test_a_cache_keyed_by_pointer_never_hits(graded_corpus):
+    (timed,) = cases(graded_corpus, "cache-by-pointer", "matmul_naive", "timed")
     # The same kernel as the solution's: had the cache hit, a copy would replace 17 GFLOP of work.
     assert timed["status"] == "ok" and 0.7 < timed["speedup"] < 1.3, dict(timed)
     assert timed["student_ms"] > 5 * timed["floor_ms"], dict(timed)  # a hit would take ~1% of the floor
 
 
-def test_half_precision_is_caught_by_its_mean_error_and_reported_as_coarse(graded):
-    db, _ = graded
-    (row,) = [r for r in cases(db, "half-precision", "matmul_fast", "correctness") if r["shape"] == "1024x1024x1024"]
+def test_half_precision_is_caught_by_its_mean_error_and_reported_as_coarse(graded_corpus):
+    (row,) = [r for r in cases(graded_corpus, "half-precision", "matmul_fast", "correctness")
+              if r["shape"] == "1024x1024x1024"]
     check = json.loads(row["record"])["check"]
     # Most elements are within their own bound (on the H200, 33% were not at 1024^3: the per-element rule
     # alone would catch it here, not at small k); the mean error is far above float32's everywhere.
@@ -85,19 +77,28 @@ def test_half_precision_is_caught_by_its_mean_error_and_reported_as_coarse(grade
     assert check["mean_error"] > 3 * check["mean_error_limit"], check
 
 
-def test_a_normal_submission_graded_after_them_is_unaffected(graded):
-    db, _ = graded
-    total = db.execute("SELECT total FROM submissions WHERE student = ?", (NORMAL,)).fetchone()[0]
-    assert total == 100
-    statuses = {r["status"] for r in db.execute(
-        "SELECT c.status FROM cases c JOIN submissions s ON s.id = c.submission_id WHERE s.student = ?", (NORMAL,))}
-    assert statuses == {"ok"}
+@pytest.mark.parametrize("name", RUNTIME_ENTRIES)
+def test_a_normal_submission_graded_right_after_each_is_unaffected(graded_corpus, name):
+    normal = normal_after(name)
+    after = graded_corpus.submission(normal)
+    assert after["id"] > graded_corpus.submission(hostile_student(name))["id"]
+    mine = graded_corpus.cases(normal)
+    handed_in, others = mine[mine["task"].isin(NORMAL_TASKS)], mine[~mine["task"].isin(NORMAL_TASKS)]
+    assert set(handed_in["status"]) == {"ok"}, \
+        handed_in[["task", "kind", "shape", "status", "message"]].to_dict("records")
+    assert set(handed_in[handed_in["kind"] == "timed"]["task"]) == set(NORMAL_TASKS)  # timed, each of them
+    assert set(others["status"]) == {"missing"}  # not handed in
+    scores = graded_corpus.scores(normal)
+    for task in NORMAL_TASKS:
+        assert scores.loc[task, "correctness"] == scores.loc[task, "correctness_max"] > 0
 
 
-def test_the_ta_list_names_no_honest_case(graded):
-    _, results = graded
-    review = pd.read_csv(results / "review.csv")
-    assert NORMAL not in set(review["student"]), review.to_string()
+def test_the_ta_list_names_no_honest_case(graded_corpus):
+    real = pd.read_csv(graded_corpus.results(SOLUTION_AS_STUDENT) / "review.csv")
+    assert SOLUTION_AS_STUDENT not in set(real["student"]), real.to_string()
+    fast = pd.read_csv(graded_corpus.fast.results / "review.csv")
+    normals = [s for s in fast["student"] if s.endswith("-zz-normal")]
+    assert not normals, fast.to_string()
 
 
 # --- the harness's records -------------------------------------------------------
@@ -149,9 +150,7 @@ def test_timed_records_carry_the_floor_and_per_sample_clocks(solution_build):
         assert timing["outside_stream_samples"] <= max(2, timing["samples"] // 10), timing
 
 
-def test_the_grader_records_each_pairs_clocks(graded):
-    db, _ = graded
-    rows = db.execute("SELECT p.student_sm_mhz, p.solution_sm_mhz, p.throttled FROM samples p JOIN cases c "
-                      "ON c.id = p.case_id JOIN submissions s ON s.id = c.submission_id "
-                      "WHERE s.student = ?", (NORMAL,)).fetchall()
-    assert rows and all(r[0] and r[1] for r in rows)
+def test_the_grader_records_each_pairs_clocks(graded_corpus):
+    pairs = graded_corpus.samples(SOLUTION_AS_STUDENT)
+    assert len(pairs) and pairs["student_sm_mhz"].notna().all() and pairs["solution_sm_mhz"].notna().all()
+    assert (pairs["student_sm_mhz"] > 0).all() and (pairs["solution_sm_mhz"] > 0).all()
