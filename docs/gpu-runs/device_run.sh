@@ -56,12 +56,18 @@ for step in $steps; do
       # build tree in DIR, named by the content hash of its sources, for a later call on the same warm
       # machine (e.g. GPU_SUITE_CACHE=$PWD/.gpu-suite-cache, an ignored folder).
       run build make build
-      run gpu_suite timeout "${TESTS_TIMEOUT:-540}" python3 -m pytest -m gpu -ra -v --durations=30 \
-        -p no:cacheprovider ${TESTS_ARGS:-} ${GPU_SUITE_PATHS:-solution/tests grader/tests}
+      # Each line of the log starts with the seconds since the start: a call cut by its time limit still
+      # says how long each test took.
+      # shellcheck disable=SC2086  # TESTS_ARGS and GPU_SUITE_PATHS are lists
+      run gpu_suite bash -c "set -o pipefail; timeout ${TESTS_TIMEOUT:-540} python3 -m pytest -m gpu -ra -v \
+        --durations=30 -p no:cacheprovider ${TESTS_ARGS:-} ${GPU_SUITE_PATHS:-solution/tests grader/tests} 2>&1 \
+        | python3 -c 'import sys, time
+t = time.monotonic()
+for line in sys.stdin: print(f\"{time.monotonic() - t:5.0f} {line}\", end=\"\", flush=True)'"
       grep -E "passed|failed|skipped|error" "$OUT/gpu_suite.log" | tail -n 1 | tee -a "$summary"
       grep -E "(FAILED|ERROR)( |$)" "$OUT/gpu_suite.log" | sed 's/ *\[ *[0-9]*%\]//' | head -n 60 >> "$summary"
-      sed -n '/slowest 30 durations/,/^=/p' "$OUT/gpu_suite.log" >> "$summary"
-      sed -n "/the GPU suite's graded corpus/,/^=/p" "$OUT/gpu_suite.log" | tee -a "$summary" ;;
+      sed -n '/slowest 30 durations/,/^ *[0-9]* =/p' "$OUT/gpu_suite.log" >> "$summary"
+      sed -n "/the GPU suite's graded corpus/,/^ *[0-9]* =/p" "$OUT/gpu_suite.log" | tee -a "$summary" ;;
     tests)
       # One folder or file of the test suite at a time (TESTS="solution/tests grader/tests", the default):
       # make check's pytest in parts that each fit one device call; TESTS_ARGS="-m gpu" keeps only the
