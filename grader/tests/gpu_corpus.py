@@ -41,6 +41,7 @@ refuse one whose scores come from two rubrics.
 """
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -191,6 +192,13 @@ def grade(name: str, root: Path, gather, work: Path, rubric: Path, extra: tuple[
                           capture_output=True, text=True, timeout=timeout)
     seconds = time.monotonic() - started
     TIMES.append(f"{name} run: {len(students)} submissions graded in {seconds:.0f} s ({rubric.name})")
+    keep = os.environ.get("GPU_SUITE_KEEP")  # a device run's $OUT/...: the store and the grader's output, to study
+    if keep:
+        kept = Path(keep) / name
+        kept.mkdir(parents=True, exist_ok=True)
+        (kept / "grade.out").write_text(done.stdout + done.stderr)
+        if (results / "grades.sqlite").is_file():
+            shutil.copy(results / "grades.sqlite", kept / "grades.sqlite")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return GradingRun(name, submissions, results, rubric, students, done.stdout, seconds)
 
