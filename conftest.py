@@ -6,6 +6,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -49,6 +51,42 @@ def pytest_terminal_summary(terminalreporter):
             terminalreporter.line(f"  {line}")
 
 
+# The grader's build tree, begun at the session's start where the graded corpus will be asked for: the pristine
+# harness, the solution and the gate's objects are built on the CPU while the tests before the corpus run
+# (about 45 s of the corpus's first grading run on an H100, otherwise). {"folder", "thread", "error"}
+EARLY_WORK: dict = {}
+
+
+def _build_early(folder: Path) -> None:
+    try:
+        from grader.build import Workspace
+        from grader.registry import Registry
+        from grader.rubric import DEFAULT_RUBRIC, load_rubric
+        ws = Workspace(folder)
+        ws.prepare(os.cpu_count() or 2)  # what `grade --work folder` builds; make finds it done there
+        ws.gate(load_rubric(DEFAULT_RUBRIC, Registry.from_file()).gate)
+    except Exception as e:  # noqa: BLE001  (reported by gpu_work, in the test that asks for it)
+        EARLY_WORK["error"] = e
+
+
+def pytest_collection_finish(session):
+    if not HAS_GPU or os.environ.get("GPU_SUITE_CACHE"):
+        return
+    if any("gpu_work" in getattr(item, "fixturenames", ()) for item in session.items):
+        os.umask(os.umask(0) & 0o022)  # as the grader's own: the sandbox's user must read what is built here
+        folder = Path(tempfile.mkdtemp(prefix="grader-work-"))
+        folder.chmod(0o755)
+        thread = threading.Thread(target=_build_early, args=(folder,), daemon=True)
+        EARLY_WORK.update(folder=folder, thread=thread, error=None)
+        thread.start()
+
+
+def pytest_sessionfinish(session):
+    if EARLY_WORK:
+        EARLY_WORK["thread"].join()
+        shutil.rmtree(EARLY_WORK["folder"], ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def gpu_work(tmp_path_factory):
     """The grader's build tree for every grading run of a session (the graded corpus, Gradescope and
@@ -58,6 +96,11 @@ def gpu_work(tmp_path_factory):
     a later session with the same sources grades against it (make rebuilds only what is older than its
     sources); any change of them makes a new one."""
     cache = os.environ.get("GPU_SUITE_CACHE")
+    if EARLY_WORK:
+        EARLY_WORK["thread"].join()
+        if EARLY_WORK["error"] is not None:
+            raise EARLY_WORK["error"]
+        return EARLY_WORK["folder"]
     if not cache:
         return tmp_path_factory.mktemp("grader-work")
     from grader.backends import GpuKind
