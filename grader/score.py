@@ -13,7 +13,7 @@ Per task:
   case, the task loses the rubric's [sanitizer] penalty x its correctness
   points (never below 0), whatever its outputs were.
 
-A run that times nothing (the CPU backend: `timed=False`) scores correctness only: no task earns
+A run that times nothing (the CPU backend: `measured=False`) scores correctness only: no task earns
 performance points, and each says that they were not measured, rather than that they were lost. A task
 whose file the CPU cannot run (status "needs_gpu") scores 0 there and says why.
 """
@@ -32,7 +32,8 @@ def timed_credit(policy: TaskPolicy, case: CaseOutcome) -> float:
     return policy.performance_credit(case.paired.speedup.high)
 
 
-def score_task(policy: TaskPolicy, cases: list[CaseOutcome], timed: bool = True) -> TaskScore:
+def score_task(policy: TaskPolicy, cases: list[CaseOutcome], measured: bool = True) -> TaskScore:
+    """measured=False: the run timed nothing (the CPU backend); correctness only (module doc)."""
     correctness = [c for c in cases if c.task == policy.id and c.kind == "correctness"]
     timed = [c for c in cases if c.task == policy.id and c.kind == "timed"]
     total = len(policy.dtypes) * len(policy.shapes)
@@ -51,7 +52,7 @@ def score_task(policy: TaskPolicy, cases: list[CaseOutcome], timed: bool = True)
         score.note = "not implemented"
     elif passed < total:
         score.note = f"{total - passed} of {total} correctness cases failed: no performance points"
-    elif not timed:
+    elif not measured:
         score.note = NOT_MEASURED if policy.performance_points else ""
     elif policy.timed:
         for case in timed:
@@ -82,9 +83,9 @@ def apply_sanitizer_penalty(score: TaskScore, policy: TaskPolicy, penalty: float
 
 
 def score_submission(rubric: Rubric, cases: list[CaseOutcome],
-                     sanitizer: list[SanitizerOutcome] = (), timed: bool = True) -> list[TaskScore]:
-    """Every task's score; `timed=False` for a run that measures no performance (module doc)."""
-    return [apply_sanitizer_penalty(score_task(policy, cases, timed), policy, rubric.sanitizer.penalty,
+                     sanitizer: list[SanitizerOutcome] = (), measured: bool = True) -> list[TaskScore]:
+    """Every task's score; `measured=False` for a run that measures no performance (module doc)."""
+    return [apply_sanitizer_penalty(score_task(policy, cases, measured), policy, rubric.sanitizer.penalty,
                                     list(sanitizer)) for policy in rubric.tasks]
 
 
