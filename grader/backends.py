@@ -15,6 +15,7 @@
 name given to `--device`. A kind says:
 
     sandboxed              whether it runs student code (then bubblewrap is required, as always)
+    uses_gpus              whether a Slurm array task asks for a GPU (--gres); the CPU backend's do not
     devices(spec)          the devices to grade on ("all", or indices): one grading worker each
     arch(given)            the architecture a build cache is built for (given, else this machine's GPU's)
     toolchain()            what the shared build cache's key records about the compilers
@@ -128,6 +129,7 @@ class GpuBackend(LocalBackend):
 class GpuKind:
     name = "gpu"
     sandboxed = True
+    uses_gpus = True  # a Slurm array task asks for one (--gres)
 
     def devices(self, spec: str) -> list[str]:
         return gpu_list(spec)
@@ -255,6 +257,7 @@ class CpuBackend(LocalBackend):
 class CpuKind:
     name = "cpu"
     sandboxed = True
+    uses_gpus = False  # a Slurm array task asks for CPUs only (--cpus-per-task; no --gres)
     ARCH = "cpu"  # what a build cache and a Slurm batch record as its architecture
 
     def devices(self, spec: str) -> list[str]:

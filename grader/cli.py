@@ -170,6 +170,9 @@ def cmd_grade_slurm(args) -> int:
     if args.source != "plain" or args.roster or args.student:
         raise UsageError("--from, --roster and --student are not yet taken with --slurm: grade the class with "
                          "--slurm from a plain folder, then regrade one student on a GPU machine")
+    if args.device == "cpu" and args.gres != parser_defaults("grade")["gres"]:
+        raise UsageError(f"--gres {args.gres}: --device cpu grades on the CPUs each array task gets "
+                         "(--cpus-per-task) and asks Slurm for no GPU; leave --gres out")
     if args.unsafe_no_sandbox:
         print(f"grader: WARNING: {UNSAFE_FLAG}: on every node, student code runs with this user's rights, without "
               "isolation; every result stored says so", file=sys.stderr)
