@@ -143,8 +143,8 @@ def cmd_grade(args) -> int:
     work = Path(args.work) if args.work else results / "work"
     roster = check_grade_inputs(args)
     kind = backends.get(args.device)
-    gpus = kind.devices(args.gpus)  # (--gpus that the kind refuses: before the sandbox is tried)
     sandbox = isolation(args, work) if kind.sandboxed else None  # refuses before anything else happens
+    gpus = kind.devices(args.gpus)
     backend, registry, rubric = prepared_backend(args, work, args.jobs, gpus[0], sandbox)
     summary = grade(GradeOptions(Path(args.submissions), results, gpus, args.jobs, args.regrade, args.seed,
                                  not args.no_progress, source=args.source, student=args.student, roster=roster),
