@@ -2,7 +2,12 @@
 
     gpu        this machine's NVIDIA GPUs: nvcc builds in the sandbox, `harness --serve` on the GPU
                (grader/build.py's LocalBackend)
-    cpu        kernels run on the CPU: being built, not part of this version yet (refused by name)
+    cpu        correctness only, on a machine without a GPU: the same workspace and sandbox build every file with
+               the CPU backend (starter/cpu/: cudacpu.py and g++, make CPU=1), one `harness --serve` worker runs
+               the correctness cases with each launch's blocks spread over the cores; nothing is timed and
+               compute-sanitizer is not run (the reports say "not timed on this run"), a task file the CPU
+               cannot run (inline PTX, ...) is that task's "needs a GPU" verdict, and the build gate reads the
+               source only (grader/gate/build_gate.py's SourceGate)
     simulated  for the grader's own tests only (grader/tests/fakes.py): nothing is built and no student
                code runs; refused unless the environment has GRADER_TEST_BACKENDS=1, which only the tests set
 
@@ -10,6 +15,7 @@
 name given to `--device`. A kind says:
 
     sandboxed              whether it runs student code (then bubblewrap is required, as always)
+    uses_gpus              whether a Slurm array task asks for a GPU (--gres); the CPU backend's do not
     devices(spec)          the devices to grade on ("all", or indices): one grading worker each
     arch(given)            the architecture a build cache is built for (given, else this machine's GPU's)
     toolchain()            what the shared build cache's key records about the compilers
@@ -19,13 +25,16 @@ name given to `--device`. A kind says:
                            cache entry, building nothing else
     local(work, …)         a grading backend for one machine, with its own build of everything in `work`
 
-Every backend a kind returns also has identify(gpu, device): the host, the GPU's UUID and the NVIDIA driver,
-stored with each grading run beside the harness's own description of its device (the harness's `hello` reply
-names the GPU, its PCI bus id and the CUDA driver API version, but not the host, the UUID or the driver).
+Every backend a kind returns also has identify(gpu, device): "backend" (gpu or cpu), the host, and for a GPU its
+UUID and NVIDIA driver, for the CPU its processor, cores and compiler, stored with each grading run beside the
+harness's own description of its device (the harness's `hello` reply names the GPU, its PCI bus id and the CUDA
+driver API version, but not the host, the UUID or the driver). Readers tell an untimed run by that "backend"
+(grader/status.py's untimed_reason). Its `timed` says whether grading times cases and runs compute-sanitizer.
 """
 from __future__ import annotations
 
 import os
+import platform
 import re
 import shutil
 import socket
@@ -111,35 +120,16 @@ def gpu_identity(device: dict) -> dict:
 
 
 class GpuBackend(LocalBackend):
-    """build.LocalBackend that also says which GPU it ran on, and can grade against a shared cache entry."""
+    """build.LocalBackend that also says which GPU it ran on (use_cache: it grades against a shared cache entry)."""
 
     def identify(self, gpu: str | None, device: dict) -> dict:
-        return gpu_identity(device)
-
-    def use_cache(self, folder: Path, cached: dict):
-        """Grade against the pristine harness, library and solution that build_cache built in `folder`: this
-        backend's work folder links to the pristine sources and the library (which a submission's build only
-        reads, in the sandbox, read-only) and copies the solution's and the stubs' objects (small; what make
-        writes if it ever finds them stale is then this task's own copy, never the shared entry)."""
-        built = Path(folder) / "work"
-        ws = self.workspace
-        ws.work.mkdir(parents=True, exist_ok=True)
-        ws.build_dir.mkdir(parents=True, exist_ok=True)
-        for link, target in ((ws.pristine, built / "pristine"), (ws.build_dir / "lib", built / "build" / "lib")):
-            if link.is_symlink() or link.exists():
-                raise GraderError(f"{link} exists already: an array task needs a fresh work folder")
-            link.symlink_to(target, target_is_directory=True)
-        for tag in ("solution", "stubs"):
-            shutil.copytree(built / "build" / tag, ws.build_dir / tag, symlinks=True)
-        ws.kernel_dirs.mkdir(parents=True, exist_ok=True)
-        self.solution = ws.build_dir / "solution" / "harness"
-        self.registry = Registry.from_json(cached["registry"])
-        return self.registry
+        return {"backend": "gpu", **gpu_identity(device)}
 
 
 class GpuKind:
     name = "gpu"
     sandboxed = True
+    uses_gpus = True  # a Slurm array task asks for one (--gres)
 
     def devices(self, spec: str) -> list[str]:
         return gpu_list(spec)
@@ -199,6 +189,124 @@ class GpuKind:
         return backend, backend.prepare(jobs)
 
 
+def cpu_model() -> str:
+    """This machine's processor, as /proc/cpuinfo names it (else the platform's word for it)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            if line.split(":")[0].strip() in ("model name", "Model", "Hardware"):
+                return " ".join(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown processor"
+
+
+def cpu_cores() -> int:
+    """The processors this process may run on (what the CPU backend's workers spread a launch's blocks over)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def compiler_version(cxx: str = "") -> str:
+    """The first line of the CPU backend's compiler's --version ($CXX, else g++, as cpu/cudacpu.py chooses)."""
+    cxx = cxx or os.environ.get("CXX") or "g++"
+    try:
+        done = subprocess.run([*cxx.split(), "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise GraderError(f"--device cpu: the compiler {cxx} cannot run here ({e}); the CPU backend builds with g++ "
+                          "(or $CXX)") from None
+    return (done.stdout.strip().splitlines() or [cxx])[0]
+
+
+class CpuBackend(LocalBackend):
+    """The CPU backend (starter/cpu/): the same build and `harness --serve` as the GPU's, with make CPU=1, in the
+    same sandbox; correctness only: its harness times nothing and there is no compute-sanitizer to run."""
+
+    timed = False
+    device_words = "the CPU backend's runtime"
+    HARNESS_SUFFIX = "+cpu"  # on its harness version: a submission graded here is graded again on a GPU
+
+    def __init__(self, work: Path, isolation=None):
+        super().__init__(work, None, isolation, cpu=True)
+
+    @property
+    def harness_version(self) -> str:
+        return self.registry.harness_version + self.HARNESS_SUFFIX
+
+    def identify(self, gpu: str | None, device: dict) -> dict:
+        """What the run is stored with beside the harness's own description ("CPU backend (cudacpu), emulating
+        an sm_90 GPU"): the host, its processor and cores, the compiler."""
+        return {"backend": "cpu", "host": socket.gethostname(), "cpu": cpu_model(), "cores": cpu_cores(),
+                "compiler": compiler_version()}
+
+    # One worker, on no GPU: the label "cpu" is what the run records, never a CUDA_VISIBLE_DEVICES.
+    def student_server(self, build, gpu: str | None):
+        return super().student_server(build, None)
+
+    def solution_server(self, gpu: str | None):
+        return super().solution_server(None)
+
+    def check_gpu(self, gpu: str | None):
+        super().check_gpu(None)
+
+    def sanitize(self, sub, build, gpu, tool, task, dtype, shape, seed, timeout, shapes=None):
+        raise GraderError("compute-sanitizer needs a GPU: the CPU backend does not run it")
+
+
+class CpuKind:
+    name = "cpu"
+    sandboxed = True
+    uses_gpus = False  # a Slurm array task asks for CPUs only (--cpus-per-task; no --gres)
+    ARCH = "cpu"  # what a build cache and a Slurm batch record as its architecture
+
+    def devices(self, spec: str) -> list[str]:
+        """One worker: the harness spreads each launch's blocks over every core itself."""
+        if spec != "all":
+            raise GraderError(f"--gpus {spec}: --device cpu grades with one worker, which runs each kernel's blocks on "
+                              "all of this machine's cores; leave --gpus out")
+        return ["cpu"]
+
+    def arch(self, given: str | None) -> str:
+        if given and given != self.ARCH:
+            raise GraderError(f"--arch {given} names a GPU architecture; --device cpu builds for this machine's "
+                              "processor: leave --arch out")
+        return self.ARCH
+
+    def toolchain(self) -> dict:
+        """The compiler cpu/cudacpu.py builds with, the python3 that runs it, and the header libraries' folder."""
+        python = shutil.which("python3")
+        if python is None:
+            raise GraderError("--device cpu: python3 is not on PATH (the CPU backend's compiler driver runs with it)")
+        return {"cxx": compiler_version(), "python3": str(Path(python).resolve()),
+                "deps_include": os.environ.get("DEPS_INCLUDE", "")}
+
+    def build_cache(self, folder: Path, arch: str | None, jobs: int, rubric: Path) -> dict:
+        """The pristine harness with the CPU runtime, and the solution, built once (trusted code: no sandbox)."""
+        self.toolchain()
+        old = os.umask(0o022)
+        try:
+            ws = Workspace(Path(folder) / "work", cpu=True)
+            registry = Registry.from_harness(ws.prepare(jobs))
+            load_rubric(rubric, registry)
+        finally:
+            os.umask(old)
+        return {"registry": registry.raw, "harness_version": registry.harness_version + CpuBackend.HARNESS_SUFFIX,
+                "arch": self.ARCH}
+
+    def open(self, folder: Path, cached: dict, work: Path, sandbox, arch: str | None):
+        backend = CpuBackend(work, sandbox)
+        return backend, backend.use_cache(folder, cached)
+
+    def local(self, work: Path, arch: str | None, sandbox, jobs: int):
+        self.arch(arch)
+        self.toolchain()
+        backend = CpuBackend(work, sandbox)
+        print(f"building the harness and the solution for the CPU backend in {backend.workspace.work} ...",
+              file=sys.stderr)
+        return backend, backend.prepare(jobs)
+
+
 NAMES = ("gpu", "cpu", "simulated")  # every name --device knows; simulated only in the tests
 
 
@@ -207,8 +315,7 @@ def get(name: str) -> Kind:
     if name == "gpu":
         return GpuKind()
     if name == "cpu":
-        raise GraderError("--device cpu: the CPU backend is not part of this version of the grader yet; "
-                          "grade with --device gpu")
+        return CpuKind()
     if name == "simulated":
         if os.environ.get(TEST_BACKENDS_ENV) != "1":
             raise GraderError(f"--device simulated is the grader's own tests' stand-in (it builds nothing and runs "
@@ -216,5 +323,6 @@ def get(name: str) -> Kind:
                               "tests set")
         from grader.tests.fakes import SimulatedKind  # the tests' own code, imported only when they ask for it
         return SimulatedKind()
-    raise GraderError(f"--device {name}: no such backend (gpu, or cpu once it is part of the grader)")
+    raise GraderError(f"--device {name}: no such backend (gpu: this machine's NVIDIA GPUs; cpu: correctness only, "
+                      "on the CPU)")
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import sanitizer as tool_runs
-from grader.gate.build_gate import BuildGate, GateError, GateSetup
+from grader.gate.build_gate import BuildGate, GateError, GateSetup, SourceGate
 from grader.gate.policy import GatePolicy
 from grader.gate.report import GateReport
 from grader.intake import Submission
@@ -35,6 +35,7 @@ from grader.sandbox import ResourceLimits, Unsandboxed, run
 REPO = Path(__file__).resolve().parents[1]
 BUILD_LOG_CAP = 20000  # characters of compiler output kept for feedback
 HARNESS_CANNOT_RUN = 4  # the harness's exit status when it could not run at all (no CUDA device, ...)
+NEEDS_GPU = "needs a GPU:"  # how tools/link_tasks.py's reason starts for a file the CPU backend cannot run
 
 
 @dataclass
@@ -48,6 +49,8 @@ class BuildResult:
     # Task files that did not compile or link (their task's cases fail; the others run): file -> the
     # compiler's or linker's first message (tools/link_tasks.py's report).
     unbuilt: dict[str, str] = field(default_factory=dict)
+    # CPU backend: task files it cannot run (inline PTX, ...): file -> "needs a GPU: uses ... at file:line".
+    needs_gpu: dict[str, str] = field(default_factory=dict)
 
 
 class GraderError(RuntimeError):
@@ -71,14 +74,15 @@ class Workspace:
     """The grader's private build tree for one grading run. Submissions are built in `sandbox`
     (without one, only a wall clock and output cap apply: for trusted code and tests)."""
 
-    def __init__(self, work: Path, arch: str | None = None, repo: Path = REPO, sandbox=None):
+    def __init__(self, work: Path, arch: str | None = None, repo: Path = REPO, sandbox=None, cpu: bool = False):
         self.repo = repo
+        self.cpu = cpu  # built for the CPU backend (make CPU=1): no GPU architecture, no nvcc
         self.work = Path(work).resolve()
         self.pristine = self.work / "pristine"
         self.build_dir = self.work / "build"
         self.kernel_dirs = self.work / "kernels"
         self.scratch = self.work / "scratch"
-        self.arch = arch
+        self.arch = None if cpu else arch
         self.sandbox = sandbox if sandbox is not None else Unsandboxed()
         # Header libraries outside the system's include path (make's DEPS_INCLUDE), shown to builds read-only.
         deps = os.environ.get("DEPS_INCLUDE", "")
@@ -87,6 +91,8 @@ class Workspace:
 
     def _make(self, *args: str) -> list[str]:
         cmd = ["make", "-s", "-C", str(self.pristine), f"BUILD={self.build_dir}", *args]
+        if self.cpu:  # its runtime library beside the harness's (what a sandboxed build reads, read-only)
+            return cmd + ["CPU=1", f"CUDACPU_BUILD={self.build_dir / 'lib' / 'cpu'}"]
         return cmd + ([f"ARCH={self.arch}"] if self.arch else [])
 
     def prepare(self, jobs: int, solution: bool = True) -> Path:
@@ -96,11 +102,13 @@ class Workspace:
             shutil.rmtree(self.pristine)
         shutil.copytree(self.repo / "starter", self.pristine, ignore=shutil.ignore_patterns("build", "__pycache__"))
         self.kernel_dirs.mkdir(parents=True, exist_ok=True)
-        if not self.arch:  # detected once, here; a sandboxed build then needs no nvidia-smi of its own
+        if not self.arch and not self.cpu:  # detected once, here; a sandboxed build then needs no nvidia-smi
             status, out = run_limited(["make", "-s", "--no-print-directory", "-C", str(self.pristine), "print-arch"],
                                       timeout=120)
             self.arch = out.strip() if status == 0 and out.strip().startswith("sm_") else None
-        status, out = run_limited(self._make(f"-j{jobs}", "lib"), timeout=1800)
+        # The CPU backend's runtime library too (build/lib/cpu): a sandboxed build sees it read-only.
+        status, out = run_limited(self._make(f"-j{jobs}", "lib", *(["cudacpu-lib"] if self.cpu else [])),
+                                  timeout=1800)
         if status != 0:
             raise GraderError(f"building the pristine harness failed:\n{out[-4000:]}")
         if not solution:
@@ -110,7 +118,23 @@ class Workspace:
                                   timeout=1800)
         if status != 0:
             raise GraderError(f"building the solution failed:\n{out[-4000:]}")
+        if self.cpu:  # the stubs' objects, once: every submission's missing files link these (_reuse_stubs)
+            status, out = run_limited(self._make(f"-j{jobs}", "objects", f"KERNELS={self.pristine / 'kernels'}",
+                                                 "KTAG=stubs"), timeout=1800)
+            if status != 0:
+                raise GraderError(f"building the stubs failed:\n{out[-4000:]}")
         return self.build_dir / "solution" / "harness"
+
+    def _reuse_stubs(self, kernels: Path, out_dir: Path):
+        """CPU backend: a task file that is the stub (missing from the submission, refused by the gate, or handed in
+        untouched) gets the stub's object compiled once by prepare(), newer than its source so make keeps it: a
+        compile through cudacpu.py with AddressSanitizer takes seconds, and most submissions lack some files."""
+        built = self.build_dir / "stubs" / "kernels"
+        for name, data in self.stub_files().items():
+            obj = built / (Path(name).stem + ".o")
+            if obj.is_file() and (kernels / name).read_bytes() == data:
+                (out_dir / "kernels").mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(obj, out_dir / "kernels" / obj.name)  # (a copy's time is now: after the source's)
 
     def stub_files(self) -> dict[str, bytes]:
         return {p.name: p.read_bytes() for p in (self.pristine / "kernels").glob("*.cu")}
@@ -133,11 +157,16 @@ class Workspace:
         if gate:
             checker = self.gate(gate)
             screened = checker.screen(kernels, sub.files)  # before compiling: what an #include names is never read
-            done = self._sandboxed_make("objects", kernels, out_dir, timeout)
-            status, timed_out, out = done.status, done.timed_out, done.stdout
-            report = checker.inspect(kernels, out_dir / "kernels", sub.files, screened) if status == 0 \
-                else GateReport(screened)
+            if self.cpu:  # the source is all the CPU backend's gate reads: nothing to compile first
+                report = GateReport(screened)
+            else:
+                done = self._sandboxed_make("objects", kernels, out_dir, timeout)
+                status, timed_out, out = done.status, done.timed_out, done.stdout
+                report = checker.inspect(kernels, out_dir / "kernels", sub.files, screened) if status == 0 \
+                    else GateReport(screened)
         if status == 0 and not timed_out:
+            if self.cpu:
+                self._reuse_stubs(kernels, out_dir)
             done = self._sandboxed_make("harness", kernels, out_dir, max(1.0, timeout - (time.monotonic() - start)))
             status, timed_out, out = done.status, done.timed_out, out + done.stdout
         seconds = time.monotonic() - start
@@ -148,8 +177,10 @@ class Workspace:
         if status != 0:
             return BuildResult(False, None, seconds, log, "your code does not compile (the compiler's messages follow)",
                                report)
+        unbuilt = self._unbuilt(out_dir / "harness.tasks.json", kernels, sub.files)
         return BuildResult(True, out_dir / "harness", seconds, log, gate=report,
-                           unbuilt=self._unbuilt(out_dir / "harness.tasks.json", kernels, sub.files))
+                           unbuilt={f: r for f, r in unbuilt.items() if not r.startswith(NEEDS_GPU)},
+                           needs_gpu={f: r for f, r in unbuilt.items() if r.startswith(NEEDS_GPU)})
 
     def _sandboxed_make(self, target: str, kernels: Path, out_dir: Path, timeout: float):
         """make TARGET for one submission in the sandbox: its kernels, the pristine tree and the library
@@ -164,8 +195,10 @@ class Workspace:
             raise GraderError(f"the sandbox could not start a build: {done.stdout.strip()[:1000]}")
         return done
 
-    def gate(self, policy: GatePolicy) -> BuildGate:
-        """The build gate for this workspace and policy, set up on first use."""
+    def gate(self, policy: GatePolicy) -> BuildGate | SourceGate:
+        """The build gate for this workspace and policy, set up on first use (the CPU backend's: the source's)."""
+        if self.cpu:
+            return self._gate.get(policy, lambda: SourceGate(self.pristine, policy))
         def compile_objects(kernels: Path, tag: str):
             status, out = run_limited(self._make(f"-j{os.cpu_count() or 2}", "objects", f"KERNELS={kernels}",
                                                  f"KTAG={tag}"), timeout=1800)
@@ -196,13 +229,17 @@ class Workspace:
 
 class LocalBackend:
     """Builds with nvcc in a private workspace and runs harnesses on this machine's GPUs; student code
-    (its build, its harness processes, its sanitizer runs) in `isolation` (grader.sandbox)."""
+    (its build, its harness processes, its sanitizer runs) in `isolation` (grader.sandbox). With `cpu=True`
+    the same, built for the CPU backend (grader/backends.py's CpuBackend)."""
 
-    def __init__(self, work: Path, arch: str | None = None, isolation=None):
+    timed = True  # whether its runs time cases and run compute-sanitizer (the CPU backend's do neither)
+    device_words = "the GPU"  # what check_gpu's message says the harness must reach
+
+    def __init__(self, work: Path, arch: str | None = None, isolation=None, cpu: bool = False):
         self.isolation = isolation if isolation is not None else Unsandboxed()
         if getattr(self.isolation, "privileged", False):
             os.umask(os.umask(0) & 0o022)  # what the grader writes stays readable to the sandbox's own user
-        self.workspace = Workspace(work, arch, sandbox=self.isolation)
+        self.workspace = Workspace(work, arch, sandbox=self.isolation, cpu=cpu)
         self.solution: Path | None = None
         self.registry: Registry | None = None
 
@@ -236,6 +273,28 @@ class LocalBackend:
     def solution_server(self, gpu: str | None) -> HarnessServer:
         return HarnessServer(self.solution, gpu)
 
+    def use_cache(self, folder: Path, cached: dict) -> Registry:
+        """Grade against the pristine harness, library and solution that a kind's build_cache built in `folder`
+        (grader/slurm/cache.py): this backend's work folder links to the pristine sources and the library (which a
+        submission's build only reads, in the sandbox, read-only) and copies the solution's and the stubs' objects
+        (small; what make writes if it ever finds them stale is then this task's own copy, never the shared
+        entry)."""
+        built = Path(folder) / "work"
+        ws = self.workspace
+        ws.work.mkdir(parents=True, exist_ok=True)
+        ws.build_dir.mkdir(parents=True, exist_ok=True)
+        for link, target in ((ws.pristine, built / "pristine"), (ws.build_dir / "lib", built / "build" / "lib")):
+            if link.is_symlink() or link.exists():
+                raise GraderError(f"{link} exists already: an array task needs a fresh work folder")
+            link.symlink_to(target, target_is_directory=True)
+        for tag in ("solution", "stubs"):  # (the CPU backend's entry has no stubs: its gate reads no objects)
+            if (built / "build" / tag).is_dir():
+                shutil.copytree(built / "build" / tag, ws.build_dir / tag, symlinks=True)
+        ws.kernel_dirs.mkdir(parents=True, exist_ok=True)
+        self.solution = ws.build_dir / "solution" / "harness"
+        self.registry = Registry.from_json(cached["registry"])
+        return self.registry
+
     def check_gpu(self, gpu: str | None):
         """The solution's harness, started in the sandbox, must reach the GPU: otherwise every student's
         case would fail for a reason that is the grader's, not theirs."""
@@ -247,7 +306,7 @@ class LocalBackend:
         try:
             server.request({"op": "hello"}, 120)
         except Exception as e:  # noqa: BLE001 - any failure here is the sandbox's
-            raise GraderError(f"the harness cannot use the GPU inside the sandbox ({e}): "
+            raise GraderError(f"the harness cannot use {self.device_words} inside the sandbox ({e}): "
                               f"{server.stderr.strip()[-1500:] or 'no message'}") from None
         finally:
             server.close()

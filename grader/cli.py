@@ -43,7 +43,7 @@ from grader.leaderboard import PublishOptions, open_store, publish
 from grader.lms import SOURCES, IntakeError, find_entries, gradescope_single
 from grader.registry import Registry, RegistryError
 from grader.overview import write_overview
-from grader.report import summary_table, write_reports
+from grader.report import summary_table, untimed_note, write_reports
 from grader.rescore import RescoreError, rescore
 from grader.roster import Person, RosterError, match, read_roster
 from grader.rubric import DEFAULT_RUBRIC, Rubric, RubricError, load_rubric
@@ -120,6 +120,9 @@ def write_outputs(results: Path, rubric: Rubric):
     try:
         canvas.export(store, rubric).write(results / "canvas.csv")  # ids as SIS Login IDs; `export --roster` maps them
         print(summary_table(store, rubric).to_string(index=False))
+        untimed = untimed_note(store, rubric)
+        if untimed:
+            print(untimed)
     finally:
         store.close()
     print(f"results in {results}: grades.sqlite, grades.csv, canvas.csv, review.csv and overview.html (for the "
@@ -167,6 +170,9 @@ def cmd_grade_slurm(args) -> int:
     if args.source != "plain" or args.roster or args.student:
         raise UsageError("--from, --roster and --student are not yet taken with --slurm: grade the class with "
                          "--slurm from a plain folder, then regrade one student on a GPU machine")
+    if args.device == "cpu" and args.gres != parser_defaults("grade")["gres"]:
+        raise UsageError(f"--gres {args.gres}: --device cpu grades on the CPUs each array task gets "
+                         "(--cpus-per-task) and asks Slurm for no GPU; leave --gres out")
     if args.unsafe_no_sandbox:
         print(f"grader: WARNING: {UNSAFE_FLAG}: on every node, student code runs with this user's rights, without "
               "isolation; every result stored says so", file=sys.stderr)
@@ -500,7 +506,8 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--arch", default=None, help="GPU architecture to build for, e.g. sm_90 (default: detected)")
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
     g.add_argument("--device", default=backends.DEFAULT_DEVICE, metavar="NAME",
-                   help="where student code runs: gpu (default); cpu once that backend is part of the grader")
+                   help="where student code runs: gpu (default: this machine's NVIDIA GPUs); cpu (correctness only, "
+                        "on a machine without a GPU: the CPU backend of starter/cpu/, nothing timed)")
     sandboxing(g)
     c = g.add_argument_group("on a Slurm cluster (docs/slurm.md)")
     c.add_argument("--slurm", action="store_true", help="submit a job array (one shard of submissions per task, one "

@@ -4,7 +4,7 @@
 shows (the pages, Gradescope's and Autolab's per-task text; report.py renders it through
 templates/feedback_task.md.j2 and feedback.html.j2):
 
-- **verdict**: one line — "passed 27/27", "file missing", "not implemented", "does not build",
+- **verdict**: one line — "passed 27/27", "file missing", "not implemented", "does not build", "needs a GPU",
   "refused by the build gate", "21 of 27 cases wrong", "9 of 9 cases failed: 1 timed out, 8 not run".
 - **evidence**, the most specific first: a build error's compiler line; compute-sanitizer's findings
   with the file:line they name; which shapes failed (the student suite's tile pattern, computed here
@@ -71,8 +71,8 @@ TILE_PATTERN = ("Only shapes with a size that is not a multiple of {t} failed (e
 # Where a starter/ command runs; the harness's path there (starter/Makefile: $(BUILD)/starter/harness).
 HARNESS = "./build/starter/harness"
 # How failures are ordered: what stopped the code first, consequences ("not run") last.
-STATUS_ORDER = ["build_error", "forbidden", "error", "crashed", "timeout", "protocol", "wrong", "implausible",
-                "not_implemented", "missing", "skipped"]
+STATUS_ORDER = ["build_error", "needs_gpu", "forbidden", "error", "crashed", "timeout", "protocol", "wrong",
+                "implausible", "not_implemented", "missing", "skipped"]
 SHAPES_SHOWN = 4
 _NUMBER = re.compile(r"[-+]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?([eE][-+]?\d+)?|NaN|inf")
 
@@ -213,6 +213,8 @@ def _verdict(rows: pd.DataFrame, timed: pd.DataFrame, total: int) -> str:
         return case_word("forbidden")
     if all(s == "build_error" for s in statuses):
         return case_word("build_error")
+    if all(s == "needs_gpu" for s in statuses):
+        return case_word("needs_gpu")
     if statuses[0] == "not_implemented" or all(s == "not_implemented" for s in statuses):
         return "not implemented"
     passed = statuses.count("ok")
@@ -270,6 +272,9 @@ def condense(task: str, shapes: tuple[str, ...], cases: pd.DataFrame, tool_runs:
         evidence.append(Evidence("build", first["message"], reproduce=f"make test TASK={task}"))
     elif verdict == case_word("forbidden"):  # the rule it broke, once for the task
         evidence.append(Evidence("gate", correctness.iloc[0]["message"], reproduce="make precheck"))
+    elif verdict == case_word("needs_gpu"):  # graded on the CPU: what in the file the CPU backend cannot run, once
+        evidence.append(Evidence("needs-gpu", correctness.iloc[0]["message"] + " (the CPU backend cannot run it; "
+                                 "graded on a GPU, this task's cases would run)"))
     elif not whole:
         evidence += _sanitizer_evidence(task, tool_runs, seed)
         pattern, dtypes = tile_pattern(cases)
@@ -317,8 +322,10 @@ def points_note(task: dict, correctness_cases: pd.DataFrame) -> str:
         lost = task["correctness_max"] * passed / total - task["correctness"]
         if lost > 0.0005:
             parts.append(f"compute-sanitizer: −{lost:.3g} points")
-    if task["performance_max"] > 0 and total and passed < total and task["verdict"] not in (
-            "file missing", "not implemented", "does not build", "refused by the build gate"):
+    if task.get("untimed"):  # a run that timed nothing (the CPU backend): not measured, whatever the cases did
+        parts.append("performance not timed on this run")
+    elif task["performance_max"] > 0 and total and passed < total and task["verdict"] not in (
+            "file missing", "not implemented", "does not build", "refused by the build gate", "needs a GPU"):
         parts.append("performance counts once every case passes")
     implausible = [v["shape"] for v in task["timed"] if v["status"] == "implausible"]
     if implausible:

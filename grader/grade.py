@@ -8,6 +8,11 @@ replaced after any hang, crash or GPU fault, so one bad case ends only
 itself; after a task's correctness cases, compute-sanitizer checks one small
 case of it. Every submission's results are stored in one transaction as soon
 as it is done.
+
+A backend whose `timed` is False (the CPU backend, grader/backends.py) runs the correctness cases only: no
+timed case, no compute-sanitizer, no measured limits and no GPU memory to watch; its scores are correctness
+points, each task's note saying that performance was not measured. A task file it cannot run ("needs a GPU")
+gets that verdict on each of its cases; the other tasks are graded as always.
 """
 from __future__ import annotations
 
@@ -245,6 +250,7 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
     deadline = start + rubric.limits.submission
     student = _StudentProcess(backend, build, gpu)
     case_limit = rubric.limits.case
+    timed = _timed(backend)
     try:
         for policy in rubric.tasks:
             spec = registry.task(policy.id)
@@ -257,6 +263,11 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
             if build.gate is not None and build.gate.enforced(spec.file):  # not linked: its stub stood in
                 message = build.gate.case_message(spec.file)
                 result.cases += [CaseOutcome(policy.id, dtype, shape, "correctness", "forbidden", message, seed=seed)
+                                 for dtype in policy.dtypes for shape in policy.shapes]
+                continue
+            if spec.file in build.needs_gpu:  # the CPU backend cannot run it: not the student's fault, not run here
+                result.cases += [CaseOutcome(policy.id, dtype, shape, "correctness", "needs_gpu",
+                                             build.needs_gpu[spec.file], seed=seed)
                                  for dtype in policy.dtypes for shape in policy.shapes]
                 continue
             if spec.file in build.unbuilt:  # did not compile or link: a marker stood in, every case would say so
@@ -293,6 +304,8 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                         stop = "not implemented yet"
                     elif case.status == "timeout":  # the next case would most likely hang just the same
                         stop = "skipped: an earlier case of this task did not finish within its time limit"
+            if not timed:  # correctness only: no compute-sanitizer, no timed cases
+                continue
             if rubric.sanitizer.tools:
                 student.close()  # the tool's run gets a GPU that no process of this student still holds
             result.sanitizer += _sanitize_task(sub, build, backend, gpu, rubric, policy, result.cases, seed, deadline)
@@ -308,7 +321,7 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
     finally:
         student.close()
     cap_stored(result, int(rubric.limits.message_kib * 1024), int(rubric.limits.stored_kib * 1024))
-    result.scores = score_submission(rubric, result.cases, result.sanitizer)
+    result.scores = score_submission(rubric, result.cases, result.sanitizer, timed)
     result.seconds = time.monotonic() - start
     return result
 
@@ -340,6 +353,11 @@ def await_gpu_memory(solution: Server, baseline: int | None, limits, student: st
     held = human_bytes(baseline - free)
     return (f"after this submission's processes were ended, {held} of the GPU's memory stayed taken for "
             f"{limits.gpu_memory_wait:g} s (a process it left behind, or a context it did not let go): {student}")
+
+
+def _timed(backend: Backend) -> bool:
+    """Whether the backend times cases and runs compute-sanitizer (the CPU backend does neither)."""
+    return getattr(backend, "timed", True)
 
 
 def _clock(backend: Backend) -> Callable[[], float]:
@@ -450,6 +468,9 @@ def _start_run(store: Store, solutions: dict, seed: int, rubric: Rubric, registr
     for gpu, server in solutions.items():
         device = server.request({"op": "hello"}, 120).get("device", {})
         devices.append({"gpu": gpu, **device, **(identify(gpu, device) if identify else {})})
+        if not _timed(backend):  # nothing is timed (and the CPU's harness measures no limits), no GPU memory to watch
+            free_at_start[gpu] = None
+            continue
         measured = server.request({"op": "limits"}, 600)
         limits = limits or measured
         free_at_start[gpu] = free_gpu_memory(server)

@@ -104,7 +104,8 @@ def overview_context(store: Store, rubric: Rubric) -> dict:
     task_rows = []
     for policy in rubric.tasks:
         top = policy.correctness_points + policy.performance_points
-        points = (graded[f"{policy.id}_correctness"].fillna(0) + graded[f"{policy.id}_performance"].fillna(0))
+        points = (pd.to_numeric(graded[f"{policy.id}_correctness"], errors="coerce").fillna(0)
+                  + pd.to_numeric(graded[f"{policy.id}_performance"], errors="coerce").fillna(0))  # "not timed": 0
         overridden = scores[(scores["task"] == policy.id) & scores["override"].notna()]
         if not overridden.empty:  # a TA's points stand for the task (as in the total)
             forced = {student_of[r.submission_id]: float(r.override) for r in overridden.itertuples()}

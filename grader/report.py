@@ -2,6 +2,10 @@
 
 Everything here reads results/grades.sqlite, so `python3 -m grader report`
 rewrites the same files at any time, from each student's latest submission.
+
+A submission graded in a run that timed nothing (the CPU backend: its run's device record says so,
+grader/status.py's untimed_reason) shows "not timed" in its performance columns and cells, and its
+feedback says that the performance points were not measured: never a 0 that reads like a slow kernel.
 """
 from __future__ import annotations
 
@@ -17,11 +21,11 @@ from grader.feedback import condense, points_note, timed_views
 from grader.isolation import Isolation
 from grader.plots import speedup_plot
 from grader.rubric import Rubric
-from grader.status import case_word, submission_word
+from grader.status import NOT_TIMED, case_word, submission_word, untimed_reason
 from grader.store import Store
 
 UNRECORDED = Isolation("unknown", text="not recorded")  # a submission whose run is not in the store
-UNKNOWN_RUN = {"limits": {}, "device": "", "isolation": UNRECORDED}
+UNKNOWN_RUN = {"limits": {}, "device": "", "device_label": "GPU", "untimed": "", "isolation": UNRECORDED}
 _LOADER = jinja2.FileSystemLoader(Path(__file__).parent / "templates")
 # Markdown is not escaped (students' text lands in code spans and plain lines); HTML is, since students control its text.
 TEMPLATES = {"md": jinja2.Environment(loader=_LOADER, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
@@ -55,6 +59,11 @@ def grades_table(store: Store, rubric: Rubric) -> pd.DataFrame:
             for i in table.index]
         isolations = store.isolations()
         table["sandbox"] = [isolations.get(r, UNRECORDED).label for r in table["run_id"]]  # how its code was isolated
+        runs = run_views(store)
+        untimed = table["run_id"].map(lambda r: bool(runs.get(r, UNKNOWN_RUN)["untimed"]))
+        for task in rubric.tasks:  # a run that timed nothing: its performance was not measured, not 0
+            column = f"{task.id}_performance"
+            table[column] = table[column].astype(object).where(~untimed, NOT_TIMED)
         table = table.reset_index()[columns + order + tail]
     roster = store.roster()
     missing = roster[~roster["student"].isin(table["student"])]
@@ -66,9 +75,10 @@ def grades_table(store: Store, rubric: Rubric) -> pd.DataFrame:
     return table.round(3)
 
 
-def task_feedback(store: Store, rubric: Rubric, submission_id: int, limits: dict) -> list[dict]:
+def task_feedback(store: Store, rubric: Rubric, submission_id: int, limits: dict, untimed: str = "") -> list[dict]:
     """Each task of a submission as its feedback shows it (grader/feedback.py): the scores, a one-line verdict,
-    the evidence and groups of failed cases, and the timed cases rated against the run's measured `limits`.
+    the evidence and groups of failed cases, and the timed cases rated against the run's measured `limits`;
+    `untimed`: why the run timed nothing (run_views), said in each task that has performance points.
     The feedback pages, Gradescope's per-task output and Autolab's lines are all made from these."""
     cases = store.cases(submission_id)
     tool_runs = store.sanitizer_runs(submission_id)
@@ -88,6 +98,7 @@ def task_feedback(store: Store, rubric: Rubric, submission_id: int, limits: dict
             task["verdict"] = submission_word(status)
         task["points"] = task["correctness"] + task["performance"]
         task["max_points"] = policy.correctness_points + policy.performance_points
+        task["untimed"] = untimed if policy.performance_points else ""
         task["note"] = points_note(task, rows[rows["kind"] == "correctness"])
         task["override"] = ""
         if s is not None and pd.notna(s.get("override")):  # a TA's points for the task stand in for the two parts
@@ -114,13 +125,20 @@ def performance_markdown(task: dict) -> str:
 
 
 def run_views(store: Store) -> dict[int, dict]:
-    """Each grading run as the feedback uses it: its measured limits, its first device's name, its isolation."""
+    """Each grading run as the feedback uses it: its measured limits, its first device's name (for the CPU
+    backend: the host, its processor, cores and compiler) and its label (GPU or CPU), why it timed nothing
+    ("" when it timed), its isolation."""
     isolations = store.isolations()
     views = {}
     for run in store.runs().itertuples():
         devices = json.loads(run.devices or "[]")
-        views[run.id] = {"limits": json.loads(run.limits or "{}"),
-                         "device": devices[0].get("name", "") if devices else "",
+        first = devices[0] if devices else {}
+        cpu = first.get("backend") == "cpu"
+        device = (f"CPU backend on {first.get('host', '?')} ({first.get('cpu', 'unknown processor')}, "
+                  f"{first.get('cores', '?')} cores; {first.get('compiler', 'unknown compiler')})" if cpu
+                  else first.get("name", ""))
+        views[run.id] = {"limits": json.loads(run.limits or "{}"), "device": device,
+                         "device_label": "device" if cpu else "GPU", "untimed": untimed_reason(devices),
                          "isolation": isolations.get(run.id, UNRECORDED)}
     return views
 
@@ -136,7 +154,7 @@ _MISSING_NOTE = re.compile(r"^\S+\.cu is missing: that task scores 0$")
 
 def feedback_context(store: Store, rubric: Rubric, sub, run: dict) -> tuple[dict, bytes | None]:
     """What feedback.md.j2 and feedback.html.j2 render for one stored submission, and its plot's PNG."""
-    tasks = task_feedback(store, rubric, sub.id, run["limits"])
+    tasks = task_feedback(store, rubric, sub.id, run["limits"], run["untimed"])
     timed = [v for t in tasks for v in t["timed"]]
     png = speedup_plot(timed)
     tool_runs = store.sanitizer_runs(sub.id)
@@ -146,7 +164,8 @@ def feedback_context(store: Store, rubric: Rubric, sub, run: dict) -> tuple[dict
                "timed": timed, "gate": [f for f in findings if f["enforced"]],
                "gate_notes": [f for f in findings if not f["enforced"]],
                "notes": [n for n in json.loads(sub.notes) if not _MISSING_NOTE.match(n)],
-               "ignored": json.loads(sub.ignored), "device": run["device"],
+               "ignored": json.loads(sub.ignored), "device": run["device"], "device_label": run["device_label"],
+               "untimed": run["untimed"], "performance_max": sum(p.performance_points for p in rubric.tasks),
                "unbuilt": [t["task"] for t in tasks if t["verdict"] == case_word("build_error")],
                "no_sanitizer": bool(len(tool_runs)) and (tool_runs["status"] == "unavailable").all(),
                "plot": f"{sub.student}.png" if png else None,
@@ -205,6 +224,21 @@ def summary_table(store: Store, rubric: Rubric) -> pd.DataFrame:
     isolations = store.isolations()
     row["sandbox"] = ", ".join(sorted({isolations.get(r, UNRECORDED).label for r in subs["run_id"]}))
     return pd.DataFrame([row])
+
+
+def untimed_note(store: Store, rubric: Rubric) -> str:
+    """A line for the end of a grading command when latest submissions were graded in runs that timed nothing
+    (the CPU backend); "" otherwise."""
+    subs = store.latest_submissions()
+    runs = run_views(store)
+    untimed = [runs.get(r, UNKNOWN_RUN)["untimed"] for r in subs["run_id"]]
+    reasons = sorted({u for u in untimed if u})
+    if not reasons:
+        return ""
+    count = sum(bool(u) for u in untimed)
+    return (f"performance not measured for {count} of {len(subs)} submissions ({'; '.join(reasons)}): their scores "
+            f"are correctness points only, the rubric's {sum(p.performance_points for p in rubric.tasks):g} "
+            "performance points were not measured")
 
 
 def write_reports(results: Path, rubric: Rubric) -> dict[str, Path]:

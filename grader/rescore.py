@@ -5,9 +5,12 @@ compute-sanitizer's findings are scored by the same score.py as grading, and the
 from the stored time received. What can change this way: points, the performance curve (s_zero, s_full),
 the sanitizer penalty, the late policy. A rubric that changes what is run (tasks, element types, shapes,
 timed shapes) is refused for the submissions it would need cases for: those need `grade --regrade`.
+A submission graded in a run that timed nothing (the CPU backend) is scored for correctness only, as it was;
+its missing timed cases are not held against the rubric.
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -18,6 +21,7 @@ from grader.late import lateness
 from grader.results import CaseOutcome, SanitizerOutcome
 from grader.rubric import Rubric
 from grader.score import ZERO_NOTES, score_submission, zero_scores
+from grader.status import untimed_reason
 from grader.store import Store
 
 
@@ -40,7 +44,7 @@ def _case(row) -> CaseOutcome:
     return case
 
 
-def _check_cases(rubric: Rubric, student: str, cases: pd.DataFrame) -> None:
+def _check_cases(rubric: Rubric, student: str, cases: pd.DataFrame, timed: bool = True) -> None:
     for policy in rubric.tasks:
         own = cases[cases["task"] == policy.id]
         have = set(zip(own[own["kind"] == "correctness"]["dtype"], own[own["kind"] == "correctness"]["shape"]))
@@ -50,10 +54,12 @@ def _check_cases(rubric: Rubric, student: str, cases: pd.DataFrame) -> None:
             raise RescoreError(f"{rubric.path}: {policy.id} {odd[0]} {odd[1]} is {'not ' if odd in want else ''}"
                                f"graded there, but {student}'s stored cases {'lack' if odd in want else 'have'} it: "
                                "a rubric that changes what runs needs `grade --regrade`, not rescore")
-        timed = set(own[own["kind"] == "timed"]["shape"])
-        if timed - set(policy.timed) or (timed and set(policy.timed) - timed):
+        if not timed:  # graded on the CPU backend: no timed case was ever run
+            continue
+        timed_shapes = set(own[own["kind"] == "timed"]["shape"])
+        if timed_shapes - set(policy.timed) or (timed_shapes and set(policy.timed) - timed_shapes):
             raise RescoreError(f"{rubric.path}: {policy.id}'s timed shapes ({', '.join(policy.timed)}) differ from "
-                               f"{student}'s stored timed cases ({', '.join(sorted(timed))}): that needs "
+                               f"{student}'s stored timed cases ({', '.join(sorted(timed_shapes))}): that needs "
                                "`grade --regrade`, not rescore")
 
 
@@ -63,9 +69,11 @@ def rescore(store: Store, rubric: Rubric) -> RescoreSummary:
     subs = store.submissions()
     cases = store.cases_for(None)
     tools = store.sanitizer_runs_for(None)
+    untimed = {int(r.id): bool(untimed_reason(json.loads(r.devices or "[]"))) for r in store.runs().itertuples()}
     for sub in subs.itertuples():
         if sub.status == "graded":
-            _check_cases(rubric, sub.student, cases[cases["submission_id"] == sub.id])
+            _check_cases(rubric, sub.student, cases[cases["submission_id"] == sub.id],
+                         not untimed.get(int(sub.run_id), False))
     before = dict(zip(store.latest_submissions()["student"], store.latest_submissions()["total"]))
     summary = RescoreSummary()
     for sub in subs.itertuples():
@@ -76,7 +84,7 @@ def rescore(store: Store, rubric: Rubric) -> RescoreSummary:
             outcomes = [_case(r) for r in rows.itertuples()]
             found = [SanitizerOutcome(r.task, r.tool, r.dtype, r.shape, r.status, int(r.errors))
                      for r in tools[tools["submission_id"] == sub.id].itertuples()]
-            scores = score_submission(rubric, outcomes, found)
+            scores = score_submission(rubric, outcomes, found, not untimed.get(int(sub.run_id), False))
             credits = {int(r.id): c.credit for r, c in zip(rows.itertuples(), outcomes) if c.credit is not None}
         store.rescore(int(sub.id), scores, credits, lateness(rubric.late, sub.student, sub.received), rubric.sha256,
                       rubric.max_points)

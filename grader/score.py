@@ -12,11 +12,18 @@ Per task:
 - sanitizer: when compute-sanitizer reported an error on the task's small
   case, the task loses the rubric's [sanitizer] penalty x its correctness
   points (never below 0), whatever its outputs were.
+
+A run that times nothing (the CPU backend: `measured=False`) scores correctness only: no task earns
+performance points, and each says that they were not measured, rather than that they were lost. A task
+whose file the CPU cannot run (status "needs_gpu") scores 0 there and says why.
 """
 from __future__ import annotations
 
 from grader.results import CaseOutcome, SanitizerOutcome, TaskScore
 from grader.rubric import Rubric, TaskPolicy
+from grader.status import UNTIMED_BACKENDS
+
+NOT_MEASURED = "performance not measured: " + UNTIMED_BACKENDS["cpu"].split(": ", 1)[1]
 
 
 def timed_credit(policy: TaskPolicy, case: CaseOutcome) -> float:
@@ -25,7 +32,8 @@ def timed_credit(policy: TaskPolicy, case: CaseOutcome) -> float:
     return policy.performance_credit(case.paired.speedup.high)
 
 
-def score_task(policy: TaskPolicy, cases: list[CaseOutcome]) -> TaskScore:
+def score_task(policy: TaskPolicy, cases: list[CaseOutcome], measured: bool = True) -> TaskScore:
+    """measured=False: the run timed nothing (the CPU backend); correctness only (module doc)."""
     correctness = [c for c in cases if c.task == policy.id and c.kind == "correctness"]
     timed = [c for c in cases if c.task == policy.id and c.kind == "timed"]
     total = len(policy.dtypes) * len(policy.shapes)
@@ -36,12 +44,16 @@ def score_task(policy: TaskPolicy, cases: list[CaseOutcome]) -> TaskScore:
         score.note = "file missing"
     elif any(c.status == "forbidden" for c in correctness):
         score.note = "not run: the file breaks a build-gate rule"
+    elif correctness and all(c.status == "needs_gpu" for c in correctness):
+        score.note = f"not graded on the CPU: {correctness[0].message}; grade it on a GPU"
     elif correctness and all(c.status == "build_error" for c in correctness):
         score.note = "does not build (the build's messages say why)"
     elif any(c.status == "not_implemented" for c in correctness):
         score.note = "not implemented"
     elif passed < total:
         score.note = f"{total - passed} of {total} correctness cases failed: no performance points"
+    elif not measured:
+        score.note = NOT_MEASURED if policy.performance_points else ""
     elif policy.timed:
         for case in timed:
             case.credit = timed_credit(policy, case)
@@ -71,9 +83,10 @@ def apply_sanitizer_penalty(score: TaskScore, policy: TaskPolicy, penalty: float
 
 
 def score_submission(rubric: Rubric, cases: list[CaseOutcome],
-                     sanitizer: list[SanitizerOutcome] = ()) -> list[TaskScore]:
-    return [apply_sanitizer_penalty(score_task(policy, cases), policy, rubric.sanitizer.penalty, list(sanitizer))
-            for policy in rubric.tasks]
+                     sanitizer: list[SanitizerOutcome] = (), measured: bool = True) -> list[TaskScore]:
+    """Every task's score; `measured=False` for a run that measures no performance (module doc)."""
+    return [apply_sanitizer_penalty(score_task(policy, cases, measured), policy, rubric.sanitizer.penalty,
+                                    list(sanitizer)) for policy in rubric.tasks]
 
 
 # The note on every task of a submission that never ran, by its status (grade.py and rescore.py).

@@ -37,6 +37,9 @@ CASE_STATUSES: dict[str, Status] = {
     "protocol": Status("not trusted", "not trusted", "something other than the harness wrote on its reply channel"),
     "forbidden": Status("refused by the build gate", "refused by the build gate",
                         "not run: the task file breaks a rule of the build gate (grader/rubric.toml [gate])"),
+    "needs_gpu": Status("needs a GPU", "needs a GPU",
+                        "not run: graded on the CPU backend, which cannot run this file (inline PTX, cp.async, tensor "
+                        "cores, a CUDA library, ...; the message names the line): grade it on a GPU"),
 }
 
 SUBMISSION_STATUSES: dict[str, Status] = {
@@ -46,7 +49,22 @@ SUBMISSION_STATUSES: dict[str, Status] = {
 }
 
 # A case that never ran the student's code, and says nothing about it beyond its status.
-NOT_RUN = frozenset({"missing", "not_implemented", "skipped", "forbidden", "build_error"})
+NOT_RUN = frozenset({"missing", "not_implemented", "skipped", "forbidden", "build_error", "needs_gpu"})
+
+# Grading runs that time nothing, by the backend their device record names (grader/backends.py writes
+# "backend" into each device of a run; a run without it is a GPU run): what every reader says about their
+# performance columns instead of a speedup or a 0.
+UNTIMED_BACKENDS = {"cpu": "not timed on this run: graded on the CPU backend, which checks correctness only"}
+NOT_TIMED = "not timed"  # the word in a performance cell of such a run
+
+
+def untimed_reason(devices: list) -> str:
+    """Why a grading run with these device records measured no performance ("" for a run that timed)."""
+    for device in devices or []:
+        reason = UNTIMED_BACKENDS.get((device or {}).get("backend", "gpu"))
+        if reason:
+            return reason
+    return ""
 
 
 def case_word(status: str) -> str:

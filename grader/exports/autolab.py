@@ -16,7 +16,8 @@ from grader.store import Store
 
 def autoresult(store: Store, rubric: Rubric, student: str | None = None) -> dict:
     sub = latest_submission(store, student)
-    tasks = task_feedback(store, rubric, sub["id"], run_of(store, sub["run_id"])["limits"])  # overrides applied
+    run = run_of(store, sub["run_id"])
+    tasks = task_feedback(store, rubric, sub["id"], run["limits"], run["untimed"])  # overrides applied
     value, _ = submission_metric(store, rubric, sub["id"])
     return {"scores": {t["task"]: round(float(t["points"]), 3) for t in tasks},
             "scoreboard": [value if value is not None else 0.0, round(float(sub["total"]), 3)]}
@@ -25,7 +26,8 @@ def autoresult(store: Store, rubric: Rubric, student: str | None = None) -> dict
 def score_lines(store: Store, rubric: Rubric, student: str | None = None) -> list[str]:
     """'task: got / worth: verdict', per task: the verdict line of the student's feedback (report.task_feedback)."""
     sub = latest_submission(store, student)
-    tasks = task_feedback(store, rubric, sub["id"], run_of(store, sub["run_id"])["limits"])
+    run = run_of(store, sub["run_id"])
+    tasks = task_feedback(store, rubric, sub["id"], run["limits"], run["untimed"])  # ("performance not timed ...")
     return [f"{t['task']}: {t['points']:.1f} / {t['max_points']:.0f}: {t['verdict']}"
             + (f" ({t['note']})" if t["note"] else "") for t in tasks]
 

@@ -2,7 +2,9 @@
 
 Each task's correctness test shows the task's condensed feedback (report.task_markdown: its verdict, then each
 cause of failure once, with the commands that reproduce it), as the student's feedback page has it; its
-performance test, the task's timed cases (report.performance_markdown), as the page's performance table. Field names follow Gradescope's
+performance test, the task's timed cases (report.performance_markdown), as the page's performance table; a submission
+graded in a run that timed nothing (the CPU backend) has no performance tests, and its output says that the
+performance points were not measured (never a failed test for what did not run). Field names follow Gradescope's
 autograder specification (grader/tests/test_exports.py lists them).
 """
 from __future__ import annotations
@@ -16,7 +18,7 @@ from grader.rubric import Rubric
 from grader.store import Store
 
 
-def _output(sub: dict, isolation) -> str:
+def _output(sub: dict, isolation, untimed: str = "", performance_max: float = 0.0) -> str:
     """The top of the results page: why it was not graded or did not build, notes on the files, the gate."""
     if sub["status"] == "rejected":
         lines = [f"Your submission was not graded: {sub['rejected']}"]
@@ -27,6 +29,9 @@ def _output(sub: dict, isolation) -> str:
     lines += [f"build gate: {f['message']}" for f in json.loads(sub["gate"]) if f["enforced"]]
     if not isolation.isolated:
         lines.append(f"Graded without a sandbox ({isolation.label}): your code ran with the grader's rights.")
+    if untimed and sub["status"] == "graded":
+        lines.append(f"Correctness only. {untimed[:1].upper()}{untimed[1:]}. The {performance_max:g} performance points "
+                     "were not measured: the score counts correctness points only.")
     return "\n".join(lines).strip()
 
 
@@ -34,16 +39,18 @@ def results(store: Store, rubric: Rubric, student: str | None = None) -> dict:
     sub = latest_submission(store, student)
     run = run_of(store, sub["run_id"])
     tests = []
-    for task in task_feedback(store, rubric, sub["id"], run["limits"]):
+    for task in task_feedback(store, rubric, sub["id"], run["limits"], run["untimed"]):
         for part, detail in (("correctness", task_markdown(task)), ("performance", performance_markdown(task))):
             got, worth = task[part], task[f"{part}_max"]
-            if worth == 0:
+            if worth == 0 or (part == "performance" and run["untimed"]):
                 continue
             tests.append({"name": f"{task['task']}: {part}", "score": round(float(got), 3), "max_score": worth,
                           "status": "passed" if got >= worth else "failed", "output": detail,
                           "visibility": "visible"})
     value, metric = submission_metric(store, rubric, sub["id"])
-    return {"score": round(float(sub["total"]), 3), "output": _output(sub, run["isolation"]), "visibility": "visible",
+    performance_max = sum(p.performance_points for p in rubric.tasks)
+    return {"score": round(float(sub["total"]), 3), "visibility": "visible",
+            "output": _output(sub, run["isolation"], run["untimed"], performance_max),
             "test_output_format": "md", "tests": tests,
             "leaderboard": [{"name": metric.label, "value": value if value is not None else 0.0, "order": "desc"}]}
 

@@ -225,6 +225,33 @@ def _with_lines(found: list[Finding], notes: list[Finding]) -> list[Finding]:
     return out
 
 
+class SourceGate:
+    """The CPU backend's gate (grader/build.py, Workspace(cpu=True)): its objects are g++'s, with no device code
+    to read back and a runtime of their own, so the source is what it judges. Every finding of the pre-check
+    (the students' own `make precheck`) keeps its file out of the build, as an object finding does on the GPU
+    (the stub stands in); on the GPU a source finding the object does not confirm, such as a call in dead code,
+    is only a note, so the CPU is the stricter of the two there. Needs no CUDA toolkit."""
+
+    def __init__(self, pristine: Path, policy: GatePolicy):
+        self.pristine, self.policy = Path(pristine), policy
+        self.precheck = load_precheck()
+        self.rules_json = policy.to_json()
+
+    def stub(self, file: str) -> bytes:
+        return (self.pristine / "kernels" / file).read_bytes()
+
+    def screen(self, kernels: Path, files: dict[str, bytes]) -> list[Finding]:
+        findings = []
+        for name, data in sorted(files.items()):
+            if self.policy.for_file(name) is None:
+                continue
+            problems = self.precheck.check_text(data.decode("utf-8", "replace"), name, self.rules_json)
+            findings += [Finding(name, p.rule, p.what, p.description, True, p.line, p.text.strip()) for p in problems]
+            if problems:
+                (kernels / name).write_bytes(self.stub(name))
+        return findings
+
+
 class GateSetup:
     """Builds a workspace's BuildGate on first use, once per policy, from any build thread."""
 

@@ -20,13 +20,13 @@ import pandas as pd
 
 from grader import metrics
 from grader.rubric import Rubric
-from grader.status import SUBMISSION_STATUSES, case_reason
+from grader.status import SUBMISSION_STATUSES, case_reason, untimed_reason
 from grader.store import Store
 
 METRIC_DECIMALS = 1  # the metric as shown and as ranked: equal on the page means tied
 
 # Which failed status explains an unranked entry first (its words: grader/status.py's reasons).
-REASON_ORDER = ["missing", "forbidden", "build_error", "not_implemented", "wrong", "crashed", "timeout", "error",
+REASON_ORDER = ["missing", "forbidden", "build_error", "needs_gpu", "not_implemented", "wrong", "crashed", "timeout", "error",
                 "skipped"]
 
 
@@ -86,7 +86,7 @@ def _unit(registry_json: str, task: str) -> str:
     return ""
 
 
-def _reason(sub: pd.Series, cases: pd.DataFrame, metric: TaskColumn) -> str:
+def _reason(sub: pd.Series, cases: pd.DataFrame, metric: TaskColumn, untimed_runs: frozenset = frozenset()) -> str:
     if sub["status"] != "graded":
         return SUBMISSION_STATUSES[sub["status"]].reason
     mine = cases[(cases["submission_id"] == sub["id"]) & (cases["task"] == metric.task)]
@@ -98,6 +98,8 @@ def _reason(sub: pd.Series, cases: pd.DataFrame, metric: TaskColumn) -> str:
     if failed:
         return "failed its checks"
     timed = mine[(mine["kind"] == "timed") & (mine["shape"] == metric.shape)]
+    if timed.empty and sub["run_id"] in untimed_runs:
+        return "not timed: graded on the CPU"
     if timed.empty:
         return f"not timed at {metric.shape}"
     status = timed["status"].iloc[0]
@@ -176,7 +178,8 @@ def build_board(store: Store, rubric: Rubric) -> Board:
     by_recency = subs.sort_values(["received_at", "graded_at", "id"], ascending=False)
     latest = by_recency.drop_duplicates("student")
     unranked = latest[~latest["student"].isin(ranked["student"])].copy()
-    unranked["reason"] = [_reason(row, cases, metric) for _, row in unranked.iterrows()]
+    untimed = frozenset(r.id for r in runs.itertuples() if untimed_reason(json.loads(r.devices or "[]")))
+    unranked["reason"] = [_reason(row, cases, metric, untimed) for _, row in unranked.iterrows()]
     unranked = unranked.sort_values(["received_at", "id"]).reset_index(drop=True)
     nicknames = by_recency.dropna(subset=["nickname"]).drop_duplicates("student").set_index("student")["nickname"]
 

@@ -2,8 +2,8 @@
 
     python3 -m grader shard MANIFEST [--index N]      (N: $SLURM_ARRAY_TASK_ID; the batch's shard.sh runs this)
 
-The backend is the one the batch names (grader/backends.py: gpu; cpu once it is part of the grader; the tests'
-simulated one), opened on the batch's build cache after the cache's key is computed again here (same sources,
+The backend is the one the batch names (grader/backends.py: gpu; cpu, whose tasks grade correctness only on the
+CPUs Slurm gives them, asking for no GPU; the tests' simulated one), opened on the batch's build cache after the cache's key is computed again here (same sources,
 same toolchain), with the sandbox and the rubric's limits exactly as `grade` on one machine. The task grades on
 one GPU: the first of CUDA_VISIBLE_DEVICES, which Slurm sets to the GPUs of --gres; the solution's process runs
 on that same GPU, so no timing is ever compared across GPUs, and the grading run records that GPU (host, name,

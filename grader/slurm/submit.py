@@ -104,14 +104,16 @@ def submit(submissions: Path, results: Path, options: SlurmOptions, *, device: s
            rubric_path: Path, regrade: bool = False, seed: int | None = None, unsafe: bool = False,
            bwrap: str | None = None, jobs: int = 2, python: str = sys.executable, repo: Path = REPO) -> Submitted:
     results, submissions, rubric_path = Path(results).resolve(), Path(submissions).resolve(), Path(rubric_path)
-    one_gpu(options.gres)
+    kind = backends.get(device)
+    gpus = getattr(kind, "uses_gpus", True)  # the CPU backend's tasks ask Slurm for CPUs only: no --gres
+    if gpus:
+        one_gpu(options.gres)
     if options.max_parallel is not None and options.max_parallel < 1:
         raise GraderError("--max-parallel must be 1 or more")
     if options.shard_size < 1 or options.cpus_per_task < 1:
         raise GraderError("--shard-size and --cpus-per-task must be 1 or more")
     if not submissions.is_dir():
         raise GraderError(f"{submissions}: not a directory of submissions")
-    kind = backends.get(device)
     scheduler.run(["sbatch", "--version"])  # sbatch is there
     scheduler.check_partition(options.partition)
 
@@ -150,7 +152,7 @@ def submit(submissions: Path, results: Path, options: SlurmOptions, *, device: s
         cache=str(entry.folder), cache_key=entry.key, harness_version=entry.harness_version,
         rubric=str(rubric_path.resolve()), rubric_sha256=rubric.sha256, repo=str(Path(repo).resolve()),
         python=python, unsafe_no_sandbox=unsafe, bwrap=bwrap, skipped_same=out.already_graded,
-        options={"partition": options.partition, "account": options.account, "gres": options.gres,
+        options={"partition": options.partition, "account": options.account, "gres": options.gres if gpus else None,
                  "time": options.time or default_time(rubric, options.shard_size),
                  "max_parallel": options.max_parallel, "cpus_per_task": options.cpus_per_task,
                  "shard_size": options.shard_size, "merge_time": options.merge_time, "sbatch": options.sbatch})
@@ -172,7 +174,7 @@ def submit(submissions: Path, results: Path, options: SlurmOptions, *, device: s
              ([f"--account={options.account}"] if options.account else [])
     throttle = f"%{options.max_parallel}" if options.max_parallel else ""
     array_args = [f"--job-name=grader-{manifest.batch}", f"--array=0-{len(manifest.shards) - 1}{throttle}",
-                  f"--gres={options.gres}", f"--cpus-per-task={options.cpus_per_task}",
+                  *([f"--gres={options.gres}"] if gpus else []), f"--cpus-per-task={options.cpus_per_task}",
                   f"--time={manifest.options['time']}", f"--output={folder / 'logs' / 'shard-%a.out'}",
                   "--open-mode=append", *common, *options.sbatch]
     try:

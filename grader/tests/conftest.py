@@ -70,13 +70,21 @@ def all_task_files(registry):
     return {t.file: f"// fake: ok speed=1.0\n// {t.id}\n" for t in registry.tasks}
 
 
-def small_rubric_text(rubric, min_pairs: int = 3) -> str:
-    """The default rubric cut down to two shapes and one type per task, for fast tests of the flow."""
+def _toml_list(words) -> str:
+    return "[" + ", ".join(f'"{w}"' for w in words) + "]"
+
+
+def small_rubric_text(rubric, min_pairs: int = 3, shapes: dict[str, list[str]] | None = None,
+                      limits: dict[str, float] | None = None) -> str:
+    """The default rubric cut down to two shapes and one type per task, for fast tests of the flow; `shapes`
+    (task -> shapes) and `limits` ([limits] keys) change those it names."""
+    limits = {"build": 30, "case": 5, "submission": 120, **(limits or {})}
     lines = [f'[assignment]\nname = "{rubric.name}"\ntitle = "{rubric.title}"\n'
              f'leaderboard_task = "{rubric.leaderboard_task}"\n',
-             "[limits]\nbuild = 30\ncase = 5\nsubmission = 120\n"
+             "[limits]\n" + "".join(f"{k} = {v}\n" for k, v in limits.items())
              + "".join(f"{k} = {getattr(rubric.limits, k)}\n"
-                       for k in ("sanitizer", "cpu_seconds", "file_size_mib", "processes", "output_mib")),
+                       for k in ("sanitizer", "cpu_seconds", "file_size_mib", "processes", "output_mib")
+                       if k not in limits),
              f"[timing]\nmin_pairs = {min_pairs}\nmax_pairs = {min_pairs}\ntarget_relative_ci = 0.01\n"
              "budget = 5.0\nwarmup = 1\nsubmission_budget = 60.0\nreview_speedup = 1.5\n",
              f"[sanitizer]\ntools = {list(rubric.sanitizer.tools)}\npenalty = {rubric.sanitizer.penalty}\n"
@@ -84,7 +92,8 @@ def small_rubric_text(rubric, min_pairs: int = 3) -> str:
     for t in rubric.tasks:
         lines.append(f"[tasks.{t.id}]\ncorrectness_points = {t.correctness_points}\n"
                      f"performance_points = {t.performance_points}\ndtypes = [\"{t.dtypes[0]}\"]\n"
-                     f"shapes = [\"{t.shapes[0]}\", \"{t.shapes[-1]}\"]\ntimed = [\"{t.timed[-1]}\"]\n"
+                     f"shapes = {_toml_list((shapes or {}).get(t.id, [t.shapes[0], t.shapes[-1]]))}\n"
+                     f"timed = [\"{t.timed[-1]}\"]\n"
                      f"s_zero = {t.s_zero}\ns_full = {t.s_full}\n")
     lines.append(gate_tables_text(rubric.path.read_text()))  # the build gate's rules, as the default has them
     return "\n".join(lines)

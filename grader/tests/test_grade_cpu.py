@@ -1,0 +1,248 @@
+"""`grade --device cpu` end to end: the sample class (data/sample-submissions/, plus one file that uses inline PTX)
+graded on the CPU backend through the real command line, the real sandbox and the real builds (cudacpu.py, g++),
+on a machine without a GPU; then one Slurm shard of the same on the same build, Slurm's tools replaced.
+
+The verdicts are what the CPU backend really gives each sample (data/README.md has the GPU's): an out-of-bounds
+read that a GPU only shows as wrong numbers is an error here that names the array and index; shared memory
+starts as NaN, so a missing barrier reads NaN. The rubric is the default cut down to small shapes (the CPU runs
+every block of a launch itself) with a 5 s case limit, so the hang costs seconds; the time is printed.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+
+from grader.backends import CpuKind
+from grader.registry import Registry
+from grader.rubric import load_rubric
+from grader.sandbox import Sandbox, SandboxError, ResourceLimits, find_bwrap, missing_bwrap_message
+from grader.score import NOT_MEASURED
+from grader.slurm import cache, scheduler
+from grader.slurm.batch import batches
+from grader.slurm.shard import run_shard
+from grader.slurm.submit import SlurmOptions, submit
+from grader.tests.conftest import REPO, cases_of, opened, small_rubric_text
+
+CASE_LIMIT = 5
+MATRIX = ["1x1", "37x211"]
+MATMUL = ["1x1x1", "37x41x43", "96x160x96"]  # k = 1 and 43 leave a partial tile; 96 is whole tiles of 32
+SHAPES = {"fill": MATRIX, "add": MATRIX, "transpose": MATRIX, "matmul_naive": MATMUL, "matmul_tiled": MATMUL,
+          "matmul_fast": MATMUL, "dot": ["1", "1025"]}
+PTX_STUDENT = "s09-inline-ptx"
+# s08-fast's matmul_fast with one inline PTX statement, as a file written for the GPU only would have it.
+PTX_HELPER = """// The thread's lane, read from its PTX register (a GPU-only file).
+__device__ __forceinline__ unsigned lane_id() {
+    unsigned lane;
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+    return lane;
+}
+
+"""
+
+
+def _sandbox_or_skip(rubric):
+    bwrap = find_bwrap()
+    if bwrap is None:
+        pytest.fail(missing_bwrap_message(), pytrace=False)
+    try:
+        Sandbox(bwrap, ResourceLimits.from_rubric(rubric.limits)).check(Path("/tmp"))
+    except SandboxError as e:
+        pytest.skip(f"bubblewrap cannot run here: {e}")
+
+
+def _ptx_student(subs: Path):
+    folder = subs / PTX_STUDENT
+    shutil.copytree(subs / "s08-fast", folder)
+    (folder / "nickname.txt").unlink()
+    fast = folder / "matmul_fast.cu"
+    text = fast.read_text()
+    at = text.index("__global__")
+    fast.write_text(text[:at] + PTX_HELPER + text[at:].replace(
+        "int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;",
+        "int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;\n    if (lane_id() != unsigned(tid % 32)) return;", 1))
+    assert "lane_id() !=" in fast.read_text()
+    return fast.read_text()[:fast.read_text().index("asm volatile")].count("\n") + 1  # the asm's line
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory, rubric, registry):
+    """The class graded by `python3 -m grader grade --device cpu` (its work folder is a cache entry's layout)."""
+    _sandbox_or_skip(rubric)
+    root = tmp_path_factory.mktemp("cpu-class")
+    subs = root / "subs"
+    shutil.copytree(REPO / "data" / "sample-submissions", subs)
+    ptx_line = _ptx_student(subs)
+    rubric_path = root / "rubric.toml"
+    rubric_path.write_text(small_rubric_text(rubric, shapes=SHAPES,
+                                             limits={"build": 300, "case": CASE_LIMIT, "submission": 120}))
+    results, work = root / "results", root / "entry" / "work"
+    command = [sys.executable, "-m", "grader", "grade", str(subs), "--device", "cpu", "--rubric", str(rubric_path),
+               "--results", str(results), "--work", str(work), "--seed", "7", "--jobs", "2", "--no-progress"]
+    start = time.monotonic()
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=1800)
+    seconds = time.monotonic() - start
+    print(f"\ngrade --device cpu: {len(list(subs.iterdir()))} submissions in {seconds:.0f} s (harness, runtime, "
+          "solution and stubs built first)", file=sys.stderr)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return SimpleNamespace(root=root, subs=subs, results=results, work=work, rubric=rubric_path, out=done.stdout,
+                           err=done.stderr, seconds=seconds, ptx_line=ptx_line,
+                           policy=load_rubric(rubric_path, registry))
+
+
+def statuses(results: Path, student: str, task: str) -> dict[str, str]:
+    rows = cases_of(results, student, task=task)
+    return dict(zip(rows["shape"], rows["status"]))
+
+
+def scores_of(results: Path, student: str) -> pd.DataFrame:
+    with opened(results) as store:
+        sid = int(store.submissions(student)["id"].iloc[-1])
+        return store.scores([sid]).set_index("task")
+
+
+def test_the_stubs_are_not_implemented_everywhere_and_score_nothing(graded):
+    rows = cases_of(graded.results, "s01-stubs")
+    assert set(rows["status"]) == {"not_implemented"} and len(rows) == sum(len(s) for s in SHAPES.values())
+    assert scores_of(graded.results, "s01-stubs")["correctness"].sum() == 0
+
+
+def test_naive_only_passes_its_task_and_the_other_files_are_missing(graded):
+    assert set(statuses(graded.results, "s02-naive-only", "matmul_naive").values()) == {"ok"}
+    rows = cases_of(graded.results, "s02-naive-only")
+    assert set(rows[rows["task"] != "matmul_naive"]["status"]) == {"missing"}
+    score = scores_of(graded.results, "s02-naive-only").loc["matmul_naive"]
+    assert (score["correctness"], score["performance"], score["note"]) == (8.0, 0.0, NOT_MEASURED)
+
+
+def test_the_k_guard_off_by_one_fails_where_k_leaves_a_partial_tile_as_a_named_out_of_bounds_read(graded):
+    got = statuses(graded.results, "s03-tiled-off-by-one", "matmul_tiled")
+    assert got == {"1x1x1": "error", "37x41x43": "error", "96x160x96": "ok"}
+    rows = cases_of(graded.results, "s03-tiled-off-by-one", task="matmul_tiled")
+    message = rows[rows["shape"] == "37x41x43"]["message"].iloc[0]
+    assert "the CPU backend saw: kernel tiled_kernel" in message and "but b has 1763 elements" in message
+    assert set(statuses(graded.results, "s03-tiled-off-by-one", "matmul_naive").values()) == {"ok"}
+
+
+def test_the_missing_barrier_reads_shared_memory_nothing_wrote_on_every_shape(graded):
+    assert set(statuses(graded.results, "s04-race", "matmul_tiled").values()) == {"wrong"}
+    rows = cases_of(graded.results, "s04-race", task="matmul_tiled")
+    assert rows["message"].str.contains("got NaN").all()
+    assert set(statuses(graded.results, "s04-race", "matmul_naive").values()) == {"ok"}
+
+
+def test_the_hang_times_out_once_costs_one_case_limit_and_add_is_graded(graded):
+    assert statuses(graded.results, "s05-hang", "fill") == {"1x1": "timeout", "37x211": "skipped"}
+    assert set(statuses(graded.results, "s05-hang", "add").values()) == {"ok"}
+    with opened(graded.results) as store:
+        seconds = float(store.submissions("s05-hang")["seconds"].iloc[0])
+    assert CASE_LIMIT <= seconds < CASE_LIMIT + 20
+
+
+def test_the_far_out_of_bounds_write_is_caught_as_an_error_and_fill_is_graded(graded):
+    assert set(statuses(graded.results, "s06-crash", "add").values()) == {"error"}
+    rows = cases_of(graded.results, "s06-crash", task="add")
+    assert rows["message"].str.contains("an illegal memory access was encountered").all()
+    assert rows["message"].str.contains("which is not device memory").all()
+    assert set(statuses(graded.results, "s06-crash", "fill").values()) == {"ok"}
+
+
+def test_the_syntax_error_costs_only_its_own_task_with_the_compilers_line(graded):
+    with opened(graded.results) as store:
+        assert store.submissions("s07-compile-error")["status"].iloc[0] == "graded"
+    rows = cases_of(graded.results, "s07-compile-error", task="transpose")
+    assert set(rows["status"]) == {"build_error"}
+    assert rows["message"].str.startswith("transpose.cu does not compile: transpose.cu:9:5: error:").all()
+
+
+def test_the_good_submission_is_correct_everywhere_matmul_fast_included(graded):
+    rows = cases_of(graded.results, "s08-fast")
+    assert set(rows["status"]) == {"ok"} and set(rows["kind"]) == {"correctness"}
+    scores = scores_of(graded.results, "s08-fast")
+    assert scores["correctness"].sum() == sum(p.correctness_points for p in graded.policy.tasks)
+    assert scores["performance"].sum() == 0 and set(scores["note"]) == {NOT_MEASURED}
+
+
+def test_a_file_with_inline_ptx_needs_a_gpu_and_costs_no_other_task(graded):
+    fast = cases_of(graded.results, PTX_STUDENT, task="matmul_fast")
+    assert set(fast["status"]) == {"needs_gpu"}
+    assert set(fast["message"]) == {f"needs a GPU: uses inline PTX at matmul_fast.cu:{graded.ptx_line}"}
+    rows = cases_of(graded.results, PTX_STUDENT)
+    assert set(rows[rows["task"] != "matmul_fast"]["status"]) == {"ok"}
+    assert scores_of(graded.results, PTX_STUDENT).loc["matmul_fast", "note"].startswith(
+        "not graded on the CPU: needs a GPU: uses inline PTX")
+    page = (graded.results / "feedback" / f"{PTX_STUDENT}.md").read_text()
+    assert "| matmul_fast | 0.0 / 10 | not timed | needs a GPU" in page
+
+
+def test_nothing_is_timed_or_sanitized_and_the_run_records_the_cpu(graded):
+    with opened(graded.results) as store:
+        assert store.timed_cases().empty and store.sanitizer_runs_for().empty
+        run = store.latest_run()
+        subs = store.submissions()
+    (device,) = json.loads(run["devices"])
+    assert device["backend"] == "cpu" and device["gpu"] == "cpu" and device["cores"] >= 1
+    assert device["host"] and device["cpu"] and device["compiler"].split()[0] in ("g++", "c++", "clang")
+    assert device["name"].startswith("CPU backend (cudacpu)")
+    assert json.loads(run["limits"]) == {} and run["harness_version"].endswith("+cpu")
+    assert set(subs["harness_version"]) == {run["harness_version"]}
+
+
+def test_the_reports_say_the_performance_points_were_not_measured(graded):
+    assert "performance not measured for 9 of 9 submissions" in graded.out
+    grades = pd.read_csv(graded.results / "grades.csv")
+    assert set(grades["matmul_fast_performance"]) == {"not timed"}
+    page = (graded.results / "feedback" / "s08-fast.md").read_text()
+    assert "**Correctness only.** Not timed on this run: graded on the CPU backend" in page
+    assert "| fill | 4.0 / 4 | not timed | passed 2/2 · performance not timed on this run |" in page
+    assert "## Performance" not in page
+
+
+# --- the same backend through a Slurm batch: submit, then one array task (run_shard), Slurm's tools replaced ------
+
+
+def test_a_slurm_batch_on_the_cpu_asks_for_no_gpu_and_its_shard_grades_on_the_cached_build(graded, monkeypatch,
+                                                                                             registry):
+    submitted = []
+    monkeypatch.setattr(scheduler, "sbatch", lambda options, script: submitted.append(list(options)) or
+                        str(100 + len(submitted)))
+    monkeypatch.setattr(scheduler, "queued", lambda jobs: {})
+    monkeypatch.setattr(scheduler, "ended", lambda jobs: {})
+    monkeypatch.setattr(scheduler, "run", lambda cmd, **kw: None)
+    monkeypatch.setattr(scheduler, "check_partition", lambda partition: ["grading"])
+    # The class run's work folder is a cache entry's layout: record it as the entry `ensure` would have built.
+    kind = CpuKind()
+    inputs = cache.key_inputs(kind, "cpu")
+    key = cache.key_of(inputs)
+    root = graded.root / "cache"
+    entry = root / key[:20]
+    entry.mkdir(parents=True)
+    (entry / "work").symlink_to(graded.work, target_is_directory=True)
+    solution = Registry.from_harness(graded.work / "build" / "solution" / "harness")
+    (entry / "cache.json").write_text(json.dumps({
+        "key": key, "inputs": inputs, "built": datetime.now(timezone.utc).isoformat(), "registry": solution.raw,
+        "harness_version": solution.harness_version + "+cpu", "arch": "cpu"}))
+    subs = graded.root / "slurm-subs"
+    for student in ("s02-naive-only", PTX_STUDENT):
+        shutil.copytree(graded.subs / student, subs / student)
+    done = submit(subs, graded.root / "slurm-results", SlurmOptions(shard_size=2, cache=root), device="cpu",
+                  arch=None, rubric_path=graded.rubric, seed=7)
+    assert not done.cache_built and done.shards == 1
+    array, merge = submitted
+    assert not any(a.startswith("--gres") for a in array + merge)
+    manifest = batches(graded.root / "slurm-results")[-1]
+    assert (manifest.device, manifest.arch) == ("cpu", "cpu")
+    run_shard(manifest.path, 0, work=graded.root / "shard-work", progress_seconds=60)
+    shard = manifest.shard_folder(0)
+    assert statuses(shard, PTX_STUDENT, "matmul_fast") == {s: "needs_gpu" for s in MATMUL}
+    assert set(statuses(shard, "s02-naive-only", "matmul_naive").values()) == {"ok"}
+    with opened(shard) as store:
+        assert json.loads(store.latest_run()["devices"])[0]["backend"] == "cpu"
