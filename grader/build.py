@@ -126,9 +126,11 @@ class Workspace:
         return self.build_dir / "solution" / "harness"
 
     def _reuse_stubs(self, kernels: Path, out_dir: Path):
-        """CPU backend: a task file that is the stub (missing from the submission, refused by the gate, or handed in
-        untouched) gets the stub's object compiled once by prepare(), newer than its source so make keeps it: a
-        compile through cudacpu.py with AddressSanitizer takes seconds, and most submissions lack some files."""
+        """A task file that is the stub (missing from the submission, refused by the gate, or handed in untouched)
+        gets the stub's object, compiled once per work folder (the gate's reference objects on the GPU, prepare()
+        on the CPU), newer than its source so make keeps it. Most submissions lack some files, and each stub
+        costs an nvcc run of seconds (a cudacpu.py one with AddressSanitizer on the CPU): a one-file hostile
+        entry compiled six stubs for one file of its own."""
         built = self.build_dir / "stubs" / "kernels"
         for name, data in self.stub_files().items():
             obj = built / (Path(name).stem + ".o")
@@ -160,13 +162,13 @@ class Workspace:
             if self.cpu:  # the source is all the CPU backend's gate reads: nothing to compile first
                 report = GateReport(screened)
             else:
+                self._reuse_stubs(kernels, out_dir)
                 done = self._sandboxed_make("objects", kernels, out_dir, timeout)
                 status, timed_out, out = done.status, done.timed_out, done.stdout
                 report = checker.inspect(kernels, out_dir / "kernels", sub.files, screened) if status == 0 \
                     else GateReport(screened)
         if status == 0 and not timed_out:
-            if self.cpu:
-                self._reuse_stubs(kernels, out_dir)
+            self._reuse_stubs(kernels, out_dir)  # (again: the gate may have put stubs in for files it refused)
             done = self._sandboxed_make("harness", kernels, out_dir, max(1.0, timeout - (time.monotonic() - start)))
             status, timed_out, out = done.status, done.timed_out, out + done.stdout
         seconds = time.monotonic() - start
