@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SOLUTION_KERNELS
+from conftest import ROOT, SOLUTION_KERNELS, summary_line
 from synthetic_bench import write_synthetic_record
 
 from grader.rubric import DEFAULT_RUBRIC
@@ -509,3 +509,95 @@ def test_extracted_tarball_reports_every_task_not_implemented(built_tree, regist
     assert result.returncode != 0  # make test fails until every task passes
     for task in ids:
         assert re.search(rf"^{task}\s+not implemented yet", result.stdout, re.M), task
+
+
+# --- without any CUDA toolkit: make test builds with g++ and runs on the CPU ------------------------
+
+# What of a CUDA installation could reach a build: the toolkit's folders, and its programs, headers and
+# libraries where a distribution (or a copy, as in /usr/local/{bin,include,lib} on the GPU images) puts them.
+CUDA_FOLDERS = ("/usr/local", "/opt/cuda", "/opt/nvidia", "/usr/lib/cuda", "/usr/lib/nvidia-cuda-toolkit")
+CUDA_PROGRAMS = ("nvcc", "ptxas", "nvlink", "fatbinary", "cudafe++", "cuobjdump", "nvdisasm", "nvprune", "nvidia-smi")
+CUDA_HEADERS = ("cuda", "cublas", "cufft", "curand", "cusparse", "cusolver", "cudnn", "cupti", "nvrtc", "nvJitLink", "npp",
+                "nvml", "crt/", "thrust/", "cub/", "cccl/", "nvtx3/", "cooperative_groups")
+CUDA_LIBRARIES = ("libcuda", "libcublas", "libcufft", "libcurand", "libcusparse", "libcusolver", "libcudnn", "libcupti",
+                  "libnvrtc", "libnvJitLink", "libnpp", "libnvidia", "libnvvm", "libnvptx")
+# (folder, names that start so) for each place a distribution puts them.
+CUDA_PLACES = (("/usr/bin", CUDA_PROGRAMS), ("/usr/include", CUDA_HEADERS)) + tuple(
+    (lib, CUDA_LIBRARIES) for lib in ("/usr/lib", "/usr/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu"))
+CUDA_ENVIRONMENT = ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDACXX", "NVCC", "LIBRARY_PATH", "LD_LIBRARY_PATH",
+                    "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "CUDA_VISIBLE_DEVICES")
+
+
+def without_cuda(tree: Path) -> tuple[list[str], dict]:
+    """bubblewrap's command (before the program) and the environment for a view of this machine with no CUDA
+    toolkit: its folders empty, its files elsewhere in place but empty (a header or library that holds nothing),
+    no /dev/nvidia*, and no variable that names it. `tree` alone is writable."""
+    hide = []
+    for folder in CUDA_FOLDERS:
+        if Path(folder).is_dir():
+            hide += ["--tmpfs", folder]
+    for place, names in CUDA_PLACES:
+        for entry in sorted(Path(place).iterdir()) if Path(place).is_dir() else []:
+            name = entry.name + ("/" if entry.is_dir() else "")
+            if name.startswith(names):
+                hide += ["--tmpfs", str(entry)] if entry.is_dir() else ["--ro-bind", "/dev/null", str(entry)]
+    # The tests' Python (make test runs python3: standard library only) stays visible, wherever it lives.
+    python = Path(sys.base_prefix).resolve()
+    keep = ["--ro-bind", str(python), str(python)] if str(python).startswith("/usr/local/") else []
+    command = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *hide, *keep, "--tmpfs", "/tmp",
+               "--bind", str(tree), str(tree), "--die-with-parent", "--unshare-net"]
+    env = {k: v for k, v in clean_env().items() if k not in CUDA_ENVIRONMENT}
+    env["PATH"] = f"{Path(sys.executable).parent}:/usr/bin:/bin"
+    return command, env
+
+
+# Each says why the view still holds some of CUDA; all must succeed for it to hold none.
+NO_CUDA_CHECKS = {
+    "nvcc is on PATH": "! command -v nvcc",
+    "nvidia-smi is on PATH": "! command -v nvidia-smi",
+    "a /dev/nvidia* device exists": "! ls /dev/nvidia* 2>/dev/null",
+    "a CUDA variable is set": '[ -z "${CUDA_HOME:-}${CUDA_PATH:-}${LIBRARY_PATH:-}${CPATH:-}" ]',
+    "the toolkit's folder /usr/local/cuda has files": '[ -z "$(ls -A /usr/local/cuda 2>/dev/null)" ]',
+    "g++ finds CUDA's own runtime header": "! printf '#include <cuda_runtime_api.h>\\nint main() { void* p; return "
+                                           "cudaMalloc(&p, 4); }\\n' | g++ -x c++ -fsyntax-only - 2>/dev/null",
+    "the linker finds CUDA's runtime library": "! printf 'int main() { return 0; }\\n' | g++ -x c++ - -lcudart "
+                                               "-o /tmp/probe 2>/dev/null",
+}
+
+
+@pytest.fixture
+def no_cuda(extracted) -> tuple[list[str], dict]:
+    if not shutil.which("bwrap"):
+        pytest.skip("bubblewrap is not installed (make deps installs it)")
+    command, env = without_cuda(extracted.parent)
+    probe = subprocess.run([*command, "true"], capture_output=True, text=True, timeout=60, env=env)
+    if probe.returncode != 0:
+        pytest.skip(f"bubblewrap cannot make a sandbox here: {probe.stderr.strip()}")
+    return command, env
+
+
+def test_the_sandbox_without_cuda_holds_none_of_it(no_cuda):
+    command, env = no_cuda
+    for what, check in NO_CUDA_CHECKS.items():
+        result = subprocess.run([*command, "sh", "-c", check], capture_output=True, text=True, timeout=120, env=env)
+        assert result.returncode == 0, f"inside the sandbox {what}: {result.stdout[-500:]}{result.stderr[-500:]}"
+
+
+def test_extracted_tarball_builds_and_tests_on_the_cpu_with_no_cuda_toolkit(no_cuda, extracted, registry):
+    """A student's machine without CUDA: `make test` builds everything with g++ (the tarball brings the header
+    libraries and the CPU backend), says first that it runs on the CPU, and reports every stub not implemented."""
+    command, env = no_cuda
+    result = subprocess.run([*command, "make", "test"], cwd=extracted / "starter", capture_output=True, text=True,
+                            timeout=1800, env=env)
+    out = result.stdout
+    print(out[out.find("Running on the CPU"):])
+    assert out.splitlines()[0] == ("make test runs on the CPU: nvcc, the CUDA compiler, is not installed. Correctness "
+                                   "only (times need a GPU); CPU=0 insists on the GPU."), out[:500] + result.stderr[-2000:]
+    assert "python3 cpu/cudacpu.py compile" in out and not re.search(r"^nvcc ", out, re.M)
+    assert (extracted / "starter" / "build" / "on-cpu" / "starter" / "student_suite").is_file()
+    ids = [t["id"] for t in registry["tasks"]]
+    assert summary_line(out) == f"0/{len(ids)} tasks pass; not implemented yet: {', '.join(ids)}", \
+        out[-3000:] + result.stderr[-3000:]
+    assert result.returncode != 0  # make test fails until every task passes
+    for task in ids:
+        assert re.search(rf"^{task}\s+not implemented yet$", out, re.M), task

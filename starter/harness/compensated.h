@@ -33,5 +33,15 @@ struct CompensatedSum {
         error += p_error + s_error;
     }
 
+    // For a product known to be exact in float64 (of float32 or int32 inputs): the same sum, without
+    // the FMA that would find its rounding error to be 0 (a library call on a CPU built without FMA).
+    HOST_DEVICE void add_exact_product(double x, double y) {
+        const double p = COMPENSATED_MUL(x, y);
+        const double s = COMPENSATED_ADD(sum, p);
+        const double z = s - sum;
+        error += (sum - (s - z)) + (p - z);
+        sum = s;
+    }
+
     HOST_DEVICE double value() const { return sum + error; }
 };

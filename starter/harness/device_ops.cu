@@ -1,19 +1,14 @@
 #include "device_ops.h"
 
+#include <algorithm>
 #include <cfloat>
+#include <cmath>
 #include <cstring>
 
 #include "cuda_check.h"
 #include "device_buffer.h"
 
 namespace {
-
-constexpr int kThreads = 256;
-
-int blocks_for(std::size_t n) {
-    const std::size_t b = (n + kThreads - 1) / kThreads;
-    return static_cast<int>(b < 4096 ? (b ? b : 1) : 4096);
-}
 
 __device__ bool is_poison(float v) { return __float_as_uint(v) == kPoisonF32; }
 __device__ bool is_poison(double v) {
@@ -27,6 +22,14 @@ template <> __device__ double poison_value<double>() {
     return __longlong_as_double(static_cast<long long>(kPoisonF64));
 }
 template <> __device__ std::int32_t poison_value<std::int32_t>() { return kPoisonI32; }
+
+#ifndef CUDACPU_BACKEND
+constexpr int kThreads = 256;
+
+int blocks_for(std::size_t n) {
+    const std::size_t b = (n + kThreads - 1) / kThreads;
+    return static_cast<int>(b < 4096 ? (b ? b : 1) : 4096);
+}
 
 template <typename T>
 __global__ void generate_kernel(T* out, std::size_t n, std::uint64_t key, Distribution d, std::int64_t int_bound) {
@@ -63,6 +66,7 @@ __global__ void not_poison_kernel(const T* a, std::size_t begin, std::size_t end
     for (std::size_t i = begin + blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < end; i += std::size_t(gridDim.x) * blockDim.x)
         if (!is_poison(a[i])) atomicAdd(count, 1ull);
 }
+#endif
 
 __device__ double error_ratio(double got, double ref, double bound) {
     const double diff = fabs(got - ref);
@@ -71,6 +75,42 @@ __device__ double error_ratio(double got, double ref, double bound) {
     return diff > 0 ? INFINITY : 0.0;
 }
 
+// What the comparison finds at element i: the same code on a GPU (compare_kernel) and on the CPU
+// backend (compare_on_host).
+struct ElementVerdict {
+    bool wrong = false, unwritten = false, nonfinite = false, transposed = false;
+    bool edge[kEdgeTileCount] = {};
+    double ratio = 0;
+};
+
+template <typename T>
+__device__ ElementVerdict judge_element(const T* out, const double* ref, const double* bound, std::size_t i,
+                                        std::int64_t rows, std::int64_t cols, bool analyze, bool square) {
+    ElementVerdict e;
+    const T v = out[i];
+    const double got = static_cast<double>(v);
+    e.wrong = !within_tolerance(got, ref[i], bound[i]);
+    e.unwritten = is_poison(v);
+    e.nonfinite = !(fabs(got) <= DBL_MAX);
+    e.ratio = error_ratio(got, ref[i], bound[i]);
+    if (analyze && e.wrong) {
+        const std::int64_t r = static_cast<std::int64_t>(i) / cols, c = static_cast<std::int64_t>(i) % cols;
+        for (int t = 0; t < kEdgeTileCount; ++t) {
+            const std::int64_t T_ = edge_tile(t);
+            // Only a dimension with at least one full tile has a partial last one.
+            e.edge[t] = (rows > T_ && rows % T_ && r >= rows - rows % T_) ||
+                        (cols > T_ && cols % T_ && c >= cols - cols % T_);
+        }
+    }
+    if (square) {
+        const std::int64_t r = static_cast<std::int64_t>(i) / cols, c = static_cast<std::int64_t>(i) % cols;
+        const std::size_t j = static_cast<std::size_t>(c * cols + r);
+        e.transposed = within_tolerance(got, ref[j], bound[j]);
+    }
+    return e;
+}
+
+#ifndef CUDACPU_BACKEND
 // Warp-aggregated counting: one atomic per warp and counter, so a fully wrong
 // 8192 x 8192 output costs no more than a correct one.
 __device__ void warp_count(unsigned long long* counter, bool flag) {
@@ -87,40 +127,16 @@ __global__ void compare_kernel(const T* out, const double* ref, const double* bo
     // number of iterations and the ballots below see the whole warp.
     for (std::size_t base = blockIdx.x * std::size_t(blockDim.x); base < n; base += std::size_t(gridDim.x) * blockDim.x) {
         const std::size_t i = base + threadIdx.x;
-        const bool inside = i < n;
-        bool wrong = false, unwritten = false, nonfinite = false, transposed = false;
-        bool edge[kEdgeTileCount] = {};
-        double ratio = 0;
-        if (inside) {
-            const T v = out[i];
-            const double got = static_cast<double>(v);
-            wrong = !within_tolerance(got, ref[i], bound[i]);
-            unwritten = is_poison(v);
-            nonfinite = !(fabs(got) <= DBL_MAX);
-            ratio = error_ratio(got, ref[i], bound[i]);
-            ratio_sum += ratio;
-            if (analyze && wrong) {
-                const std::int64_t r = static_cast<std::int64_t>(i) / cols, c = static_cast<std::int64_t>(i) % cols;
-                for (int t = 0; t < kEdgeTileCount; ++t) {
-                    const std::int64_t T_ = edge_tile(t);
-                    // Only a dimension with at least one full tile has a partial last one.
-                    edge[t] = (rows > T_ && rows % T_ && r >= rows - rows % T_) ||
-                              (cols > T_ && cols % T_ && c >= cols - cols % T_);
-                }
-            }
-            if (square) {
-                const std::int64_t r = static_cast<std::int64_t>(i) / cols, c = static_cast<std::int64_t>(i) % cols;
-                const std::size_t j = static_cast<std::size_t>(c * cols + r);
-                transposed = within_tolerance(got, ref[j], bound[j]);
-            }
-        }
-        warp_count(&s->wrong, wrong);
-        warp_count(&s->unwritten, unwritten);
-        warp_count(&s->nonfinite, nonfinite);
-        for (int t = 0; t < kEdgeTileCount; ++t) warp_count(&s->wrong_in_edge[t], edge[t]);
-        if (square) warp_count(&s->matches_transposed, transposed);
+        const ElementVerdict e = i < n ? judge_element(out, ref, bound, i, rows, cols, analyze, square) : ElementVerdict{};
+        double ratio = e.ratio;
+        ratio_sum += ratio;
+        warp_count(&s->wrong, e.wrong);
+        warp_count(&s->unwritten, e.unwritten);
+        warp_count(&s->nonfinite, e.nonfinite);
+        for (int t = 0; t < kEdgeTileCount; ++t) warp_count(&s->wrong_in_edge[t], e.edge[t]);
+        if (square) warp_count(&s->matches_transposed, e.transposed);
 
-        const unsigned wrong_lanes = __ballot_sync(0xffffffffu, wrong);
+        const unsigned wrong_lanes = __ballot_sync(0xffffffffu, e.wrong);
         if (wrong_lanes && (threadIdx.x & 31) == static_cast<unsigned>(__ffs(wrong_lanes) - 1))
             atomicMin(&s->first_wrong, static_cast<unsigned long long>(i));
         for (int offset = 16; offset > 0; offset /= 2) ratio = fmax(ratio, __shfl_xor_sync(0xffffffffu, ratio, offset));
@@ -132,9 +148,30 @@ __global__ void compare_kernel(const T* out, const double* ref, const double* bo
     for (int offset = 16; offset > 0; offset /= 2) ratio_sum += __shfl_xor_sync(0xffffffffu, ratio_sum, offset);
     if ((threadIdx.x & 31) == 0 && ratio_sum != 0) atomicAdd(&s->ratio_sum, ratio_sum);
 }
+#else
+template <typename T>
+CompareSummary compare_on_host(const T* out, const double* ref, const double* bound, std::size_t n,
+                               std::int64_t rows, std::int64_t cols, bool analyze) {
+    const bool square = analyze && rows == cols && rows > 1;
+    CompareSummary s;
+    for (std::size_t i = 0; i < n; ++i) {
+        const ElementVerdict e = judge_element(out, ref, bound, i, rows, cols, analyze, square);
+        s.wrong += e.wrong;
+        s.unwritten += e.unwritten;
+        s.nonfinite += e.nonfinite;
+        for (int t = 0; t < kEdgeTileCount; ++t) s.wrong_in_edge[t] += e.edge[t];
+        s.matches_transposed += e.transposed;
+        if (e.wrong && s.first_wrong == ~0ull) s.first_wrong = i;
+        s.worst_ratio = std::max(s.worst_ratio, e.ratio);
+        s.ratio_sum += e.ratio;
+    }
+    return s;
+}
+#endif
 
 }  // namespace
 
+#ifndef CUDACPU_BACKEND
 void generate_on_device(DType t, void* out, std::size_t n, std::uint64_t key, Distribution d, std::int64_t int_bound) {
     dispatch_dtype(t, [&](auto tag) {
         using T = typename decltype(tag)::type;
@@ -207,6 +244,66 @@ std::size_t count_not_poison(DType t, const void* array, std::size_t begin, std:
     CUDA_CHECK(cudaMemcpy(&n, count.get(), sizeof n, cudaMemcpyDeviceToHost));
     return static_cast<std::size_t>(n);
 }
+#else
+// The CPU backend (cpu/README.md): device memory is host memory, and every launch has finished
+// when it returns. The harness's own work is trusted and needs none of a GPU's threads, so it runs
+// as plain loops over the same per-element code as the kernels above: as kernels, one fiber per
+// CUDA thread, it took two thirds of the CPU suite's time (the comparison's 15 warp votes per
+// element above all). The student's kernels still run as CUDA threads.
+void generate_on_device(DType t, void* out, std::size_t n, std::uint64_t key, Distribution d, std::int64_t int_bound) {
+    dispatch_dtype(t, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T* o = static_cast<T*>(out);
+        for (std::size_t i = 0; i < n; ++i) o[i] = rng_value<T>(key, i, d, int_bound);
+    });
+}
+
+void poison_on_device(DType t, void* out, std::size_t n) {
+    dispatch_dtype(t, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        std::fill_n(static_cast<T*>(out), n, poison_value<T>());
+    });
+}
+
+void bounds_on_device(double* m, std::size_t n, Tolerance tol, double k, double u, double tiny) {
+    for (std::size_t i = 0; i < n; ++i) m[i] = tolerance_bound(tol, k, u, m[i], tiny);
+}
+
+void to_double_on_device(DType t, const void* in, double* out, std::size_t n, bool absolute) {
+    dispatch_dtype(t, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* from = static_cast<const T*>(in);
+        for (std::size_t i = 0; i < n; ++i) {
+            const double v = static_cast<double>(from[i]);
+            out[i] = absolute ? std::fabs(v) : v;
+        }
+    });
+}
+
+CompareSummary compare_on_device(DType t, const void* out, const double* ref, const double* bound,
+                                 OutputLayout layout, bool analyze) {
+    return dispatch_dtype(t, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        return compare_on_host(static_cast<const T*>(out), ref, bound, layout.elements(), layout.rows, layout.cols,
+                               analyze);
+    });
+}
+
+bool equal_on_device(const void* a, const void* b, std::size_t bytes) {
+    const std::size_t words = bytes / 4;  // every element type is 4 or 8 bytes
+    return std::memcmp(a, b, words * 4) == 0;
+}
+
+std::size_t count_not_poison(DType t, const void* array, std::size_t begin, std::size_t end) {
+    return dispatch_dtype(t, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* a = static_cast<const T*>(array);
+        std::size_t n = 0;
+        for (std::size_t i = begin; i < end; ++i) n += !is_poison(a[i]);
+        return n;
+    });
+}
+#endif
 
 double read_element_as_double(DType t, const void* device_array, std::size_t index) {
     return dispatch_dtype(t, [&](auto tag) {
