@@ -125,16 +125,17 @@ class Workspace:
                 raise GraderError(f"building the stubs failed:\n{out[-4000:]}")
         return self.build_dir / "solution" / "harness"
 
-    def _reuse_stubs(self, kernels: Path, out_dir: Path):
+    def _reuse_stubs(self, kernels: Path, out_dir: Path, handed_in=()):
         """A task file that is the stub (missing from the submission, refused by the gate, or handed in untouched)
         gets the stub's object, compiled once per work folder (the gate's reference objects on the GPU, prepare()
         on the CPU), newer than its source so make keeps it. Most submissions lack some files, and each stub
         costs an nvcc run of seconds (a cudacpu.py one with AddressSanitizer on the CPU): a one-file hostile
-        entry compiled six stubs for one file of its own."""
+        entry compiled six stubs for one file of its own. Files in `handed_in` are left to make: the gate reads
+        what their own compilation wrote (the .d list of the files it read), even where they equal the stub."""
         built = self.build_dir / "stubs" / "kernels"
         for name, data in self.stub_files().items():
             obj = built / (Path(name).stem + ".o")
-            if obj.is_file() and (kernels / name).read_bytes() == data:
+            if name not in handed_in and obj.is_file() and (kernels / name).read_bytes() == data:
                 (out_dir / "kernels").mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(obj, out_dir / "kernels" / obj.name)  # (a copy's time is now: after the source's)
 
@@ -162,7 +163,7 @@ class Workspace:
             if self.cpu:  # the source is all the CPU backend's gate reads: nothing to compile first
                 report = GateReport(screened)
             else:
-                self._reuse_stubs(kernels, out_dir)
+                self._reuse_stubs(kernels, out_dir, handed_in=sub.files)  # the files the submission lacks
                 done = self._sandboxed_make("objects", kernels, out_dir, timeout)
                 status, timed_out, out = done.status, done.timed_out, done.stdout
                 report = checker.inspect(kernels, out_dir / "kernels", sub.files, screened) if status == 0 \

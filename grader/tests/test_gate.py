@@ -12,7 +12,7 @@ from grader.build import run_limited
 from grader.gate.check import check_dependencies, check_symbols
 from grader.gate.objects import ObjectFacts
 from grader.grade import grade_submission
-from grader.intake import read_submission
+from grader.intake import Submission, read_submission
 from grader.rubric import load_rubric
 from grader.tests.conftest import REPO
 from grader.tests.test_rubric import broken
@@ -79,6 +79,24 @@ def test_the_corpus_has_an_entry_for_each_attack_the_gate_stops():
             "private-stream", "static-constructor", "interpose-harness", "mprotect-patch", "fork-bomb",
             "raw-syscall", "replace-library-call", "split-tf32-mma", "include-splice", "include-lone-cr",
             "incbin-concat"} <= names
+
+
+def test_untouched_stubs_handed_in_are_compiled_and_missing_files_reuse_the_stubs_objects(workspace, rubric, registry):
+    """The build reuses the stub's object for a file the submission lacks (one nvcc run fewer per file), but a
+    file it hands in is compiled, stub or not: the gate reads the list of files its compilation read (on the
+    H100, reusing the object of a handed-in stub made every task of the untouched stubs 'forbidden')."""
+    stubs = {p.name: p.read_bytes() for p in (workspace.pristine / "kernels").glob("*.cu")}
+    workspace.gate(rubric.gate)
+    untouched = Submission("stub-reuse-all", Path("stub-reuse-all"), files=dict(stubs))
+    build = workspace.build(untouched, 600, rubric.gate)
+    assert build.ok and build.gate.forbidden_files == [], build.log
+    one = Submission("stub-reuse-one", Path("stub-reuse-one"), files={"fill.cu": stubs["fill.cu"]})
+    build = workspace.build(one, 600, rubric.gate)
+    assert build.ok and build.gate.forbidden_files == [], build.log
+    objects = workspace.build_dir / f"submission-{one.key}" / "kernels"
+    reference = workspace.build_dir / "stubs" / "kernels"
+    assert (objects / "add.o").read_bytes() == (reference / "add.o").read_bytes()  # reused
+    assert (objects / "fill.d").is_file() and not (objects / "add.d").exists()  # compiled / not compiled
 
 
 @pytest.mark.parametrize("entry", GATE_DECIDES, ids=lambda p: p.name)
