@@ -58,13 +58,10 @@ EARLY_WORK: dict = {}
 
 
 def _build_early(folder: Path) -> None:
-    try:
-        from grader.build import Workspace
-        from grader.registry import Registry
-        from grader.rubric import DEFAULT_RUBRIC, load_rubric
-        ws = Workspace(folder)
-        ws.prepare(os.cpu_count() or 2)  # what `grade --work folder` builds; make finds it done there
-        ws.gate(load_rubric(DEFAULT_RUBRIC, Registry.from_file()).gate)
+    try:  # what a Slurm batch's cache holds, in folder/work: `grade --work folder/work` finds it built
+        from grader.backends import GpuKind
+        from grader.rubric import DEFAULT_RUBRIC
+        GpuKind().build_cache(folder, None, os.cpu_count() or 2, DEFAULT_RUBRIC)
     except Exception as e:  # noqa: BLE001  (reported by gpu_work, in the test that asks for it)
         EARLY_WORK["error"] = e
 
@@ -73,9 +70,7 @@ def pytest_collection_finish(session):
     if not HAS_GPU or os.environ.get("GPU_SUITE_CACHE"):
         return
     if any("gpu_work" in getattr(item, "fixturenames", ()) for item in session.items):
-        os.umask(os.umask(0) & 0o022)  # as the grader's own: the sandbox's user must read what is built here
         folder = Path(tempfile.mkdtemp(prefix="grader-work-"))
-        folder.chmod(0o755)
         thread = threading.Thread(target=_build_early, args=(folder,), daemon=True)
         EARLY_WORK.update(folder=folder, thread=thread, error=None)
         thread.start()
@@ -100,7 +95,7 @@ def gpu_work(tmp_path_factory):
         EARLY_WORK["thread"].join()
         if EARLY_WORK["error"] is not None:
             raise EARLY_WORK["error"]
-        return EARLY_WORK["folder"]
+        return EARLY_WORK["folder"] / "work"
     if not cache:
         return tmp_path_factory.mktemp("grader-work")
     from grader.backends import GpuKind

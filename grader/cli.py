@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from contextlib import contextmanager
@@ -35,11 +34,11 @@ from pathlib import Path
 import pandas as pd
 
 from grader import backends
-from grader.build import REPO, GraderError
+from grader.build import GraderError
 from grader.exports import EXPORTERS, ExportError, autolab, canvas, gradescope
 from grader.exports.common import student_of
 from grader.grade import GradeOptions, grade, grade_single
-from grader.leaderboard import PublishOptions, open_store, publish
+from grader.leaderboard import PublishOptions, publish
 from grader.lms import SOURCES, IntakeError, find_entries, gradescope_single
 from grader.registry import Registry, RegistryError
 from grader.overview import write_overview
@@ -64,6 +63,17 @@ def registry_from_store(results: Path) -> Registry:
     if run is None:
         raise GraderError(f"{results / 'grades.sqlite'} holds no grading run yet: run `python3 -m grader grade` first")
     return Registry.from_json(json.loads(run["registry"]))
+
+
+def stored_rubric(args, check: bool = True) -> Rubric:
+    """--rubric, read against the registry of the store in --results (a one-line error where there is no store or
+    no grading run, and never an empty new store); with `check`, also refused unless the stored scores were
+    computed under it."""
+    results = Path(args.results)
+    rubric = load_rubric(Path(args.rubric), registry_from_store(results))
+    if check:
+        check_rubric_matches(results, rubric)
+    return rubric
 
 
 def isolation(args, work: Path):
@@ -215,7 +225,7 @@ def cmd_merge(args) -> int:
     if done.waiting:
         print(f"not merged yet, their tasks are still in the queue: shards {', '.join(done.waiting)}")
     if (results / "grades.sqlite").is_file():
-        write_outputs(results, load_rubric(Path(args.rubric), registry_from_store(results)))
+        write_outputs(results, stored_rubric(args, check=False))
     return 0
 
 
@@ -243,8 +253,7 @@ def check_rubric_matches(results: Path, rubric: Rubric) -> None:
 
 def cmd_report(args) -> int:
     results = Path(args.results)
-    rubric = load_rubric(Path(args.rubric), registry_from_store(results))
-    check_rubric_matches(results, rubric)
+    rubric = stored_rubric(args)
     paths = write_reports(results, rubric)
     print(f"wrote {paths['grades']}, {paths['overview']} and {paths['feedback']}/")
     return 0
@@ -253,8 +262,7 @@ def cmd_report(args) -> int:
 def cmd_similarity(args) -> int:
     from grader.similarity import write_similarity
     results = Path(args.results)
-    open_store(results).close()  # a clear error when there is no store or no run, and never an empty new one
-    registry = registry_from_store(results)
+    registry = registry_from_store(results)  # (a one-line error where there is no store or no run)
     rubric = load_rubric(Path(args.rubric), registry)
     done = write_similarity(results, registry, rubric, Path(args.submissions) if args.submissions else None,
                             args.source)
@@ -268,9 +276,7 @@ def cmd_similarity(args) -> int:
 def cmd_release(args) -> int:
     from grader.release import release
     results = Path(args.results)
-    open_store(results).close()  # a clear error when there is no store or no run, and never an empty new one
-    rubric = load_rubric(Path(args.rubric), registry_from_store(results))
-    check_rubric_matches(results, rubric)
+    rubric = stored_rubric(args)
     done = release(results, rubric, Path(args.out), args.zip)
     print(f"wrote {len(done.paths)} {'zips' if args.zip else 'folders'} in {done.out}/, one per student: "
           "feedback.html (plot embedded), feedback.md, speedup.png")
@@ -279,9 +285,7 @@ def cmd_release(args) -> int:
 
 def cmd_overview(args) -> int:
     results = Path(args.results)
-    open_store(results).close()  # a clear error when there is no store or no run, and never an empty new one
-    rubric = load_rubric(Path(args.rubric), registry_from_store(results))
-    check_rubric_matches(results, rubric)
+    rubric = stored_rubric(args)
     print(f"wrote {write_overview(results, rubric)}")
     return 0
 
@@ -290,8 +294,7 @@ def cmd_export(args) -> int:
     results = Path(args.results)
     if args.roster and args.to != "canvas":
         raise UsageError(f"--roster maps ids for Canvas only, not for --to {args.to}")
-    rubric = load_rubric(Path(args.rubric), registry_from_store(results))
-    check_rubric_matches(results, rubric)
+    rubric = stored_rubric(args)
     store = Store.existing(results / "grades.sqlite")
     try:
         options = {"roster": Path(args.roster) if args.roster else None,
@@ -314,7 +317,7 @@ def cmd_export(args) -> int:
 
 def cmd_rescore(args) -> int:
     results = Path(args.results)
-    rubric = load_rubric(Path(args.rubric), registry_from_store(results))
+    rubric = stored_rubric(args, check=False)
     store = Store.existing(results / "grades.sqlite")
     try:
         done = rescore(store, rubric)
@@ -331,8 +334,7 @@ def cmd_rescore(args) -> int:
 
 def cmd_override(args) -> int:
     results = Path(args.results)
-    rubric = load_rubric(Path(args.rubric), registry_from_store(results))
-    check_rubric_matches(results, rubric)
+    rubric = stored_rubric(args)
     if args.task not in {t.id for t in rubric.tasks}:
         raise UsageError(f"'{args.task}' is not a graded task ({', '.join(t.id for t in rubric.tasks)})")
     if not args.by.strip():
@@ -447,8 +449,7 @@ def cmd_rubric(args) -> int:
 
 def cmd_leaderboard(args) -> int:
     results = Path(args.results)
-    open_store(results).close()  # a clear error when there is no store or no run, and never an empty new one
-    rubric = load_rubric(Path(args.rubric), registry_from_store(results))
+    rubric = stored_rubric(args, check=False)
     done = publish(PublishOptions(results, Path(args.out) if args.out else None,
                                   Path(args.salt_file) if args.salt_file else None, args.with_scores,
                                   args.show_names, ranked_only=args.ranked_only), rubric)

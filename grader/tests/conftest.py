@@ -46,13 +46,18 @@ def opened(results: Path):
         store.close()
 
 
+def narrowed(frame: pd.DataFrame, **where) -> pd.DataFrame:
+    """The rows whose columns have these values (task="dot", kind="timed"), numbered from 0."""
+    for column, value in where.items():
+        frame = frame[frame[column] == value]
+    return frame.reset_index(drop=True)
+
+
 def cases_of(results: Path, student: str, **where) -> pd.DataFrame:
     """Every stored case of the student's submissions, narrowed by column values (task="dot", kind="timed")."""
     with opened(results) as store:
         cases = store.cases_for(store.submissions(student)["id"].tolist())
-    for column, value in where.items():
-        cases = cases[cases[column] == value]
-    return cases.reset_index(drop=True)
+    return narrowed(cases, **where)
 
 
 def write_submission(root: Path, student: str, files: dict[str, str]) -> Path:

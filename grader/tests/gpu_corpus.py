@@ -47,13 +47,12 @@ import subprocess
 import sys
 import time
 import tomllib
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from grader.store import Store
+from grader.tests.conftest import narrowed, opened
 from grader.tests.hostile_entries import Entry, hand_in, load_corpus
 
 REPO = Path(__file__).resolve().parents[2]
@@ -171,13 +170,8 @@ class GradingRun:
     stdout: str
     seconds: float
 
-    @contextmanager
     def opened(self):
-        store = Store.existing(self.results / "grades.sqlite")
-        try:
-            yield store
-        finally:
-            store.close()
+        return opened(self.results)
 
 
 def grade(name: str, root: Path, gather, work: Path, rubric: Path, extra: tuple[str, ...] = (),
@@ -227,20 +221,14 @@ class GradedCorpus:
     def cases(self, student: str, **where) -> pd.DataFrame:
         """The student's stored cases in the order they ran, narrowed by column values (task="dot", kind="timed")."""
         with self.run_of(student).opened() as store:
-            cases = store.cases_for(store.submissions(student)["id"].tolist())
-        for column, value in where.items():
-            cases = cases[cases[column] == value]
-        return cases.reset_index(drop=True)
+            return narrowed(store.cases_for(store.submissions(student)["id"].tolist()), **where)
 
     def statuses(self, student: str, task: str, kind: str = "correctness") -> list[str]:
         return self.cases(student, task=task, kind=kind)["status"].tolist()
 
     def sanitizer_runs(self, student: str, **where) -> pd.DataFrame:
         with self.run_of(student).opened() as store:
-            runs = store.sanitizer_runs_for(store.submissions(student)["id"].tolist())
-        for column, value in where.items():
-            runs = runs[runs[column] == value]
-        return runs.reset_index(drop=True)
+            return narrowed(store.sanitizer_runs_for(store.submissions(student)["id"].tolist()), **where)
 
     def samples(self, student: str) -> pd.DataFrame:
         """The timing pairs of the student's timed cases."""
