@@ -100,23 +100,21 @@ CAUGHT_ON_CPU = [
 
 # Planted bugs the CPU run does not catch, with the reason (the GPU's suite catches them).
 NOT_CAUGHT_ON_CPU = [
-    ("race", "dot", "blocks run to completion on 2 worker threads here: a plain += between blocks almost never "
-                    "loses an update (a GPU's thousands of threads do); the --racecheck build reports it"),
     ("inverted_indexing", "matmul_naive", "right but slow: times need a GPU"),
 ]
 
-
-# Where a planted bug's run has nothing that depends on timing, it shares the machine with another: much of
-# each run keeps one core busy only (make, the compile, the link, the suite's own work between launches), so two
-# at once use both. The race is run alone: whether a += between blocks loses an update depends on
-# how the worker threads interleave, which a second process on the same cores would change.
-RUN_ALONE = {"race"}
+# Planted bugs the CPU run catches on some runs only, with the reason and the words it must use when it does.
+SOMETIMES_CAUGHT_ON_CPU = [
+    ("race", "dot", "blocks run to completion on 2 worker threads here: a plain += between blocks seldom loses an "
+                    "update (a GPU's thousands of threads do, and the --racecheck build reports it), but it can",
+     "Results that change from run to run usually mean a race"),
+]
 
 
 @pytest.fixture(scope="session")
 def planted_runs(request, tmp_path_factory, cpu_solution_objects) -> dict[str, subprocess.CompletedProcess]:
     """`make test CPU=1 TASK=<task>` on each planted bug this session's tests ask about, by folder name."""
-    tasks = {name: task for name, task, _ in CAUGHT_ON_CPU + NOT_CAUGHT_ON_CPU}
+    tasks = {name: task for name, task, *_ in CAUGHT_ON_CPU + NOT_CAUGHT_ON_CPU + SOMETIMES_CAUGHT_ON_CPU}
     wanted = sorted({item.callspec.params["name"] for item in request.session.items
                      if item.path == Path(__file__) and hasattr(item, "callspec") and "name" in item.callspec.params})
     root = tmp_path_factory.mktemp("planted")
@@ -125,11 +123,8 @@ def planted_runs(request, tmp_path_factory, cpu_solution_objects) -> dict[str, s
         kernels = cpu_build_with(root, name, next((PLANTED / name).glob("*.cu")), cpu_solution_objects)
         return make_cpu(kernels, f"planted_{name}", "test", f"TASK={tasks[name]}")
 
-    together = [name for name in wanted if name not in RUN_ALONE]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        runs = dict(zip(together, pool.map(run, together)))
-    runs.update({name: run(name) for name in wanted if name in RUN_ALONE})
-    return runs
+        return dict(zip(wanted, pool.map(run, wanted)))
 
 
 @pytest.mark.parametrize("name, task, words", CAUGHT_ON_CPU, ids=[c[0] for c in CAUGHT_ON_CPU])
@@ -147,6 +142,19 @@ def test_planted_bug_the_cpu_cannot_see_passes_there(planted_runs, name, task, w
     result = planted_runs[name]
     assert result.returncode == 0, result.stdout[-3000:]
     assert summary_line(result.stdout) == "1/1 tasks pass", result.stdout[-3000:]
+
+
+@pytest.mark.parametrize("name, task, why, words", SOMETIMES_CAUGHT_ON_CPU, ids=[c[0] for c in SOMETIMES_CAUGHT_ON_CPU])
+def test_planted_bug_the_cpu_sees_now_and_then_passes_or_is_named(planted_runs, name, task, why, words):
+    """Whether the worker threads interleave badly is luck: a pass is allowed, and so is a failure that points at
+    the bug; any other outcome (another task failing, a crash, a message that sends the student elsewhere) is not."""
+    result = planted_runs[name]
+    out = result.stdout + result.stderr
+    if result.returncode == 0:
+        assert summary_line(result.stdout) == "1/1 tasks pass", out[-3000:]
+    else:
+        assert words in out, out[-3000:]
+        assert summary_line(out).startswith("0/1 tasks pass; failing: " + task), out[-3000:]
 
 
 def test_kernel_that_never_returns_is_stopped_on_the_cpu(tmp_path, cpu_solution_objects):
