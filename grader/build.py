@@ -51,6 +51,19 @@ class BuildResult:
     unbuilt: dict[str, str] = field(default_factory=dict)
     # CPU backend: task files it cannot run (inline PTX, ...): file -> "needs a GPU: uses ... at file:line".
     needs_gpu: dict[str, str] = field(default_factory=dict)
+    # The grader's own folders and the names a student knows them by: the build compiled the student's files
+    # where the grader put them, so their path is in every `__FILE__` and compiler message.
+    folder_names: tuple[tuple[str, str], ...] = ()
+
+    def readable(self, text: str) -> str:
+        """Text from this build or its programs, with the grader's folders named as the student names them."""
+        return renamed_folders(text, self.folder_names)
+
+
+def renamed_folders(text: str, names: tuple[tuple[str, str], ...]) -> str:
+    for folder, name in names:
+        text = text.replace(folder, name)
+    return text
 
 
 class GraderError(RuntimeError):
@@ -173,17 +186,19 @@ class Workspace:
             done = self._sandboxed_make("harness", kernels, out_dir, max(1.0, timeout - (time.monotonic() - start)))
             status, timed_out, out = done.status, done.timed_out, out + done.stdout
         seconds = time.monotonic() - start
+        names = self.folder_names(kernels)
         log = self._readable(out, kernels)
         if timed_out:
             return BuildResult(False, None, seconds, log, f"the build took longer than its limit of {timeout:g} s",
-                               report)
+                               report, folder_names=names)
         if status != 0:
             return BuildResult(False, None, seconds, log, "your code does not compile (the compiler's messages follow)",
-                               report)
+                               report, folder_names=names)
         unbuilt = self._unbuilt(out_dir / "harness.tasks.json", kernels, sub.files)
         return BuildResult(True, out_dir / "harness", seconds, log, gate=report,
                            unbuilt={f: r for f, r in unbuilt.items() if not r.startswith(NEEDS_GPU)},
-                           needs_gpu={f: r for f, r in unbuilt.items() if r.startswith(NEEDS_GPU)})
+                           needs_gpu={f: r for f, r in unbuilt.items() if r.startswith(NEEDS_GPU)},
+                           folder_names=names)
 
     def _sandboxed_make(self, target: str, kernels: Path, out_dir: Path, timeout: float):
         """make TARGET for one submission in the sandbox: its kernels, the pristine tree and the library
@@ -222,12 +237,15 @@ class Workspace:
         return {e["file"]: self._readable(e["reason"], kernels) for e in tasks.values()
                 if not e["built"] and e["file"] in files}
 
+    def folder_names(self, kernels: Path) -> tuple[tuple[str, str], ...]:
+        """The grader's folders as a student's own checkout names them: the submission's files in kernels/, the
+        starter's tree at its top, the build in build/."""
+        return ((str(kernels) + "/", "kernels/"), (str(self.pristine) + "/", ""), (str(self.build_dir) + "/", "build/"))
+
     def _readable(self, out: str, kernels: Path) -> str:
         """The compiler's output with the grader's paths taken out, capped for feedback."""
         lines = [line for line in out.splitlines() if not line.startswith(("make:", "make["))]
-        text = "\n".join(lines).replace(str(kernels) + "/", "kernels/").replace(str(self.pristine) + "/", "")
-        text = text.replace(str(self.build_dir) + "/", "build/")
-        return text[-BUILD_LOG_CAP:]
+        return renamed_folders("\n".join(lines), self.folder_names(kernels))[-BUILD_LOG_CAP:]
 
 
 class LocalBackend:

@@ -185,15 +185,32 @@ def cap_text(text: str, limit: int) -> str:
     return data[:limit].decode("utf-8", "ignore") + f"… [cut: {human_bytes(len(data) - limit)} more]"
 
 
+def _each_string(value, change: Callable[[str], str]):
+    """A harness record with `change` applied to every string in it."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, dict):
+        return {k: _each_string(v, change) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_each_string(v, change) for v in value]
+    return value
+
+
 def _cap_record(value, limit: int):
     """Every string in a harness record capped (a message a task file threw can be megabytes)."""
-    if isinstance(value, str):
-        return cap_text(value, limit)
-    if isinstance(value, dict):
-        return {k: _cap_record(v, limit) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_cap_record(v, limit) for v in value]
-    return value
+    return _each_string(value, lambda text: cap_text(text, limit))
+
+
+def name_folders_as_the_student_does(result: SubmissionResult, build: BuildResult) -> None:
+    """The harness ran the student's files from the grader's folders, so `__FILE__` in a CUDA_CHECK message,
+    a crash's output or a record names them there: every stored text names them as the student's checkout
+    does (kernels/add.cu:31)."""
+    for c in result.cases:
+        c.message, c.hint, c.output = build.readable(c.message), build.readable(c.hint), build.readable(c.output)
+        if c.record is not None:
+            c.record = _each_string(c.record, build.readable)
+    for f in result.sanitizer:
+        f.report, f.message = build.readable(f.report), build.readable(f.message)
 
 
 def _strings(value) -> int:
@@ -320,6 +337,7 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                                                     _clock(backend)))
     finally:
         student.close()
+    name_folders_as_the_student_does(result, build)
     cap_stored(result, int(rubric.limits.message_kib * 1024), int(rubric.limits.stored_kib * 1024))
     result.scores = score_submission(rubric, result.cases, result.sanitizer, timed)
     result.seconds = time.monotonic() - start

@@ -53,6 +53,17 @@ def narrowed(frame: pd.DataFrame, **where) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
+def texts_a_student_reads(results: Path) -> list[str]:
+    """Every stored text that reaches a student (case messages, hints, a crash's output, harness records,
+    build logs and reasons, gate findings, sanitizer reports) and every feedback page of a results folder."""
+    with opened(results) as store:
+        cases, subs, tools = store.cases_for(), store.submissions(), store.sanitizer_runs_for()
+    frames = [(cases, ["message", "hint", "output", "record"]), (subs, ["build_log", "build_reason", "gate"]),
+              (tools, ["report", "message"])]
+    texts = [text for frame, columns in frames for column in columns for text in frame[column].dropna()]
+    return texts + [page.read_text() for page in (results / "feedback").iterdir() if page.is_file()]
+
+
 def cases_of(results: Path, student: str, **where) -> pd.DataFrame:
     """Every stored case of the student's submissions, narrowed by column values (task="dot", kind="timed")."""
     with opened(results) as store:

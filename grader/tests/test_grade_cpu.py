@@ -10,6 +10,7 @@ every block of a launch itself) with a 5 s case limit, so the hang costs seconds
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -30,7 +31,7 @@ from grader.slurm import cache, scheduler
 from grader.slurm.batch import batches
 from grader.slurm.shard import run_shard
 from grader.slurm.submit import SlurmOptions, submit
-from grader.tests.conftest import REPO, cases_of, opened, small_rubric_text
+from grader.tests.conftest import REPO, cases_of, opened, small_rubric_text, texts_a_student_reads
 
 CASE_LIMIT = 5
 MATRIX = ["1x1", "37x211"]
@@ -204,6 +205,15 @@ def test_the_reports_say_the_performance_points_were_not_measured(graded):
     assert "**Correctness only.** Not timed on this run: graded on the CPU backend" in page
     assert "| fill | 4.0 / 4 | not timed | passed 2/2 · performance not timed on this run |" in page
     assert "## Performance" not in page
+
+
+def test_what_a_student_reads_names_their_files_not_the_graders_folders(graded):
+    """The harness ran the student's files from the grader's work folder, so a CUDA_CHECK's `__FILE__` named
+    it there: what is stored and written says `kernels/add.cu:9`, as the student's own `make test` does."""
+    texts = texts_a_student_reads(graded.results)
+    assert any(re.search(r"(^|\s)kernels/\w+\.cu:\d+: ", text) for text in texts)
+    leaked = [text for text in texts if str(graded.work) in text or "/tmp/" in text]
+    assert not leaked, leaked[:3]
 
 
 # --- the same backend through a Slurm batch: submit, then one array task (run_shard), Slurm's tools replaced ------

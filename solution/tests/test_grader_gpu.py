@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import subprocess
 import sys
 import tomllib
@@ -16,6 +17,7 @@ import pytest
 
 from conftest import ROOT
 from grader.store import Store
+from grader.tests.conftest import texts_a_student_reads
 from grader.tests.gpu_corpus import FLOAT_ONLY, SAMPLE_CLASS, SOLUTION_AS_STUDENT
 
 pytestmark = pytest.mark.gpu
@@ -166,6 +168,15 @@ def test_a_hang_leaves_the_next_submission_untouched(graded_corpus):
     assert after["id"] > hang["id"], "s08-fast was not graded after the hang"
     assert set(graded_corpus.statuses("s08-fast", "fill")) == {"ok"}
     assert float(rows(graded_corpus.results("s08-fast"))["s08-fast"]["total"]) > 60
+
+
+def test_what_a_student_reads_names_their_files_not_the_graders_folders(graded_corpus, gpu_work):
+    """nvcc compiled each student's files in the grader's work folder, so a CUDA_CHECK's `__FILE__` named it
+    there: every stored text and feedback page says `kernels/add.cu:12`, as the student's `make test` does."""
+    texts = texts_a_student_reads(graded_corpus.fast.results) + texts_a_student_reads(graded_corpus.real.results)
+    assert any(re.search(r"(^|\s)kernels/\w+\.cu:\d+: ", text) for text in texts)
+    leaked = [text for text in texts if str(gpu_work) in text or str(gpu_work.resolve()) in text]
+    assert not leaked, leaked[:3]
 
 
 def test_gradescope_and_autolab_grade_one_submission(tmp_path, gpu_work, fast_rubric):
