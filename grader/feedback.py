@@ -51,7 +51,7 @@ import pandas as pd
 
 from grader import metrics
 from grader.sanitizer import location, meaning, summary_sentence
-from grader.status import case_word, sanitizer_word
+from grader.status import GPU_ONLY, case_word, sanitizer_word
 
 # diagnose.cpp's race_hint(), word for word: case_runner.cpp puts it before a case's own hint when
 # the outputs of its check runs differ.
@@ -258,9 +258,12 @@ def _groups(task: str, failed: pd.DataFrame, tools: dict[str, str], shapes: tupl
 
 def condense(task: str, shapes: tuple[str, ...], cases: pd.DataFrame, tool_runs: pd.DataFrame) -> dict:
     """One task's verdict, evidence and groups of failed cases (module doc), from its stored rows."""
+    gpu_only = cases[cases["status"] == GPU_ONLY]
+    cases = cases[cases["status"] != GPU_ONLY]
     correctness = cases[cases["kind"] == "correctness"]
     timed = cases[cases["kind"] == "timed"]
-    verdict = _verdict(correctness, timed, len(correctness))
+    verdict = _verdict(correctness, timed, len(correctness)) if len(correctness) or gpu_only.empty \
+        else case_word(GPU_ONLY)
     tools = dict(zip(tool_runs["tool"], tool_runs["status"]))
     failed = cases[cases["status"] != "ok"]
     seed = int(cases["seed"].iloc[0]) if not cases.empty else None
@@ -282,6 +285,10 @@ def condense(task: str, shapes: tuple[str, ...], cases: pd.DataFrame, tool_runs:
             evidence.append(Evidence("pattern", pattern if len(dtypes) == len(set(correctness["dtype"]))
                                      else f"{_and(dtypes)}: {pattern}"))
         groups = _groups(task, failed, tools, shapes, dtypes if pattern else [])
+    if not gpu_only.empty:  # graded on the CPU: which shapes it left to a GPU, once
+        evidence.append(Evidence("gpu-only", f"Not run on the CPU: {covers(gpu_only, shapes)}, over the CPU "
+                                 "backend's per-case budget; left out of this score (a GPU run checks them)."))
+        verdict += f" · {len(gpu_only)} GPU only" if len(correctness) else ""
     if verdict.startswith("passed") and any(e.kind == "sanitizer" for e in evidence):
         verdict += " · " + "; ".join(f"{r.tool} found {int(r.errors)} error{'s' if r.errors != 1 else ''}"
                                       for r in tool_runs.itertuples() if r.status == "errors")
@@ -316,6 +323,7 @@ def points_note(task: dict, correctness_cases: pd.DataFrame) -> str:
     """Why a task has fewer points than its worth beyond its failed cases, from the stored numbers (never a
     "-0 points"): compute-sanitizer's deduction, and why performance earned nothing."""
     parts = []
+    correctness_cases = correctness_cases[correctness_cases["status"] != GPU_ONLY]
     total = len(correctness_cases)
     passed = int((correctness_cases["status"] == "ok").sum())
     if total:

@@ -43,7 +43,7 @@ from grader.results import REVIEW_FLAG, CaseOutcome, SanitizerOutcome, Submissio
 from grader.rubric import Rubric, TaskPolicy
 from grader.runner import HarnessFailure
 from grader.score import ZERO_NOTES, score_submission, zero_scores
-from grader.status import NOT_RUN
+from grader.status import GPU_ONLY, NOT_RUN
 from grader.store import Store
 
 
@@ -314,6 +314,8 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                                                                        student.request(message, case_limit)))
                     except HarnessFailure as f:
                         case = _failure_outcome(policy.id, dtype, shape, "correctness", seed, f)
+                    if case.status == GPU_ONLY and timed:  # only the CPU backend's harness leaves a case to a GPU
+                        case.status, case.message = "protocol", f"a GPU run's harness answered {GPU_ONLY} for {shape}"
                     result.cases.append(case)
                     if case.status == "build_error":
                         unbuilt_type = case.message

@@ -25,11 +25,11 @@ import pandas as pd  # noqa: E402
 
 from grader.report import TEMPLATES, grades_table, review_table  # noqa: E402
 from grader.rubric import Rubric  # noqa: E402
-from grader.status import case_word, sanitizer_word, submission_word  # noqa: E402
+from grader.status import GPU_ONLY, case_word, sanitizer_word, submission_word  # noqa: E402
 from grader.store import Store  # noqa: E402
 
 FAILED_RUNS = ("timeout", "crashed", "error", "protocol")  # cases whose run went wrong, not merely wrong output
-ABSENT = ("missing", "not_implemented")  # not tried: left out of a case's pass rate
+ABSENT = ("missing", "not_implemented", GPU_ONLY)  # not tried (or not run: GPU only): left out of a pass rate
 
 
 def feedback_link(student: str) -> str:

@@ -15,13 +15,15 @@ Per task:
 
 A run that times nothing (the CPU backend: `measured=False`) scores correctness only: no task earns
 performance points, and each says that they were not measured, rather than that they were lost. A task
-whose file the CPU cannot run (status "needs_gpu") scores 0 there and says why.
+whose file the CPU cannot run (status "needs_gpu") scores 0 there and says why. A case whose shape is over
+the CPU backend's per-case budget (status "gpu_only") is left out: the task's correctness is the share of
+the cases that ran, and its note says how many were GPU only.
 """
 from __future__ import annotations
 
 from grader.results import CaseOutcome, SanitizerOutcome, TaskScore
 from grader.rubric import Rubric, TaskPolicy
-from grader.status import UNTIMED_BACKENDS
+from grader.status import GPU_ONLY, UNTIMED_BACKENDS
 
 NOT_MEASURED = "performance not measured: " + UNTIMED_BACKENDS["cpu"].split(": ", 1)[1]
 
@@ -34,39 +36,51 @@ def timed_credit(policy: TaskPolicy, case: CaseOutcome) -> float:
 
 def score_task(policy: TaskPolicy, cases: list[CaseOutcome], measured: bool = True) -> TaskScore:
     """measured=False: the run timed nothing (the CPU backend); correctness only (module doc)."""
-    correctness = [c for c in cases if c.task == policy.id and c.kind == "correctness"]
+    own = [c for c in cases if c.task == policy.id and c.kind == "correctness"]
+    correctness = [c for c in own if c.status != GPU_ONLY]
     timed = [c for c in cases if c.task == policy.id and c.kind == "timed"]
-    total = len(policy.dtypes) * len(policy.shapes)
+    total = len(policy.dtypes) * len(policy.shapes) - (len(own) - len(correctness))
     passed = sum(c.passed for c in correctness)
-    score = TaskScore(policy.id, policy.correctness_points * passed / total, policy.correctness_points, 0.0,
-                      policy.performance_points, passed, total)
-    if any(c.status == "missing" for c in correctness):
-        score.note = "file missing"
-    elif any(c.status == "forbidden" for c in correctness):
-        score.note = "not run: the file breaks a build-gate rule"
-    elif correctness and all(c.status == "needs_gpu" for c in correctness):
-        score.note = f"not graded on the CPU: {correctness[0].message}; grade it on a GPU"
-    elif correctness and all(c.status == "build_error" for c in correctness):
-        score.note = "does not build (the build's messages say why)"
-    elif any(c.status == "not_implemented" for c in correctness):
-        score.note = "not implemented"
-    elif passed < total:
-        score.note = f"{total - passed} of {total} correctness cases failed: no performance points"
-    elif not measured:
-        score.note = NOT_MEASURED if policy.performance_points else ""
-    elif policy.timed:
-        for case in timed:
-            case.credit = timed_credit(policy, case)
-        implausible = [c.shape for c in timed if c.status == "implausible"]
-        if implausible:
-            score.note = (f"timed case(s) {', '.join(implausible)} measured faster than the GPU can physically run "
-                          "them: flagged implausible, no performance points, listed for review")
-            return score
-        score.performance = policy.performance_points * sum(c.credit for c in timed) / len(policy.timed)
-        failed = [f"{c.shape} ({c.status})" for c in timed if c.status != "ok"]
-        if failed:
-            score.note = f"no performance credit for timed case(s) {', '.join(failed)}"
+    score = TaskScore(policy.id, policy.correctness_points * passed / total if total else 0.0,
+                      policy.correctness_points, 0.0, policy.performance_points, passed, total)
+    score.note = _task_note(policy, correctness, timed, score, measured)
+    if len(own) > len(correctness):
+        gpu_only = f"{len(own) - len(correctness)} of {len(own)} cases GPU only (over the CPU's per-case budget)"
+        score.note = f"{score.note}; {gpu_only}" if score.note else gpu_only
     return score
+
+
+def _task_note(policy: TaskPolicy, correctness: list[CaseOutcome], timed: list[CaseOutcome], score: TaskScore,
+               measured: bool) -> str:
+    """Why the task has the points it has, and its performance points (set on `score`)."""
+    total, passed = score.cases_total, score.cases_passed
+    if not total:
+        return "not graded on the CPU: every case is over its per-case budget; grade it on a GPU"
+    if any(c.status == "missing" for c in correctness):
+        return "file missing"
+    if any(c.status == "forbidden" for c in correctness):
+        return "not run: the file breaks a build-gate rule"
+    if correctness and all(c.status == "needs_gpu" for c in correctness):
+        return f"not graded on the CPU: {correctness[0].message}; grade it on a GPU"
+    if correctness and all(c.status == "build_error" for c in correctness):
+        return "does not build (the build's messages say why)"
+    if any(c.status == "not_implemented" for c in correctness):
+        return "not implemented"
+    if passed < total:
+        return f"{total - passed} of {total} correctness cases failed: no performance points"
+    if not measured:
+        return NOT_MEASURED if policy.performance_points else ""
+    if not policy.timed:
+        return ""
+    for case in timed:
+        case.credit = timed_credit(policy, case)
+    implausible = [c.shape for c in timed if c.status == "implausible"]
+    if implausible:
+        return (f"timed case(s) {', '.join(implausible)} measured faster than the GPU can physically run "
+                "them: flagged implausible, no performance points, listed for review")
+    score.performance = policy.performance_points * sum(c.credit for c in timed) / len(policy.timed)
+    failed = [f"{c.shape} ({c.status})" for c in timed if c.status != "ok"]
+    return f"no performance credit for timed case(s) {', '.join(failed)}" if failed else ""
 
 
 def apply_sanitizer_penalty(score: TaskScore, policy: TaskPolicy, penalty: float,

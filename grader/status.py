@@ -40,6 +40,9 @@ CASE_STATUSES: dict[str, Status] = {
     "needs_gpu": Status("needs a GPU", "needs a GPU",
                         "not run: graded on the CPU backend, which cannot run this file (inline PTX, cp.async, tensor "
                         "cores, a CUDA library, ...; the message names the line): grade it on a GPU"),
+    "gpu_only": Status("GPU only", "GPU only",
+                       "not run: graded on the CPU backend, and the shape is over that backend's per-case budget "
+                       "(starter/harness/backend_budget.h); left out of the task's score, a GPU run checks it"),
 }
 
 SUBMISSION_STATUSES: dict[str, Status] = {
@@ -49,7 +52,11 @@ SUBMISSION_STATUSES: dict[str, Status] = {
 }
 
 # A case that never ran the student's code, and says nothing about it beyond its status.
-NOT_RUN = frozenset({"missing", "not_implemented", "skipped", "forbidden", "build_error", "needs_gpu"})
+NOT_RUN = frozenset({"missing", "not_implemented", "skipped", "forbidden", "build_error", "needs_gpu", "gpu_only"})
+
+# A case the CPU backend's harness did not run, its shape being over that backend's per-case budget. It is no
+# verdict on the code: the score, the feedback, the overview and the leaderboard count a task's cases without it.
+GPU_ONLY = "gpu_only"
 
 # Grading runs that time nothing, by the backend their device record names (grader/backends.py writes
 # "backend" into each device of a run; a run without it is a GPU run): what every reader says about their

@@ -20,7 +20,7 @@ import pandas as pd
 
 from grader import metrics
 from grader.rubric import Rubric
-from grader.status import SUBMISSION_STATUSES, case_reason, untimed_reason
+from grader.status import GPU_ONLY, SUBMISSION_STATUSES, case_reason, untimed_reason
 from grader.store import Store
 
 METRIC_DECIMALS = 1  # the metric as shown and as ranked: equal on the page means tied
@@ -90,7 +90,7 @@ def _reason(sub: pd.Series, cases: pd.DataFrame, metric: TaskColumn, untimed_run
     if sub["status"] != "graded":
         return SUBMISSION_STATUSES[sub["status"]].reason
     mine = cases[(cases["submission_id"] == sub["id"]) & (cases["task"] == metric.task)]
-    failed = set(mine.loc[(mine["kind"] == "correctness") & (mine["status"] != "ok"), "status"])
+    failed = set(mine.loc[(mine["kind"] == "correctness") & ~mine["status"].isin(["ok", GPU_ONLY]), "status"])
     for status in REASON_ORDER:
         if status in failed:
             # A student who submitted other tasks did submit: name the file that was missing.
@@ -133,7 +133,7 @@ def _measure(subs: pd.DataFrame, cases: pd.DataFrame, runs: pd.DataFrame, metric
     board_runs = timed[timed["task"] == metric.task].set_index("submission_id")[
         ["speedup", "speedup_low", "speedup_high", "solution_throughput"]]
     failed_checks = cases[(cases["task"] == metric.task) & (cases["kind"] == "correctness")
-                          & (cases["status"] != "ok")]["submission_id"].unique()
+                          & ~cases["status"].isin(["ok", GPU_ONLY])]["submission_id"].unique()
 
     subs = subs.join(per_task, on="id").join(board_runs, on="id")
     subs["metric"] = subs[throughput_column(metric.task)]

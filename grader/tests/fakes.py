@@ -128,7 +128,7 @@ class FakeServer:
             if kind == "crash":
                 raise HarnessFailure("the harness crashed with a segmentation fault (SIGSEGV) while running your code",
                                      "crashed", "Segmentation fault")
-            status = {"wrong": "wrong", "not_implemented": "not_implemented"}.get(kind, "ok")
+            status = {"wrong": "wrong", "not_implemented": "not_implemented", "gpu-only": "gpu_only"}.get(kind, "ok")
             if kind == "wrong-large" and big:
                 status = "wrong"
             run_ms = self.solution_ms(message["task"], message["shape"]) / speed

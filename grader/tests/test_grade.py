@@ -274,3 +274,15 @@ def test_a_folder_and_an_archive_of_one_id_are_graded_once_the_newest_with_a_not
     assert any("judy/ (received 2023-11-14T22:13:20+00:00) has the same student id" in n
                for n in result.submission.notes)
     assert any(s.startswith("judy/: another entry with the id judy") for s in summary.skipped_entries)
+
+
+def test_a_gpu_run_distrusts_a_harness_that_leaves_a_case_to_a_gpu(tmp_path, registry, small_rubric):
+    """Only the CPU backend's harness answers gpu_only (a shape over its budget): on a GPU run the answer would
+    drop a case from the score, so it is taken for a forged reply."""
+    subs = tmp_path / "subs"
+    write_submission(subs, "mallory", {"fill.cu": "// fake: gpu-only\n"})
+    grade(GradeOptions(subs, tmp_path / "results", [None], progress=False, seed=3), small_rubric, registry,
+          FakeBackend())
+    rows = cases_of(tmp_path / "results", "mallory", task="fill")
+    assert set(rows["status"]) == {"protocol"}
+    assert rows["message"].str.startswith("a GPU run's harness answered gpu_only for ").all()

@@ -36,7 +36,9 @@ from grader.tests.conftest import REPO, cases_of, opened, small_rubric_text, tex
 CASE_LIMIT = 5
 MATRIX = ["1x1", "37x211"]
 MATMUL = ["1x1x1", "37x41x43", "96x160x96"]  # k = 1 and 43 leave a partial tile; 96 is whole tiles of 32
-SHAPES = {"fill": MATRIX, "add": MATRIX, "transpose": MATRIX, "matmul_naive": MATMUL, "matmul_tiled": MATMUL,
+# Over the CPU backend's per-case budget (starter/harness/backend_budget.h: 2,097,152 elements): GPU only, not run.
+OVER_BUDGET = "2048x2048"
+SHAPES = {"fill": MATRIX + [OVER_BUDGET], "add": MATRIX, "transpose": MATRIX, "matmul_naive": MATMUL, "matmul_tiled": MATMUL,
           "matmul_fast": MATMUL, "dot": ["1", "1025"]}
 PTX_STUDENT = "s09-inline-ptx"
 # s08-fast's matmul_fast with one inline PTX statement, as a file written for the GPU only would have it.
@@ -141,7 +143,8 @@ def test_the_missing_barrier_reads_shared_memory_nothing_wrote_on_every_shape(gr
 
 
 def test_the_hang_times_out_once_costs_one_case_limit_and_add_is_graded(graded):
-    assert statuses(graded.results, "s05-hang", "fill") == {"1x1": "timeout", "37x211": "skipped"}
+    assert statuses(graded.results, "s05-hang", "fill") == {"1x1": "timeout", "37x211": "skipped",
+                                                           OVER_BUDGET: "skipped"}
     assert set(statuses(graded.results, "s05-hang", "add").values()) == {"ok"}
     with opened(graded.results) as store:
         seconds = float(store.submissions("s05-hang")["seconds"].iloc[0])
@@ -153,7 +156,7 @@ def test_the_far_out_of_bounds_write_is_caught_as_an_error_and_fill_is_graded(gr
     rows = cases_of(graded.results, "s06-crash", task="add")
     assert rows["message"].str.contains("an illegal memory access was encountered").all()
     assert rows["message"].str.contains("which is not device memory").all()
-    assert set(statuses(graded.results, "s06-crash", "fill").values()) == {"ok"}
+    assert statuses(graded.results, "s06-crash", "fill") == {"1x1": "ok", "37x211": "ok", OVER_BUDGET: "gpu_only"}
 
 
 def test_the_syntax_error_costs_only_its_own_task_with_the_compilers_line(graded):
@@ -166,10 +169,26 @@ def test_the_syntax_error_costs_only_its_own_task_with_the_compilers_line(graded
 
 def test_the_good_submission_is_correct_everywhere_matmul_fast_included(graded):
     rows = cases_of(graded.results, "s08-fast")
-    assert set(rows["status"]) == {"ok"} and set(rows["kind"]) == {"correctness"}
+    assert set(rows[rows["shape"] != OVER_BUDGET]["status"]) == {"ok"} and set(rows["kind"]) == {"correctness"}
     scores = scores_of(graded.results, "s08-fast")
     assert scores["correctness"].sum() == sum(p.correctness_points for p in graded.policy.tasks)
-    assert scores["performance"].sum() == 0 and set(scores["note"]) == {NOT_MEASURED}
+    assert scores["performance"].sum() == 0
+    assert set(scores.drop(index="fill")["note"]) == {NOT_MEASURED}
+
+
+def test_a_shape_over_the_cpus_budget_is_gpu_only_and_left_out_of_the_score(graded):
+    """The harness answers it without running it; the task's points are the share of the cases that ran, and
+    the feedback names the shape it left to a GPU."""
+    (row,) = cases_of(graded.results, "s08-fast", task="fill", shape=OVER_BUDGET).itertuples()
+    assert row.status == "gpu_only"
+    assert row.message == ("GPU only: 2048x2048 is 4,194,304 elements, over the CPU backend's per-case budget of "
+                           "2,097,152; not run on the CPU (a GPU run checks it)")
+    fill = scores_of(graded.results, "s08-fast").loc["fill"]
+    assert (fill["correctness"], fill["cases_passed"], fill["cases_total"]) == (4.0, 2, 2)
+    assert fill["note"] == NOT_MEASURED + "; 1 of 3 cases GPU only (over the CPU's per-case budget)"
+    page = (graded.results / "feedback" / "s08-fast.md").read_text()
+    assert "| fill | 4.0 / 4 | not timed | passed 2/2 · 1 GPU only · performance not timed on this run |" in page
+    assert "Not run on the CPU: int32 at 2048x2048 (1 case), over the CPU backend's per-case budget" in page
 
 
 def test_a_file_with_inline_ptx_needs_a_gpu_and_costs_no_other_task(graded):
@@ -177,7 +196,7 @@ def test_a_file_with_inline_ptx_needs_a_gpu_and_costs_no_other_task(graded):
     assert set(fast["status"]) == {"needs_gpu"}
     assert set(fast["message"]) == {f"needs a GPU: uses inline PTX at matmul_fast.cu:{graded.ptx_line}"}
     rows = cases_of(graded.results, PTX_STUDENT)
-    assert set(rows[rows["task"] != "matmul_fast"]["status"]) == {"ok"}
+    assert set(rows[(rows["task"] != "matmul_fast") & (rows["shape"] != OVER_BUDGET)]["status"]) == {"ok"}
     assert scores_of(graded.results, PTX_STUDENT).loc["matmul_fast", "note"].startswith(
         "not graded on the CPU: needs a GPU: uses inline PTX")
     page = (graded.results / "feedback" / f"{PTX_STUDENT}.md").read_text()
@@ -203,7 +222,7 @@ def test_the_reports_say_the_performance_points_were_not_measured(graded):
     assert set(grades["matmul_fast_performance"]) == {"not timed"}
     page = (graded.results / "feedback" / "s08-fast.md").read_text()
     assert "**Correctness only.** Not timed on this run: graded on the CPU backend" in page
-    assert "| fill | 4.0 / 4 | not timed | passed 2/2 · performance not timed on this run |" in page
+    assert "| add | 4.0 / 4 | not timed | passed 2/2 · performance not timed on this run |" in page
     assert "## Performance" not in page
 
 

@@ -74,3 +74,28 @@ def test_not_implemented_scores_zero_with_a_note(rubric):
     policy = rubric.task("fill")
     score = score_task(policy, correctness_cases(policy, lambda d, s: "not_implemented"))
     assert score.total == 0 and score.note == "not implemented"
+
+
+def test_gpu_only_cases_are_left_out_of_a_cpu_runs_score(rubric):
+    """The CPU backend's harness does not run a shape over its per-case budget: the task's points are the share
+    of the cases that ran, and the note counts the cases left to a GPU."""
+    policy = rubric.task("transpose")
+    big = policy.shapes[-1]
+    status = {big: "gpu_only", policy.shapes[0]: "wrong"}
+    score = score_task(policy, correctness_cases(policy, lambda d, s: status.get(s, "ok")), measured=False)
+    ran = len(policy.dtypes) * (len(policy.shapes) - 1)
+    assert (score.cases_total, score.cases_passed) == (ran, ran - len(policy.dtypes))
+    assert score.correctness == pytest.approx(policy.correctness_points * (ran - len(policy.dtypes)) / ran)
+    assert score.note == (f"{len(policy.dtypes)} of {ran} correctness cases failed: no performance points; "
+                          f"{len(policy.dtypes)} of {ran + len(policy.dtypes)} cases GPU only (over the CPU's "
+                          "per-case budget)")
+    everything_ok = score_task(policy, correctness_cases(policy, lambda d, s: "gpu_only" if s == big else "ok"),
+                               measured=False)
+    assert everything_ok.correctness == policy.correctness_points
+
+
+def test_a_task_whose_every_case_is_gpu_only_is_not_graded_on_the_cpu(rubric):
+    policy = rubric.task("fill")
+    score = score_task(policy, correctness_cases(policy, lambda d, s: "gpu_only"), measured=False)
+    assert score.total == 0 and score.cases_total == 0
+    assert score.note.startswith("not graded on the CPU: every case is over its per-case budget")

@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "backend_budget.h"
 #include "case_runner.h"
 #include "record.h"
 #include "version.h"
@@ -42,11 +43,14 @@ json check(Session& s, const json& req) {
     Shape shape;
     std::string why;
     if (!parse_shape(req.at("shape").get<std::string>(), s.task->shape_kind, &shape, &why)) throw BadRequest(why);
+    s.run.reset();  // one case at a time: free the last one's memory first
+    if (!runs_on_this_backend(shape))  // (the CPU backend's per-case budget): nothing runs, no case record
+        return {{"op", "check"},          {"status", "gpu_only"},   {"message", gpu_only_message(shape)},
+                {"hint", ""},             {"ready_to_time", false}, {"context_lost", false}};
     CaseOptions o;
     o.seed = req.at("seed").get<std::uint64_t>();
     o.check_runs = field(req, "check_runs", 2);
     o.fixed_placement = field(req, "fixed_placement", false);
-    s.run.reset();  // one case at a time: free the last one's memory first
     s.run = std::make_unique<CaseRun>(*s.task, dtype, shape, o, s.device);
     CaseResult checked = s.run->check();
     // With the limits measured (the grader asks the solution's process), the
@@ -119,7 +123,7 @@ int serve(std::istream& in, std::FILE* out, const DeviceInfo& device) {
                 reply["op"] = "limits";
             } else if (op == "check") {
                 reply = check(s, req);
-                lost = s.run->result().context_lost;
+                lost = reply.at("context_lost").get<bool>();
             } else if (op == "time") {
                 reply = time(s, req);
                 lost = reply.at("context_lost").get<bool>();

@@ -27,6 +27,7 @@
 
 #include "case_runner.h"
 #include "data_manifest.h"
+#include "backend_budget.h"
 #include "diagnose.h"
 #include "watchdog.h"
 
@@ -40,18 +41,6 @@ constexpr bool kOnCpu = true;
 #else
 constexpr bool kOnCpu = false;
 #endif
-
-// The CPU backend runs each case whose work fits a budget of a few seconds there (2 cores,
-// AddressSanitizer on the task files): elements of a vector or matrix, multiply-adds of a
-// matmul. Larger shapes are GPU only: counted and listed, not run.
-constexpr double kCpuMaxElements = 2097152;       // 1031 x 977 runs; 2048 x 2048 is GPU only
-constexpr double kCpuMaxMultiplyAdds = 3e8;          // 515 x 509 x 521 runs; 1000 x 999 x 1001 is GPU only
-
-bool runs_on_this_backend(const Shape& s) {
-    if (!kOnCpu) return true;
-    const double work = double(s.dims[0]) * double(s.dims[1]) * double(s.dims[2]);
-    return work <= (s.kind == ShapeKind::gemm ? kCpuMaxMultiplyAdds : kCpuMaxElements);
-}
 
 const char* outcome_name(Outcome o) {
     switch (o) {
