@@ -117,9 +117,8 @@ bench-sources: $(PYTHON_READY)
 bench-reference: $(PYTHON_READY)
 	$(PYTHON) -m handout.record save $(RESULTS)/bench $(RECORD_ARG)
 
-# Gradescope's autograder zip: setup.sh and run_autograder with this repository.
 # Gradescope's autograder zip: setup.sh, run_autograder and the committed tree at its root (Gradescope unpacks
-# it into /autograder/source). It needs a GPU runner (see grader/gradescope/setup.sh).
+# it into /autograder/source). A GPU runner grades in full; a hosted one, correctness only (grader/gradescope/setup.sh).
 gradescope:
 	grader/gradescope/make_zip.sh dist/gradescope-autograder.zip
 	@echo "wrote dist/gradescope-autograder.zip: upload it as the assignment's autograder"

@@ -307,11 +307,30 @@ class CpuKind:
         return backend, backend.prepare(jobs)
 
 
-NAMES = ("gpu", "cpu", "simulated")  # every name --device knows; simulated only in the tests
+NAMES = ("gpu", "cpu", "auto", "simulated")  # every name --device knows; simulated only in the tests
+
+
+def gpu_missing() -> str:
+    """Why this machine cannot run CUDA code ("" when it can): the rule starter/Makefile's `make test` uses."""
+    if shutil.which("nvcc") is None:
+        return "nvcc, the CUDA compiler, is not installed"
+    try:
+        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "this machine has no NVIDIA GPU (no nvidia-smi)"
+    return "" if any(line.startswith("GPU ") for line in listed.splitlines()) else "nvidia-smi lists no GPU"
 
 
 def get(name: str) -> Kind:
-    """The backend kind called `name`; a one-line GraderError for a name that is unknown or not available here."""
+    """The backend kind called `name`; a one-line GraderError for a name that is unknown or not available here.
+    `auto` (a Gradescope or Autolab runner, where one machine grades each submission as it comes): the GPU when
+    this machine has one, else the CPU backend, correctness only, which every report then says."""
+    if name == "auto":
+        why = gpu_missing()
+        if not why:
+            return GpuKind()
+        print(f"--device auto: {why}: grading correctness only, on the CPU backend", file=sys.stderr)
+        return CpuKind()
     if name == "gpu":
         return GpuKind()
     if name == "cpu":
@@ -324,5 +343,5 @@ def get(name: str) -> Kind:
         from grader.tests.fakes import SimulatedKind  # the tests' own code, imported only when they ask for it
         return SimulatedKind()
     raise GraderError(f"--device {name}: no such backend (gpu: this machine's NVIDIA GPUs; cpu: correctness only, "
-                      "on the CPU)")
+                      "on the CPU; auto: the GPU when there is one, else the CPU)")
 

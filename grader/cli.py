@@ -180,6 +180,9 @@ def cmd_grade_slurm(args) -> int:
     if args.source != "plain" or args.roster or args.student:
         raise UsageError("--from, --roster and --student are not yet taken with --slurm: grade the class with "
                          "--slurm from a plain folder, then regrade one student on a GPU machine")
+    if args.device == "auto":
+        raise UsageError("--device auto decides by the machine it runs on, and with --slurm that is the login node, "
+                         "not the nodes that grade: say --device gpu or --device cpu")
     if args.device == "cpu" and args.gres != parser_defaults("grade")["gres"]:
         raise UsageError(f"--gres {args.gres}: --device cpu grades on the CPUs each array task gets "
                          "(--cpus-per-task) and asks Slurm for no GPU; leave --gres out")
@@ -484,6 +487,9 @@ def parser() -> argparse.ArgumentParser:
         q.add_argument("--work", default="/tmp/grader-work", help="build directory (default: %(default)s)")
         q.add_argument("--gpu", default=None, help="CUDA device index to use (default: the first visible)")
         q.add_argument("--arch", default=None, help="GPU architecture to build for, e.g. sm_90 (default: detected)")
+        q.add_argument("--device", default="auto", metavar="NAME",
+                       help="where the code runs: auto (default: the GPU when this machine has one, else the CPU "
+                            "backend, correctness only: a hosted Gradescope runner has no GPU), gpu or cpu")
         sandboxing(q)
 
     g = sub.add_parser("grade", help="grade a directory of submissions",
@@ -508,7 +514,8 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
     g.add_argument("--device", default=backends.DEFAULT_DEVICE, metavar="NAME",
                    help="where student code runs: gpu (default: this machine's NVIDIA GPUs); cpu (correctness only, "
-                        "on a machine without a GPU: the CPU backend of starter/cpu/, nothing timed)")
+                        "on a machine without a GPU: the CPU backend of starter/cpu/, nothing timed); auto (the GPU "
+                        "when this machine has one, else the CPU)")
     sandboxing(g)
     c = g.add_argument_group("on a Slurm cluster (docs/slurm.md)")
     c.add_argument("--slurm", action="store_true", help="submit a job array (one shard of submissions per task, one "

@@ -2,8 +2,10 @@
 # Gradescope runs this once when it builds the autograder image, from /autograder/source, where it unpacked
 # the zip that `make gradescope` builds (setup.sh, run_autograder and the repository at its root).
 #
-# A GPU runner is required: grading builds and runs CUDA code, and the performance part is timed on the GPU.
-# Gradescope's hosted runners have no GPU; use a self-hosted GPU runner with the CUDA toolkit and driver.
+# On a self-hosted GPU runner with the CUDA toolkit and driver, every submission is graded in full: built with
+# nvcc, checked, sanitized and timed on the GPU. Gradescope's hosted runners have no GPU: there run_autograder
+# (`gradescope --device auto`) grades correctness only, on the CPU backend (g++, no CUDA toolkit), and each
+# student's results say that the performance points were not measured.
 set -euo pipefail
 SOURCE=${AUTOGRADER_SOURCE:-/autograder/source}  # (the tests unpack the zip elsewhere)
 cd "$SOURCE"
@@ -15,9 +17,10 @@ for need in grader/requirements.txt grader/__main__.py starter/Makefile solution
   fi
 done
 apt-get update -q
-apt-get install -y -q make python3 python3-pip python3-venv doctest-dev nlohmann-json3-dev libcli11-dev bubblewrap
+apt-get install -y -q make g++ python3 python3-pip python3-venv doctest-dev nlohmann-json3-dev libcli11-dev \
+  bubblewrap
 python3 -m pip install -q -r grader/requirements.txt
 if ! command -v nvcc >/dev/null; then
-  echo "setup.sh: warning: no nvcc on PATH: this image cannot build submissions;" \
-    "grading needs a GPU runner with the CUDA toolkit" >&2
+  echo "setup.sh: note: no nvcc on PATH: this image grades correctness only, on the CPU backend;" \
+    "timing needs a GPU runner with the CUDA toolkit" >&2
 fi

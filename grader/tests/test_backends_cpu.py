@@ -34,11 +34,28 @@ def test_device_cpu_is_a_sandboxed_backend_that_asks_slurm_for_no_gpu():
     assert backends.get("gpu").uses_gpus
 
 
-def test_an_unknown_device_is_refused_naming_both_backends():
+def test_device_auto_is_the_gpu_when_this_machine_can_run_cuda_else_the_cpu(monkeypatch, capsys):
+    monkeypatch.setattr(backends, "gpu_missing", lambda: "")
+    assert isinstance(backends.get("auto"), backends.GpuKind)
+    monkeypatch.setattr(backends, "gpu_missing", lambda: "nvidia-smi lists no GPU")
+    assert isinstance(backends.get("auto"), backends.CpuKind)
+    assert capsys.readouterr().err == ("--device auto: nvidia-smi lists no GPU: grading correctness only, on the CPU "
+                                       "backend\n")
+
+
+def test_slurm_refuses_device_auto_in_one_line(tmp_path, capsys):
+    write_submission(tmp_path / "subs", "ann", {"add.cu": "// x\n"})
+    status = cli.main(["grade", str(tmp_path / "subs"), "--slurm", "--device", "auto", "--results", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert status == 2 and err == ("grader: --device auto decides by the machine it runs on, and with --slurm that is "
+                                   "the login node, not the nodes that grade: say --device gpu or --device cpu\n")
+
+
+def test_an_unknown_device_is_refused_naming_every_backend():
     with pytest.raises(GraderError) as e:
         backends.get("tpu")
     assert str(e.value) == ("--device tpu: no such backend (gpu: this machine's NVIDIA GPUs; cpu: correctness only, "
-                            "on the CPU)")
+                            "on the CPU; auto: the GPU when there is one, else the CPU)")
 
 
 def test_the_cpu_backend_grades_with_one_worker_and_refuses_gpu_indices():

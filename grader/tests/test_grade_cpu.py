@@ -22,6 +22,7 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
+from grader import backends
 from grader.backends import CpuKind
 from grader.registry import Registry
 from grader.rubric import load_rubric
@@ -233,6 +234,26 @@ def test_what_a_student_reads_names_their_files_not_the_graders_folders(graded):
     assert any(re.search(r"(^|\s)kernels/\w+\.cu:\d+: ", text) for text in texts)
     leaked = [text for text in texts if str(graded.work) in text or "/tmp/" in text]
     assert not leaked, leaked[:3]
+
+
+def test_gradescope_on_a_runner_without_a_gpu_grades_correctness_on_the_cpu(graded, tmp_path):
+    """A hosted Gradescope runner has no GPU: run_autograder's `gradescope` command (--device auto, its default)
+    grades on the CPU backend, on the class run's build, and results.json says the performance was not timed."""
+    why = backends.gpu_missing()
+    if not why:
+        pytest.skip("this machine has a GPU: --device auto grades on it (the GPU suite grades Gradescope there)")
+    out = tmp_path / "autograder-results"
+    done = subprocess.run([sys.executable, "-m", "grader", "gradescope", "--submission", str(graded.subs / "s08-fast"),
+                           "--results-dir", str(out), "--metadata", str(tmp_path / "none.json"), "--work",
+                           str(graded.work), "--rubric", str(graded.rubric)], cwd=REPO, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert f"--device auto: {why}: grading correctness only, on the CPU backend" in done.stderr
+    result = json.loads((out / "results.json").read_text())
+    assert result["score"] == sum(p.correctness_points for p in graded.policy.tasks)
+    assert result["output"].startswith("Correctness only. Not timed on this run: graded on the CPU backend")
+    fill = next(t for t in result["tests"] if t["name"] == "fill: correctness")
+    assert fill["output"].startswith("**passed 2/2 · 1 GPU only** · performance not timed on this run")
 
 
 # --- the same backend through a Slurm batch: submit, then one array task (run_shard), Slurm's tools replaced ------
