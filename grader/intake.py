@@ -75,6 +75,9 @@ class Entry:
     rank: tuple = ()
     member_time: bool = False  # no recorded time: take the newest time inside it (Canvas), with a note
     aliases: tuple[str, ...] = ()  # other ids of the same student (Canvas's user id), for the roster
+    # Files uploaded one by one rather than in an archive (Canvas: one download file each), as (the name the
+    # student gave it, the downloaded file); `path` is then the first of them.
+    loose: tuple[tuple[str, Path], ...] = ()
 
 
 @dataclass
@@ -158,7 +161,9 @@ def read_submission(entry: Path | Entry, task_files: list[str], limits: IntakeLi
     sub.received = meta.received or _utc(entry.lstat().st_mtime)
     budget = _Budget(limits)
     try:
-        if entry.is_dir():
+        if meta.loose:
+            members = _read_loose(meta.loose, budget)
+        elif entry.is_dir():
             members = _read_folder(entry, budget)
         else:
             size = entry.stat().st_size
@@ -166,7 +171,7 @@ def read_submission(entry: Path | Entry, task_files: list[str], limits: IntakeLi
                 raise Rejected(f"the archive is {size / 2**20:.1f} MiB, more than the "
                                f"{limits.archive_bytes / 2**20:g} MiB an archive may be")
             members = _read_zip(entry, budget) if entry.name.endswith(".zip") else _read_tar(entry, budget)
-        sub.sha256 = _digest(entry, members)
+        sub.sha256 = _digest(entry, members, folder_like=bool(meta.loose))
         _recognize(sub, members, task_files)
     except Rejected as e:
         sub.rejected = str(e)
@@ -174,7 +179,11 @@ def read_submission(entry: Path | Entry, task_files: list[str], limits: IntakeLi
         if not sub.sha256:
             sub.sha256 = _fallback_digest(entry)
     if meta.member_time and not meta.received:
-        if budget.newest is not None:
+        if budget.newest is not None and meta.loose:
+            sub.received = _utc(budget.newest)
+            sub.notes.append(f"received {sub.received}: the newest time of the files uploaded (the download "
+                             "records no submission time)")
+        elif budget.newest is not None:
             sub.received = _utc(budget.newest)
             sub.notes.append(f"received {sub.received}: the newest file time inside {entry.name} (the download "
                              "records no submission time; a file's time is set by the machine that packed it)")
@@ -261,6 +270,20 @@ def _read_folder(folder: Path, budget: _Budget) -> dict[str, bytes]:
             budget.saw_time(path.lstat().st_mtime)
             with open(path, "rb") as f:
                 members[rel] = budget.read(f, path.lstat().st_size, rel)
+    return members
+
+
+def _read_loose(files: tuple[tuple[str, Path], ...], budget: _Budget) -> dict[str, bytes]:
+    """Files uploaded one by one, under the names the student gave them."""
+    members = {}
+    for name, path in files:
+        budget.add_member(name)
+        if not stat.S_ISREG(path.lstat().st_mode):
+            raise Rejected(f"{path.name} is not a plain file")
+        budget.add_file(name)
+        budget.saw_time(path.lstat().st_mtime)
+        with open(path, "rb") as f:
+            members[name] = budget.read(f, path.lstat().st_size, name)
     return members
 
 
@@ -421,8 +444,8 @@ def clean_nickname(text: str) -> str | None:
     return cleaned or None
 
 
-def _digest(entry: Path, members: dict[str, bytes]) -> str:
-    if entry.is_dir():
+def _digest(entry: Path, members: dict[str, bytes], folder_like: bool = False) -> str:
+    if folder_like or entry.is_dir():
         h = hashlib.sha256()
         for name in sorted(members):
             h.update(name.encode() + b"\0" + hashlib.sha256(members[name]).digest())

@@ -6,7 +6,8 @@
   `login[_LATE]_USERID_SUBMISSIONID_original-name` (`smithj_LATE_12345_67890_submission.tar.gz`), with
   Canvas's numbered duplicates (`kernels-1.zip`). The student id is the login; Canvas's LATE flag, user id
   and submission id go into the notes. The download records no submission time, so received is the newest
-  file time inside the archive, and the feedback says so.
+  file time inside the archive, and the feedback says so. Files uploaded one by one (`smithj_12345_67890_add.cu`,
+  `..._dot.cu`) are one entry, each file under the name the student gave it (Canvas's `add-1.cu` is `add.cu`).
 - Gradescope's autograder (`python3 -m grader gradescope`): /autograder/submission_metadata.json names the
   submitter (`users[0]`: sid, else email) and the time (`created_at`) of the one submission being graded
   (gradescope_single).
@@ -58,6 +59,7 @@ def _strip_archive(name: str) -> tuple[str, str] | None:
 
 def canvas_entries(directory: Path) -> tuple[list[Entry], list[str]]:
     entries, skipped = [], []
+    loose: dict[tuple[str, str, str, str], list[tuple[str, Path]]] = {}
     for path in sorted(directory.iterdir()):
         if path.name.startswith("."):
             continue
@@ -70,16 +72,44 @@ def canvas_entries(directory: Path) -> tuple[list[Entry], list[str]]:
                            "file); skipped")
             continue
         stem = _strip_archive(m["file"]) if path.is_file() else (m["file"], "")
-        if stem is None:
-            skipped.append(f"{path.name}: {m['login']} uploaded a file that is not a .tar.gz, .tgz or .zip; "
-                           "skipped (ask for one archive with the kernel files)")
+        if stem is None:  # one of the files the student uploaded one by one: gathered below
+            loose.setdefault((m["login"], m["late"] or "", m["user"], m["sub"]), []).append((m["file"], path))
             continue
         dup = DUPLICATE.search(stem[0])
-        notes = [f"Canvas: user id {m['user']}, submission {m['sub']}"
-                 + (", marked LATE by Canvas" if m["late"] else "") + f" ({path.name})"]
+        notes = [_canvas_note(m["user"], m["sub"], m["late"], path.name)]
         entries.append(Entry(path, m["login"], None, notes, (int(m["sub"]), int(dup.group(1)) if dup else 0),
                              member_time=True, aliases=(m["user"],)))
+    for (login, late, user, sub), files in loose.items():
+        named, notes = _uploaded_names(files)
+        notes.insert(0, _canvas_note(user, sub, late, f"{len(files)} file{'s' if len(files) > 1 else ''} uploaded "
+                                                     "one by one: " + ", ".join(p.name for _, p in files)))
+        entries.append(Entry(files[0][1], login, None, notes, (int(sub), 0), member_time=True, aliases=(user,),
+                             loose=tuple(named)))
     return entries, skipped
+
+
+def _canvas_note(user: str, sub: str, late: str | None, what: str) -> str:
+    return f"Canvas: user id {user}, submission {sub}" + (", marked LATE by Canvas" if late else "") + f" ({what})"
+
+
+def _uploaded_names(files: list[tuple[str, Path]]) -> tuple[list[tuple[str, Path]], list[str]]:
+    """The names the student gave files uploaded one by one: Canvas numbers a name it has seen before in the
+    same submission (add-1.cu); of one name, the highest number is the file graded."""
+    by_name: dict[str, list[tuple[int, str, Path]]] = {}
+    for given, path in files:
+        stem, dot, suffix = given.rpartition(".")
+        if not dot:
+            stem, suffix = given, ""
+        dup = DUPLICATE.search(stem)
+        name = stem[:dup.start()] + dot + suffix if dup else given
+        by_name.setdefault(name, []).append((int(dup.group(1)) if dup else 0, given, path))
+    named, notes = [], []
+    for name, uploads in sorted(by_name.items()):
+        uploads.sort()
+        _, given, path = uploads[-1]
+        named.append((name, path))
+        notes += [f"{name} was uploaded more than once: graded {given}, ignored {other}" for _, other, _ in uploads[:-1]]
+    return named, notes
 
 
 def _text(value) -> str:

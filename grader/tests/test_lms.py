@@ -1,6 +1,8 @@
 """Submissions as Canvas and Gradescope deliver them: whose, when received, and which one counts."""
 from __future__ import annotations
 
+import os
+
 import io
 import tarfile
 import zipfile
@@ -74,14 +76,38 @@ def test_canvas_numbered_duplicates_resolve_to_the_newest_then_the_higher_number
     assert kept[0].files["fill.cu"] == b"second" and len(skipped) == 2
 
 
-def test_a_file_canvas_did_not_name_or_that_is_not_an_archive_is_skipped_with_a_reason(tmp_path):
-    (tmp_path / "smithjohn_12345_67890_matmul.cu").write_text("// a loose file")
+def test_a_file_canvas_did_not_name_is_skipped_with_a_reason(tmp_path):
     (tmp_path / "grades.csv").write_text("x")
     canvas_zip(tmp_path / "doejane_23456_78901_kernels.zip", {"fill.cu": b"a"})
     subs, skipped = read_all(tmp_path, "canvas")
     assert [s.student for s in subs] == ["doejane"]
-    assert any("smithjohn uploaded a file that is not a .tar.gz" in s for s in skipped)
-    assert any(s.startswith("grades.csv: not named as Canvas names a download") for s in skipped)
+    assert skipped == ["grades.csv: not named as Canvas names a download (login[_LATE]_userid_submissionid_file); "
+                       "skipped"]
+
+
+def test_files_uploaded_one_by_one_are_one_submission_under_the_names_the_student_gave(tmp_path):
+    """Canvas downloads each uploaded file on its own, named login_userid_submissionid_name, and numbers a name
+    uploaded twice (add-1.cu): the student's files are one submission, the highest number of a name graded."""
+    for name, text, minute in [("fill.cu", "// fill", 10), ("add.cu", "// first add", 11),
+                               ("add-1.cu", "// second add", 12), ("nickname.txt", "Speedy", 13)]:
+        path = tmp_path / f"smithjohn_LATE_12345_67890_{name}"
+        path.write_text(text)
+        os.utime(path, (NOV20_2359 + 60 * minute,) * 2)
+    (tmp_path / "doejane_23456_78901_dot.cu").write_text("// dot")
+    subs, skipped = read_all(tmp_path, "canvas")
+    assert skipped == []
+    by = {s.student: s for s in subs}
+    smith = by["smithjohn"]
+    assert smith.files == {"fill.cu": b"// fill", "add.cu": b"// second add"} and smith.nickname == "Speedy"
+    assert smith.received == "2026-11-21T00:12:59+00:00"  # the newest upload's time (nickname.txt)
+    assert smith.notes[0] == ("Canvas: user id 12345, submission 67890, marked LATE by Canvas (4 files uploaded one "
+                              "by one: smithjohn_LATE_12345_67890_add-1.cu, smithjohn_LATE_12345_67890_add.cu, "
+                              "smithjohn_LATE_12345_67890_fill.cu, smithjohn_LATE_12345_67890_nickname.txt)")
+    assert "add.cu was uploaded more than once: graded add-1.cu, ignored add.cu" in smith.notes
+    assert by["doejane"].files == {"dot.cu": b"// dot"} and not by["doejane"].rejected
+    # The same files read again are the same submission (a regrade finds it unchanged).
+    again, _ = read_all(tmp_path, "canvas")
+    assert {s.student: s.sha256 for s in again} == {s.student: s.sha256 for s in subs}
 
 
 GRADESCOPE_YML = """\
