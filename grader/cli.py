@@ -39,6 +39,7 @@ from grader.exports import EXPORTERS, ExportError, autolab, canvas, gradescope
 from grader.exports.common import student_of
 from grader.grade import GradeOptions, grade, grade_single
 from grader.leaderboard import PublishOptions, publish
+from grader.late import lateness
 from grader.lms import SOURCES, IntakeError, find_entries, gradescope_single
 from grader.registry import Registry, RegistryError
 from grader.overview import write_overview
@@ -242,16 +243,27 @@ def cmd_shard(args) -> int:
 
 
 def check_rubric_matches(results: Path, rubric: Rubric) -> None:
-    """The scores in the store were computed under this very rubric, or an error that says to rescore."""
+    """The scores in the store were computed under this very rubric and its extensions file as it is now, or an
+    error that says to rescore."""
     store = Store.existing(results / "grades.sqlite")
     try:
-        used = sorted(set(store.latest_submissions()["rubric_sha256"]))
+        latest = store.latest_submissions()
     finally:
         store.close()
+    used = sorted(set(latest["rubric_sha256"]))
+    rescore = f"run `python3 -m grader rescore {results} --rubric {rubric.path}` first"
     if used and used != [rubric.sha256]:
         raise GraderError(f"{rubric.path} (sha256 {rubric.sha256[:12]}) is not the rubric the stored scores were "
-                          f"computed with ({', '.join(u[:12] for u in used)}): run `python3 -m grader rescore "
-                          f"{results} --rubric {rubric.path}` first")
+                          f"computed with ({', '.join(u[:12] for u in used)}): {rescore}")
+    # The extensions file is read with the rubric but is not part of its bytes: an extension granted since
+    # grading changes a late penalty without changing the rubric's digest.
+    stale = [(r.student, r.late, now.note) for r in latest.itertuples()
+             if (now := lateness(rubric.late, r.student, r.received)).note != r.late or now.percent != r.late_percent]
+    if stale:
+        student, before, after = stale[0]
+        where = rubric.late.extensions_file if rubric.late and rubric.late.extensions_file else rubric.path
+        raise GraderError(f"{where} changed since grading: {len(stale)} stored submission(s) now have a different "
+                          f"late penalty ({student}: stored '{before}', now '{after}'): {rescore}")
 
 
 def cmd_report(args) -> int:

@@ -55,3 +55,35 @@ def test_device_run_canvas_class_commands_run_through_on_the_simulated_gpu(tmp_p
     assert "matmul_tiled: 5 points set by device_run canvas_class" in grades.loc["s03tiled", "overrides"]
     header = (results / "canvas.csv").read_text().splitlines()[0]
     assert header.endswith(f",{rubric.title} (5123)")
+
+
+def test_an_extension_granted_after_grading_is_refused_by_the_readers_until_rescore(tmp_path, registry, monkeypatch,
+                                                                                     capsys):
+    """The extensions file is read with the rubric but is not part of its bytes: a new extension must not reach
+    the gradebook with the penalty it lifted still in it."""
+    import pandas as pd
+
+    from grader import cli
+    from grader.tests.fakes import FakeBackend
+    cc = build(tmp_path / "input")
+    rubric = load_rubric(cc / "rubric.toml", registry)
+    monkeypatch.setattr(cli, "isolation", lambda args, work: None)
+    monkeypatch.setattr(cli, "prepared_backend", lambda args, work, jobs, gpu, sandbox: (FakeBackend(), registry,
+                                                                                          rubric))
+    results, common = tmp_path / "results", ["--rubric", str(cc / "rubric.toml")]
+    assert cli.main(["grade", str(cc / "download"), "--from", "canvas", *common, "--results", str(results),
+                     "--no-progress", "--gpus", "0"]) == 0
+    penalty = pd.read_csv(results / "grades.csv").set_index("student").loc["s04race", "penalty"]
+    assert penalty > 0
+    extensions = cc / "extensions.csv"
+    extensions.write_text(extensions.read_text() + "s04race,2026-11-23T23:59:59\n")
+    capsys.readouterr()
+    assert cli.main(["export", "--results", str(results), *common]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"grader: {extensions} changed since grading: 1 stored submission(s) now have a different "
+                          "late penalty (s04race: stored 'received ") and err.endswith(
+        f"run `python3 -m grader rescore {results} --rubric {cc / 'rubric.toml'}` first"), err
+    assert cli.main(["rescore", str(results), *common]) == 0
+    assert cli.main(["export", "--results", str(results), *common]) == 0
+    grades = pd.read_csv(results / "grades.csv").set_index("student")
+    assert grades.loc["s04race", "penalty"] == 0 and grades.loc["s05hang", "penalty"] > 0
