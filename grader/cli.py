@@ -178,9 +178,6 @@ def cmd_grade_slurm(args) -> int:
     if args.gpus != "all" or args.work or args.no_progress:
         raise UsageError("--gpus, --work and --no-progress are for grading on this machine; with --slurm each "
                          "array task grades on the GPU Slurm gives it (--gres)")
-    if args.source != "plain" or args.roster or args.student:
-        raise UsageError("--from, --roster and --student are not yet taken with --slurm: grade the class with "
-                         "--slurm from a plain folder, then regrade one student on a GPU machine")
     if args.device == "auto":
         raise UsageError("--device auto decides by the machine it runs on, and with --slurm that is the login node, "
                          "not the nodes that grade: say --device gpu or --device cpu")
@@ -193,9 +190,10 @@ def cmd_grade_slurm(args) -> int:
     options = SlurmOptions(args.partition, args.account, args.gres, args.time, args.max_parallel, args.cpus_per_task,
                            args.shard_size, args.merge_time, sbatch_arguments(args.sbatch),
                            Path(args.cache) if args.cache else None)
+    roster = check_grade_inputs(args)
     done = submit(Path(args.submissions), Path(args.results), options, device=args.device, arch=args.arch,
                   rubric_path=Path(args.rubric), regrade=args.regrade, seed=args.seed, unsafe=args.unsafe_no_sandbox,
-                  bwrap=args.bwrap, jobs=args.jobs)
+                  bwrap=args.bwrap, jobs=args.jobs, source=args.source, roster=roster, student=args.student)
     for line in done.notes:
         print(f"note: {line}")
     if done.merged_before:

@@ -32,11 +32,11 @@ from tqdm import tqdm
 
 from grader.build import BuildResult, GraderError
 from grader.gate.policy import GatePolicy
-from grader.intake import Entry, IntakeLimits, Submission, choose_latest, read_submission, student_id
+from grader.intake import Entry, IntakeLimits, Submission, choose_latest, read_submission
 from grader.isolation import Isolation
 from grader.late import lateness
 from grader.lms import find_entries
-from grader.roster import Person, match
+from grader.roster import Person, name_by_roster
 from grader.paired import time_pairs
 from grader.registry import Registry
 from grader.results import REVIEW_FLAG, CaseOutcome, SanitizerOutcome, SubmissionResult
@@ -86,7 +86,7 @@ class GradeOptions:
     source: str = "plain"  # how the submissions were delivered: plain, canvas, gradescope (grader/lms.py)
     student: str | None = None  # grade this student only (again), leaving everyone else's grades as stored
     roster: list[Person] | None = None  # the class list (grader/roster.py), stored; ids are mapped through it
-    entries: list[Path] | None = None  # these entries of `submissions` only (a Slurm shard's); None: all of them
+    entries: list[Entry] | None = None  # these entries of `submissions` only (a Slurm shard's); None: all of them
 
 
 @dataclass
@@ -513,22 +513,15 @@ def _intake_and_build(sub: Submission, backend: Backend, rubric: Rubric) -> tupl
 
 
 def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Backend) -> GradeSummary:
-    if options.entries is not None:  # a Slurm shard's: its submit step chose them (plain folders and archives)
-        entries, skipped_entries = [Entry(p, student_id(p) or p.name) for p in options.entries], []
+    if options.entries is not None:  # a Slurm shard's: its submit step chose them, and named them by the roster
+        entries, skipped_entries = list(options.entries), []
     else:
         entries, skipped_entries = find_entries(options.submissions, options.source)
     if not entries:  # (the command line says so before building anything: cli.check_grade_inputs)
         raise GraderError(f"{options.submissions}: no submissions in it; no grading run recorded")
     not_on_roster, no_submission = [], []
     if options.roster is not None:
-        for e in entries:
-            person = match(options.roster, e.student, e.aliases)
-            if person is None:
-                not_on_roster.append(e.student)
-            else:
-                e.student = person.student
-        not_on_roster = sorted(set(not_on_roster))
-        no_submission = sorted({p.student for p in options.roster} - {e.student for e in entries})
+        not_on_roster, no_submission = name_by_roster(entries, options.roster)
     if options.student is not None:
         entries = [e for e in entries if e.student == options.student]
         if not entries:

@@ -79,6 +79,19 @@ class Entry:
     # student gave it, the downloaded file); `path` is then the first of them.
     loose: tuple[tuple[str, Path], ...] = ()
 
+    def record(self) -> dict:
+        """The entry as JSON (a Slurm batch's manifest: grader/slurm/), paths absolute."""
+        return {"entry": str(Path(self.path).resolve()), "student": self.student, "received": self.received,
+                "notes": list(self.notes), "rank": list(self.rank), "member_time": self.member_time,
+                "aliases": list(self.aliases), "loose": [[name, str(p.resolve())] for name, p in self.loose]}
+
+    @classmethod
+    def from_record(cls, r: dict) -> "Entry":
+        """An entry from its record (a manifest of an older grader holds only the path and the student)."""
+        return cls(Path(r["entry"]), r["student"], r.get("received"), list(r.get("notes", [])),
+                   tuple(r.get("rank", ())), bool(r.get("member_time", False)), tuple(r.get("aliases", ())),
+                   tuple((name, Path(p)) for name, p in r.get("loose", ())))
+
 
 @dataclass
 class Submission:

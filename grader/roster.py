@@ -80,3 +80,16 @@ def match(people: list[Person], student: str, aliases: tuple[str, ...] = ()) -> 
         if student in person.keys or any(a in person.keys for a in aliases):
             return person
     return None
+
+
+def name_by_roster(entries: list, people: list[Person]) -> tuple[list[str], list[str]]:
+    """Gives each entry (grader/intake.py's Entry) the roster's id of its student. Returns the ids submitted that
+    the roster lacks (graded all the same, under their own id) and the roster's students with no entry."""
+    not_on_roster = []
+    for e in entries:
+        person = match(people, e.student, e.aliases)
+        if person is None:
+            not_on_roster.append(e.student)
+        else:
+            e.student = person.student
+    return sorted(set(not_on_roster)), sorted({p.student for p in people} - {e.student for e in entries})

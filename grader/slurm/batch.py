@@ -47,7 +47,7 @@ class Manifest:
     batch: str
     results: str  # absolute: the folder whose grades.sqlite the merge fills
     submissions: str  # the directory graded
-    entries: list[dict]  # {"entry": absolute path, "student", "sha256"}, in the order they were listed
+    entries: list[dict]  # intake.Entry.record() and the "sha256" read at submission, in the order listed
     shards: list[list[int]]  # indices into entries, one list per array task
     seed: int
     device: str  # the backend's name (grader/backends.py)

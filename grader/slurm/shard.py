@@ -26,6 +26,7 @@ from pathlib import Path
 from grader import backends
 from grader.build import GraderError
 from grader.grade import GradeOptions, GradeSummary, grade
+from grader.intake import Entry
 from grader.rubric import load_rubric
 from grader.sandbox import make_sandbox
 from grader.slurm import cache
@@ -130,7 +131,7 @@ def run_shard(manifest_path: Path, index: int | None = None, work: Path | None =
         jobs = int(os.environ.get("SLURM_CPUS_PER_TASK") or manifest.options.get("cpus_per_task") or 2)
         summary = grade(GradeOptions(Path(manifest.submissions), folder, [gpu], jobs=jobs, seed=manifest.seed,
                                      progress=False, command=command or " ".join(sys.argv),
-                                     entries=[Path(e["entry"]) for e in entries]),
+                                     entries=[Entry.from_record(e) for e in entries]),
                         rubric, registry, backend)
         state = "done"
         return summary

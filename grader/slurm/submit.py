@@ -25,8 +25,10 @@ from pathlib import Path
 
 from grader import backends
 from grader.build import REPO, GraderError
-from grader.intake import IntakeLimits, choose_latest, list_entries, read_submission
+from grader.intake import IntakeLimits, choose_latest, read_submission
+from grader.lms import find_entries
 from grader.registry import Registry
+from grader.roster import Person, name_by_roster
 from grader.rubric import Rubric, load_rubric
 from grader.slurm import cache, scheduler
 from grader.slurm.batch import SLURM_FOLDER, Manifest, batches, new_batch_id, now
@@ -102,7 +104,10 @@ def _refuse_running(found: list[Manifest]):
 
 def submit(submissions: Path, results: Path, options: SlurmOptions, *, device: str, arch: str | None,
            rubric_path: Path, regrade: bool = False, seed: int | None = None, unsafe: bool = False,
-           bwrap: str | None = None, jobs: int = 2, python: str = sys.executable, repo: Path = REPO) -> Submitted:
+           bwrap: str | None = None, jobs: int = 2, python: str = sys.executable, repo: Path = REPO,
+           source: str = "plain", roster: list[Person] | None = None, student: str | None = None) -> Submitted:
+    """Reads the submissions as `grade` does (--from SOURCE, ids named by the roster, --student alone and
+    graded again), then submits an array that grades those not yet graded and a merge job after it."""
     results, submissions, rubric_path = Path(results).resolve(), Path(submissions).resolve(), Path(rubric_path)
     kind = backends.get(device)
     gpus = getattr(kind, "uses_gpus", True)  # the CPU backend's tasks ask Slurm for CPUs only: no --gres
@@ -128,14 +133,28 @@ def submit(submissions: Path, results: Path, options: SlurmOptions, *, device: s
     registry = Registry.from_json(entry.record["registry"])
     rubric = load_rubric(rubric_path, registry)
 
-    entries, notes = list_entries(submissions)
+    entries, notes = find_entries(submissions, source)
+    if roster is not None:
+        not_on_roster, no_submission = name_by_roster(entries, roster)
+        if not_on_roster:
+            notes.append(f"not on the roster (graded all the same): {', '.join(not_on_roster)}")
+        if no_submission:
+            notes.append(f"on the roster with no submission ({len(no_submission)}): {', '.join(no_submission)}")
+    if student is not None:
+        entries, regrade = [e for e in entries if e.student == student], True
+        if not entries:
+            raise GraderError(f"{submissions}: no submission of '{student}' in it")
     task_files = [t.file for t in registry.tasks]
     intake = IntakeLimits.from_rubric(rubric.limits)  # as `grade` reads them: the same limits, the same latest
-    subs, duplicates = choose_latest([read_submission(e, task_files, intake) for e in entries])
+    read = [(e, read_submission(e, task_files, intake)) for e in entries]
+    subs, duplicates = choose_latest([s for _, s in read])
+    entry_of = {id(s): e for e, s in read}
     notes += duplicates
     store = Store(results / "grades.sqlite")
     try:
-        todo = [(s.source, s) for s in subs if regrade or not store.already_graded(
+        if roster is not None:
+            store.save_roster(roster)  # the merge's reports list the roster's students who submitted nothing
+        todo = [(entry_of[id(s)], s) for s in subs if regrade or not store.already_graded(
             s.student, s.sha256, entry.harness_version, rubric.sha256)]
     finally:
         store.close()
@@ -146,7 +165,7 @@ def submit(submissions: Path, results: Path, options: SlurmOptions, *, device: s
 
     manifest = Manifest(
         batch=new_batch_id(), results=str(results), submissions=str(submissions),
-        entries=[{"entry": str(e.resolve()), "student": s.student, "sha256": s.sha256} for e, s in todo],
+        entries=[{**e.record(), "sha256": s.sha256} for e, s in todo],
         shards=shards_of(len(todo), options.shard_size),
         seed=seed if seed is not None else random.getrandbits(53), device=kind.name, arch=arch,
         cache=str(entry.folder), cache_key=entry.key, harness_version=entry.harness_version,

@@ -215,3 +215,37 @@ def test_a_machine_without_slurm_is_one_line(course, capsys, monkeypatch):
 def test_status_without_a_batch_is_one_line(tmp_path, capsys):
     status, err = grader(capsys, "status", "--results", str(tmp_path))
     assert status == 1 and len(err.splitlines()) == 1 and "no Slurm batch in" in err
+
+
+def test_a_canvas_download_with_a_roster_is_graded_through_slurm_as_grade_would(tmp_path, slurm, capsys):
+    """--from canvas and --roster with --slurm: the submit step reads the download and names each entry by the
+    roster, the manifest carries what the shards need (Canvas's notes, its numbering, the received time read
+    from inside each archive), and the merged store is what `grade` alone would have made of it."""
+    import pandas as pd
+
+    from grader.tests.canvas_class import ABSENT, STUDENTS as CANVAS, build
+    cc = build(tmp_path / "input")
+    results = tmp_path / "results"
+    common = ["--rubric", str(cc / "rubric.toml"), "--results", str(results)]
+    status = cli.main(["grade", str(cc / "download"), "--from", "canvas", "--roster", str(cc / "roster.csv"),
+                       "--slurm", "--device", "simulated", "--shard-size", "3", *common])
+    out = capsys.readouterr().out
+    assert status == 0 and f"on the roster with no submission (1): {ABSENT[2]}" in out
+    manifest = batches(results)[-1]
+    logins = sorted(login for login, *_ in CANVAS.values())
+    assert sorted(e["student"] for e in manifest.entries) == logins
+    for index in range(len(manifest.shards)):
+        run_shard(manifest.path, index, work=tmp_path / f"work-{index}", progress_seconds=60)
+    assert cli.main(["merge", *common]) == 0
+    with opened(results) as store:
+        subs = store.submissions().set_index("student")
+    assert sorted(subs.index) == logins
+    assert subs.loc["s04race", "notes"].count("marked LATE by Canvas") == 1
+    assert subs.loc["s04race", "late_percent"] == 10  # received (inside the archive) 30 h late: the late day, then 10%
+    grades = pd.read_csv(results / "grades.csv", keep_default_na=False).set_index("student")
+    assert grades.loc[ABSENT[2], "status"] == "no submission"
+    # One student again, on the cluster: only that entry is submitted, graded anew although unchanged.
+    capsys.readouterr()
+    assert cli.main(["grade", str(cc / "download"), "--from", "canvas", "--roster", str(cc / "roster.csv"),
+                     "--slurm", "--device", "simulated", "--student", "s08fast", *common]) == 0
+    assert [e["student"] for e in batches(results)[-1].entries] == ["s08fast"]
