@@ -61,7 +61,8 @@ def texts_a_student_reads(results: Path) -> list[str]:
     frames = [(cases, ["message", "hint", "output", "record"]), (subs, ["build_log", "build_reason", "gate"]),
               (tools, ["report", "message"])]
     texts = [text for frame, columns in frames for column in columns for text in frame[column].dropna()]
-    return texts + [page.read_text() for page in (results / "feedback").iterdir() if page.is_file()]
+    pages = [page for page in (results / "feedback").iterdir() if page.suffix in (".md", ".html")]  # not the plots
+    return texts + [page.read_text() for page in pages]
 
 
 def cases_of(results: Path, student: str, **where) -> pd.DataFrame:
