@@ -279,11 +279,15 @@ def _read_folder(folder: Path, budget: _Budget) -> dict[str, bytes]:
                 continue
             if not stat.S_ISREG(mode):
                 raise Rejected(f"the submission holds a device file or pipe ({rel}); submit plain files")
-            budget.add_file(rel)
-            budget.saw_time(path.lstat().st_mtime)
-            with open(path, "rb") as f:
-                members[rel] = budget.read(f, path.lstat().st_size, rel)
+            members[rel] = _read_file(path, rel, budget)
     return members
+
+
+def _read_file(path: Path, name: str, budget: _Budget) -> bytes:
+    budget.add_file(name)
+    budget.saw_time(path.lstat().st_mtime)
+    with open(path, "rb") as f:
+        return budget.read(f, path.lstat().st_size, name)
 
 
 def _read_loose(files: tuple[tuple[str, Path], ...], budget: _Budget) -> dict[str, bytes]:
@@ -293,10 +297,7 @@ def _read_loose(files: tuple[tuple[str, Path], ...], budget: _Budget) -> dict[st
         budget.add_member(name)
         if not stat.S_ISREG(path.lstat().st_mode):
             raise Rejected(f"{path.name} is not a plain file")
-        budget.add_file(name)
-        budget.saw_time(path.lstat().st_mtime)
-        with open(path, "rb") as f:
-            members[name] = budget.read(f, path.lstat().st_size, name)
+        members[name] = _read_file(path, name, budget)
     return members
 
 

@@ -27,10 +27,8 @@ def test_the_sample_class_as_a_canvas_download_reads_back_with_its_times_flags_a
     assert all(match(roster, e.student, e.aliases) for e in entries) and len(roster) == len(STUDENTS) + 1
 
 
-def test_device_run_canvas_class_commands_run_through_on_the_simulated_gpu(tmp_path, registry, monkeypatch, capsys):
-    """The canvas_class step's commands, in its order, with the fake backend in place of the GPU."""
-    import pandas as pd
-
+def fake_gpu_class(tmp_path, registry, monkeypatch):
+    """The Canvas class written out, and the command line's backend replaced by the fake one (no build, no GPU)."""
     from grader import cli
     from grader.tests.fakes import FakeBackend
     cc = build(tmp_path / "input")
@@ -38,6 +36,14 @@ def test_device_run_canvas_class_commands_run_through_on_the_simulated_gpu(tmp_p
     monkeypatch.setattr(cli, "isolation", lambda args, work: None)
     monkeypatch.setattr(cli, "prepared_backend", lambda args, work, jobs, gpu, sandbox: (FakeBackend(), registry,
                                                                                           rubric))
+    return cli, cc, rubric
+
+
+def test_device_run_canvas_class_commands_run_through_on_the_simulated_gpu(tmp_path, registry, monkeypatch, capsys):
+    """The canvas_class step's commands, in its order, with the fake backend in place of the GPU."""
+    import pandas as pd
+
+    cli, cc, rubric = fake_gpu_class(tmp_path, registry, monkeypatch)
     results, common = tmp_path / "results", ["--rubric", str(cc / "rubric.toml")]
     grade = ["grade", str(cc / "download"), "--from", "canvas", *common, "--roster", str(cc / "roster.csv"),
              "--results", str(results), "--no-progress", "--gpus", "0"]
@@ -63,13 +69,7 @@ def test_an_extension_granted_after_grading_is_refused_by_the_readers_until_resc
     the gradebook with the penalty it lifted still in it."""
     import pandas as pd
 
-    from grader import cli
-    from grader.tests.fakes import FakeBackend
-    cc = build(tmp_path / "input")
-    rubric = load_rubric(cc / "rubric.toml", registry)
-    monkeypatch.setattr(cli, "isolation", lambda args, work: None)
-    monkeypatch.setattr(cli, "prepared_backend", lambda args, work, jobs, gpu, sandbox: (FakeBackend(), registry,
-                                                                                          rubric))
+    cli, cc, _ = fake_gpu_class(tmp_path, registry, monkeypatch)
     results, common = tmp_path / "results", ["--rubric", str(cc / "rubric.toml")]
     assert cli.main(["grade", str(cc / "download"), "--from", "canvas", *common, "--results", str(results),
                      "--no-progress", "--gpus", "0"]) == 0
