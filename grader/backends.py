@@ -307,11 +307,9 @@ class CpuKind:
         return backend, backend.prepare(jobs)
 
 
-NAMES = ("gpu", "cpu", "auto", "simulated")  # every name --device knows; simulated only in the tests
-
-
 def gpu_missing() -> str:
-    """Why this machine cannot run CUDA code ("" when it can): the rule starter/Makefile's `make test` uses."""
+    """Why this machine cannot grade on a GPU ("" when it can): `make test`'s rule (starter/Makefile), except that a
+    GPU must be listed by nvidia-smi, through which the grader finds its GPUs and their architecture."""
     if shutil.which("nvcc") is None:
         return "nvcc, the CUDA compiler, is not installed"
     try:

@@ -140,6 +140,14 @@ def write_outputs(results: Path, rubric: Rubric):
           f"staff), feedback/")
 
 
+def print_roster_gaps(roster: str | None, not_on_roster: list[str], no_submission: list[str]) -> None:
+    """What `grade --roster` (on one machine or with --slurm) found the roster and the submissions disagree on."""
+    if not_on_roster:
+        print(f"not on the roster {roster} (graded all the same): {', '.join(not_on_roster)}")
+    if no_submission:
+        print(f"on the roster with no submission ({len(no_submission)}): {', '.join(no_submission)}")
+
+
 SLURM_ONLY = ("partition", "account", "gres", "time", "max_parallel", "cpus_per_task", "shard_size", "merge_time",
               "sbatch", "cache")
 
@@ -164,11 +172,7 @@ def cmd_grade(args) -> int:
         print(f"note: {line}")
     if summary.skipped_same:
         print(f"already graded, unchanged (use --regrade to grade again): {', '.join(summary.skipped_same)}")
-    if summary.not_on_roster:
-        print(f"not on the roster {args.roster} (graded all the same): {', '.join(summary.not_on_roster)}")
-    if summary.no_submission:
-        print(f"on the roster with no submission ({len(summary.no_submission)}): "
-              f"{', '.join(summary.no_submission)}")
+    print_roster_gaps(args.roster, summary.not_on_roster, summary.no_submission)
     write_outputs(results, rubric)
     return 0
 
@@ -196,6 +200,7 @@ def cmd_grade_slurm(args) -> int:
                   bwrap=args.bwrap, jobs=args.jobs, source=args.source, roster=roster, student=args.student)
     for line in done.notes:
         print(f"note: {line}")
+    print_roster_gaps(args.roster, done.not_on_roster, done.no_submission)
     if done.merged_before:
         print(f"merged {done.merged_before} submissions that earlier batches' shards had stored into "
               f"{Path(args.results) / 'grades.sqlite'}")

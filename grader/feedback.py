@@ -262,8 +262,7 @@ def condense(task: str, shapes: tuple[str, ...], cases: pd.DataFrame, tool_runs:
     cases = cases[cases["status"] != GPU_ONLY]
     correctness = cases[cases["kind"] == "correctness"]
     timed = cases[cases["kind"] == "timed"]
-    verdict = _verdict(correctness, timed, len(correctness)) if len(correctness) or gpu_only.empty \
-        else case_word(GPU_ONLY)
+    verdict = _verdict(correctness, timed, len(correctness))
     tools = dict(zip(tool_runs["tool"], tool_runs["status"]))
     failed = cases[cases["status"] != "ok"]
     seed = int(cases["seed"].iloc[0]) if not cases.empty else None
@@ -288,7 +287,7 @@ def condense(task: str, shapes: tuple[str, ...], cases: pd.DataFrame, tool_runs:
     if not gpu_only.empty:  # graded on the CPU: which shapes it left to a GPU, once
         evidence.append(Evidence("gpu-only", f"Not run on the CPU: {covers(gpu_only, shapes)}, over the CPU "
                                  "backend's per-case budget; left out of this score (a GPU run checks them)."))
-        verdict += f" · {len(gpu_only)} GPU only" if len(correctness) else ""
+        verdict = f"{verdict} · {len(gpu_only)} GPU only" if len(correctness) else case_word(GPU_ONLY)
     if verdict.startswith("passed") and any(e.kind == "sanitizer" for e in evidence):
         verdict += " · " + "; ".join(f"{r.tool} found {int(r.errors)} error{'s' if r.errors != 1 else ''}"
                                       for r in tool_runs.itertuples() if r.status == "errors")

@@ -192,14 +192,12 @@ def read_submission(entry: Path | Entry, task_files: list[str], limits: IntakeLi
         if not sub.sha256:
             sub.sha256 = _fallback_digest(entry)
     if meta.member_time and not meta.received:
-        if budget.newest is not None and meta.loose:
+        if budget.newest is not None:
             sub.received = _utc(budget.newest)
-            sub.notes.append(f"received {sub.received}: the newest time of the files uploaded (the download "
-                             "records no submission time)")
-        elif budget.newest is not None:
-            sub.received = _utc(budget.newest)
-            sub.notes.append(f"received {sub.received}: the newest file time inside {entry.name} (the download "
-                             "records no submission time; a file's time is set by the machine that packed it)")
+            sub.notes.append(f"received {sub.received}: " + (
+                "the newest time of the files uploaded (the download records no submission time)" if meta.loose else
+                f"the newest file time inside {entry.name} (the download records no submission time; a file's "
+                "time is set by the machine that packed it)"))
         else:
             sub.notes.append(f"received {sub.received}: the download's file time ({entry.name} holds no file "
                              "time and the download records no submission time)")

@@ -38,49 +38,44 @@ def score_task(policy: TaskPolicy, cases: list[CaseOutcome], measured: bool = Tr
     """measured=False: the run timed nothing (the CPU backend); correctness only (module doc)."""
     own = [c for c in cases if c.task == policy.id and c.kind == "correctness"]
     correctness = [c for c in own if c.status != GPU_ONLY]
+    gpu_only = len(own) - len(correctness)
     timed = [c for c in cases if c.task == policy.id and c.kind == "timed"]
-    total = len(policy.dtypes) * len(policy.shapes) - (len(own) - len(correctness))
+    total = len(policy.dtypes) * len(policy.shapes) - gpu_only
     passed = sum(c.passed for c in correctness)
     score = TaskScore(policy.id, policy.correctness_points * passed / total if total else 0.0,
                       policy.correctness_points, 0.0, policy.performance_points, passed, total)
-    score.note = _task_note(policy, correctness, timed, score, measured)
-    if len(own) > len(correctness):
-        gpu_only = f"{len(own) - len(correctness)} of {len(own)} cases GPU only (over the CPU's per-case budget)"
-        score.note = f"{score.note}; {gpu_only}" if score.note else gpu_only
-    return score
-
-
-def _task_note(policy: TaskPolicy, correctness: list[CaseOutcome], timed: list[CaseOutcome], score: TaskScore,
-               measured: bool) -> str:
-    """Why the task has the points it has, and its performance points (set on `score`)."""
-    total, passed = score.cases_total, score.cases_passed
     if not total:
-        return "not graded on the CPU: every case is over its per-case budget; grade it on a GPU"
-    if any(c.status == "missing" for c in correctness):
-        return "file missing"
-    if any(c.status == "forbidden" for c in correctness):
-        return "not run: the file breaks a build-gate rule"
-    if correctness and all(c.status == "needs_gpu" for c in correctness):
-        return f"not graded on the CPU: {correctness[0].message}; grade it on a GPU"
-    if correctness and all(c.status == "build_error" for c in correctness):
-        return "does not build (the build's messages say why)"
-    if any(c.status == "not_implemented" for c in correctness):
-        return "not implemented"
-    if passed < total:
-        return f"{total - passed} of {total} correctness cases failed: no performance points"
-    if not measured:
-        return NOT_MEASURED if policy.performance_points else ""
-    if not policy.timed:
-        return ""
-    for case in timed:
-        case.credit = timed_credit(policy, case)
-    implausible = [c.shape for c in timed if c.status == "implausible"]
-    if implausible:
-        return (f"timed case(s) {', '.join(implausible)} measured faster than the GPU can physically run "
-                "them: flagged implausible, no performance points, listed for review")
-    score.performance = policy.performance_points * sum(c.credit for c in timed) / len(policy.timed)
-    failed = [f"{c.shape} ({c.status})" for c in timed if c.status != "ok"]
-    return f"no performance credit for timed case(s) {', '.join(failed)}" if failed else ""
+        score.note = "not graded on the CPU: every case is over its per-case budget; grade it on a GPU"
+    elif any(c.status == "missing" for c in correctness):
+        score.note = "file missing"
+    elif any(c.status == "forbidden" for c in correctness):
+        score.note = "not run: the file breaks a build-gate rule"
+    elif correctness and all(c.status == "needs_gpu" for c in correctness):
+        score.note = f"not graded on the CPU: {correctness[0].message}; grade it on a GPU"
+    elif correctness and all(c.status == "build_error" for c in correctness):
+        score.note = "does not build (the build's messages say why)"
+    elif any(c.status == "not_implemented" for c in correctness):
+        score.note = "not implemented"
+    elif passed < total:
+        score.note = f"{total - passed} of {total} correctness cases failed: no performance points"
+    elif not measured:
+        score.note = NOT_MEASURED if policy.performance_points else ""
+    elif policy.timed:
+        for case in timed:
+            case.credit = timed_credit(policy, case)
+        implausible = [c.shape for c in timed if c.status == "implausible"]
+        if implausible:
+            score.note = (f"timed case(s) {', '.join(implausible)} measured faster than the GPU can physically run "
+                          "them: flagged implausible, no performance points, listed for review")
+        else:
+            score.performance = policy.performance_points * sum(c.credit for c in timed) / len(policy.timed)
+            failed = [f"{c.shape} ({c.status})" for c in timed if c.status != "ok"]
+            if failed:
+                score.note = f"no performance credit for timed case(s) {', '.join(failed)}"
+    if gpu_only:
+        left = f"{gpu_only} of {len(own)} cases GPU only (over the CPU's per-case budget)"
+        score.note = f"{score.note}; {left}" if score.note else left
+    return score
 
 
 def apply_sanitizer_penalty(score: TaskScore, policy: TaskPolicy, penalty: float,

@@ -63,6 +63,8 @@ class Submitted:
     merged_before: int = 0  # earlier batches' submissions merged now, before submitting
     cache_built: bool = False
     notes: list[str] = field(default_factory=list)
+    not_on_roster: list[str] = field(default_factory=list)  # ids submitted that the roster lacks (graded all the same)
+    no_submission: list[str] = field(default_factory=list)  # the roster's students with no entry
 
 
 def one_gpu(gres: str) -> str:
@@ -134,12 +136,7 @@ def submit(submissions: Path, results: Path, options: SlurmOptions, *, device: s
     rubric = load_rubric(rubric_path, registry)
 
     entries, notes = find_entries(submissions, source)
-    if roster is not None:
-        not_on_roster, no_submission = name_by_roster(entries, roster)
-        if not_on_roster:
-            notes.append(f"not on the roster (graded all the same): {', '.join(not_on_roster)}")
-        if no_submission:
-            notes.append(f"on the roster with no submission ({len(no_submission)}): {', '.join(no_submission)}")
+    not_on_roster, no_submission = name_by_roster(entries, roster) if roster is not None else ([], [])
     if student is not None:
         entries, regrade = [e for e in entries if e.student == student], True
         if not entries:
@@ -159,7 +156,7 @@ def submit(submissions: Path, results: Path, options: SlurmOptions, *, device: s
     finally:
         store.close()
     out = Submitted(None, len(todo), len(subs) - len(todo), merged_before=merged_before, cache_built=built,
-                    notes=notes)
+                    notes=notes, not_on_roster=not_on_roster, no_submission=no_submission)
     if not todo:
         return out
 

@@ -25,9 +25,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend_budget.h"
 #include "case_runner.h"
 #include "data_manifest.h"
-#include "backend_budget.h"
 #include "diagnose.h"
 #include "watchdog.h"
 
