@@ -110,3 +110,63 @@ def test_a_suite_that_cannot_run_passes_its_status_and_message_on(fakes, tmp_pat
     result = subprocess.run([sys.executable, str(TEST_PY), "--suite", str(broken), "--harness", "h", "--kernels",
                              str(fakes["kernels"])], capture_output=True, text=True)
     assert result.returncode == 4 and "No CUDA device found" in result.stderr
+
+
+# --- On the CPU: the backend's own checks stand in for compute-sanitizer ---------------------------------
+
+CPU_RACE = ("kernel dot_kernel (launched at dot.cu:28): data race on output[0] (global memory): thread (0,0,0) of block "
+            "(1,0,0) read it at dot.cu:20, and thread (0,0,0) of block (0,0,0) wrote it at dot.cu:20, with nothing "
+            "ordering the two. Blocks run in no fixed order, and on a GPU at the same time: where several blocks "
+            "update one location, use atomicAdd (or another atomic operation), not a plain += or =.")
+
+
+@pytest.fixture
+def cpu_fakes(fakes):
+    """Two harnesses as make test builds them on the CPU: the AddressSanitizer one (memcheck, clean here) and the
+    --racecheck one, which stops the case of the task named in RACE_IN with the race checker's report. Each writes
+    the record the real harness writes (--json), and logs its task to CALLS."""
+    body = """
+        import json, os, sys
+        args = sys.argv[1:]
+        task, out = args[args.index("--task") + 1], args[args.index("--json") + 1]
+        with open(os.environ["CALLS"], "a") as calls:
+            calls.write(f"{TOOL} {task}\\n")
+        record = {"record": "case", "task": task, "status": "ok", "message": ""}
+        if TOOL == "racecheck" and task == os.environ.get("RACE_IN"):
+            record.update(status="error", message="dot.cu:29: cudaGetLastError() failed\\n  the CPU backend saw: " + REPORT)
+        with open(out, "w") as f:
+            f.write(json.dumps(record) + "\\n")
+        sys.exit(0 if record["status"] == "ok" else 3)
+    """
+    for tool in ("memcheck", "racecheck"):
+        script(fakes["tmp"] / f"harness-{tool}", f"TOOL = {tool!r}\nREPORT = {CPU_RACE!r}\n" + textwrap.dedent(body))
+    return {**fakes, "calls": fakes["tmp"] / "calls.log"}
+
+
+def run_cpu(fakes, outcomes: dict, race_in: str = "") -> subprocess.CompletedProcess:
+    env = {**os.environ, "OUTCOMES": json.dumps(outcomes), "RACE_IN": race_in, "CALLS": str(fakes["calls"])}
+    return subprocess.run([sys.executable, str(TEST_PY), "--on-cpu", "nvcc, the CUDA compiler, is not installed",
+                           "--suite", str(fakes["suite"]), "--harness", str(fakes["tmp"] / "harness-memcheck"),
+                           "--race-harness", str(fakes["tmp"] / "harness-racecheck"), "--kernels",
+                           str(fakes["kernels"])], capture_output=True, text=True, env=env, cwd=fakes["tmp"])
+
+
+def test_on_the_cpu_a_race_between_blocks_is_counted_and_says_use_atomic_add(cpu_fakes):
+    result = run_cpu(cpu_fakes, ALL_PASS, race_in="dot")
+    assert result.returncode == 1
+    assert result.stdout.rstrip().splitlines()[-2] == (
+        "6/7 tasks pass; dot: racecheck finds a race between blocks on output[0] (global memory) at dot.cu:20: use "
+        "atomicAdd (make racecheck TASK=dot shows it) (the grader deducts 25% of its correctness points)")
+    assert CPU_RACE in result.stdout  # the whole report, naming both blocks and lines
+
+
+def test_on_the_cpu_both_checks_run_on_each_passing_task_and_only_the_race_checker_on_a_failing_one(cpu_fakes):
+    result = run_cpu(cpu_fakes, {**ALL_PASS, "dot": "fail", "add": "not_implemented"}, race_in="dot")
+    assert result.returncode == 1
+    assert result.stdout.rstrip().splitlines()[-2] == (
+        "5/7 tasks pass; failing: dot; not implemented yet: add; dot: racecheck finds a race between blocks on "
+        "output[0] (global memory) at dot.cu:20: use atomicAdd (make racecheck TASK=dot shows it)")
+    calls = cpu_fakes["calls"].read_text().split("\n")
+    assert "memcheck dot" not in calls and "racecheck dot" in calls
+    assert "memcheck add" not in calls and "racecheck add" not in calls
+    assert "memcheck fill" in calls and "racecheck fill" in calls

@@ -333,8 +333,7 @@ struct CaseRun::State {
             if (!report.empty()) {
                 r.message += "\n  the CPU backend saw: " + report;
                 cudacpu_clear_diagnostic();
-                const std::string::size_type at = r.hint.find(" (`make memcheck");
-                if (at != std::string::npos) r.hint = r.hint.substr(0, at) + " (the CPU backend's report above names it).";
+                r.hint = cpu_report_hint(report, r.hint);
             }
             // A kernel that never finished still holds the CPU's workers: like a lost GPU context,
             // nothing more can run in this process. Every other fault is over once reported.

@@ -116,6 +116,18 @@ std::string cuda_error_hint(int code, const std::string& task, const Shape& shap
     }
 }
 
+std::string cpu_report_hint(const std::string& report, const std::string& hint) {
+    // The race checker's report (a --racecheck build) is not a bad address: say what a race is.
+    if (report.find(": data race on ") != std::string::npos)
+        return report.find("Blocks run in no fixed order") != std::string::npos
+                   ? "Threads of different blocks used the same location, at least one writing (the CPU backend's "
+                     "report above names both): blocks are not ordered, so use atomicAdd where several update it."
+                   : "Two threads of a block used the same location, at least one writing, with no __syncthreads() "
+                     "between them (the CPU backend's report above names both).";
+    const std::string::size_type at = hint.find(" (`make memcheck");
+    return at == std::string::npos ? hint : hint.substr(0, at) + " (the CPU backend's report above names it).";
+}
+
 std::string race_hint() {
     return "Results that change from run to run usually mean a race: threads reading shared memory "
            "before every thread has written it (a missing __syncthreads()), or several threads or blocks "

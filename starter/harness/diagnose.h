@@ -17,6 +17,9 @@ std::string case_hint(const CheckResult& c, const OutputLayout& layout, const Sh
 
 // What results that change from run to run usually mean.
 std::string race_hint();
+// The hint for a case the CPU backend stopped with a report (its message): a race, or the memory hint
+// without the compute-sanitizer advice (the report already names the line).
+std::string cpu_report_hint(const std::string& report, const std::string& hint);
 
 // What a CUDA error from the student's launch or kernel usually means (its cudaError_t
 // code), or "" when there is nothing to add to CUDA's own words.

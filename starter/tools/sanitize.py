@@ -22,6 +22,7 @@ one by what it is asked. (`make test` still uses the one-case command below.)
 """
 from __future__ import annotations
 
+import json
 import re
 import secrets
 import shutil
@@ -83,6 +84,14 @@ def new_prefix() -> str:
     return f"==sanitizer-{secrets.token_hex(8)}=="
 
 
+def case_arguments(task: str, dtype: str, shape: str, seed: int, case_timeout: float) -> list[str]:
+    """The harness's options for the one small case. The CPU reference keeps the tool's view on the student's
+    kernels alone; fixed placement puts every array at the start of its allocation, so a read or write past its
+    end is out of bounds for the tool."""
+    return ["--task", task, "--dtype", dtype, "--shape", shape, "--seed", str(seed), "--check-only", "--no-limits",
+            "--reference", "cpu", "--check-runs", "1", "--case-timeout", f"{case_timeout:g}", "--fixed-placement"]
+
+
 def command(sanitizer: str, tool: str, harness: str, task: str, dtype: str, shape: str, seed: int, log: str,
             prefix: str, case_timeout: float) -> list[str]:
     cmd = [sanitizer, "--tool", tool, "--error-exitcode", str(ERROR_EXIT), "--print-limit", str(PRINT_LIMIT),
@@ -91,11 +100,7 @@ def command(sanitizer: str, tool: str, harness: str, task: str, dtype: str, shap
         cmd += ["--leak-check", "no"]
     elif tool == "racecheck":
         cmd += ["--racecheck-report", "analysis"]
-    # The CPU reference keeps the tool's view on the student's kernels alone; fixed placement puts every
-    # array at the start of its allocation, so a read or write past its end is out of bounds for the tool.
-    return cmd + [harness, "--task", task, "--dtype", dtype, "--shape", shape, "--seed", str(seed), "--check-only",
-                  "--no-limits", "--reference", "cpu", "--check-runs", "1", "--case-timeout", f"{case_timeout:g}",
-                  "--fixed-placement"]
+    return cmd + [harness, *case_arguments(task, dtype, shape, seed, case_timeout)]
 
 
 def serve_command(sanitizer: str, tool: str, log: str, prefix: str) -> list[str]:
@@ -193,3 +198,58 @@ def summary_sentence(tool: str, errors: int) -> str:
     found = f"{errors} error{'s' if errors != 1 else ''}" if tool == "memcheck" else \
         f"{errors} race{'s' if errors != 1 else ''}"
     return f"compute-sanitizer {tool} ({TOOL_WORDS.get(tool, tool)}) found {found}"
+
+
+# --- Without a GPU: the CPU backend's own checks stand in for each tool ------------------------------------
+# memcheck: the harness whose task files carry AddressSanitizer (every CPU build's); racecheck: the harness
+# whose task files were compiled with --racecheck (every access checked against CUDA's ordering, between
+# blocks too, which compute-sanitizer's racecheck does not look at). Each reports through the harness's own
+# records: a case the backend stopped carries its report ("the CPU backend saw: ...").
+CPU_TOOL_WORDS = {"memcheck": "out-of-bounds reads and writes and barriers",
+                  "racecheck": "races on shared and global memory, within a block and between blocks"}
+CPU_REPORT = "\n  the CPU backend saw: "
+
+
+def cpu_command(harness: str, task: str, dtype: str, shape: str, seed: int, records: str,
+                case_timeout: float) -> list[str]:
+    """The tool's own harness on the small case, with the options command() gives a GPU's."""
+    return [harness, *case_arguments(task, dtype, shape, seed, case_timeout), "--json", records]
+
+
+def parse_cpu(records: str) -> Findings:
+    """The findings in the harness's records (JSON lines): each case the CPU backend stopped with a report."""
+    reports, cases = [], 0
+    for line in records.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict) or record.get("record") != "case":
+            continue
+        cases += 1
+        message = str(record.get("message") or "")
+        if record.get("status") == "error" and CPU_REPORT in message:
+            reports.append(message.split(CPU_REPORT, 1)[1].strip()[:LINE_CHARS * 3])
+    return Findings(len(reports) if cases else None, "\n".join(reports[:REPORT_LINES]))
+
+
+_CPU_ACCESS = re.compile(r"(?<!launched at )\b([A-Za-z0-9_.+-]+\.cu):(\d+)")
+
+
+def cpu_location(report: str) -> str:
+    """The task-file line of the access a CPU backend report is about (not the line of the launch)."""
+    found = _CPU_ACCESS.search(report)
+    return f"{found.group(1)}:{found.group(2)}" if found else ""
+
+
+def cpu_finding_words(report: str) -> tuple[str, str]:
+    """What a CPU backend report found, in a few words, and what to do about it (or "")."""
+    race = re.search(r"data race on (\S+) \((shared|global) memory\)", report)
+    if race:
+        if "Blocks run in no fixed order" in report:
+            return f"a race between blocks on {race.group(1)} ({race.group(2)} memory)", "use atomicAdd"
+        return (f"a race on {race.group(1)} ({race.group(2)} memory) between threads of a block",
+                "a __syncthreads() is missing")
+    if "__syncthreads()" in report:
+        return "threads that do not all reach the same __syncthreads()", ""
+    return "an out-of-bounds access", ""

@@ -8,8 +8,11 @@
    every shape the grader grades, and the stored cases in data/).
 2. For each task that passed: compute-sanitizer's tools on the task's
    sanitizer case, with the same command the grader runs (tools/sanitize.py),
-   where compute-sanitizer is installed (--no-sanitizer, or SANITIZE=0, skips
-   it for a quick loop).
+   where compute-sanitizer is installed; on the CPU (--on-cpu), the CPU
+   backend's own checks in their place: the harness with AddressSanitizer for
+   memcheck, the --racecheck harness (--race-harness) for racecheck, which
+   also sees races between blocks (--no-sanitizer, or SANITIZE=0, skips
+   them for a quick loop).
 3. The grader's source rules (tools/precheck.py) on each task file.
 4. One line that counts what the grader would: e.g.
    "6/7 tasks pass; matmul_tiled: racecheck finds a race on shared memory at
@@ -52,8 +55,39 @@ def run_suite(args, outcomes: Path) -> int:
     return subprocess.run(cmd).returncode
 
 
+def cpu_check_findings(args, task: dict, tools: list[str], seed: int, sanitize) -> list[str]:
+    """Without a GPU: the CPU backend's own check for each tool on the task's sanitizer case (the harness with
+    AddressSanitizer for memcheck, the --racecheck harness for racecheck), as sentences naming the line."""
+    found = []
+    shape, dtype = task["shape_sets"]["sanitize"][0], task["dtypes"][0]
+    harnesses = {"memcheck": args.harness, "racecheck": args.race_harness}
+    for tool in tools:
+        with tempfile.TemporaryDirectory() as scratch:
+            records = Path(scratch) / "records.jsonl"
+            cmd = sanitize.cpu_command(harnesses[tool], task["id"], dtype, shape, seed, str(records),
+                                       case_timeout=SANITIZER_TIMEOUT - 15)
+            try:
+                subprocess.run(cmd, capture_output=True, text=True, timeout=SANITIZER_TIMEOUT, cwd=args.cwd)
+            except subprocess.TimeoutExpired:
+                found.append(f"{tool} did not finish within {SANITIZER_TIMEOUT} s")
+                continue
+            findings = sanitize.parse_cpu(records.read_text(errors="replace") if records.is_file() else "")
+        if findings.errors is None:
+            found.append(f"{tool} gave no verdict (run it yourself: make {tool} TASK={task['id']})")
+        elif findings.errors:
+            where = sanitize.cpu_location(findings.report)
+            what, advice = sanitize.cpu_finding_words(findings.report)
+            found.append(f"{tool} finds {what}{' at ' + where if where else ''}{': ' + advice if advice else ''} "
+                         f"(make {tool} TASK={task['id']} shows it)")
+            print(f"\n{task['id']} {dtype} {shape}: the CPU backend's {tool} ({sanitize.CPU_TOOL_WORDS[tool]}) "
+                  f"stopped the kernel:\n{findings.report}")
+    return found
+
+
 def sanitizer_findings(args, task: dict, tools: list[str], seed: int, sanitize) -> list[str]:
     """What each tool found on the task's sanitizer case: sentences naming the file and line."""
+    if args.on_cpu is not None:
+        return cpu_check_findings(args, task, tools, seed, sanitize)
     found = []
     shape, dtype = task["shape_sets"]["sanitize"][0], task["dtypes"][0]
     for tool in tools:
@@ -100,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-sanitizer", action="store_true", help="skip compute-sanitizer (a quick loop)")
     p.add_argument("--on-cpu", metavar="WHY", default=None,
                    help="the suite was built for the CPU backend (make test CPU=1), and why: said first")
+    p.add_argument("--race-harness", default="",
+                   help="on the CPU: the harness built with --racecheck (the CPU backend's racecheck)")
     args = p.parse_args(argv)
     args.cwd = os.getcwd()
     sanitize, precheck = load("sanitize"), load("precheck")
@@ -108,10 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     policy = rules.get("sanitizer", {"tools": [], "penalty": 0})
 
     if args.on_cpu is not None:
-        # compute-sanitizer needs a GPU; the CPU backend's own checks (out-of-bounds, barriers) run in the suite.
+        # compute-sanitizer needs a GPU: the CPU backend's own checks stand in for its tools (cpu_check_findings).
         print(f"Running on the CPU: {args.on_cpu}. Correctness only (times need a GPU); "
               "make test CPU=0 insists on the GPU.", flush=True)
-        args.no_sanitizer = True
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as scratch:
         outcomes_file = Path(scratch) / "outcomes.json"
@@ -120,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
             return status
         outcomes = json.loads(outcomes_file.read_text())
 
-    args.sanitizer = None if args.no_sanitizer else sanitize.find_tool()
+    args.sanitizer = None if args.no_sanitizer else "cpu" if args.on_cpu is not None else sanitize.find_tool()
     notes, passed, failing, not_implemented, needs_gpu = [], 0, [], [], []
     if outcomes["tasks"] and not args.no_sanitizer and policy["tools"] and not args.sanitizer:
         print("\n(compute-sanitizer is not installed here: the grader's memcheck and racecheck were not run)")
@@ -131,6 +166,12 @@ def main(argv: list[str] | None = None) -> int:
             for found in sanitizer_findings(args, task, policy["tools"], outcomes["seed"], sanitize):
                 findings.append(f"{task['id']}: {found} (the grader deducts {policy['penalty']:.0%} of its "
                                 "correctness points)")
+        elif entry["outcome"] == "fail" and args.sanitizer and args.on_cpu is not None and policy["tools"]:
+            # On the CPU the race checker is cheap and deterministic, and often says why a result was wrong (a race
+            # between blocks loses an update only now and then); memcheck's checks already ran in the suite.
+            races = [tool for tool in policy["tools"] if tool == "racecheck"]
+            findings += [f"{task['id']}: {found}" for found in
+                         sanitizer_findings(args, task, races, outcomes["seed"], sanitize)]
         refused = precheck_findings(args, task, precheck, rules)
         if refused:
             findings.append(f"{task['id']}: {task['file']} {refused[0]}: the grader does not run this file, "

@@ -105,8 +105,10 @@ std::string thread_text(const Access& a, dim3 grid, dim3 block) {
         thread_text(now, launch.grid, launch.block) + (now_writes ? " wrote it" : " read it") + place(now) + ", and " +
         thread_text(before, launch.grid, launch.block) + (before_wrote ? " wrote it" : " read it") + place(before) +
         ", with nothing ordering the two. " +
-        (now.block == before.block ? "Threads of a block need a __syncthreads() between writing and reading a value."
-                                   : "Blocks are not ordered: combine their results with atomic operations.");
+        (now.block == before.block
+             ? "Threads of a block need a __syncthreads() between writing and reading a value."
+             : "Blocks run in no fixed order, and on a GPU at the same time: where several blocks update one "
+               "location, use atomicAdd (or another atomic operation), not a plain += or =.");
     r->fail_soon(cudaErrorLaunchFailure, message);
 }
 
