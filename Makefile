@@ -36,7 +36,8 @@ NPROC        := $(shell nproc 2>/dev/null || echo 2)
 PYTEST_ARGS  ?=
 DEPS_INCLUDE ?=
 export DEPS_INCLUDE
-STARTER      := $(MAKE) -C starter -j$(NPROC)
+# CPU=0: the project's own builds are the GPU's (nvcc), also on a machine without a GPU (CI).
+STARTER      := $(MAKE) -C starter -j$(NPROC) CPU=0
 SOLUTION     := $(STARTER) KERNELS=../solution/kernels BENCH_EXTRA=../solution/bench
 PY_REQS      := solution/tests/requirements.txt grader/requirements.txt
 

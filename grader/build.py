@@ -106,7 +106,7 @@ class Workspace:
         cmd = ["make", "-s", "-C", str(self.pristine), f"BUILD={self.build_dir}", *args]
         if self.cpu:  # its runtime library beside the harness's (what a sandboxed build reads, read-only)
             return cmd + ["CPU=1", f"CUDACPU_BUILD={self.build_dir / 'lib' / 'cpu'}"]
-        return cmd + ([f"ARCH={self.arch}"] if self.arch else [])
+        return cmd + ["CPU=0"] + ([f"ARCH={self.arch}"] if self.arch else [])
 
     def prepare(self, jobs: int, solution: bool = True) -> Path:
         """Copies the harness, builds its library and (unless told not to) the solution; returns

@@ -108,7 +108,7 @@ def test_make_bench_plots_after_a_measured_or_crashed_run_and_passes_the_status_
                                                                                   plotted):
     out = tmp_path / "out"
     out.mkdir()
-    result = subprocess.run(["make", "-C", str(STARTER), "bench", f"BENCH_BIN={fake_bench(tmp_path, status)}",
+    result = subprocess.run(["make", "-C", str(STARTER), "bench", "CPU=0", f"BENCH_BIN={fake_bench(tmp_path, status)}",
                              f"BENCH_OUT={out}", f"BENCH_REFERENCE={tmp_path / 'absent.json'}",
                              f"PYTHON3={sys.executable}"], capture_output=True, text=True, timeout=600)
     assert (result.returncode == 0) == (status == 0), result.stdout + result.stderr
@@ -168,7 +168,7 @@ def test_a_quick_bench_of_the_solution_measures_every_row_and_plots_them(solutio
 
 @pytest.mark.gpu
 def test_make_bench_on_the_stubs_reports_not_implemented_rows_beside_measured_baselines(starter_build, tmp_path):
-    result = subprocess.run(["make", "-C", str(STARTER), "bench", "BENCH_ARGS=--quick", f"BENCH_OUT={tmp_path}",
+    result = subprocess.run(["make", "-C", str(STARTER), "bench", "CPU=0", "BENCH_ARGS=--quick", f"BENCH_OUT={tmp_path}",
                              f"BENCH_REFERENCE={tmp_path / 'absent.json'}", f"PYTHON3={sys.executable}"],
                             capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

@@ -311,12 +311,18 @@ def test_dist_writes_nothing_when_the_tarball_would_leak(monkeypatch, tmp_path, 
 
 @pytest.fixture(scope="session")
 def built_tree(tarball, tmp_path_factory) -> Path:
-    """The tarball extracted into an empty folder and built with plain `make` (no -j), as a student would."""
+    """The tarball extracted into an empty folder and built with plain `make` (no -j), as a student would: for the
+    GPU where this machine has one and nvcc, else (as in CI) for the CPU backend, which make chooses by itself."""
     root = extract(tarball, tmp_path_factory.mktemp("student"))
     result = subprocess.run(["make"], cwd=root / "starter", capture_output=True, text=True,
                             timeout=1800, env=clean_env())
     assert result.returncode == 0, f"make in the extracted tarball failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     return root
+
+
+def build_folder(starter: Path) -> Path:
+    """Where plain `make` built: build/ for the GPU, build/on-cpu/ for the CPU backend."""
+    return starter / "build" / "on-cpu" if (starter / "build" / "on-cpu" / "starter").is_dir() else starter / "build"
 
 
 def makeflags(starter: Path, *args: str) -> str:
@@ -384,14 +390,16 @@ def test_a_missing_header_library_is_named_in_words_a_student_understands(built_
 
 def test_extracted_tarball_builds_with_its_own_headers(built_tree, registry):
     starter = built_tree / "starter"
-    assert (starter / "build" / "starter" / "harness").is_file()
-    assert (starter / "build" / "starter" / "student_suite").is_file()
+    built = build_folder(starter)
+    assert (built / "starter" / "harness").is_file()
+    assert (built / "starter" / "student_suite").is_file()
     # The build used the bundled headers, not whatever this machine has installed.
-    again = subprocess.run(["make", "-n", "-B", "build/lib/harness/main.cpp.o"], cwd=starter, capture_output=True,
-                           text=True, env=clean_env())
+    again = subprocess.run(["make", "-n", "-B", f"CPU={int(built.name == 'on-cpu')}",
+                            f"{built.relative_to(starter)}/lib/harness/main.cpp.o"], cwd=starter,
+                           capture_output=True, text=True, env=clean_env())
     assert "-isystem third_party/include" in again.stdout
-    listed = subprocess.run(["build/starter/harness", "--list-tasks", "--json"], cwd=starter, capture_output=True,
-                            text=True, timeout=60)
+    listed = subprocess.run([str(built / "starter" / "harness"), "--list-tasks", "--json"], cwd=starter,
+                            capture_output=True, text=True, timeout=60)
     assert [t["id"] for t in json.loads(listed.stdout)["tasks"]] == [t["id"] for t in registry["tasks"]]
 
 
@@ -601,3 +609,57 @@ def test_extracted_tarball_builds_and_tests_on_the_cpu_with_no_cuda_toolkit(no_c
     assert result.returncode != 0  # make test fails until every task passes
     for task in ids:
         assert re.search(rf"^{task}\s+not implemented yet$", out, re.M), task
+
+
+def test_a_student_without_the_cuda_toolkit_builds_tests_checks_and_hands_in(no_cuda, extracted, registry):
+    """The whole loop of a student with only make, a C++ compiler and python3 (no nvcc, no GPU): every command
+    works on the CPU backend or says in one line what needs a GPU. Two tasks written (the solution's fill and dot),
+    the rest stubs; then the classic reduction bug, which the CPU's race checker must name."""
+    command, env = no_cuda
+    starter = extracted / "starter"
+
+    def make(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*command, "make", *args], cwd=starter, capture_output=True, text=True, timeout=1800,
+                              env=env)
+
+    for task in ("fill", "dot"):
+        shutil.copy(ROOT / "solution" / "kernels" / f"{task}.cu", starter / "kernels" / f"{task}.cu")
+    built = make()
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    assert built.stdout.splitlines()[0].startswith("make builds for the CPU backend: nvcc, the CUDA compiler, is not "
+                                                   "installed"), built.stdout[:500]
+    assert (starter / "build" / "on-cpu" / "starter" / "harness").is_file()
+
+    tested = make("test", "TASK=fill,dot")
+    assert tested.returncode == 0, tested.stdout[-3000:] + tested.stderr[-3000:]
+    assert summary_line(tested.stdout) == "2/2 tasks pass", tested.stdout[-3000:]
+
+    checked = make("precheck")
+    assert checked.returncode == 0 and f"{len(registry['tasks'])} files clean" in checked.stdout, checked.stdout
+    for tool in ("memcheck", "racecheck"):
+        result = make(tool, "TASK=dot")
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        assert f"{tool} on the CPU backend" in result.stdout and "compute-sanitizer" not in result.stdout + result.stderr
+        assert re.search(r"^\d+ cases: (\d+) ok, 0 wrong, 0 not implemented, 0 errors", result.stdout, re.M), result.stdout
+
+    submitted = make("submit")
+    assert submitted.returncode == 0, submitted.stdout[-3000:] + submitted.stderr[-3000:]
+    with tarfile.open(starter / "submission.tar.gz", "r:gz") as tar:
+        assert sorted(tar.getnames()) == sorted(t["file"] for t in registry["tasks"])
+        assert tar.extractfile("dot.cu").read() == (ROOT / "solution" / "kernels" / "dot.cu").read_bytes()
+
+    for target, words in (("bench", "make bench times your kernels, which needs an NVIDIA GPU: nvcc, the CUDA "
+                                    "compiler, is not installed."),
+                          ("resources", "make resources asks the CUDA compiler how many registers")):
+        result = make(target, "TASK=dot")
+        assert result.returncode == 2, result.stdout + result.stderr
+        said = [line for line in result.stderr.splitlines() if not line.startswith("make: ***")]
+        assert len(said) == 1 and said[0].startswith(words), result.stderr
+        assert "not found" not in result.stdout + result.stderr and "No such file" not in result.stdout + result.stderr
+
+    shutil.copy(ROOT / "solution" / "tests" / "planted" / "race" / "dot.cu", starter / "kernels" / "dot.cu")
+    raced = make("test", "TASK=dot")
+    assert raced.returncode != 0
+    assert "use atomicAdd" in summary_line(raced.stdout), raced.stdout[-3000:]
+    raced = make("racecheck", "TASK=dot")
+    assert raced.returncode != 0 and "data race on output[0] (global memory)" in raced.stdout, raced.stdout[-3000:]

@@ -46,14 +46,20 @@ def task_files(harness: Path) -> list[str]:
         raise SubmitError(f"could not list the tasks with {harness}: {e}") from None
 
 
-def files_that_did_not_build(harness: Path) -> list[str]:
-    """The reasons of task files the harness was linked without (tools/link_tasks.py's report)."""
+NEEDS_GPU = "needs a GPU"  # how the CPU backend's build reports a file it cannot run (cpu/cudacpu.py)
+
+
+def files_that_did_not_build(harness: Path) -> tuple[list[str], list[str]]:
+    """The reasons of task files the harness was linked without (tools/link_tasks.py's report): those that do not
+    build, and those a CPU build left to a GPU (inline PTX, ...), which the grader builds on its GPU."""
     report = harness.parent / (harness.name + ".tasks.json")
     try:
         tasks = json.loads(report.read_text())["tasks"]
     except (OSError, ValueError, KeyError) as e:
         raise SubmitError(f"could not read the build's report {report}: {e}") from None
-    return [entry["reason"] for entry in tasks.values() if not entry["built"]]
+    reasons = [f"{entry['file']}: {entry['reason']}" if not entry["reason"].startswith(entry["file"]) else entry["reason"]
+               for entry in tasks.values() if not entry["built"]]
+    return ([r for r in reasons if NEEDS_GPU not in r], [r for r in reasons if NEEDS_GPU in r])
 
 
 def pristine_sums() -> dict[str, str] | None:
@@ -123,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("submission.tar.gz"))
     args = parser.parse_args(argv)
     try:
-        unbuilt = files_that_did_not_build(args.harness)
+        unbuilt, left_to_gpu = files_that_did_not_build(args.harness)
         if unbuilt:
             raise SubmitError("these files do not build, so their tasks would score 0: " + "; ".join(unbuilt) +
                               ". Fix them (or put the stub back) and run make submit again")
@@ -141,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
               f"stubs are recognized only by NOT_IMPLEMENTED_YET()")
     for warning in warnings:
         print(f"WARNING: {warning}")
+    for reason in left_to_gpu:
+        print(f"note: {reason}: it was not built or run here (the CPU backend cannot run it); the grader builds "
+              "and runs it on a GPU, so check it on a GPU machine if you can")
     tasks = [n for n in files if n in members]
     print(f"wrote {args.out}: {len(tasks)} task files ({', '.join(tasks)})"
           + (f" and {NICKNAME}" if NICKNAME in members else "") + ". Hand in this file.")
