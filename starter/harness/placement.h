@@ -21,14 +21,13 @@
 //
 // Exact placement (--fixed-placement, compute-sanitizer's runs): every input
 // and the output is alone in an allocation of exactly its size, at its start,
-// with nothing after it: no room, no guard region. The smallest overrun, one
-// element past an end, leaves the allocation, where compute-sanitizer memcheck
-// reports it (it bounds an allocation by the size asked for, the size its
-// reports give, not by what cudaMalloc rounded it up to; and tools/sanitize.py
-// has it pad every allocation, so that no other allocation starts right at an
-// array's end, where an overrun would go unseen) and AddressSanitizer
-// on the CPU backend does too. cudaMalloc's 256-byte alignment keeps the
-// 16-byte promise.
+// with nothing after it (no room, no guard region), so the smallest overrun,
+// one element past an end, leaves the allocation. compute-sanitizer memcheck
+// then reports it: it bounds an allocation by the size asked for, not by what
+// cudaMalloc rounded it up to, and tools/sanitize.py has it pad every
+// allocation, since the next one may otherwise start right at an array's end.
+// AddressSanitizer on the CPU backend reports it too. cudaMalloc's 256-byte
+// alignment keeps the 16-byte promise.
 //
 // Stored cases (data/) sit at offset 0 too, each input in an allocation of its
 // exact size; their output keeps its guard region, for `make test`.
