@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from grader import metrics
-from grader.sanitizer import location, meaning, summary_sentence
+from grader.sanitizer import MEMCHECK_FINDS, location, meaning, summary_sentence
 from grader.status import GPU_ONLY, case_word, sanitizer_word
 
 # diagnose.cpp's race_hint(), word for word: case_runner.cpp puts it before a case's own hint when
@@ -194,8 +194,10 @@ def _sanitizer_evidence(task: str, runs: pd.DataFrame, seed: int | None) -> list
             where = location(r.report)
             text = summary_sentence(r.tool, int(r.errors)) + (f" at {where}" if where else "") + \
                 f" ({r.dtype} {r.shape})" + (f": {meaning(r.report)}" if meaning(r.report) else "")
-            command = (f"compute-sanitizer --tool {r.tool} {HARNESS} --task {task} --dtype {r.dtype} --shape {r.shape}"
-                       + (f" --seed {seed}" if seed is not None else "") + " --check-only --fixed-placement")
+            finds = "".join(f" {o}" for o in MEMCHECK_FINDS) if r.tool == "memcheck" else ""
+            command = (f"compute-sanitizer --tool {r.tool}{finds} {HARNESS} --task {task} --dtype {r.dtype} "
+                       f"--shape {r.shape}" + (f" --seed {seed}" if seed is not None else "")
+                       + " --check-only --fixed-placement")
             found.append(Evidence("sanitizer", text, r.report, command))
         elif r.status in ("timeout", "failed"):  # on the student's code: the tool had no verdict on it
             found.append(Evidence("sanitizer-note", f"compute-sanitizer {r.tool} on {r.dtype} {r.shape}: "

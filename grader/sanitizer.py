@@ -26,4 +26,4 @@ Findings, find_tool, new_prefix, command, parse = (_shared.Findings, _shared.fin
                                                    _shared.command, _shared.parse)
 meaning, location, summary_sentence = _shared.meaning, _shared.location, _shared.summary_sentence
 serve_command, sanitized_shapes, requests = _shared.serve_command, _shared.sanitized_shapes, _shared.requests
-LINE_CHARS = _shared.LINE_CHARS
+LINE_CHARS, MEMCHECK_FINDS = _shared.LINE_CHARS, _shared.MEMCHECK_FINDS

@@ -100,6 +100,18 @@ def test_the_command_runs_one_case_of_the_students_harness_under_the_tool():
     assert "--leak-check" in sanitizer.command("cs", "memcheck", "h", "add", "float32", "1x1", 1, "l", PREFIX, 5)
 
 
+def test_memcheck_pads_every_allocation_so_nothing_readable_follows_an_array():
+    """cudaMalloc may start the next allocation right at an array's end, where memcheck would take a read one
+    past it for a read of that allocation; a padding buffer after each is out of bounds for the tool."""
+    one_case = sanitizer.command("cs", "memcheck", "h", "dot", "float32", "1025", 1, "l", PREFIX, 5)
+    served = sanitizer.serve_command("cs", "memcheck", "l", PREFIX)
+    for cmd in (one_case, served):
+        at = cmd.index("--padding")
+        assert cmd[at:at + 2] == ["--padding", "1048576"]
+    assert one_case.index("--padding") < one_case.index("h")  # the tool's option, before its target
+    assert "--padding" not in sanitizer.serve_command("cs", "racecheck", "l", PREFIX)
+
+
 def test_the_rubric_names_a_small_case_for_every_task(rubric):
     assert set(rubric.sanitizer.tools) == {"memcheck", "racecheck"}
     assert 0 < rubric.sanitizer.penalty <= 1

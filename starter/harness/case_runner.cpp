@@ -78,20 +78,14 @@ bool element_is_poison(DType t, const void* device, std::size_t index) {
     return false;
 }
 
-// Elements of poisoned guard region after each output: a store without its
-// bounds check lands there instead of in unrelated memory, and is reported.
-std::size_t guard_elements(std::size_t output_elements) {
-    return std::min<std::size_t>(std::max<std::size_t>(output_elements, 1 << 14), 1 << 22);
-}
-
 // Device memory for one case. The kernel sees `args`: its inputs and output
 // at this call's offsets inside `inputs` and `output` (placement.h); the
 // reference is made from `input_copies`, which nothing else touches.
 struct Workspace {
     OutputLayout layout;
     DType t = DType::f32;
+    Placement placement = Placement::fresh;
     std::size_t guard = 0;  // elements of poisoned guard region after the output
-    std::size_t slack = 0;  // bytes to spare in each array's allocation for its offset
     std::vector<DeviceBuffer> inputs, input_copies;
     DeviceBuffer output, reference, bound;
     DeviceArgs args, pristine;
@@ -101,55 +95,59 @@ struct Workspace {
     void* placed_output() const { return args.output; }
 };
 
-Workspace allocate(const Task& task, DType t, const Shape& shape, bool fixed_placement) {
+Workspace allocate(const Task& task, DType t, const Shape& shape, Placement placement) {
     Workspace w;
     w.t = t;
     w.layout = task.output_layout(shape);
-    w.slack = fixed_placement ? 0 : kPlacementSlack;
+    w.placement = placement;
     w.input_names = task.input_names;
-    for (std::size_t n : task.input_elements(shape)) {
-        w.inputs.emplace_back(n * dtype_size(t) + w.slack);
-        w.input_copies.emplace_back(n * dtype_size(t));
+    const std::vector<std::size_t> elements = task.input_elements(shape);
+    const CaseAllocations sizes = case_allocations(placement, elements, w.layout.elements(), dtype_size(t));
+    for (std::size_t i = 0; i < elements.size(); ++i) {
+        w.inputs.emplace_back(sizes.inputs[i]);
+        w.input_copies.emplace_back(elements[i] * dtype_size(t));
         w.args.inputs.push_back(w.inputs.back().get());
         w.pristine.inputs.push_back(w.input_copies.back().get());
     }
-    const std::size_t out = w.layout.elements();
-    w.guard = guard_elements(out);
-    w.output = DeviceBuffer((out + w.guard) * dtype_size(t) + w.slack);
-    w.reference = DeviceBuffer(out * sizeof(double));
-    w.bound = DeviceBuffer(out * sizeof(double));
+    w.guard = sizes.guard;
+    w.output = DeviceBuffer(sizes.output);
+    w.reference = DeviceBuffer(w.layout.elements() * sizeof(double));
+    w.bound = DeviceBuffer(w.layout.elements() * sizeof(double));
     w.args.output = w.output.get();
     return w;
 }
 
 // Places the arrays for call `call`: each input copied from its pristine copy
-// to its offset, the output and its guard region poisoned at theirs. The rest
-// of each input's allocation is poisoned first: a kernel that reads past an
-// input's end must find poison there (not zeros, nor an earlier call's copy),
-// or an off-by-one in a bounds check would pass.
+// to its offset, the output and its guard region poisoned at theirs. In fresh
+// placement the rest of each input's allocation is poisoned first: a kernel
+// that reads past an input's end must find poison there (not zeros, nor an
+// earlier call's copy), or an off-by-one in a bounds check would pass.
 void place(Workspace& w, std::uint64_t seed, std::uint64_t call) {
     const std::size_t n_inputs = w.inputs.size();
     for (std::size_t i = 0; i < n_inputs; ++i) {
-        const std::size_t offset = w.slack ? placement_offset(seed, i, call) : 0;
-        if (w.slack) poison_on_device(w.t, w.inputs[i].get(), w.inputs[i].bytes() / dtype_size(w.t));
+        const std::size_t offset = array_offset(w.placement, seed, i, call);
+        if (w.placement == Placement::fresh)
+            poison_on_device(w.t, w.inputs[i].get(), w.inputs[i].bytes() / dtype_size(w.t));
         void* at = static_cast<unsigned char*>(w.inputs[i].get()) + offset;
         CUDA_CHECK(cudaMemcpyAsync(at, w.input_copies[i].get(), w.input_copies[i].bytes(), cudaMemcpyDeviceToDevice,
                                    0));
         w.args.inputs[i] = at;
 #ifdef CUDACPU_BACKEND
-        // On the CPU an input's slack is out of bounds, as memcheck sees it on a GPU: a read past
-        // its end is reported with the array's name and index (AddressSanitizer).
+        // On the CPU everything after an input's end is out of bounds (AddressSanitizer), in every
+        // placement: a read there is reported with the array's name and index. (On a GPU memcheck sees
+        // it in exact placement only; in exact placement the range is the whole allocation.)
         const std::size_t elements = w.input_copies[i].bytes() / dtype_size(w.t);
         cudacpu_set_valid_range(at, w.input_copies[i].bytes());
         cudacpu_name_allocation(at, i < w.input_names.size() ? w.input_names[i].c_str() : "input", elements,
                                 dtype_size(w.t));
 #endif
     }
-    const std::size_t offset = w.slack ? placement_offset(seed, n_inputs, call) : 0;
+    const std::size_t offset = array_offset(w.placement, seed, n_inputs, call);
     w.args.output = static_cast<unsigned char*>(w.output.get()) + offset;
     poison_on_device(w.t, w.args.output, w.layout.elements() + w.guard);
 #ifdef CUDACPU_BACKEND
-    // The guard region stays writable: a write there is the harness's to report, as on a GPU.
+    // The guard region stays writable: a write there is the harness's to report, as on a GPU. In
+    // exact placement there is none, and a write past the output's end is AddressSanitizer's.
     cudacpu_set_valid_range(w.args.output, (w.layout.elements() + w.guard) * dtype_size(w.t));
     cudacpu_name_allocation(w.args.output, "output", w.layout.elements() + w.guard, dtype_size(w.t));
 #endif
@@ -349,7 +347,7 @@ struct CaseRun::State {
     }
 
     void check_runs() {
-        w = allocate(task, t, shape, o.fixed_placement || data);
+        w = allocate(task, t, shape, placement_for(o.fixed_placement, data != nullptr));
         fill_inputs(task, t, shape, w, o.seed, data);
         // Check runs, every one verified, on the same inputs. A deterministic kernel gives
         // bitwise equal outputs each time; a wrong result that also changes between

@@ -41,8 +41,8 @@ struct CaseOptions {
     int check_runs = 1;  // untimed runs whose output is verified before timing
     bool time = false;
     TimingOptions timing;
-    // Every array at offset 0 of an allocation of its own size, every call
-    // (stored cases always are; compute-sanitizer runs want it; placement.h).
+    // Every input and the output alone in an allocation of exactly its size,
+    // nothing after it, every call: compute-sanitizer's runs (placement.h).
     bool fixed_placement = false;
 };
 

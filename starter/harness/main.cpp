@@ -190,8 +190,9 @@ int main(int argc, char** argv) {
     app.add_flag("--limits", o.limits_only, "Measure and print the device limits, then exit");
     app.add_flag("--no-limits", o.no_limits, "Do not measure the device limits (no % of limit column)");
     app.add_flag("--fixed-placement", o.fixed_placement,
-                 "Put every array at the start of an allocation of its own size, every call, instead of at a fresh "
-                 "random offset (for compute-sanitizer: a read past an array's end then leaves its allocation)");
+                 "Put every input and the output alone in an allocation of exactly its size, with nothing after it "
+                 "(no guard region), every call, instead of at a fresh random offset (for compute-sanitizer: a read "
+                 "or write one element past an array's end then leaves its allocation)");
     app.add_option("--case-timeout", o.case_timeout, "Seconds a case may take before it is stopped as hung")
         ->check(CLI::Range(1.0, 86400.0));
     app.add_option("--device", o.device, "CUDA device index")->check(CLI::NonNegativeNumber);

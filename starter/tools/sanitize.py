@@ -34,6 +34,15 @@ PRINT_LIMIT = 10  # errors printed in full; the summary still counts them all
 REPORT_LINES = 12  # lines of findings kept for feedback
 LINE_CHARS = 300
 
+# memcheck bounds an allocation by the size asked for, but cudaMalloc may start the next allocation right at
+# an array's end, and a read one past it then lands inside that one, unseen (4096-byte and 4 MiB arrays on an
+# H100, compute-sanitizer 2025.3.1, 2026-11-27: 0 errors without padding, the read reported with it; a
+# 4100-byte one was reported either way). A padding buffer after every allocation is out of bounds for the
+# tool, so nothing readable follows an array in exact placement (placement.h). 1 MiB is far more than the
+# sanitizer's small cases overrun by a whole tile.
+MEMCHECK_PADDING = 1 << 20
+MEMCHECK_FINDS = ["--padding", str(MEMCHECK_PADDING)]  # the options that decide what memcheck finds
+
 TOOL_WORDS = {"memcheck": "out-of-bounds and misaligned memory accesses",
               "racecheck": "races on shared memory"}
 
@@ -86,21 +95,15 @@ def new_prefix() -> str:
 
 def case_arguments(task: str, dtype: str, shape: str, seed: int, case_timeout: float) -> list[str]:
     """The harness's options for the one small case. The CPU reference keeps the tool's view on the student's
-    kernels alone; fixed placement puts every array at the start of its allocation, so a read or write past its
-    end is out of bounds for the tool."""
+    kernels alone; fixed placement puts every array alone in an allocation of exactly its size: a read or write
+    past its end is out of bounds."""
     return ["--task", task, "--dtype", dtype, "--shape", shape, "--seed", str(seed), "--check-only", "--no-limits",
             "--reference", "cpu", "--check-runs", "1", "--case-timeout", f"{case_timeout:g}", "--fixed-placement"]
 
 
 def command(sanitizer: str, tool: str, harness: str, task: str, dtype: str, shape: str, seed: int, log: str,
             prefix: str, case_timeout: float) -> list[str]:
-    cmd = [sanitizer, "--tool", tool, "--error-exitcode", str(ERROR_EXIT), "--print-limit", str(PRINT_LIMIT),
-           "--show-backtrace", "device", "--prefix", prefix, "--log-file", log]
-    if tool == "memcheck":
-        cmd += ["--leak-check", "no"]
-    elif tool == "racecheck":
-        cmd += ["--racecheck-report", "analysis"]
-    return cmd + [harness, *case_arguments(task, dtype, shape, seed, case_timeout)]
+    return serve_command(sanitizer, tool, log, prefix) + [harness, *case_arguments(task, dtype, shape, seed, case_timeout)]
 
 
 def serve_command(sanitizer: str, tool: str, log: str, prefix: str) -> list[str]:
@@ -108,7 +111,7 @@ def serve_command(sanitizer: str, tool: str, log: str, prefix: str) -> list[str]
     cmd = [sanitizer, "--tool", tool, "--error-exitcode", str(ERROR_EXIT), "--print-limit", str(PRINT_LIMIT),
            "--show-backtrace", "device", "--prefix", prefix, "--log-file", log]
     if tool == "memcheck":
-        cmd += ["--leak-check", "no"]
+        cmd += ["--leak-check", "no", *MEMCHECK_FINDS]
     elif tool == "racecheck":
         cmd += ["--racecheck-report", "analysis"]
     return cmd
@@ -143,8 +146,9 @@ def sanitized_shapes(graded: list[str], small: str, pick=None) -> list[str]:
 
 
 def requests(tool: str, task: str, dtype: str, shapes: list[str], seed: int, check_runs: int = 2) -> list[dict]:
-    """The check requests a graded run sends for these shapes; memcheck's put every array at the start of
-    an allocation of its own size (a read past its end then leaves the allocation, where the tool sees it)."""
+    """The check requests a graded run sends for these shapes; memcheck's put every array alone in an
+    allocation of exactly its size (a read or write past its end then leaves the allocation, where the tool,
+    which pads every allocation, sees it)."""
     out = []
     for shape in shapes:
         message = {"op": "check", "task": task, "dtype": dtype, "shape": shape, "seed": seed, "check_runs": check_runs}

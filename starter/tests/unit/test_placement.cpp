@@ -2,6 +2,7 @@
 
 #include <set>
 #include <tuple>
+#include <vector>
 
 #include "placement.h"
 
@@ -47,4 +48,38 @@ TEST_CASE("a case's calls almost never meet the same pointers twice") {
 TEST_CASE("placement streams never coincide with the input streams") {
     CHECK(kPlacementStream > 1000);
     CHECK(rng_key(5, kPlacementStream) != rng_key(5, 0));
+}
+
+TEST_CASE("compute-sanitizer's placement gives every input and the output an allocation of exactly its size") {
+    // dot at 1025: inputs x and y, a one-element output.
+    const CaseAllocations a = case_allocations(Placement::exact, {1025, 1025}, 1, sizeof(float));
+    CHECK(a.inputs == std::vector<std::size_t>{1025 * sizeof(float), 1025 * sizeof(float)});
+    CHECK(a.output == sizeof(float));  // no guard region after it: an overrun leaves the allocation
+    CHECK(a.guard == 0);
+    CHECK(a.slack == 0);
+    for (std::uint64_t call = 0; call < 100; ++call)
+        for (std::uint64_t array = 0; array < 3; ++array) CHECK(array_offset(Placement::exact, 77, array, call) == 0);
+}
+
+TEST_CASE("the sanitizer's flag makes a stored case exact too; without it a stored output keeps its guard region") {
+    CHECK(placement_for(true, false) == Placement::exact);
+    CHECK(placement_for(true, true) == Placement::exact);
+    CHECK(placement_for(false, true) == Placement::stored);
+    CHECK(placement_for(false, false) == Placement::fresh);
+    const CaseAllocations stored = case_allocations(Placement::stored, {37 * 211, 37 * 211}, 37 * 211, 8);
+    CHECK(stored.inputs == std::vector<std::size_t>{37 * 211 * 8, 37 * 211 * 8});
+    CHECK(stored.guard == 1 << 14);
+    CHECK(stored.output == (37 * 211 + stored.guard) * 8);
+    CHECK(array_offset(Placement::stored, 77, 1, 5) == 0);
+}
+
+TEST_CASE("fresh placement leaves room for every offset and a guard region after the output") {
+    const CaseAllocations a = case_allocations(Placement::fresh, {1000}, 1000, 4);
+    CHECK(a.slack == kPlacementSlack);
+    CHECK(a.inputs == std::vector<std::size_t>{4000 + kPlacementSlack});
+    CHECK(a.output == (1000 + a.guard) * 4 + kPlacementSlack);
+    CHECK(a.guard == guard_elements(Placement::fresh, 1000));
+    CHECK(guard_elements(Placement::fresh, 1) == 1 << 14);
+    CHECK(guard_elements(Placement::fresh, std::size_t(1) << 30) == 1 << 22);
+    CHECK(array_offset(Placement::fresh, 77, 1, 5) == placement_offset(77, 1, 5));
 }
