@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import sanitizer as tool_runs
-from grader.gate.build_gate import BuildGate, GateError, GateSetup, SourceGate
+from grader.gate.build_gate import BuildGate, GateError, GateSetup, Target
 from grader.gate.policy import GatePolicy
 from grader.gate.report import GateReport
 from grader.intake import Submission
@@ -170,17 +170,14 @@ class Workspace:
         out_dir.mkdir(parents=True)
         start = time.monotonic()
         report, status, timed_out, out = None, 0, False, ""
-        if gate:
+        if gate:  # the same gate on both backends: the pre-check, then each compiled object
             checker = self.gate(gate)
             screened = checker.screen(kernels, sub.files)  # before compiling: what an #include names is never read
-            if self.cpu:  # the source is all the CPU backend's gate reads: nothing to compile first
-                report = GateReport(screened)
-            else:
-                self._reuse_stubs(kernels, out_dir, handed_in=sub.files)  # the files the submission lacks
-                done = self._sandboxed_make("objects", kernels, out_dir, timeout)
-                status, timed_out, out = done.status, done.timed_out, done.stdout
-                report = checker.inspect(kernels, out_dir / "kernels", sub.files, screened) if status == 0 \
-                    else GateReport(screened)
+            self._reuse_stubs(kernels, out_dir, handed_in=sub.files)  # the files the submission lacks
+            done = self._sandboxed_make("objects", kernels, out_dir, timeout)
+            status, timed_out, out = done.status, done.timed_out, done.stdout
+            report = checker.inspect(kernels, out_dir / "kernels", sub.files, screened) if status == 0 \
+                else GateReport(screened)
         if status == 0 and not timed_out:
             self._reuse_stubs(kernels, out_dir)  # (again: the gate may have put stubs in for files it refused)
             done = self._sandboxed_make("harness", kernels, out_dir, max(1.0, timeout - (time.monotonic() - start)))
@@ -213,17 +210,20 @@ class Workspace:
             raise GraderError(f"the sandbox could not start a build: {done.stdout.strip()[:1000]}")
         return done
 
-    def gate(self, policy: GatePolicy) -> BuildGate | SourceGate:
-        """The build gate for this workspace and policy, set up on first use (the CPU backend's: the source's)."""
-        if self.cpu:
-            return self._gate.get(policy, lambda: SourceGate(self.pristine, policy))
+    def gate(self, policy: GatePolicy) -> BuildGate:
+        """The build gate for this workspace and policy, set up on first use: the same rules on the objects of
+        either backend (the CPU backend's are g++'s, with its runtime and AddressSanitizer to link)."""
         def compile_objects(kernels: Path, tag: str):
             status, out = run_limited(self._make(f"-j{os.cpu_count() or 2}", "objects", f"KERNELS={kernels}",
                                                  f"KTAG={tag}"), timeout=1800)
             if status != 0:
                 raise GraderError(f"building the gate's reference objects ({tag}) failed:\n{out[-4000:]}")
+
+        def make() -> BuildGate:
+            target = Target.cpu(self.pristine, self.build_dir) if self.cpu else Target.gpu()
+            return BuildGate(self.pristine, self.build_dir, policy, compile_objects, target=target)
         try:
-            return self._gate.get(policy, lambda: BuildGate(self.pristine, self.build_dir, policy, compile_objects))
+            return self._gate.get(policy, make)
         except GateError as e:
             raise GraderError(f"the build gate cannot run: {e}") from e
 

@@ -12,11 +12,13 @@ notes (enforced=False), and object findings borrow the pre-check's line numbers 
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import struct
 import subprocess
 import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -30,6 +32,9 @@ REPO = Path(__file__).resolve().parents[2]
 PRECHECK = REPO / "starter" / "tools" / "precheck.py"
 SYSTEM_LIBRARIES = ("libc.so.6", "libm.so.6", "libstdc++.so.6", "libgcc_s.so.1")
 CUDA_LIBRARIES = ("libcudart_static.a", "libcublas.so", "libcublasLt.so")
+# The CPU backend's programs also link its runtime (built beside the harness's library) and AddressSanitizer's.
+CPU_RUNTIME = Path("lib") / "cpu" / "libcudacpu.a"
+SANITIZER_LIBRARIES = ("libasan.so",)
 
 
 class GateError(RuntimeError):
@@ -63,23 +68,21 @@ def cuda_home() -> Path:
     return Path(nvcc).resolve().parents[1]
 
 
-def library_exports(shared_only: bool = False) -> set[str]:
-    """What the libraries the harness links with define: a task file must not define these again.
-    shared_only: only the shared libraries' dynamic exports (libc, libm, libstdc++, libgcc_s, cuBLAS)."""
-    home = cuda_home()
-    found = []
-    for name in CUDA_LIBRARIES:
-        hits = [p for p in (home / "lib64" / name, *home.glob(f"targets/*/lib/{name}")) if p.exists()]
-        if not hits:
-            raise GateError(f"{name} is not in {home}: the gate checks that a task file does not redefine its symbols")
-        found.append(hits[0])
-    for name in SYSTEM_LIBRARIES:
-        path = subprocess.run(["g++", f"-print-file-name={name}"], capture_output=True, text=True).stdout.strip()
-        if not path or not Path(path).exists():
-            raise GateError(f"the compiler cannot find {name}")
-        found.append(Path(path))
+def compiler_library(name: str, cxx: str = "g++") -> Path | None:
+    """Where the C++ compiler finds a library (None when it does not: it prints the bare name back)."""
+    try:
+        path = subprocess.run([*cxx.split(), f"-print-file-name={name}"], capture_output=True, text=True,
+                              timeout=60).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return Path(path).resolve() if path and Path(path).is_absolute() and Path(path).exists() else None
+
+
+def exports(libraries: list[Path], shared_only: bool = False) -> set[str]:
+    """What these libraries define (a static one: every member's global symbols; a shared one: its dynamic
+    exports). shared_only: the shared ones alone."""
     names = set()
-    for path in found:
+    for path in libraries:
         if shared_only and path.suffix == ".a":
             continue
         names |= _names(["-g", "--defined-only", str(path)] if path.suffix == ".a" else
@@ -87,13 +90,83 @@ def library_exports(shared_only: bool = False) -> set[str]:
     return names
 
 
+@dataclass(frozen=True)
+class Target:
+    """What a backend's task objects are made of and linked with: the libraries whose names a task file must not
+    define again, where the toolchain's own headers live (files a compilation may read besides the task file and
+    the assignment's headers), and whether its objects carry device code to read back."""
+    name: str
+    libraries: tuple[Path, ...]
+    system_roots: tuple[Path, ...]
+    device_code: bool
+
+    @staticmethod
+    def gpu() -> "Target":
+        home = cuda_home()
+        found = []
+        for name in CUDA_LIBRARIES:
+            hits = [p for p in (home / "lib64" / name, *home.glob(f"targets/*/lib/{name}")) if p.exists()]
+            if not hits:
+                raise GateError(f"{name} is not in {home}: the gate checks that a task file does not redefine its "
+                                "symbols")
+            found.append(hits[0])
+        roots = [(home / "include").resolve(), *[p.resolve() for p in home.glob("targets/*/include")],
+                 Path("/usr/include"), Path("/usr/lib/gcc")]
+        return Target("gpu", (*found, *_system_libraries("g++")), tuple(roots), device_code=True)
+
+    @staticmethod
+    def cpu(pristine: Path, build_dir: Path, cxx: str = "") -> "Target":
+        """The CPU backend (starter/cpu/): its programs link its runtime and AddressSanitizer's besides the C and
+        C++ libraries; its task files read its own CUDA headers and the C++ compiler's. No CUDA toolkit needed."""
+        cxx = cxx or os.environ.get("CXX") or "g++"
+        runtime = Path(build_dir) / CPU_RUNTIME
+        if not runtime.is_file():
+            raise GateError(f"the CPU backend's runtime {runtime} is not built")
+        sanitizers = [p for p in (compiler_library(n, cxx) for n in SANITIZER_LIBRARIES) if p is not None]
+        roots = (Path(pristine) / "cpu" / "include", *search_dirs(cxx), Path("/usr/include"))
+        return Target("cpu", (runtime, *sanitizers, *_system_libraries(cxx)), tuple(p.resolve() for p in roots),
+                      device_code=False)
+
+
+def _system_libraries(cxx: str) -> list[Path]:
+    found = []
+    for name in SYSTEM_LIBRARIES:
+        path = compiler_library(name, cxx)
+        if path is None:
+            raise GateError(f"the compiler {cxx} cannot find {name}")
+        found.append(path)
+    return found
+
+
+def search_dirs(cxx: str) -> list[Path]:
+    """The folders the C++ compiler looks for <headers> in, as it lists them (`-E -v`)."""
+    try:
+        done = subprocess.run([*cxx.split(), "-x", "c++", "-E", "-v", "-"], input="", capture_output=True, text=True,
+                              timeout=60, env={**os.environ, "LC_ALL": "C"})
+    except (OSError, subprocess.SubprocessError) as e:
+        raise GateError(f"the compiler {cxx} cannot run here ({e})") from None
+    lines = done.stderr.splitlines()
+    try:
+        start = lines.index("#include <...> search starts here:")
+    except ValueError:
+        raise GateError(f"{cxx} -E -v did not list its header folders") from None
+    dirs = []
+    for line in lines[start + 1:]:
+        if not line.startswith(" "):
+            break
+        dirs.append(Path(line.strip().split(" (", 1)[0]).resolve())
+    return dirs
+
+
 class BuildGate:
     """Set up once per grading run: the stubs' and the solution's objects (what a task file is
     expected to define), and what the harness and the libraries define (what it must not)."""
 
     def __init__(self, pristine: Path, build_dir: Path, policy: GatePolicy,
-                 compile_objects: Callable[[Path, str], None], solution: Path = REPO / "solution" / "kernels"):
+                 compile_objects: Callable[[Path, str], None], solution: Path = REPO / "solution" / "kernels",
+                 target: Target | None = None):
         self.pristine, self.build_dir, self.policy = Path(pristine), Path(build_dir), policy
+        self.target = target or Target.gpu()
         self.precheck = load_precheck()
         self.rules_json = policy.to_json()
         for kernels, tag in ((self.pristine / "kernels", "stubs"), (Path(solution), "solution")):
@@ -101,13 +174,14 @@ class BuildGate:
         lib = self.build_dir / "lib"
         harness_objects = [str(lib / "libharness.a"), str(lib / "harness" / "main.cpp.o")]
         harness = _names(["-g", *harness_objects])
-        self.taken = frozenset(harness | library_exports())
+        libraries = list(self.target.libraries)
+        self.taken = frozenset(harness | exports(libraries))
         # What the harness calls out of line in a shared library (libstdc++'s explicitly instantiated string and
         # stream members, libc): a definition of one in a task file, even a COMDAT copy from an explicit
         # specialization, is what the static linker binds the harness's calls to. An honest file compiled with
         # the same headers and flags leaves these undefined too.
         called = _names(["-g", "--undefined-only", *harness_objects])
-        self.interposable = frozenset(called & library_exports(shared_only=True))
+        self.interposable = frozenset(called & exports(libraries, shared_only=True))
         trusted, stubs = set(), {}
         for tag in ("stubs", "solution"):
             for obj in sorted((self.build_dir / tag / "kernels").glob("*.o")):
@@ -119,13 +193,12 @@ class BuildGate:
         # A task's launchers: what its stub defines and no other stub does (the rest comes from headers).
         self.launchers = {file: names - set().union(*(n for f, n in stubs.items() if f != file))
                           for file, names in stubs.items()}
-        home = cuda_home()
-        self.system_roots = [(home / "include").resolve(), *[p.resolve() for p in home.glob("targets/*/include")],
-                             Path("/usr/include"), Path("/usr/lib/gcc")]
+        self.system_roots = list(self.target.system_roots)
         self._instructions = policy.rules["no-syscalls"].instructions
-        self._sass = tuple(p for rule in policy.rules.values() for p in rule.sass)
-        self._ptx = tuple(p for rule in policy.rules.values() for p in rule.ptx)
-        self.cuobjdump = find_cuobjdump()
+        device = self.target.device_code
+        self._sass = tuple(p for rule in policy.rules.values() for p in rule.sass) if device else ()
+        self._ptx = tuple(p for rule in policy.rules.values() for p in rule.ptx) if device else ()
+        self.cuobjdump = find_cuobjdump() if device else None
         if (self._sass or self._ptx) and self.cuobjdump is None:
             raise GateError("cuobjdump (and nvdisasm) are not installed: the gate reads device code with them "
                             "(they come with the CUDA toolkit, or pip install -r grader/requirements.txt)")
@@ -198,7 +271,29 @@ class BuildGate:
                 (kernels / name).write_bytes(self.stub(name))
                 obj.unlink(missing_ok=True)
                 dep.unlink(missing_ok=True)
+            elif not self.seal(obj, name, facts):  # fail closed: an object that cannot be sealed is not linked
+                findings.append(Finding(name, "no-redefinition", "could not be sealed (objcopy failed on its object)",
+                                        rules.rule("no-redefinition").description))
+                (kernels / name).write_bytes(self.stub(name))
+                obj.unlink(missing_ok=True)
+                dep.unlink(missing_ok=True)
         return GateReport(findings)
+
+    def seal(self, obj: Path, file: str, facts) -> bool:
+        """Every global the object defines made local to it, but its task's launchers (what its stub defines) and
+        its inline and template copies (COMDAT: the linker keeps the harness's copy, linked first, and drops the
+        file's, so those must keep their names). A name the file shares with a library the harness calls (a C
+        function of its reply writer, one of the CPU runtime's) then binds nothing outside the file, whatever
+        no-redefinition missed: the harness's and the libraries' definitions win the link. COMDAT copies of such
+        names, which only a deliberate specialization makes, are made local too."""
+        kept = set(self.launchers.get(file, ())) | {d.name for d in facts.defined
+                                                    if d.comdat and d.name.split("@", 1)[0] not in self.interposable}
+        keep = obj.with_suffix(".keep")
+        keep.write_text("".join(f"{name}\n" for name in sorted(kept)))
+        done = subprocess.run(["objcopy", f"--keep-global-symbols={keep}", str(obj)], capture_output=True,
+                              text=True, errors="replace", timeout=120)
+        keep.unlink(missing_ok=True)
+        return done.returncode == 0
 
 
 def _name(what: str) -> str:
@@ -223,33 +318,6 @@ def _with_lines(found: list[Finding], notes: list[Finding]) -> list[Finding]:
     out += [Finding(n.file, n.rule, n.what, n.description, False, n.line, n.source)
             for n in notes if n.rule not in confirmed]
     return out
-
-
-class SourceGate:
-    """The CPU backend's gate (grader/build.py, Workspace(cpu=True)): its objects are g++'s, with no device code
-    to read back and a runtime of their own, so the source is what it judges. Every finding of the pre-check
-    (the students' own `make precheck`) keeps its file out of the build, as an object finding does on the GPU
-    (the stub stands in); on the GPU a source finding the object does not confirm, such as a call in dead code,
-    is only a note, so the CPU is the stricter of the two there. Needs no CUDA toolkit."""
-
-    def __init__(self, pristine: Path, policy: GatePolicy):
-        self.pristine, self.policy = Path(pristine), policy
-        self.precheck = load_precheck()
-        self.rules_json = policy.to_json()
-
-    def stub(self, file: str) -> bytes:
-        return (self.pristine / "kernels" / file).read_bytes()
-
-    def screen(self, kernels: Path, files: dict[str, bytes]) -> list[Finding]:
-        findings = []
-        for name, data in sorted(files.items()):
-            if self.policy.for_file(name) is None:
-                continue
-            problems = self.precheck.check_text(data.decode("utf-8", "replace"), name, self.rules_json)
-            findings += [Finding(name, p.rule, p.what, p.description, True, p.line, p.text.strip()) for p in problems]
-            if problems:
-                (kernels / name).write_bytes(self.stub(name))
-        return findings
 
 
 class GateSetup:

@@ -22,6 +22,16 @@ IOSTREAM_INIT = {"std::__ioinit", "std::ios_base::Init::Init()", "std::ios_base:
 # A local static of such a function (_ZZ..., its guard _ZGVZ...) is the standard library's too.
 STANDARD_LIBRARY = re.compile(r"_Z(?:T[IVST]|TT|GV)?Z?N?[rVKRO]*(?:St|S[abdios]|9__gnu_cxx)")
 NVCC_DEVICE_STUB = "__device_stub__"
+# A sanitizer's own module constructor and destructor, which the compiler adds to every object it instruments
+# (the CPU backend's, built with AddressSanitizer): GCC names them _sub_I_00099_1 and _sub_D_00099_0, clang
+# asan.module_ctor. Each registers the file's globals with the sanitizer and calls nothing of the file's own.
+SANITIZER_STARTUP = re.compile(r"_sub_[ID]_00099_\d+|[at]san\.module_[cd]tor")
+# AddressSanitizer brackets a file's dynamic initializers with these (naming the file by a string constant, .LC*).
+ASAN_DYNAMIC_INIT = {"__asan_before_dynamic_init", "__asan_after_dynamic_init"}
+# The globals AddressSanitizer defines beside each of the file's own (its one-definition-rule indicators).
+SANITIZER_DEFINED = re.compile(r"__odr_asan[._].*")
+SANITIZER_REGISTRATION = re.compile(r"__asan_(?:init|version_mismatch_check_v\d+|(?:un)?register_(?:elf_)?globals)"
+                                    r"|__tsan_init")
 
 
 @dataclass(frozen=True)
@@ -75,10 +85,12 @@ def check_startup(facts: ObjectFacts, rules: FileRules) -> list[Finding]:
         return []
     out = []
     for entry in facts.startup:
-        if entry.is_nvcc_registration or (entry.references and set(entry.references) <= IOSTREAM_INIT):
+        own = {r for r in entry.references if r not in ASAN_DYNAMIC_INIT and not r.startswith(".LC")}
+        if entry.is_nvcc_registration or (own and own <= IOSTREAM_INIT) or is_sanitizer_registration(entry):
             continue
         if entry.function.startswith("_GLOBAL__sub_I_"):
-            uses = sorted({r for r in entry.references if not r.startswith(("_GLOBAL", ".")) and r not in IOSTREAM_INIT})
+            uses = sorted({r for r in entry.references if not r.startswith(("_GLOBAL", ".")) and r not in IOSTREAM_INIT
+                           and r not in ASAN_DYNAMIC_INIT})
             what = ("runs code when the program starts (the constructor of a global object, or the computed value "
                     "of a global variable)")
             what += f", which uses {', '.join(uses[:6])}" if uses else ""
@@ -94,6 +106,14 @@ def check_startup(facts: ObjectFacts, rules: FileRules) -> list[Finding]:
             out.append(_finding(rules, "no-static-constructors",
                                 f"defines {d.demangled} as an ifunc, whose resolver runs when the program loads"))
     return out
+
+
+def is_sanitizer_registration(entry) -> bool:
+    """The sanitizer's constructor or destructor: its compiler-given name, and references to the sanitizer's
+    registration functions and the object's own data sections only."""
+    calls = [r for r in entry.references if not r.startswith(".")]
+    return (SANITIZER_STARTUP.fullmatch(entry.function) is not None and bool(calls)
+            and all(SANITIZER_REGISTRATION.fullmatch(r) for r in calls))
 
 
 def check_instructions(facts: ObjectFacts, rules: FileRules) -> list[Finding]:
@@ -140,7 +160,7 @@ def check_definitions(facts: ObjectFacts, rules: FileRules, expected: Expected) 
                                 "the harness calls in a shared library: this copy would replace the library's "
                                 "for the harness too"))
             continue
-        if name in expected.trusted or name.startswith(NVCC_DEVICE_STUB):
+        if name in expected.trusted or name.startswith(NVCC_DEVICE_STUB) or SANITIZER_DEFINED.fullmatch(name):
             continue
         standard = STANDARD_LIBRARY.match(name) is not None
         if name in expected.taken and not (standard and d.comdat):
@@ -171,7 +191,7 @@ def check_dependencies(depfile: Path, rules: FileRules, source: Path, project: l
     if not depfile.exists():
         return [_finding(rules, "includes", "left no list of the files its compilation read")]
     text = depfile.read_text(errors="replace").replace("\\\n", " ")
-    first = text.split("\n\n", 1)[0]
+    first = text.split("\n", 1)[0]  # the object's rule; -MP's empty rules for each header follow it
     _, _, deps = first.partition(": ")
     allowed = {p.resolve() for p in [source, *project]}
     roots = [r.resolve() for r in system_roots]

@@ -407,34 +407,6 @@ cudaError_t cudaMemset2D(void* devPtr, std::size_t pitch, int value, std::size_t
     return cudaSuccess;
 }
 
-cudaError_t cudacpu_register_symbol(const void* symbol, std::size_t size) {
-    std::unique_lock<std::shared_mutex> lock(cudacpu::g_mutex);
-    const auto start = reinterpret_cast<std::uintptr_t>(symbol);
-    if (!cudacpu::find_locked(start, size))
-        cudacpu::g_allocations[start] = cudacpu::Allocation{start, size, Kind::kSymbol, nullptr, 0, 0, 0, 0, {}};
-    return cudaSuccess;
-}
-
-cudaError_t cudacpu_memcpy_to_symbol(void* symbol, std::size_t symbol_size, const void* src, std::size_t count,
-                                     std::size_t offset, cudaMemcpyKind kind) {
-    if (const cudaError_t sticky = cudacpu::sticky_error()) return sticky;
-    if (offset > symbol_size || count > symbol_size - offset || !src) return cudacpu::record(cudaErrorInvalidValue);
-    if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
-        return cudacpu::record(cudaErrorInvalidMemcpyDirection);
-    std::memmove(static_cast<char*>(symbol) + offset, src, count);
-    return cudaSuccess;
-}
-
-cudaError_t cudacpu_memcpy_from_symbol(void* dst, const void* symbol, std::size_t symbol_size, std::size_t count,
-                                       std::size_t offset, cudaMemcpyKind kind) {
-    if (const cudaError_t sticky = cudacpu::sticky_error()) return sticky;
-    if (offset > symbol_size || count > symbol_size - offset || !dst) return cudacpu::record(cudaErrorInvalidValue);
-    if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
-        return cudacpu::record(cudaErrorInvalidMemcpyDirection);
-    std::memmove(dst, static_cast<const char*>(symbol) + offset, count);
-    return cudaSuccess;
-}
-
 void cudacpu_name_allocation(const void* ptr, const char* name, std::size_t elements, std::size_t element_size) {
     if (!ptr || !name || !element_size) return;
     std::unique_lock<std::shared_mutex> lock(cudacpu::g_mutex);
@@ -458,4 +430,33 @@ cudaError_t cudacpu_set_valid_range(const void* ptr, std::size_t bytes) {
     cudacpu::apply_valid_range(*a);
     return cudaSuccess;
 }
+}
+
+// Kernel code's entry points for symbols (runtime_api.h): C++, in cudacpu::detail, outside the extern "C" API.
+cudaError_t cudacpu::detail::register_symbol(const void* symbol, std::size_t size) {
+    std::unique_lock<std::shared_mutex> lock(cudacpu::g_mutex);
+    const auto start = reinterpret_cast<std::uintptr_t>(symbol);
+    if (!cudacpu::find_locked(start, size))
+        cudacpu::g_allocations[start] = cudacpu::Allocation{start, size, Kind::kSymbol, nullptr, 0, 0, 0, 0, {}};
+    return cudaSuccess;
+}
+
+cudaError_t cudacpu::detail::memcpy_to_symbol(void* symbol, std::size_t symbol_size, const void* src, std::size_t count,
+                                             std::size_t offset, cudaMemcpyKind kind) {
+    if (const cudaError_t sticky = cudacpu::sticky_error()) return sticky;
+    if (offset > symbol_size || count > symbol_size - offset || !src) return cudacpu::record(cudaErrorInvalidValue);
+    if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
+        return cudacpu::record(cudaErrorInvalidMemcpyDirection);
+    std::memmove(static_cast<char*>(symbol) + offset, src, count);
+    return cudaSuccess;
+}
+
+cudaError_t cudacpu::detail::memcpy_from_symbol(void* dst, const void* symbol, std::size_t symbol_size,
+                                               std::size_t count, std::size_t offset, cudaMemcpyKind kind) {
+    if (const cudaError_t sticky = cudacpu::sticky_error()) return sticky;
+    if (offset > symbol_size || count > symbol_size - offset || !dst) return cudacpu::record(cudaErrorInvalidValue);
+    if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
+        return cudacpu::record(cudaErrorInvalidMemcpyDirection);
+    std::memmove(dst, static_cast<const char*>(symbol) + offset, count);
+    return cudaSuccess;
 }

@@ -234,14 +234,18 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream = 0);
 cudaError_t cudaEventSynchronize(cudaEvent_t event);
 cudaError_t cudaEventQuery(cudaEvent_t event);
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
-
-// Symbols (__device__ and __constant__ variables), by address and size.
-cudaError_t cudacpu_memcpy_to_symbol(void* symbol, std::size_t symbol_size, const void* src, std::size_t count,
-                                     std::size_t offset, cudaMemcpyKind kind);
-cudaError_t cudacpu_memcpy_from_symbol(void* dst, const void* symbol, std::size_t symbol_size, std::size_t count,
-                                       std::size_t offset, cudaMemcpyKind kind);
-cudaError_t cudacpu_register_symbol(const void* symbol, std::size_t size);
 }
+
+// Symbols (__device__ and __constant__ variables), by address and size: what the templates below call. In
+// cudacpu::detail with every other entry point compiled kernel code reaches; the cudacpu_* functions
+// (extension.h) are the harness's controls, which the grader's build gate keeps task files from calling.
+namespace cudacpu::detail {
+cudaError_t memcpy_to_symbol(void* symbol, std::size_t symbol_size, const void* src, std::size_t count,
+                             std::size_t offset, cudaMemcpyKind kind);
+cudaError_t memcpy_from_symbol(void* dst, const void* symbol, std::size_t symbol_size, std::size_t count,
+                               std::size_t offset, cudaMemcpyKind kind);
+cudaError_t register_symbol(const void* symbol, std::size_t size);
+}  // namespace cudacpu::detail
 
 // The C++ overloads CUDA's headers add.
 template <class T>
@@ -272,8 +276,8 @@ inline cudaError_t cudaMallocAsync(T** devPtr, std::size_t size, cudaStream_t st
 template <class T>
 inline cudaError_t cudaMemcpyToSymbol(const T& symbol, const void* src, std::size_t count, std::size_t offset = 0,
                                       cudaMemcpyKind kind = cudaMemcpyHostToDevice) {
-    return cudacpu_memcpy_to_symbol(const_cast<void*>(static_cast<const volatile void*>(&symbol)), sizeof(T), src,
-                                    count, offset, kind);
+    return cudacpu::detail::memcpy_to_symbol(const_cast<void*>(static_cast<const volatile void*>(&symbol)), sizeof(T),
+                                            src, count, offset, kind);
 }
 template <class T>
 inline cudaError_t cudaMemcpyToSymbolAsync(const T& symbol, const void* src, std::size_t count, std::size_t offset = 0,
@@ -283,8 +287,8 @@ inline cudaError_t cudaMemcpyToSymbolAsync(const T& symbol, const void* src, std
 template <class T>
 inline cudaError_t cudaMemcpyFromSymbol(void* dst, const T& symbol, std::size_t count, std::size_t offset = 0,
                                         cudaMemcpyKind kind = cudaMemcpyDeviceToHost) {
-    return cudacpu_memcpy_from_symbol(dst, const_cast<const void*>(static_cast<const volatile void*>(&symbol)),
-                                      sizeof(T), count, offset, kind);
+    return cudacpu::detail::memcpy_from_symbol(dst, const_cast<const void*>(static_cast<const volatile void*>(&symbol)),
+                                              sizeof(T), count, offset, kind);
 }
 template <class T>
 inline cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const T& symbol, std::size_t count, std::size_t offset = 0,
@@ -294,7 +298,7 @@ inline cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const T& symbol, std::si
 template <class T>
 inline cudaError_t cudaGetSymbolAddress(void** devPtr, const T& symbol) {
     *devPtr = const_cast<void*>(static_cast<const volatile void*>(&symbol));
-    return cudacpu_register_symbol(*devPtr, sizeof(T));
+    return cudacpu::detail::register_symbol(*devPtr, sizeof(T));
 }
 template <class T>
 inline cudaError_t cudaGetSymbolSize(std::size_t* size, const T&) {
