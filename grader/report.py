@@ -21,6 +21,7 @@ from grader.feedback import condense, points_note, timed_views
 from grader.isolation import Isolation
 from grader.plots import speedup_plot
 from grader.rubric import Rubric
+from grader.spreadsheet import write_csv
 from grader.status import NOT_TIMED, case_word, submission_word, untimed_reason
 from grader.store import Store
 
@@ -247,9 +248,9 @@ def write_reports(results: Path, rubric: Rubric) -> dict[str, Path]:
     store = Store(results / "grades.sqlite")
     try:
         grades = grades_table(store, rubric)
-        grades.to_csv(results / "grades.csv", index=False)
+        write_csv(grades, results / "grades.csv")
         write_feedback(store, rubric, results / "feedback")
-        review_table(store).to_csv(results / "review.csv", index=False)
+        write_csv(review_table(store), results / "review.csv")
     finally:
         store.close()
     return {"grades": results / "grades.csv", "feedback": results / "feedback", "review": results / "review.csv",
