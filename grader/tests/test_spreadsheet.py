@@ -27,6 +27,7 @@ GUARD = REPO / "grader" / "spreadsheet.py"
 # Where code that writes what a person opens lives: the grader, the release tools, the handout's generator.
 PACKAGES = [REPO / "grader", REPO / "release", REPO / "handout"]
 TESTS = REPO / "grader" / "tests"
+LATE_POLICY = '\n[late]\ndue = "2026-11-20T23:59:59"\ntimezone = "UTC"\npenalty = 10\nper = "day"\n'
 NUMBER = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?")
 
 # (Canvas login, user id, the roster's SIS Login ID (their id in the grades), the roster's name, nickname, speed)
@@ -99,7 +100,8 @@ def hostile_class(root: Path, registry) -> tuple[Path, Path]:
         files = {f"hw/{t.file}": f"// fake: ok speed={speed}\n".encode() + (REPO / "solution" / "kernels" / t.file)
                  .read_bytes() for t in registry.tasks}  # code of its own, so the similarity check compares it
         files["hw/nickname.txt"] = nickname.encode()
-        canvas_tar(download / f"{login}_{user}_{90000 + n}_submission.tar.gz", files)
+        late = "_LATE" if n == 0 else ""  # mallory's: Canvas marked it LATE, so review.csv lists her
+        canvas_tar(download / f"{login}{late}_{user}_{90000 + n}_submission.tar.gz", files)
     roster = root / "roster.csv"
     with roster.open("w", newline="") as f:
         out = csv.writer(f)
@@ -126,7 +128,7 @@ def written(tmp_path_factory, registry, rubric) -> Path:
     root = tmp_path_factory.mktemp("hostile-csv")
     download, roster = hostile_class(root, registry)
     rubric_path = root / "rubric.toml"
-    rubric_path.write_text(small_rubric_text(rubric))
+    rubric_path.write_text(small_rubric_text(rubric) + LATE_POLICY)
     small = load_rubric(rubric_path, registry)
     patch = pytest.MonkeyPatch()
     patch.setattr(cli, "isolation", lambda args, work: None)
@@ -172,7 +174,11 @@ def test_each_hostile_id_name_and_nickname_reached_the_csvs_as_text(written):
         assert "'" + name in texts["canvas-roster.csv"]
         assert "'" + nickname in texts["grades.csv"] and "'" + nickname in texts["leaderboard/leaderboard.csv"]
     assert "'-5" in texts["grades.csv"]  # a nickname that looks like a number is text
-    assert "'" + HOSTILE[0][2] in texts["review.csv"]  # 2x the solution: a timed case flagged for review
+    review = every_cell(written / "review.csv")
+    flags = {(row[0], row[review[0].index("flag")]) for row in review[1:]}
+    sis = "'" + HOSTILE[0][2]
+    assert (sis, "review") in flags  # 2x the solution: a timed case flagged for review
+    assert (sis, "late, time unknown") in flags  # Canvas marked it LATE, and no time was given
 
 
 def test_the_points_canvas_imports_are_numbers(written):
