@@ -111,7 +111,7 @@ def check_grade_inputs(args) -> list[Person] | None:
                           "student, or a Canvas or Gradescope download with --from)")
     load_rubric(Path(args.rubric), Registry.from_file())
     roster = read_roster(Path(args.roster)) if args.roster else None
-    entries, skipped = find_entries(folder, args.source)
+    entries, skipped = find_entries(folder, args.source, lms_times(args))
     if not entries:
         why = f"{len(skipped)} entr{'y' if len(skipped) == 1 else 'ies'} skipped, such as {skipped[0]}" if skipped \
             else "it is empty"
@@ -122,6 +122,10 @@ def check_grade_inputs(args) -> list[Person] | None:
         if args.student not in ids:
             raise GraderError(f"{folder}: no submission of '{args.student}' in it")
     return roster
+
+
+def lms_times(args) -> Path | None:
+    return Path(args.lms_times) if args.lms_times else None
 
 
 def write_outputs(results: Path, rubric: Rubric):
@@ -166,7 +170,8 @@ def cmd_grade(args) -> int:
     gpus = kind.devices(args.gpus)
     backend, registry, rubric = prepared_backend(args, work, args.jobs, gpus[0], sandbox)
     summary = grade(GradeOptions(Path(args.submissions), results, gpus, args.jobs, args.regrade, args.seed,
-                                 not args.no_progress, source=args.source, student=args.student, roster=roster),
+                                 not args.no_progress, source=args.source, student=args.student, roster=roster,
+                                 lms_times=lms_times(args)),
                     rubric, registry, backend)
     for line in summary.skipped_entries:
         print(f"note: {line}")
@@ -197,7 +202,8 @@ def cmd_grade_slurm(args) -> int:
     roster = check_grade_inputs(args)
     done = submit(Path(args.submissions), Path(args.results), options, device=args.device, arch=args.arch,
                   rubric_path=Path(args.rubric), regrade=args.regrade, seed=args.seed, unsafe=args.unsafe_no_sandbox,
-                  bwrap=args.bwrap, jobs=args.jobs, source=args.source, roster=roster, student=args.student)
+                  bwrap=args.bwrap, jobs=args.jobs, source=args.source, roster=roster, student=args.student,
+                  lms_times=lms_times(args))
     for line in done.notes:
         print(f"note: {line}")
     print_roster_gaps(args.roster, done.not_on_roster, done.no_submission)
@@ -261,7 +267,8 @@ def check_rubric_matches(results: Path, rubric: Rubric) -> None:
     # The extensions file is read with the rubric but is not part of its bytes: an extension granted since
     # grading changes a late penalty without changing the rubric's digest.
     stale = [(r.student, r.late, now.note) for r in latest.itertuples()
-             if (now := lateness(rubric.late, r.student, r.received)).note != r.late or now.percent != r.late_percent]
+             if (now := lateness(rubric.late, r.student, r.received, r.received_from)).note != r.late
+             or now.percent != r.late_percent]
     if stale:
         student, before, after = stale[0]
         where = rubric.late.extensions_file if rubric.late and rubric.late.extensions_file else rubric.path
@@ -520,6 +527,11 @@ def parser() -> argparse.ArgumentParser:
                                                    "as stored")
     g.add_argument("--roster", default=None, help="the class list: a Canvas gradebook export or a CSV with a "
                                                   "'student' column; everyone on it gets a row")
+    g.add_argument("--lms-times", default=None, metavar="FILE",
+                   help="the course system's submission times, which the late policy reads (--from canvas: "
+                        "Canvas's submissions, user_id and submitted_at, as its API lists them, or its late-"
+                        "assignments report; any: a CSV with student and submitted_at). Without it a Canvas "
+                        "download has no times: its LATE mark decides (grader/README.md)")
     g.add_argument("--gpus", default="all", help="'all' or GPU indices such as 0,1: one grading worker per GPU")
     g.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="parallel builds (default: %(default)s)")
     g.add_argument("--regrade", action="store_true", help="grade again submissions already graded unchanged")

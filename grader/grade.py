@@ -87,6 +87,7 @@ class GradeOptions:
     student: str | None = None  # grade this student only (again), leaving everyone else's grades as stored
     roster: list[Person] | None = None  # the class list (grader/roster.py), stored; ids are mapped through it
     entries: list[Entry] | None = None  # these entries of `submissions` only (a Slurm shard's); None: all of them
+    lms_times: Path | None = None  # the course system's submission times (--lms-times; grader/lms_times.py)
 
 
 @dataclass
@@ -516,7 +517,7 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
     if options.entries is not None:  # a Slurm shard's: its submit step chose them, and named them by the roster
         entries, skipped_entries = list(options.entries), []
     else:
-        entries, skipped_entries = find_entries(options.submissions, options.source)
+        entries, skipped_entries = find_entries(options.submissions, options.source, options.lms_times)
     if not entries:  # (the command line says so before building anything: cli.check_grade_inputs)
         raise GraderError(f"{options.submissions}: no submissions in it; no grading run recorded")
     not_on_roster, no_submission = [], []
@@ -550,7 +551,8 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
     def finish(result: SubmissionResult):
         with lock:
             store.save(run_id, result, backend.harness_version, rubric.sha256, rubric.max_points,
-                       lateness(rubric.late, result.submission.student, result.submission.received))
+                       lateness(rubric.late, result.submission.student, result.submission.received,
+                                result.submission.received_from))
             graded.append(result)
             bar.set_postfix_str(result.submission.student)
             bar.update()
@@ -620,7 +622,7 @@ def grade_single(entry: Path | Entry, results: Path, rubric: Rubric, registry: R
         if result is None:
             result = grade_submission(sub, build, backend, gpu, solution, rubric, registry, seed)
         submission_id = store.save(run_id, result, backend.harness_version, rubric.sha256, rubric.max_points,
-                                   lateness(rubric.late, sub.student, sub.received))
+                                   lateness(rubric.late, sub.student, sub.received, sub.received_from))
     finally:
         solution.close()
         if run_id is not None:

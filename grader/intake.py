@@ -14,7 +14,8 @@ headers claim), and the time spent on one submission.
 
 Two entries with the same student id (a folder and an archive, or two
 archives): the one received last is graded (the course system's record of
-the time, else the entry's modification time; grader/lms.py), then the higher
+the time, else the entry's own modification time: grader/lms.py; never a time
+from inside an archive, which the student's machine sets), then the higher
 rank (Canvas: submission id, duplicate number), then an archive before a
 folder; the other is skipped, and the graded one's feedback says so
 (choose_latest).
@@ -35,6 +36,8 @@ import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
+
+from grader.received import FILE
 
 MAX_UNPACKED_BYTES = 10 * 1024 * 1024
 MAX_FILES = 1000  # plain files; every member of any kind counts against IntakeLimits.members
@@ -66,14 +69,15 @@ class IntakeLimits:
 @dataclass
 class Entry:
     """One submission entry as a course system delivered it (grader/lms.py): its path, whose it is, when it was
-    received by that system's own record (None: not recorded there), and how it ranks among the same student's
-    entries received at the same second (Canvas: its submission id, then its duplicate number)."""
+    received and where that time came from (grader/received.py; None: the entry's own file time), and how it
+    ranks among the same student's entries received at the same second (Canvas: its submission id, then its
+    duplicate number)."""
     path: Path
     student: str
     received: str | None = None
     notes: list[str] = field(default_factory=list)
     rank: tuple = ()
-    member_time: bool = False  # no recorded time: take the newest time inside it (Canvas), with a note
+    received_from: str = ""
     aliases: tuple[str, ...] = ()  # other ids of the same student (Canvas's user id), for the roster
     # Files uploaded one by one rather than in an archive (Canvas: one download file each), as (the name the
     # student gave it, the downloaded file); `path` is then the first of them.
@@ -82,14 +86,15 @@ class Entry:
     def record(self) -> dict:
         """The entry as JSON (a Slurm batch's manifest: grader/slurm/), paths absolute."""
         return {"entry": str(Path(self.path).resolve()), "student": self.student, "received": self.received,
-                "notes": list(self.notes), "rank": list(self.rank), "member_time": self.member_time,
+                "notes": list(self.notes), "rank": list(self.rank), "received_from": self.received_from,
                 "aliases": list(self.aliases), "loose": [[name, str(p.resolve())] for name, p in self.loose]}
 
     @classmethod
     def from_record(cls, r: dict) -> "Entry":
-        """An entry from its record (a manifest of an older grader holds only the path and the student)."""
+        """An entry from its record (a manifest of an older grader holds only the path and the student; one
+        whose time came from inside the archive has none, and gets the entry's file time)."""
         return cls(Path(r["entry"]), r["student"], r.get("received"), list(r.get("notes", [])),
-                   tuple(r.get("rank", ())), bool(r.get("member_time", False)), tuple(r.get("aliases", ())),
+                   tuple(r.get("rank", ())), str(r.get("received_from", "")), tuple(r.get("aliases", ())),
                    tuple((name, Path(p)) for name, p in r.get("loose", ())))
 
 
@@ -98,7 +103,8 @@ class Submission:
     student: str
     source: Path
     sha256: str = ""
-    received: str = ""  # UTC ISO 8601: the course system's record, else the entry's (or its newest member's) time
+    received: str = ""  # UTC ISO 8601: the course system's record, else the entry's own file time
+    received_from: str = ""  # where `received` came from (grader/received.py)
     files: dict[str, bytes] = field(default_factory=dict)  # task file name -> contents
     nickname: str | None = None
     ignored: list[str] = field(default_factory=list)  # paths inside the submission that were not used
@@ -160,8 +166,10 @@ def choose_latest(subs: list[Submission]) -> tuple[list[Submission], list[str]]:
     return sorted(kept, key=lambda s: order[id(s)]), skipped
 
 
-def _utc(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="seconds")
+def file_time(path: Path) -> str:
+    """A file's (or folder's) own modification time on this machine, as UTC ISO 8601: set when it was copied
+    or unpacked here, never read from inside it."""
+    return datetime.fromtimestamp(Path(path).lstat().st_mtime, timezone.utc).isoformat(timespec="seconds")
 
 
 def read_submission(entry: Path | Entry, task_files: list[str], limits: IntakeLimits | None = None) -> Submission:
@@ -171,7 +179,10 @@ def read_submission(entry: Path | Entry, task_files: list[str], limits: IntakeLi
     entry = Path(meta.path)
     limits = limits or IntakeLimits()
     sub = Submission(student=meta.student, source=entry, notes=list(meta.notes), rank=meta.rank)
-    sub.received = meta.received or _utc(entry.lstat().st_mtime)
+    if meta.received:
+        sub.received, sub.received_from = meta.received, meta.received_from
+    else:
+        sub.received, sub.received_from = file_time(entry), FILE
     budget = _Budget(limits)
     try:
         if meta.loose:
@@ -191,16 +202,6 @@ def read_submission(entry: Path | Entry, task_files: list[str], limits: IntakeLi
         sub.files.clear()
         if not sub.sha256:
             sub.sha256 = _fallback_digest(entry)
-    if meta.member_time and not meta.received:
-        if budget.newest is not None:
-            sub.received = _utc(budget.newest)
-            sub.notes.append(f"received {sub.received}: " + (
-                "the newest time of the files uploaded (the download records no submission time)" if meta.loose else
-                f"the newest file time inside {entry.name} (the download records no submission time; a file's "
-                "time is set by the machine that packed it)"))
-        else:
-            sub.notes.append(f"received {sub.received}: the download's file time ({entry.name} holds no file "
-                             "time and the download records no submission time)")
     return sub
 
 
@@ -212,7 +213,6 @@ class _Budget:
         self.members = 0
         self.files = 0
         self.bytes = 0
-        self.newest: float | None = None  # the newest modification time of a file read (seconds, UTC)
         self.deadline = time.monotonic() + limits.seconds
 
     def add_member(self, name: str):
@@ -223,10 +223,6 @@ class _Budget:
                            "kernel files")
         if self.members % 64 == 0 and time.monotonic() > self.deadline:
             raise Rejected(f"reading it took longer than {self.limits.seconds:g} s; submit only your kernel files")
-
-    def saw_time(self, seconds: float | None):
-        if seconds is not None and seconds > 0:
-            self.newest = seconds if self.newest is None else max(self.newest, seconds)
 
     def add_file(self, name: str):
         self.files += 1
@@ -283,7 +279,6 @@ def _read_folder(folder: Path, budget: _Budget) -> dict[str, bytes]:
 
 def _read_file(path: Path, name: str, budget: _Budget) -> bytes:
     budget.add_file(name)
-    budget.saw_time(path.lstat().st_mtime)
     with open(path, "rb") as f:
         return budget.read(f, path.lstat().st_size, name)
 
@@ -358,7 +353,6 @@ def _read_tar(archive: Path, budget: _Budget) -> dict[str, bytes]:
                 if not info.isfile():
                     raise Rejected(f"the archive holds something that is not a plain file ({info.name})")
                 budget.add_file(name)
-                budget.saw_time(float(info.mtime))
                 members[name] = budget.read(tar.extractfile(info), info.size, name)
     except (tarfile.TarError, EOFError, OSError, zlib.error, gzip.BadGzipFile) as e:
         raise Rejected(f"the archive cannot be read as .tar.gz ({e})") from None
@@ -376,14 +370,6 @@ def _zip_entries(archive: Path) -> int | None:
     if at < 0 or at + 22 > len(tail):
         return None
     return struct.unpack_from("<H", tail, at + 10)[0]
-
-
-def _zip_time(info: zipfile.ZipInfo) -> float | None:
-    """A zip member's time (zip stores it without a time zone: taken as UTC)."""
-    try:
-        return datetime(*info.date_time, tzinfo=timezone.utc).timestamp()
-    except ValueError:
-        return None
 
 
 def _read_zip(archive: Path, budget: _Budget) -> dict[str, bytes]:
@@ -405,7 +391,6 @@ def _read_zip(archive: Path, budget: _Budget) -> dict[str, bytes]:
                 if info.is_dir():
                     continue
                 budget.add_file(name)
-                budget.saw_time(_zip_time(info))
                 with z.open(info) as f:  # reads what is really there, whatever the header claims
                     members[name] = budget.read(f, None, name)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, NotImplementedError, zlib.error) as e:

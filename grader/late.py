@@ -8,6 +8,13 @@
     cap = 50                         # at most this percent in all
     late_days = 2                    # free days late per student, spent before any penalty (optional, 0)
     extensions = "extensions.csv"    # optional, next to the rubric: student,due[,late_days]
+    marked_late = "one period"       # or "review": a submission Canvas marked LATE, its time unknown
+
+The time received is what the course system recorded (grader/received.py), never a time from inside a
+student's archive. A Canvas download without Canvas's times (`grade --lms-times`) has none: an entry Canvas
+did not mark LATE is on time, and one it marked LATE is "late, time unknown", listed for a TA (review.csv,
+the staff's overview) and, by `marked_late`, either counted as late by one started `per` (the default: one
+late day spent, else one period's penalty) or left without a penalty for the TA to decide.
 
 A submission received at the due time to the second is on time; one second later it is one started day
 (or hour) late. Late days are whole days, spent first: 26 hours late with 2 late days costs 2 days and
@@ -25,7 +32,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from grader.received import CANVAS_LATE, CANVAS_UNMARKED
+
 UNITS = {"hour": 3600, "day": 86400}
+ONE_PERIOD, REVIEW = "one period", "review"  # marked_late: what a LATE mark without a time costs
 
 
 class LateError(ValueError):
@@ -48,6 +58,7 @@ class LatePolicy:
     late_days: int = 0
     extensions_file: Path | None = None
     extensions: dict[str, Extension] = field(default_factory=dict)
+    marked_late: str = ONE_PERIOD
 
 
 @dataclass(frozen=True)
@@ -111,7 +122,7 @@ def parse_late(section, rubric_path: Path, fail) -> LatePolicy | None:
     where = "[late]"
     if not isinstance(section, dict):
         fail(where, "must be a table")
-    known = {"due", "timezone", "penalty", "per", "cap", "late_days", "extensions"}
+    known = {"due", "timezone", "penalty", "per", "cap", "late_days", "extensions", "marked_late"}
     for key in section.keys() - known:
         fail(where, f"unknown key '{key}' (expected {', '.join(sorted(known))})")
     for key in ("due", "timezone", "penalty", "per"):
@@ -133,6 +144,9 @@ def parse_late(section, rubric_path: Path, fail) -> LatePolicy | None:
         fail(where, "'due' must be a date and time, such as \"2026-11-20T23:59:59\"")
     if section["per"] not in UNITS:
         fail(where, f"'per' must be 'hour' or 'day', not {section['per']!r}")
+    marked_late = section.get("marked_late", ONE_PERIOD)
+    if marked_late not in (ONE_PERIOD, REVIEW):
+        fail(where, f"'marked_late' must be '{ONE_PERIOD}' or '{REVIEW}', not {marked_late!r}")
     numbers = {}
     for key, default in (("penalty", None), ("cap", 100), ("late_days", 0)):
         value = section.get(key, default)
@@ -151,7 +165,7 @@ def parse_late(section, rubric_path: Path, fail) -> LatePolicy | None:
         except LateError as e:
             fail(where, f"extensions: {e}")
     return LatePolicy(due, str(section["timezone"]), float(numbers["penalty"]), section["per"],
-                      float(numbers["cap"]), int(numbers["late_days"]), extensions_file, extensions)
+                      float(numbers["cap"]), int(numbers["late_days"]), extensions_file, extensions, marked_late)
 
 
 def _span(seconds: float) -> str:
@@ -163,8 +177,25 @@ def _span(seconds: float) -> str:
     return " ".join(p for p in parts if p) or "0 s"
 
 
-def lateness(policy: LatePolicy | None, student: str, received: str) -> Lateness:
-    """The share of the score a submission `received` (ISO 8601) by `student` loses, and why."""
+def _charged(policy: LatePolicy, budget: int, late: float) -> tuple[float, list[str], str]:
+    """What `late` seconds past the due date cost with `budget` late days: the percent, the words of the late
+    days and periods counted, and the words of the penalty."""
+    days_late = math.ceil(late / 86400)
+    used = min(days_late, budget)
+    left = late - used * 86400
+    what = [f"{used} of {budget} late day{'s' if budget != 1 else ''} used"] if budget else []
+    if left <= 0:
+        return 0.0, what, ": no penalty"
+    units = math.ceil(left / UNITS[policy.per])
+    percent = min(policy.cap, policy.penalty * units)
+    capped = " (the cap)" if percent == policy.cap and policy.penalty * units > policy.cap else ""
+    what.append(f"{'then ' if budget else ''}{units} started {policy.per}{'s' if units != 1 else ''} late")
+    return percent, what, f": -{percent:g}%{capped} of the score"
+
+
+def lateness(policy: LatePolicy | None, student: str, received: str, received_from: str = "") -> Lateness:
+    """The share of the score a submission `received` (ISO 8601) by `student` loses, and why. `received_from`
+    (grader/received.py): with no time known, Canvas's LATE mark decides (the rubric's `marked_late`)."""
     if policy is None:
         return ON_TIME
     ext = policy.extensions.get(student)
@@ -172,22 +203,22 @@ def lateness(policy: LatePolicy | None, student: str, received: str) -> Lateness
     budget = ext.late_days if ext and ext.late_days is not None else policy.late_days
     zone = ZoneInfo(policy.zone)
     shown_due = due.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S %Z") + (" (extension)" if ext and ext.due else "")
+    if received_from == CANVAS_UNMARKED:
+        return Lateness(0.0, f"on time: Canvas did not mark it LATE (its download records no submission time; due "
+                             f"{shown_due})")
+    if received_from == CANVAS_LATE:
+        head = (f"late, time unknown: Canvas marked it LATE and its download records no submission time (due "
+                f"{shown_due}); listed for a TA")
+        if policy.marked_late == REVIEW:
+            return Lateness(0.0, f"{head}; no penalty taken until a TA decides (marked_late = \"{REVIEW}\")")
+        percent, what, cost = _charged(policy, budget, 1.0)  # late by one second: a late day, or one period
+        counted = ["counted as one day late", *what] if budget else [f"counted as {what[0]}"]
+        return Lateness(percent, "; ".join([head, *counted]) + cost)
     moment = datetime.fromisoformat(received)
     moment = moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
     late = (moment - due).total_seconds()
     if late <= 0:
         return Lateness(0.0, f"on time: received {moment.astimezone(zone):%Y-%m-%d %H:%M:%S %Z}, due "
-                                  f"{shown_due}")
-    days_late = math.ceil(late / 86400)
-    used = min(days_late, budget)
-    left = late - used * 86400
-    what = [f"received {_span(late)} after the due date {shown_due}"]
-    if budget:
-        what.append(f"{used} of {budget} late day{'s' if budget != 1 else ''} used")
-    if left <= 0:
-        return Lateness(0.0, "; ".join(what) + ": no penalty")
-    units = math.ceil(left / UNITS[policy.per])
-    percent = min(policy.cap, policy.penalty * units)
-    capped = " (the cap)" if percent == policy.cap and policy.penalty * units > policy.cap else ""
-    what.append(f"{'then ' if budget else ''}{units} started {policy.per}{'s' if units != 1 else ''} late")
-    return Lateness(percent, "; ".join(what) + f": -{percent:g}%{capped} of the score")
+                             f"{shown_due}")
+    percent, what, cost = _charged(policy, budget, late)
+    return Lateness(percent, "; ".join([f"received {_span(late)} after the due date {shown_due}", *what]) + cost)

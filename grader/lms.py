@@ -1,13 +1,21 @@
 """Submissions as a course system delivers them: whose each entry is, and when it was received.
 
+When received is what the course system recorded, or what the grading machine itself saw: never a time from
+inside a student's archive, which the student's machine sets (grader/received.py names each source, which
+is stored with the submission).
+
 - plain (`--from plain`, the default): one entry per student, a folder, `.tar.gz`, `.tgz` or `.zip` named
-  by the student id; received: the entry's modification time.
+  by the student id; received: the entry's own modification time on this machine (`file`), or the time
+  `--lms-times FILE` gives the student.
 - Canvas (`--from canvas`): the assignment's bulk download, each file named
   `login[_LATE]_USERID_SUBMISSIONID_original-name` (`smithj_LATE_12345_67890_submission.tar.gz`), with
   Canvas's numbered duplicates (`kernels-1.zip`). The student id is the login; Canvas's LATE flag, user id
-  and submission id go into the notes. The download records no submission time, so received is the newest
-  file time inside the archive, and the feedback says so. Files uploaded one by one (`smithj_12345_67890_add.cu`,
-  `..._dot.cu`) are one entry, each file under the name the student gave it (Canvas's `add-1.cu` is `add.cu`).
+  and submission id go into the notes. The download records no submission time: with `--lms-times FILE`
+  (Canvas's submissions: grader/lms_times.py) received is Canvas's own time; without it, or for a student
+  the file lacks, it is unknown, and the late policy reads Canvas's LATE mark (`canvas-late`, listed for a
+  TA, or `canvas-unmarked`, on time). The stored time of such an entry is the download file's own time on
+  this machine, for ordering only. Files uploaded one by one (`smithj_12345_67890_add.cu`, `..._dot.cu`)
+  are one entry, each file under the name the student gave it (Canvas's `add-1.cu` is `add.cu`).
 - Gradescope's autograder (`python3 -m grader gradescope`): /autograder/submission_metadata.json names the
   submitter (`users[0]`: sid, else email) and the time (`created_at`) of the one submission being graded
   (gradescope_single).
@@ -16,15 +24,17 @@
   the time received. Every submitter of a group submission gets it graded under their own id.
 
 Several entries of one student: the one received last is graded (intake.choose_latest); at the same second,
-the higher Canvas submission id, then the higher duplicate number; the feedback names the ones skipped.
+the higher Canvas submission id, then the higher duplicate number (a student's Canvas entries without a
+recorded time share one time, so Canvas's numbering decides); the feedback names the ones skipped.
 """
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
 from pathlib import Path
 
-from grader.intake import ARCHIVE_SUFFIXES, STUDENT_ID, Entry, list_entries, student_id
+from grader import received as source_of
+from grader.intake import ARCHIVE_SUFFIXES, STUDENT_ID, Entry, file_time, list_entries, student_id
+from grader.lms_times import SubmissionTimes, TimesError, read_times, utc_time
 
 SOURCES = ("plain", "canvas", "gradescope")
 GRADESCOPE_METADATA = "submission_metadata.yml"
@@ -37,17 +47,40 @@ class IntakeError(ValueError):
     """The submissions folder cannot be read as the course system's delivery; the message says why."""
 
 
-def find_entries(directory: Path, source: str = "plain") -> tuple[list[Entry], list[str]]:
-    """The submission entries of a delivery, and a note for each entry skipped."""
+def find_entries(directory: Path, source: str = "plain", times: Path | None = None) -> tuple[list[Entry], list[str]]:
+    """The submission entries of a delivery, each with its time received and where that came from, and a note
+    for each entry skipped. `times`: the course system's submission times (--lms-times; canvas and plain)."""
     directory = Path(directory)
-    if source == "canvas":
-        return canvas_entries(directory)
-    if source == "gradescope":
-        return gradescope_entries(directory)
-    if source != "plain":
+    if source not in SOURCES:
         raise IntakeError(f"--from must be one of {', '.join(SOURCES)}, not '{source}'")
-    paths, skipped = list_entries(directory)
-    return [Entry(p, student_id(p) or p.name) for p in paths], skipped
+    if source == "gradescope":
+        if times is not None:
+            raise IntakeError(f"--lms-times {times}: Gradescope's export records each submission's time "
+                              "(created_at); --lms-times is for --from canvas or plain")
+        return gradescope_entries(directory)
+    try:
+        recorded = read_times(times) if times is not None else None
+    except TimesError as e:
+        raise IntakeError(str(e)) from None
+    if source == "canvas":
+        entries, skipped = canvas_entries(directory)
+    else:
+        paths, skipped = list_entries(directory)
+        entries = [Entry(p, student_id(p) or p.name, file_time(p), received_from=source_of.FILE) for p in paths]
+    if recorded is not None:
+        _given_times(entries, recorded)
+    return entries, skipped
+
+
+def _given_times(entries: list[Entry], recorded: SubmissionTimes):
+    """The course system's time for each entry the times file names (by its id or its Canvas user id)."""
+    for e in entries:
+        when = recorded.time_of((e.student, *e.aliases))
+        if when is None:
+            continue
+        e.received, e.received_from = when, source_of.LMS_TIMES
+        e.notes = [n for n in e.notes if not n.startswith(_UNKNOWN_NOTE)]
+        e.notes.append(f"received {when}: the submission time in {recorded.path.name}")
 
 
 def _strip_archive(name: str) -> tuple[str, str] | None:
@@ -77,15 +110,31 @@ def canvas_entries(directory: Path) -> tuple[list[Entry], list[str]]:
             continue
         dup = DUPLICATE.search(stem[0])
         notes = [_canvas_note(m["user"], m["sub"], m["late"], path.name)]
-        entries.append(Entry(path, m["login"], None, notes, (int(m["sub"]), int(dup.group(1)) if dup else 0),
-                             member_time=True, aliases=(m["user"],)))
+        entries.append(Entry(path, m["login"], file_time(path), notes,
+                             (int(m["sub"]), int(dup.group(1)) if dup else 0), received_from=_marked(m["late"]),
+                             aliases=(m["user"],)))
     for (login, late, user, sub), files in loose.items():
         named, notes = _uploaded_names(files)
         notes.insert(0, _canvas_note(user, sub, late, f"{len(files)} file{'s' if len(files) > 1 else ''} uploaded "
                                                      "one by one: " + ", ".join(p.name for _, p in files)))
-        entries.append(Entry(files[0][1], login, None, notes, (int(sub), 0), member_time=True, aliases=(user,),
-                             loose=tuple(named)))
+        entries.append(Entry(files[0][1], login, max(file_time(p) for _, p in files), notes, (int(sub), 0),
+                             received_from=_marked(late), aliases=(user,), loose=tuple(named)))
+    newest: dict[str, str] = {}
+    for e in entries:  # one time for all of a student's files: Canvas's own numbering orders them (rank)
+        newest[e.student] = max(newest.get(e.student, e.received), e.received)
+    for e in entries:
+        e.received = newest[e.student]
+        e.notes.append(f"{_UNKNOWN_NOTE} (" + ("Canvas marked it LATE" if e.received_from == source_of.CANVAS_LATE
+                                               else "Canvas did not mark it late")
+                       + "; its download records no submission time)")
     return entries, skipped
+
+
+_UNKNOWN_NOTE = "received: time unknown"
+
+
+def _marked(late: str | None) -> str:
+    return source_of.CANVAS_LATE if late else source_of.CANVAS_UNMARKED
 
 
 def _canvas_note(user: str, sub: str, late: str | None, what: str) -> str:
@@ -123,23 +172,10 @@ def _key(record: dict, name: str):
 
 def _time(value, where: str) -> str:
     """created_at as UTC ISO 8601 ('2026-11-20 23:59:59.123 -0800', or the datetime YAML made of it)."""
-    if isinstance(value, datetime):
-        moment = value
-    else:
-        text = _text(value)
-        text = re.sub(r"(\.\d+)", "", text)  # Gradescope writes nanoseconds
-        text = re.sub(r"\s*([+-]\d\d):?(\d\d)$", r"\1\2", text).replace("Z", "+0000")
-        for form in ("%Y-%m-%d %H:%M:%S%z", "%Y-%m-%dT%H:%M:%S%z"):
-            try:
-                moment = datetime.strptime(text, form)
-                break
-            except ValueError:
-                continue
-        else:
-            raise IntakeError(f"{where}: created_at '{value}' is not a time")
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)  # YAML gives UTC as a naive datetime
-    return moment.astimezone(timezone.utc).isoformat(timespec="seconds")
+    try:
+        return utc_time(value, where, "created_at")
+    except ValueError as e:
+        raise IntakeError(str(e)) from None
 
 
 def gradescope_entries(directory: Path) -> tuple[list[Entry], list[str]]:
@@ -182,7 +218,7 @@ def gradescope_entries(directory: Path) -> tuple[list[Entry], list[str]]:
             notes = [f"Gradescope: {name}, created {received}" + (f", by {person}" if person else "")]
             if len(ids) > 1:
                 notes.append("a group submission of " + ", ".join(i for i, _ in ids) + ": graded for each")
-            entries.append(Entry(folder, student, received, notes, (number,)))
+            entries.append(Entry(folder, student, received, notes, (number,), received_from=source_of.GRADESCOPE))
     for path in sorted(directory.iterdir()):
         if path.name != GRADESCOPE_METADATA and not path.name.startswith(".") and path.name not in listed:
             skipped.append(f"{path.name}: not listed in {GRADESCOPE_METADATA}; skipped")
@@ -205,4 +241,4 @@ def gradescope_single(submission: Path, metadata: Path) -> Entry:
         raise IntakeError(f"{metadata}: the submitter's sid or email '{student}' cannot be a student id")
     received = _time(data.get("created_at"), str(metadata))
     notes = [f"Gradescope: created {received}" + (f", by {_text(first.get('name'))}" if first.get("name") else "")]
-    return Entry(Path(submission), student, received, notes)
+    return Entry(Path(submission), student, received, notes, received_from=source_of.GRADESCOPE)

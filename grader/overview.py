@@ -23,7 +23,8 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from grader.report import TEMPLATES, grades_table, review_table  # noqa: E402
+from grader.received import shown  # noqa: E402
+from grader.report import TEMPLATES, WHOLE_SUBMISSION, grades_table, review_table  # noqa: E402
 from grader.rubric import Rubric  # noqa: E402
 from grader.status import GPU_ONLY, case_word, sanitizer_word, submission_word  # noqa: E402
 from grader.store import Store  # noqa: E402
@@ -129,16 +130,17 @@ def overview_context(store: Store, rubric: Rubric) -> dict:
     sanitizer = [{"student": s, "task": r.task, "tool": r.tool, "errors": int(r.errors),
                   "word": sanitizer_word(r.status), "first": first_line(r.report)}
                  for s, r in zip(who(found), found.itertuples())]
-    unbuilt = [{"student": r.student, "task": "(whole submission)", "word": submission_word(r.status),
+    unbuilt = [{"student": r.student, "task": WHOLE_SUBMISSION, "word": submission_word(r.status),
                 "why": first_line(r.rejected if r.status == "rejected" else (r.build_reason or r.build_log))}
                for r in subs[subs["status"].isin(("build_failed", "rejected"))].itertuples()]
     broken = cases[cases["status"] == "build_error"].drop_duplicates(["submission_id", "task"])
     unbuilt += [{"student": s, "task": r.task, "word": case_word(r.status), "why": first_line(r.message)}
                 for s, r in zip(who(broken), broken.itertuples())]
-    late = [{"student": r.student, "received": r.received, "penalty": float(r.penalty),
+    late = [{"student": r.student, "received": shown(r.received, r.received_from), "penalty": float(r.penalty),
              "percent": float(r.late_percent), "late": r.late}
             for r in subs[(subs["late_percent"] > 0) | (subs["penalty"] > 0)].itertuples()]
-    review = review_table(store).to_dict("records")
+    flagged = review_table(store)
+    review = flagged.astype(object).where(flagged.notna(), None).to_dict("records")  # a late row has no speedup
     students = [{"student": r.student, "status": submission_word(r.status) if isinstance(r.status, str) else "",
                  "total": None if pd.isna(r.total) else float(r.total),
                  "penalty": None if pd.isna(r.penalty) else float(r.penalty),

@@ -17,10 +17,12 @@ from pathlib import Path
 import jinja2
 import pandas as pd
 
+from grader import received as source_of
 from grader.feedback import condense, points_note, timed_views
 from grader.isolation import Isolation
 from grader.plots import speedup_plot
 from grader.rubric import Rubric
+from grader.spreadsheet import write_csv
 from grader.status import NOT_TIMED, case_word, submission_word, untimed_reason
 from grader.store import Store
 
@@ -35,6 +37,7 @@ TEMPLATES = {"md": jinja2.Environment(loader=_LOADER, keep_trailing_newline=True
 
 
 NO_SUBMISSION = "no submission"  # the status of a student on the roster who submitted nothing
+WHOLE_SUBMISSION = "(whole submission)"  # the task of a row about a submission, not one of its tasks
 
 
 def grades_table(store: Store, rubric: Rubric) -> pd.DataFrame:
@@ -43,7 +46,7 @@ def grades_table(store: Store, rubric: Rubric) -> pd.DataFrame:
     scores (a TA's override of a task is in `overrides`, and in the total), the late policy's words."""
     subs = store.latest_submissions()
     columns = ["student", "nickname", "status", "raw_total", "penalty", "total", "max_total"]
-    tail = ["late", "overrides", "received", "graded", "sha256", "sandbox"]
+    tail = ["late", "overrides", "received", "received_from", "graded", "sha256", "sandbox"]
     order = [f"{t.id}_{part}" for t in rubric.tasks for part in ("correctness", "performance")]
     if subs.empty:
         table = pd.DataFrame(columns=columns + order + tail)
@@ -64,6 +67,9 @@ def grades_table(store: Store, rubric: Rubric) -> pd.DataFrame:
         for task in rubric.tasks:  # a run that timed nothing: its performance was not measured, not 0
             column = f"{task.id}_performance"
             table[column] = table[column].astype(object).where(~untimed, NOT_TIMED)
+        unknown = table["received_from"].isin(source_of.TIME_UNKNOWN)  # its stored time only orders it
+        table["received"] = table["received"].where(~unknown, "")
+        table["received_from"] = table["received_from"].map(source_of.words)
         table = table.reset_index()[columns + order + tail]
     roster = store.roster()
     missing = roster[~roster["student"].isin(table["student"])]
@@ -160,7 +166,8 @@ def feedback_context(store: Store, rubric: Rubric, sub, run: dict) -> tuple[dict
     tool_runs = store.sanitizer_runs(sub.id)
     findings = json.loads(sub.gate)
     isolation = run["isolation"]
-    context = {"title": rubric.title, "s": sub._asdict(), "status_word": submission_word, "tasks": tasks,
+    shown = {**sub._asdict(), "received": source_of.shown(sub.received, sub.received_from)}
+    context = {"title": rubric.title, "s": shown, "status_word": submission_word, "tasks": tasks,
                "timed": timed, "gate": [f for f in findings if f["enforced"]],
                "gate_notes": [f for f in findings if not f["enforced"]],
                "notes": [n for n in json.loads(sub.notes) if not _MISSING_NOTE.match(n)],
@@ -194,9 +201,21 @@ def write_feedback(store: Store, rubric: Rubric, out: Path) -> list[Path]:
     return written
 
 
+LATE_UNKNOWN = "late, time unknown"  # review.csv's flag of a submission Canvas marked LATE with no time known
+
+
 def review_table(store: Store) -> pd.DataFrame:
-    """Timed cases a TA should look at (latest submissions): implausibly fast, or flagged for review."""
-    return store.flagged_cases(store.latest_submissions()["id"].tolist())
+    """What a TA should look at (latest submissions): timed cases implausibly fast or flagged for review, then
+    submissions Canvas marked LATE whose time is not known (the late policy's words in `message`)."""
+    ids = store.latest_submissions()["id"].tolist()
+    cases = store.flagged_cases(ids)
+    late = store.late_unknown(ids)
+    if late.empty:
+        return cases
+    rows = pd.DataFrame({"student": late["student"], "task": WHOLE_SUBMISSION, "dtype": "", "shape": "",
+                         "flag": LATE_UNKNOWN, "message": late["late"]})
+    both = pd.concat([cases, rows], ignore_index=True) if not cases.empty else rows
+    return both.reindex(columns=cases.columns)
 
 
 def summary_table(store: Store, rubric: Rubric) -> pd.DataFrame:
@@ -247,9 +266,9 @@ def write_reports(results: Path, rubric: Rubric) -> dict[str, Path]:
     store = Store(results / "grades.sqlite")
     try:
         grades = grades_table(store, rubric)
-        grades.to_csv(results / "grades.csv", index=False)
+        write_csv(grades, results / "grades.csv")
         write_feedback(store, rubric, results / "feedback")
-        review_table(store).to_csv(results / "review.csv", index=False)
+        write_csv(review_table(store), results / "review.csv")
     finally:
         store.close()
     return {"grades": results / "grades.csv", "feedback": results / "feedback", "review": results / "review.csv",

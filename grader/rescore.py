@@ -86,8 +86,8 @@ def rescore(store: Store, rubric: Rubric) -> RescoreSummary:
                      for r in tools[tools["submission_id"] == sub.id].itertuples()]
             scores = score_submission(rubric, outcomes, found, not untimed.get(int(sub.run_id), False))
             credits = {int(r.id): c.credit for r, c in zip(rows.itertuples(), outcomes) if c.credit is not None}
-        store.rescore(int(sub.id), scores, credits, lateness(rubric.late, sub.student, sub.received), rubric.sha256,
-                      rubric.max_points)
+        late = lateness(rubric.late, sub.student, sub.received, sub.received_from)
+        store.rescore(int(sub.id), scores, credits, late, rubric.sha256, rubric.max_points)
         summary.rescored += 1
     after = dict(zip(store.latest_submissions()["student"], store.latest_submissions()["total"]))
     summary.changed = [(s, before[s], after[s]) for s in sorted(after)

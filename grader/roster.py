@@ -12,6 +12,7 @@ submission as "no submission", and `grade` names ids that were submitted but are
 from __future__ import annotations
 
 import csv
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,6 +73,11 @@ def read_roster(path: Path) -> list[Person]:
     if not people:
         raise RosterError(f"{path}: the roster lists no student")
     return people
+
+
+def stored_people(rows) -> list[Person]:
+    """The class list as the store keeps it (Store.roster()'s table)."""
+    return [Person(r.student, r.name, tuple(json.loads(r.keys))) for r in rows.itertuples()]
 
 
 def match(people: list[Person], student: str, aliases: tuple[str, ...] = ()) -> Person | None:

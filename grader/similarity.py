@@ -30,7 +30,9 @@ from grader.overview import feedback_link
 from grader.registry import Registry
 from grader.report import TEMPLATES
 from grader.build import GraderError
+from grader.roster import name_by_roster, stored_people
 from grader.rubric import Rubric
+from grader.spreadsheet import write_csv
 from grader.store import Store
 
 STARTER = Path(__file__).resolve().parents[1] / "starter" / "kernels"
@@ -123,6 +125,9 @@ def read_class(store: Store, registry: Registry, rubric: Rubric, folder: Path, s
     graded = graded[graded["status"] != "rejected"]
     stored = dict(zip(graded["student"], graded["sha256"]))
     entries, _ = find_entries(folder, source)
+    roster = store.roster()
+    if not roster.empty:  # graded with --roster: the store knows each student by the roster's id
+        name_by_roster(entries, stored_people(roster))
     task_files = [t.file for t in registry.tasks]
     subs, _ = choose_latest([read_submission(e, task_files, IntakeLimits.from_rubric(rubric.limits))
                              for e in entries if e.student in stored])
@@ -180,7 +185,7 @@ def write_similarity(results: Path, registry: Registry, rubric: Rubric, folder: 
     finally:
         store.close()
     csv, html = results / "similarity.csv", results / "similarity.html"
-    pairs.to_csv(csv, index=False)
+    write_csv(pairs, csv)
     html.write_text(TEMPLATES["html"].get_template("similarity.html.j2").render(
         title=rubric.title, pairs=pairs.to_dict("records"), compared=compared, folder=str(folder),
         link=feedback_link))

@@ -16,6 +16,7 @@ import pandas as pd
 
 from grader.isolation import Isolation
 from grader.late import ON_TIME, Lateness
+from grader.received import CANVAS_LATE
 from grader.results import SubmissionResult, TaskScore
 
 SCHEMA = """
@@ -59,6 +60,7 @@ CREATE TABLE IF NOT EXISTS submissions (
     late_percent REAL NOT NULL DEFAULT 0, -- the share of raw_total the late policy takes (grader/late.py)
     penalty REAL NOT NULL DEFAULT 0,      -- in points
     late TEXT NOT NULL DEFAULT '', -- the late policy's words: on time, how late, late days, the penalty
+    received_from TEXT NOT NULL DEFAULT '', -- where `received` came from (grader/received.py; '': not recorded)
     UNIQUE (student, sha256, harness_version, rubric_sha256)
 );
 CREATE TABLE IF NOT EXISTS cases (
@@ -158,7 +160,8 @@ ADDED_COLUMNS = [("cases", "floor_ms", "REAL"), ("cases", "flag", "TEXT NOT NULL
                  ("submissions", "raw_total", "REAL"), ("submissions", "late_percent", "REAL NOT NULL DEFAULT 0"),
                  ("submissions", "penalty", "REAL NOT NULL DEFAULT 0"),
                  ("submissions", "late", "TEXT NOT NULL DEFAULT ''"),
-                 ("scores", "override", "REAL"), ("scores", "override_note", "TEXT NOT NULL DEFAULT ''")]  # overrides
+                 ("scores", "override", "REAL"), ("scores", "override_note", "TEXT NOT NULL DEFAULT ''"),  # overrides
+                 ("submissions", "received_from", "TEXT NOT NULL DEFAULT ''")]  # where the time received came from
 
 
 def now() -> str:
@@ -240,12 +243,12 @@ class Store:
             sid = self.db.execute(
                 "INSERT INTO submissions (run_id, student, sha256, received, graded, harness_version, rubric_sha256,"
                 " status, total, max_total, nickname, rejected, notes, ignored, build_log, build_seconds, seconds, gate,"
-                " build_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " build_reason, received_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (run_id, sub.student, sub.sha256, sub.received, now(), harness_version, rubric_sha256, result.status,
                  result.total, max_total, sub.nickname, sub.rejected, json.dumps(sub.notes), json.dumps(sub.ignored),
                  build.log if build else "", build.seconds if build else None, result.seconds,
                  json.dumps(build.gate.to_json() if build and build.gate else []),
-                 build.reason if build and not build.ok else "")).lastrowid
+                 build.reason if build and not build.ok else "", sub.received_from)).lastrowid
             for c in result.cases:
                 p = c.paired
                 ok_pairs = p is not None and p.pairs
@@ -516,6 +519,12 @@ class Store:
             " FROM cases c JOIN submissions s ON s.id = c.submission_id"
             " WHERE c.kind = 'timed' AND (c.status = 'implausible' OR c.flag != '')",
             "c.submission_id", submission_ids, "s.student, c.id")
+
+    def late_unknown(self, submission_ids: list[int]) -> pd.DataFrame:
+        """Submissions a late policy judged with no time known (Canvas marked them LATE; received_from
+        'canvas-late', the policy's words stored): for a TA to look at."""
+        return self._where_in("SELECT student, late FROM submissions WHERE received_from = ? AND late != ''", "id",
+                              submission_ids, "student, id", (CANVAS_LATE,))
 
     def sanitizer_runs_for(self, submission_ids: list[int] | None = None) -> pd.DataFrame:
         return self._where_in("SELECT * FROM sanitizer_runs WHERE 1", "submission_id", submission_ids,

@@ -99,16 +99,18 @@ for line in sys.stdin: print(f\"{time.monotonic() - t:5.0f} {line}\", end=\"\", 
       tail -n 4 "$OUT/demo.log" | tee -a "$summary" ;;
     canvas_class)
       # A grading week on the GPU: the sample class as a Canvas bulk download (login_LATE_userid_subid_*.tar.gz,
-      # file times around a due date; grader/tests/canvas_class.py), graded with --from canvas, a rubric
+      # every file inside dated a week early; grader/tests/canvas_class.py), graded with --from canvas and
+      # Canvas's own submission times (--lms-times submission-times.csv, around the due date), a rubric
       # with [late] (10%/day, cap 50%, one late day, an extension) and Canvas's gradebook as the roster
       # (one student without a submission); then one student regraded, a TA's override, a rescore, and the
       # Canvas import file with the assignment's id.
       cc=results/canvas_class
       rm -rf "$cc" && python3 -m grader.tests.canvas_class "$cc/input" > "$OUT/canvas_class_input.txt" 2>&1
       common=(--rubric "$cc/input/rubric.toml")
-      run canvas_class_grade python3 -m grader grade "$cc/input/download" --from canvas "${common[@]}" \
+      canvas=(--from canvas --lms-times "$cc/input/submission-times.csv")
+      run canvas_class_grade python3 -m grader grade "$cc/input/download" "${canvas[@]}" "${common[@]}" \
         --roster "$cc/input/roster.csv" --results "$cc/results" --no-progress
-      run canvas_class_regrade_one python3 -m grader grade "$cc/input/download" --from canvas "${common[@]}" \
+      run canvas_class_regrade_one python3 -m grader grade "$cc/input/download" "${canvas[@]}" "${common[@]}" \
         --roster "$cc/input/roster.csv" --results "$cc/results" --no-progress --student s08fast
       run canvas_class_override python3 -m grader override s03tiled matmul_tiled 5 --reason "k guard: partial credit" \
         --by "device_run canvas_class" --results "$cc/results" "${common[@]}"

@@ -12,6 +12,7 @@ import pandas as pd
 from grader.exports.common import Export, ExportError, student_of
 from grader.report import grades_table
 from grader.rubric import Rubric
+from grader.spreadsheet import csv_text
 from grader.store import Store
 
 CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -73,4 +74,4 @@ def export(store: Store, rubric: Rubric, student: str | None = None, roster: Pat
             warnings.append(f"{name} is graded but not in the roster {roster}; not exported")
     points = pd.DataFrame([{**{c: "" for c in CANVAS_COLUMNS}, "Student": "Points Possible",
                             column: rubric.max_points}])
-    return Export(pd.concat([points, rows], ignore_index=True).to_csv(index=False), warnings)
+    return Export(csv_text(pd.concat([points, rows], ignore_index=True)), warnings)

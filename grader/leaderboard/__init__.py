@@ -5,7 +5,7 @@ results/leaderboard/ (index.html, leaderboard.md, leaderboard.csv, history/).
   pseudonyms.py  the names shown: nicknames, or salted pseudonyms; the salt file
   history.py     every publish kept, and each row's change since the last one
   chart.py       the bar chart's geometry, drawn as inline SVG
-  render.py      HTML (escaped, CSP-locked), Markdown (escaped) and CSV (formula-safe)
+  render.py      HTML (escaped, CSP-locked) and Markdown (escaped); CSV goes through grader/spreadsheet.py
   publish.py     one publish, end to end
 """
 from grader.leaderboard.publish import PublishOptions, Published, open_store, publish  # noqa: F401

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from grader.spreadsheet import write_csv
+
 HISTORY_DIR = "history"
 COLUMNS = ["key", "name", "rank", "value", "unit"]
 STAMP = "%Y-%m-%dT%H-%M-%SZ"
@@ -79,7 +81,7 @@ def keep(out: Path, rows: pd.DataFrame, now: datetime) -> Path:
     while path.exists():  # two publishes in one second
         n += 1
         path = folder / f"{stamp}+{n}.csv"
-    rows[COLUMNS].to_csv(path, index=False)
+    write_csv(rows[COLUMNS], path)
     return path
 
 

@@ -12,8 +12,9 @@ from grader.leaderboard.board import METRIC_DECIMALS, Board, build_board, parse_
 from grader.leaderboard.chart import bar_chart
 from grader.leaderboard.history import changes, keep, previous_publish
 from grader.leaderboard.pseudonyms import LeaderboardError, Pseudonyms, display_names, load_or_create_salt
-from grader.leaderboard.render import render_html, render_md, write_csv
+from grader.leaderboard.render import render_html, render_md
 from grader.rubric import Rubric
+from grader.spreadsheet import write_csv
 from grader.store import Store
 
 SALT_FILE = "pseudonym-salt"

@@ -2,8 +2,9 @@
 
 Everything a student controls (a nickname) is escaped for where it lands:
 HTML by jinja2's autoescaping, Markdown by a backslash before every ASCII
-punctuation character (CommonMark shows it as written), CSV cells that a
-spreadsheet would run as a formula by a leading apostrophe. The page carries a
+punctuation character (CommonMark shows it as written), CSV through the
+grader's one guard for every CSV (grader/spreadsheet.py: a cell a spreadsheet
+would run as a formula gets a leading apostrophe). The page carries a
 Content-Security-Policy that allows only its own inline script and style, by
 hash, and no fetch of any kind: were something ever left unescaped, the
 browser still would not run it.
@@ -24,18 +25,12 @@ from grader.leaderboard.chart import fmt
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 _LOADER = jinja2.FileSystemLoader(TEMPLATES)
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 MD_SPECIAL = set("\\`*_{}[]()<>#+-.!|~&\"'$%,/:;=?^")
 
 
 def md_escape(text) -> str:
     """Plain text for a Markdown table cell: every ASCII punctuation character backslash-escaped."""
     return "".join("\\" + ch if ch in MD_SPECIAL else ch for ch in str(text))
-
-
-def csv_safe(text: str) -> str:
-    """A cell a spreadsheet shows as text rather than evaluating (OWASP's CSV-injection rule)."""
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 def _missing(value) -> bool:
@@ -96,7 +91,3 @@ def render_md(context: dict) -> str:
     return MD.get_template("leaderboard.md.j2").render(context)
 
 
-def write_csv(table: pd.DataFrame, path: Path) -> None:
-    table = table.copy()
-    table["name"] = table["name"].map(csv_safe)
-    table.to_csv(path, index=False)

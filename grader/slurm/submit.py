@@ -107,9 +107,12 @@ def _refuse_running(found: list[Manifest]):
 def submit(submissions: Path, results: Path, options: SlurmOptions, *, device: str, arch: str | None,
            rubric_path: Path, regrade: bool = False, seed: int | None = None, unsafe: bool = False,
            bwrap: str | None = None, jobs: int = 2, python: str = sys.executable, repo: Path = REPO,
-           source: str = "plain", roster: list[Person] | None = None, student: str | None = None) -> Submitted:
-    """Reads the submissions as `grade` does (--from SOURCE, ids named by the roster, --student alone and
-    graded again), then submits an array that grades those not yet graded and a merge job after it."""
+           source: str = "plain", roster: list[Person] | None = None, student: str | None = None,
+           lms_times: Path | None = None) -> Submitted:
+    """Reads the submissions as `grade` does (--from SOURCE, the course system's times, ids named by the roster,
+    --student alone and graded again), then submits an array that grades those not yet graded and a merge job
+    after it. Each entry's time received, and where it came from, is decided here and written into the
+    manifest: the shards grade with what this step read."""
     results, submissions, rubric_path = Path(results).resolve(), Path(submissions).resolve(), Path(rubric_path)
     kind = backends.get(device)
     gpus = getattr(kind, "uses_gpus", True)  # the CPU backend's tasks ask Slurm for CPUs only: no --gres
@@ -135,7 +138,7 @@ def submit(submissions: Path, results: Path, options: SlurmOptions, *, device: s
     registry = Registry.from_json(entry.record["registry"])
     rubric = load_rubric(rubric_path, registry)
 
-    entries, notes = find_entries(submissions, source)
+    entries, notes = find_entries(submissions, source, lms_times)
     not_on_roster, no_submission = name_by_roster(entries, roster) if roster is not None else ([], [])
     if student is not None:
         entries, regrade = [e for e in entries if e.student == student], True

@@ -6,17 +6,18 @@ from grader.late import lateness
 from grader.lms import find_entries
 from grader.roster import match, read_roster
 from grader.rubric import load_rubric
-from grader.tests.canvas_class import STUDENTS, build
+from grader.tests.canvas_class import STUDENTS, TIMES, build
 
 
 def test_the_sample_class_as_a_canvas_download_reads_back_with_its_times_flags_and_late_penalties(tmp_path,
                                                                                                   registry):
+    """Canvas's submission times decide; every file inside the archives is dated a week before the due date."""
     out = build(tmp_path / "week")
     rubric = load_rubric(out / "rubric.toml", registry)
-    entries, skipped = find_entries(out / "download", "canvas")
+    entries, skipped = find_entries(out / "download", "canvas", out / TIMES)
     assert skipped == [] and len(entries) == len(STUDENTS)
     subs = {s.student: s for s in (read_submission(e, [t.file for t in registry.tasks]) for e in entries)}
-    percent = {k: lateness(rubric.late, k, s.received).percent for k, s in subs.items()}
+    percent = {k: lateness(rubric.late, k, s.received, s.received_from).percent for k, s in subs.items()}
     assert percent == {"s01stubs": 0, "s02naive": 0, "s03tiled": 0, "s04race": 10, "s05hang": 50,
                        "s06crash": 0, "s07compile": 0, "s08fast": 0}
     assert subs["s02naive"].received == "2026-11-21T04:59:59+00:00"
@@ -45,8 +46,8 @@ def test_device_run_canvas_class_commands_run_through_on_the_simulated_gpu(tmp_p
 
     cli, cc, rubric = fake_gpu_class(tmp_path, registry, monkeypatch)
     results, common = tmp_path / "results", ["--rubric", str(cc / "rubric.toml")]
-    grade = ["grade", str(cc / "download"), "--from", "canvas", *common, "--roster", str(cc / "roster.csv"),
-             "--results", str(results), "--no-progress", "--gpus", "0"]
+    grade = ["grade", str(cc / "download"), "--from", "canvas", "--lms-times", str(cc / TIMES), *common, "--roster",
+             str(cc / "roster.csv"), "--results", str(results), "--no-progress", "--gpus", "0"]
     assert cli.main(grade) == 0
     assert "on the roster with no submission (1): s09absent" in capsys.readouterr().out
     assert cli.main([*grade, "--student", "s08fast"]) == 0
@@ -71,8 +72,8 @@ def test_an_extension_granted_after_grading_is_refused_by_the_readers_until_resc
 
     cli, cc, _ = fake_gpu_class(tmp_path, registry, monkeypatch)
     results, common = tmp_path / "results", ["--rubric", str(cc / "rubric.toml")]
-    assert cli.main(["grade", str(cc / "download"), "--from", "canvas", *common, "--results", str(results),
-                     "--no-progress", "--gpus", "0"]) == 0
+    assert cli.main(["grade", str(cc / "download"), "--from", "canvas", "--lms-times", str(cc / TIMES), *common,
+                     "--results", str(results), "--no-progress", "--gpus", "0"]) == 0
     penalty = pd.read_csv(results / "grades.csv").set_index("student").loc["s04race", "penalty"]
     assert penalty > 0
     extensions = cc / "extensions.csv"

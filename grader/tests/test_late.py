@@ -120,11 +120,14 @@ def test_the_scores_table_shows_raw_penalty_and_final_stored_with_the_submission
     subs = tmp_path / "download"
     subs.mkdir()
     due = pd.Timestamp(DUE_UTC).timestamp()
-    canvas_tar(subs / "ontime_11111_22222_hw.tar.gz", ok, mtime=due)
-    canvas_tar(subs / "tardy_LATE_33333_44444_hw.tar.gz", ok, mtime=due + 1)
+    canvas_tar(subs / "ontime_11111_22222_hw.tar.gz", ok, mtime=due + 86400)
+    canvas_tar(subs / "tardy_LATE_33333_44444_hw.tar.gz", ok, mtime=due - 86400)
+    times = tmp_path / "times.csv"  # Canvas's own times: the ones inside the archives are the students'
+    one_second_late = pd.Timestamp(DUE_UTC) + pd.Timedelta(seconds=1)
+    times.write_text(f"user_id,submitted_at\n11111,{DUE_UTC}\n33333,{one_second_late}\n")
     results = tmp_path / "results"
-    grade(GradeOptions(subs, results, [None], jobs=1, progress=False, seed=5, source="canvas"), late_rubric,
-          registry, FakeBackend())
+    grade(GradeOptions(subs, results, [None], jobs=1, progress=False, seed=5, source="canvas", lms_times=times),
+          late_rubric, registry, FakeBackend())
     write_reports(results, late_rubric)
     grades = pd.read_csv(results / "grades.csv").set_index("student")
     full = late_rubric.max_points

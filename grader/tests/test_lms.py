@@ -54,26 +54,16 @@ def test_canvas_names_give_the_login_the_late_flag_and_both_ids(tmp_path):
     assert by["smithjohn"].files == {"fill.cu": b"// fill"}
 
 
-def test_canvas_received_is_the_newest_time_inside_the_archive_with_a_note(tmp_path):
-    canvas_tar(tmp_path / "smithjohn_LATE_12345_67890_submission.tar.gz",
-               {"fill.cu": b"a", "add.cu": b"b"}, mtime=NOV20_2359 + 3600)
-    canvas_zip(tmp_path / "doejane_23456_78901_kernels.zip", {"fill.cu": b"a"})
-    subs, _ = read_all(tmp_path, "canvas")
-    by = {s.student: s for s in subs}
-    assert by["smithjohn"].received == "2026-11-21T00:59:59+00:00"
-    assert by["doejane"].received == "2026-11-21T08:30:00+00:00"
-    assert any("the newest file time inside smithjohn_LATE_12345_67890_submission.tar.gz" in n
-               for n in by["smithjohn"].notes)
-
-
-def test_canvas_numbered_duplicates_resolve_to_the_newest_then_the_higher_number(tmp_path):
-    canvas_zip(tmp_path / "doejane_23456_78901_kernels.zip", {"fill.cu": b"first"})
+def test_canvas_numbered_duplicates_resolve_to_the_higher_number_whatever_the_times_inside(tmp_path):
+    """Canvas numbers a name it has seen before in the download (kernels-1.zip, -2): the highest is the last
+    upload. The times inside each zip are the student's machine's, and decide nothing."""
+    canvas_zip(tmp_path / "doejane_23456_78901_kernels.zip", {"fill.cu": b"first"}, when=(2026, 11, 22, 9, 0, 0))
     canvas_zip(tmp_path / "doejane_23456_78901_kernels-1.zip", {"fill.cu": b"second"})
-    canvas_zip(tmp_path / "doejane_23456_78901_kernels-2.zip", {"fill.cu": b"older"}, when=(2026, 11, 19, 9, 0, 0))
+    canvas_zip(tmp_path / "doejane_23456_78901_kernels-2.zip", {"fill.cu": b"third"}, when=(2026, 11, 19, 9, 0, 0))
     subs, _ = read_all(tmp_path, "canvas")
     kept, skipped = choose_latest(subs)
-    assert len(kept) == 1 and kept[0].source.name == "doejane_23456_78901_kernels-1.zip"
-    assert kept[0].files["fill.cu"] == b"second" and len(skipped) == 2
+    assert len(kept) == 1 and kept[0].source.name == "doejane_23456_78901_kernels-2.zip"
+    assert kept[0].files["fill.cu"] == b"third" and len(skipped) == 2
 
 
 def test_a_file_canvas_did_not_name_is_skipped_with_a_reason(tmp_path):
@@ -184,17 +174,21 @@ def test_a_class_from_a_canvas_download_is_graded_and_stored_with_canvas_times(t
     subs = tmp_path / "download"
     subs.mkdir()
     canvas_tar(subs / "smithjohn_LATE_12345_67890_submission.tar.gz", {f"hw/{k}": v for k, v in ok.items()},
-               mtime=NOV20_2359 + 60)
-    canvas_zip(subs / "doejane_23456_78901_kernels.zip", ok, when=(2026, 11, 20, 22, 0, 0))
+               mtime=NOV20_2359 - 86400)
+    canvas_zip(subs / "doejane_23456_78901_kernels.zip", ok, when=(2026, 11, 25, 22, 0, 0))
+    (tmp_path / "times.csv").write_text("user_id,submitted_at\n12345,2026-11-21T00:00:59Z\n"
+                                        "23456,2026-11-20T22:00:00Z\n")
     results = tmp_path / "results"
-    grade(GradeOptions(subs, results, [None], jobs=1, progress=False, seed=3, source="canvas"), small_rubric,
-          registry, FakeBackend())
+    grade(GradeOptions(subs, results, [None], jobs=1, progress=False, seed=3, source="canvas",
+                       lms_times=tmp_path / "times.csv"), small_rubric, registry, FakeBackend())
     with opened(results) as store:
         latest = store.latest_submissions().set_index("student")
     assert latest.loc["smithjohn", "received"] == "2026-11-21T00:00:59+00:00"
     assert latest.loc["doejane", "received"] == "2026-11-20T22:00:00+00:00"
+    assert set(latest["received_from"]) == {"lms-times"}
     assert latest.loc["smithjohn", "total"] == small_rubric.max_points
     assert "marked LATE by Canvas" in latest.loc["smithjohn", "notes"]
+    assert "received 2026-11-21T00:00:59+00:00: the submission time in times.csv" in latest.loc["smithjohn", "notes"]
 
 
 def test_grading_an_empty_folder_is_an_error_and_records_no_run(tmp_path, registry, small_rubric):

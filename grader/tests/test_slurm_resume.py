@@ -218,22 +218,24 @@ def test_status_without_a_batch_is_one_line(tmp_path, capsys):
 
 
 def test_a_canvas_download_with_a_roster_is_graded_through_slurm_as_grade_would(tmp_path, slurm, capsys):
-    """--from canvas and --roster with --slurm: the submit step reads the download and names each entry by the
-    roster, the manifest carries what the shards need (Canvas's notes, its numbering, the received time read
-    from inside each archive), and the merged store is what `grade` alone would have made of it."""
+    """--from canvas, --lms-times and --roster with --slurm: the submit step reads the download and Canvas's
+    times and names each entry by the roster, the manifest carries what the shards need (Canvas's notes, its
+    numbering, the time received and where it came from), and the merged store is what `grade` alone would
+    have made of it."""
     import pandas as pd
 
-    from grader.tests.canvas_class import ABSENT, STUDENTS as CANVAS, build
+    from grader.tests.canvas_class import ABSENT, STUDENTS as CANVAS, TIMES, build
     cc = build(tmp_path / "input")
     results = tmp_path / "results"
     common = ["--rubric", str(cc / "rubric.toml"), "--results", str(results)]
-    status = cli.main(["grade", str(cc / "download"), "--from", "canvas", "--roster", str(cc / "roster.csv"),
-                       "--slurm", "--device", "simulated", "--shard-size", "3", *common])
+    status = cli.main(["grade", str(cc / "download"), "--from", "canvas", "--lms-times", str(cc / TIMES), "--roster",
+                       str(cc / "roster.csv"), "--slurm", "--device", "simulated", "--shard-size", "3", *common])
     out = capsys.readouterr().out
     assert status == 0 and f"on the roster with no submission (1): {ABSENT[2]}" in out
     manifest = batches(results)[-1]
     logins = sorted(login for login, *_ in CANVAS.values())
     assert sorted(e["student"] for e in manifest.entries) == logins
+    assert {e["received_from"] for e in manifest.entries} == {"lms-times"}
     for index in range(len(manifest.shards)):
         run_shard(manifest.path, index, work=tmp_path / f"work-{index}", progress_seconds=60)
     assert cli.main(["merge", *common]) == 0
@@ -241,7 +243,9 @@ def test_a_canvas_download_with_a_roster_is_graded_through_slurm_as_grade_would(
         subs = store.submissions().set_index("student")
     assert sorted(subs.index) == logins
     assert subs.loc["s04race", "notes"].count("marked LATE by Canvas") == 1
-    assert subs.loc["s04race", "late_percent"] == 10  # received (inside the archive) 30 h late: the late day, then 10%
+    assert subs.loc["s04race", "late_percent"] == 10  # Canvas's time: 30 h late, the late day, then 10%
+    assert subs.loc["s04race", "received"] == "2026-11-22T10:59:59+00:00"
+    assert set(subs["received_from"]) == {"lms-times"}
     grades = pd.read_csv(results / "grades.csv", keep_default_na=False).set_index("student")
     assert grades.loc[ABSENT[2], "status"] == "no submission"
     # One student again, on the cluster: only that entry is submitted, graded anew although unchanged.

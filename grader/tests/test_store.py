@@ -74,9 +74,10 @@ def test_an_old_submissions_table_gains_every_added_column_with_its_default(tmp_
     finally:
         store.close()
     added = [column for table, column, _ in ADDED_COLUMNS if table == "submissions"]
-    assert set(added) == {"gate", "build_reason", "raw_total", "late_percent", "penalty", "late"}
+    assert set(added) == {"gate", "build_reason", "raw_total", "late_percent", "penalty", "late", "received_from"}
     assert (row["student"], row["gate"], row["build_reason"]) == ("old", "[]", "")
     assert (row["late_percent"], row["penalty"], row["late"]) == (0, 0, "")
+    assert row["received_from"] == ""  # not recorded: its time reads as before
 
 
 def test_a_results_folder_that_is_a_file_is_refused_in_one_line(tmp_path):
