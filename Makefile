@@ -169,7 +169,7 @@ deps-similarity:
 	      || { $(SUDO) timeout 120 apt-get update -q && $(SUDO) apt-get install -y -q similarity-tester; }; }; } \
 	  || echo "WARNING: similarity-tester could not be installed: python3 -m grader similarity needs it (sim_c)." >&2; }
 
-# bubblewrap, which every build and run of student code goes through (grader/sandbox.py).
+# bubblewrap, which every build and run of student code goes through (grader/sandbox.py), and libseccomp.
 deps-sandbox:
 	@if [ -n "$(BWRAP)" ]; then test -x "$(BWRAP)" || { echo "BWRAP=$(BWRAP) is not an executable" >&2; exit 1; }; \
 	elif ! command -v bwrap >/dev/null; then \
@@ -178,6 +178,9 @@ deps-sandbox:
 	  echo "Installing bubblewrap"; \
 	  $(SUDO) apt-get install -y -q bubblewrap || { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q bubblewrap; }; \
 	fi
+	@{ ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null | grep -q 'libseccomp\.so\.2 ' || { \
+	  echo "Installing libseccomp2 (the sandbox builds its seccomp filters with it)"; \
+	  $(SUDO) apt-get install -y -q libseccomp2 || { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q libseccomp2; }; }
 
 # Debian's packages where the headers are missing; DEPS_INCLUDE=dir skips this.
 deps-headers:

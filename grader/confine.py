@@ -2,14 +2,15 @@
 
     python3 -I -S confine.py PROFILE -- COMMAND [ARGS...]
 
-Installs the profile's filter (grader/seccomp.py; PR_SET_NO_NEW_PRIVS first, as the kernel requires of
-an unprivileged process) and executes COMMAND, found on PATH, with the environment it was given. A
+Installs the profile's filter (grader/seccomp.py, built with libseccomp; PR_SET_NO_NEW_PRIVS first, as the
+kernel requires of an unprivileged process) and executes COMMAND, found on PATH, with the environment it was given. A
 profile that forbids running programs ("run") still lets this one execve through: the filter allows
 execve only with the exact path, argv and envp pointers that this launcher passes, which it places at
 a random address of a page of its own. After the exec that page is gone and the numbers are nowhere in
 the new program, so its code (the student's) cannot make them up.
 
-Standard library only, run by the system's python3 inside the sandbox (bound read-only with seccomp.py).
+Standard library only (and libseccomp.so.2 through ctypes), run by the system's python3 inside the sandbox (bound
+read-only with seccomp.py).
 Exit status 126 when it cannot confine or execute the command (with one line on stderr).
 """
 from __future__ import annotations
@@ -89,6 +90,7 @@ def main(argv: list[str]) -> int:
         pointers = _strings_at_random_address(libc, encode(program), [encode(a) for a in command],
                                               [encode(f"{k}={v}") for k, v in os.environ.items()])
         bpf = seccomp.compile_filter(profile, exec_once=None if profile.programs else pointers)
+        execve = seccomp.syscall_number("execve")  # the number the filter knows it by
     except (OSError, ValueError) as e:
         return _fail(f"cannot prepare the {profile_name} filter: {e}")
     code = ctypes.create_string_buffer(bpf, len(bpf))
@@ -102,7 +104,7 @@ def main(argv: list[str]) -> int:
     # The system call itself, not libc's execve: a library preloaded into this process (compute-sanitizer's
     # injection, when this launcher is the tool's target) may wrap execve and pass other pointers.
     libc.syscall.argtypes = [ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-    libc.syscall(seccomp.SYSCALLS[seccomp.machine()]["execve"], *pointers)  # returns only when it failed
+    libc.syscall(execve, *pointers)  # returns only when it failed
     return _fail(f"cannot execute {program}: {os.strerror(ctypes.get_errno())}")
 
 

@@ -71,8 +71,8 @@ TILE_PATTERN = ("Only shapes with a size that is not a multiple of {t} failed (e
 # Where a starter/ command runs; the harness's path there (starter/Makefile: $(BUILD)/starter/harness).
 HARNESS = "./build/starter/harness"
 # How failures are ordered: what stopped the code first, consequences ("not run") last.
-STATUS_ORDER = ["build_error", "needs_gpu", "forbidden", "error", "crashed", "timeout", "protocol", "wrong",
-                "implausible", "not_implemented", "missing", "skipped"]
+STATUS_ORDER = ["build_error", "needs_gpu", "forbidden", "error", "crashed", "timeout", "out_of_budget", "protocol",
+                "wrong", "implausible", "not_implemented", "missing", "skipped"]
 SHAPES_SHOWN = 4
 _NUMBER = re.compile(r"[-+]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?([eE][-+]?\d+)?|NaN|inf")
 

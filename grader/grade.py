@@ -31,6 +31,7 @@ from typing import Callable, Protocol
 from tqdm import tqdm
 
 from grader.build import BuildResult, GraderError
+from grader.budget import Credited, SolutionTimes, TimeBudget, case_words
 from grader.gate.policy import GatePolicy
 from grader.intake import Entry, IntakeLimits, Submission, choose_latest, read_submission
 from grader.isolation import Isolation
@@ -43,7 +44,7 @@ from grader.results import REVIEW_FLAG, CaseOutcome, SanitizerOutcome, Submissio
 from grader.rubric import Rubric, TaskPolicy
 from grader.runner import HarnessFailure
 from grader.score import ZERO_NOTES, score_submission, zero_scores
-from grader.status import GPU_ONLY, NOT_RUN
+from grader.status import GPU_ONLY, NOT_RUN, OUT_OF_BUDGET
 from grader.store import Store
 
 
@@ -114,22 +115,50 @@ class _StudentProcess:
 
     A reply forged on the harness's channel is found at the latest when the process ends (the
     harness's own reply follows it); then no reply that process gave can be trusted, and every case
-    it answered becomes a protocol failure."""
+    it answered becomes a protocol failure.
 
-    def __init__(self, backend: Backend, build: BuildResult, gpu: str | None):
-        self.backend, self.build, self.gpu = backend, build, gpu
+    Every request that runs the student's code (check, time) is held to the submission's time budget
+    (grader/budget.py): its limit is what is left of the budget when that is less than the case's, and a
+    request stopped there fails as `out_of_budget`. A new process answers `hello` first, uncounted."""
+
+    RUNS_CODE = ("check", "time")
+
+    def __init__(self, backend: Backend, build: BuildResult, gpu: str | None, budget: TimeBudget | None = None,
+                 clock: Callable[[], float] = time.monotonic):
+        self.backend, self.build, self.gpu, self.budget, self.clock = backend, build, gpu, budget, clock
         self.server: Server | None = None
         self.answered: list[CaseOutcome] = []  # cases decided by the current process's replies
+        self.case = ""  # the case the last check asked for, in words
 
     def request(self, message: dict, timeout: float) -> dict:
-        if self.server is None:
-            self.server = self.backend.student_server(self.build, self.gpu)
+        counted = self.budget is not None and message.get("op") in self.RUNS_CODE
+        if message.get("op") == "check":
+            self.case = case_words(message)
+        limit = self.budget.limit(timeout, self.pause, self.close) if counted else timeout
+        if counted and limit <= 0:
+            self.budget.charge(0.0)
+            self.close()
+            raise HarnessFailure(self.budget.run_out(self.case), OUT_OF_BUDGET)
+        charged = False
         try:
-            reply = self.server.request(message, timeout)
+            if self.server is None:
+                self.server = self.backend.student_server(self.build, self.gpu)
+                self.server.request({"op": "hello"}, timeout)  # the process starting: no student code runs yet
+            started = self.clock()
+            try:
+                reply = self.server.request(message, limit)
+            finally:
+                if counted:
+                    self.budget.charge(self.clock() - started)
+                    charged = True
         except HarnessFailure as failure:
+            if counted and not charged:
+                self.budget.charge(0.0)
             if failure.kind == "protocol":
                 self._distrust(str(failure))
             self.close()
+            if counted and failure.kind == "timeout" and limit < timeout:  # the budget's limit, not the case's
+                raise HarnessFailure(self.budget.run_out(self.case), OUT_OF_BUDGET, failure.stderr) from None
             raise
         if reply.get("context_lost"):
             self.close()  # the process exits after such a fault; the next case gets a new one
@@ -262,12 +291,18 @@ def _failure_outcome(task: str, dtype: str, shape: str, kind: str, seed: int, fa
 
 
 def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu: str | None, solution: Server,
-                     rubric: Rubric, registry: Registry, seed: int) -> SubmissionResult:
+                     rubric: Rubric, registry: Registry, seed: int,
+                     solution_times: SolutionTimes | None = None) -> SubmissionResult:
+    """solution_times: the solution's measured times of this grading run on this worker (grader/budget.py),
+    shared by its submissions; by default measured for this one alone."""
     result = SubmissionResult(sub, "graded", build)
     start = time.monotonic()
     deadline = start + rubric.limits.submission
-    student = _StudentProcess(backend, build, gpu)
     case_limit = rubric.limits.case
+    clock = _clock(backend)
+    budget = result.budget = TimeBudget.from_rubric(
+        rubric.limits, solution_times or SolutionTimes(solution, case_limit, clock))
+    student = _StudentProcess(backend, build, gpu, budget, clock)
     timed = _timed(backend)
     try:
         for policy in rubric.tasks:
@@ -301,6 +336,10 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                         result.cases.append(CaseOutcome(policy.id, dtype, shape, "correctness", "build_error",
                                                         unbuilt_type, seed=seed))
                         continue
+                    if not stop and budget.ran_out:
+                        result.cases.append(CaseOutcome(policy.id, dtype, shape, "correctness", OUT_OF_BUDGET,
+                                                        budget.not_run(), seed=seed))
+                        continue
                     if not stop and time.monotonic() > deadline:
                         stop = f"skipped: the submission's time limit of {rubric.limits.submission:.0f} s ran out"
                     if stop:
@@ -310,6 +349,7 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                         continue
                     message = {"op": "check", "task": policy.id, "dtype": dtype, "shape": shape, "seed": seed,
                                "check_runs": 2}
+                    budget.same_as_solution(message)
                     try:
                         case = student.answered_by(_outcome_from_reply(policy.id, dtype, shape, "correctness", seed,
                                                                        student.request(message, case_limit)))
@@ -328,16 +368,26 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                 continue
             if rubric.sanitizer.tools:
                 student.close()  # the tool's run gets a GPU that no process of this student still holds
-            result.sanitizer += _sanitize_task(sub, build, backend, gpu, rubric, policy, result.cases, seed, deadline)
+            result.sanitizer += _sanitize_task(sub, build, backend, gpu, rubric, policy, result.cases, seed, deadline,
+                                               budget)
             correct = all(c.passed for c in result.cases if c.task == policy.id and c.kind == "correctness")
+            if correct and policy.timed and budget.pending:
+                # A timed case keeps its case in the solution's process from the check to the last pair: the solution's
+                # correctness times the budget may need are measured now, not in the middle of it.
+                student.pause()
+                budget.settle(student.close)
             if correct:
                 for shape in policy.timed:
+                    if budget.ran_out:
+                        result.cases.append(CaseOutcome(policy.id, policy.timed_dtype, shape, "timed", OUT_OF_BUDGET,
+                                                        budget.not_run(), seed=seed))
+                        continue
                     if time.monotonic() > deadline:
                         result.cases.append(CaseOutcome(policy.id, policy.timed_dtype, shape, "timed", "skipped",
                                                         "skipped: the submission's time limit ran out", seed=seed))
                         continue
-                    result.cases.append(_timed_case(policy, shape, seed, student, solution, rubric,
-                                                    _clock(backend)))
+                    result.cases.append(_timed_case(policy, shape, seed, student, Credited(solution, budget, clock),
+                                                    rubric, clock))
     finally:
         student.close()
     name_folders_as_the_student_does(result, build)
@@ -391,8 +441,10 @@ SLOW_CHECK_SHARE = 0.1
 
 
 def _sanitize_task(sub: Submission, build: BuildResult, backend: Backend, gpu: str | None, rubric: Rubric, policy,
-                   cases: list[CaseOutcome], seed: int, deadline: float) -> list[SanitizerOutcome]:
-    """compute-sanitizer's tools on the task's small case, unless the task never ran or hung."""
+                   cases: list[CaseOutcome], seed: int, deadline: float,
+                   budget: TimeBudget | None = None) -> list[SanitizerOutcome]:
+    """compute-sanitizer's tools on the task's small case, unless the task never ran or hung, or the submission's
+    time budget ran out."""
     shape = rubric.sanitizer.shape(policy.id)
     own = [c for c in cases if c.task == policy.id and c.kind == "correctness"]
     if not rubric.sanitizer.tools or shape is None or not own or all(c.status in NOT_RUN for c in own):
@@ -405,6 +457,8 @@ def _sanitize_task(sub: Submission, build: BuildResult, backend: Backend, gpu: s
         skip = "not run: this task's results were forged on the harness's reply channel"
     outcomes = []
     for tool in rubric.sanitizer.tools:
+        if not skip and budget is not None and budget.ran_out:
+            skip = f"not run: this submission's time budget ran out at {budget.ran_out_at}"
         if not skip and time.monotonic() > deadline:
             skip = f"not run: the submission's time limit of {rubric.limits.submission:.0f} s ran out"
         if skip:
@@ -568,10 +622,11 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
 
     def gpu_worker(gpu: str | None):
         solution = solutions[gpu]
+        times = SolutionTimes(solution, rubric.limits.case, _clock(backend))  # measured once for all its submissions
         while (item := ready.get()) is not None:
             sub, build = item
             try:
-                result = grade_submission(sub, build, backend, gpu, solution, rubric, registry, seed)
+                result = grade_submission(sub, build, backend, gpu, solution, rubric, registry, seed, times)
                 held = await_gpu_memory(solution, free_at_start[gpu], rubric.limits, sub.student)
                 if held:
                     sub.notes.append(held)

@@ -8,6 +8,7 @@ from grader.intake import Submission
 from grader.paired import PairedResult
 
 if TYPE_CHECKING:  # build.py imports this module
+    from grader.budget import TimeBudget
     from grader.build import BuildResult
 
 # Flags on a timed case that passed: listed for a TA, scored as measured.
@@ -81,6 +82,7 @@ class SubmissionResult:
     scores: list[TaskScore] = field(default_factory=list)
     seconds: float = 0.0
     sanitizer: list[SanitizerOutcome] = field(default_factory=list)
+    budget: TimeBudget | None = None  # what its code used of its time budget (grader/budget.py; not stored)
 
     @property
     def total(self) -> float:

@@ -79,12 +79,17 @@ class Limits:
     stored_kib: float = 1024  # all of one submission's stored messages together
     gpu_memory_wait: float = 60  # seconds to wait, after a submission, for the GPU's memory to come back
     gpu_memory_slack_mib: float = 512  # what may stay missing from the free memory measured at the start
+    # A submission's time budget (grader/budget.py): its code may run at most this multiple of the solution's
+    # time for the same requests, plus these seconds.
+    time_budget_multiple: float = 20
+    time_budget_extra: float = 50
 
 
 LIMIT_KEYS = ("build", "case", "submission", "sanitizer", "cpu_seconds", "file_size_mib", "processes", "output_mib")
 OPTIONAL_LIMITS = {"task_file_kib": False, "precheck_seconds": False, "archive_mib": False, "unpacked_mib": False,
                    "members": True, "intake_seconds": False, "message_kib": False, "stored_kib": False,
-                   "gpu_memory_wait": False, "gpu_memory_slack_mib": False}  # key -> must be an integer
+                   "gpu_memory_wait": False, "gpu_memory_slack_mib": False, "time_budget_multiple": False,
+                   "time_budget_extra": False}  # key -> must be an integer
 MIN_PROCESSES = 16  # a build alone runs make, nvcc, cicc, ptxas, gcc and as
 
 
@@ -202,6 +207,12 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
                 for k, integer in OPTIONAL_LIMITS.items() if k in limits_t}
     limits = Limits(*(number(limits_t, k, "[limits]", positive=True, integer=k == "processes") for k in LIMIT_KEYS),
                     **optional)
+    if limits.time_budget_extra < limits.case:
+        fail("[limits]", f"'time_budget_extra' ({limits.time_budget_extra:g} s) is less than 'case' "
+                         f"({limits.case:g} s): one case that hangs would use up a submission's time budget")
+    if limits.time_budget_multiple < 1:
+        fail("[limits]", f"'time_budget_multiple' must be at least 1: below it the solution itself would run out "
+                         f"of time (got {limits.time_budget_multiple})")
     if limits.processes < MIN_PROCESSES:
         fail("[limits]", f"'processes' must be at least {MIN_PROCESSES}: a build alone runs make, nvcc, cicc, "
                          f"ptxas, gcc and as (got {limits.processes})")

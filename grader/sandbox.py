@@ -20,8 +20,8 @@ It runs as an unprivileged user with RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NPROC
 and RLIMIT_CORE=0 set, and an OOM score that makes it the kernel's first
 choice when memory runs out.
 
-Every process in it runs under a seccomp filter (grader/seccomp.py), given to
-bubblewrap as a compiled BPF program (`--seccomp FD`): the `build` profile for
+Every process in it runs under a seccomp filter (grader/seccomp.py, built with
+libseccomp), given to bubblewrap as a BPF program (`--seccomp FD`): the `build` profile for
 a build, the `tool` profile around a run and for compute-sanitizer's own
 process. Student code itself gets the `run` profile on top: a run starts the
 harness through grader/confine.py, which installs it just before it executes

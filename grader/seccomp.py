@@ -1,13 +1,18 @@
-"""Seccomp filters for every process of student code, compiled here to classic BPF (no libseccomp).
+"""Seccomp filters for every process of student code, built with libseccomp (Debian's libseccomp2).
 
-Standard library only: the sandbox's launcher (grader/confine.py) imports this file inside the sandbox.
+Standard library only: the sandbox's launcher (grader/confine.py) imports this file inside the sandbox, run by
+the system's python3 with -I -S (no site-packages), so no Python binding can be installed for it; it reaches
+libseccomp.so.2 through ctypes, calling the few functions below. (The grader's own venv Python cannot import
+Debian's python3-seccomp either; on PyPI, pyseccomp is a ctypes binding last released in 2021 and
+mephi42-seccomp a third party's packaging of libseccomp's bindings: neither is the library's own release.)
 
 A filter is a program the kernel runs on every system call of the process (and of everything it starts,
 for good: a filter cannot be removed, and a child inherits it). Ours, in order:
 
  1. the architecture: a call made through another ABI than the machine's own (x86-64's `int $0x80`
-    i386 entry, its x32 calls, aarch64's 32-bit compat) kills the process, so no call escapes the
-    table below by its number meaning something else;
+    i386 entry, its x32 calls, aarch64's 32-bit compat) kills the process (libseccomp's bad-architecture
+    action; for x32, whose calls carry x86-64's audit number, libseccomp itself checks bit 30 of the call
+    number), so no call escapes the rules below by its number meaning something else;
  2. a list of calls that no student process ever needs, answered EPERM (a denylist: everything else
     is allowed). A denylist, because what must keep working is large and not ours (nvcc, cicc,
     ptxas, gcc, make, Python, the CUDA driver, compute-sanitizer) and an allowlist that misses one
@@ -32,75 +37,50 @@ pidfd_getfd, kcmp, personality changes, TIOCSTI/TIOCLINUX (typing into a termina
 modify_ldt, uselib, vmsplice, fanotify, quotas, acct, syslog, the host name.
 Signals (kill, tgkill, ...) are allowed: the sandbox's own pid namespace and uid confine them to its
 own processes.
+
+Argument rules compare what the kernel reads: clone's flags and ioctl's request number in their low 32
+bits (the kernel truncates both), execve's pointers in all 64; socket's family and personality's value in
+all 64, which refuses a little more than the kernel would read (a family or persona with high bits set:
+glibc never passes one).
 """
 from __future__ import annotations
 
+import ctypes
 import errno
+import os
 import platform
-import struct
 
-# struct seccomp_data: int nr; __u32 arch; __u64 instruction_pointer; __u64 args[6];
-OFF_NR, OFF_ARCH = 0, 4
+LIBRARY = "libseccomp.so.2"
 
-
-def OFF_ARG_LO(i: int) -> int:  # the low 32 bits of argument i (little-endian machines)
-    return 16 + 8 * i
-
-
-def OFF_ARG_HI(i: int) -> int:
-    return 20 + 8 * i
-
-
+# Architecture tokens (libseccomp's SCMP_ARCH_*, the kernel's AUDIT_ARCH_* values).
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
-X32_SYSCALL_BIT = 0x40000000
+SCMP_ARCH_NATIVE = 0
 
-RET_KILL_PROCESS = 0x80000000
-RET_ERRNO = 0x00050000
-RET_ALLOW = 0x7FFF0000
+# Actions (SCMP_ACT_*).
+ACT_KILL_PROCESS = 0x80000000
+ACT_ALLOW = 0x7FFF0000
+ACT_ERRNO = 0x00050000
 
-# BPF opcodes: load word at absolute offset, jump if equal / greater-or-equal / any bit set, return.
-LD_W_ABS, JEQ_K, JGE_K, JSET_K, RET_K, JA = 0x20, 0x15, 0x35, 0x45, 0x06, 0x05
+
+def errno_action(code: int) -> int:
+    return ACT_ERRNO | (code & 0xFFFF)
+
+
+EPERM = errno_action(errno.EPERM)
+ENOSYS = errno_action(errno.ENOSYS)
+
+# Filter attributes and comparisons (enum scmp_filter_attr, enum scmp_compare).
+FLTATR_ACT_BADARCH = 2
+CMP_NE, CMP_EQ, CMP_GT, CMP_MASKED_EQ = 1, 4, 6, 7
+NR_SCMP_ERROR = -1  # seccomp_syscall_resolve_name*'s answer for a name it does not know
 
 CLONE_THREAD = 0x00010000
-CLONE_NAMESPACES = (0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
-                    | 0x00000080)  # NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET, NEWTIME
+CLONE_NAMESPACES = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000,
+                    0x00000080)  # NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET, NEWTIME
+LOW_32 = 0xFFFFFFFF
 AF_UNIX = 1
 TIOCSTI, TIOCLINUX = 0x5412, 0x541C
 PERSONALITY_QUERY = 0xFFFFFFFF
-
-# System call numbers of the calls the filters name: x86-64's own table, and the generic one aarch64 uses.
-SYSCALLS = {
-    "x86_64": {
-        "fork": 57, "vfork": 58, "clone": 56, "clone3": 435, "execve": 59, "execveat": 322, "socket": 41,
-        "socketpair": 53, "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "setsid": 112,
-        "setpgid": 109, "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161, "unshare": 272,
-        "setns": 308, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
-        "fspick": 433, "mount_setattr": 442, "kexec_load": 246, "kexec_file_load": 320, "init_module": 175,
-        "finit_module": 313, "delete_module": 176, "reboot": 169, "swapon": 167, "swapoff": 168, "acct": 163,
-        "syslog": 103, "quotactl": 179, "quotactl_fd": 443, "iopl": 172, "ioperm": 173, "modify_ldt": 154,
-        "settimeofday": 164, "clock_settime": 227, "clock_adjtime": 305, "adjtimex": 159, "sethostname": 170,
-        "setdomainname": 171, "lookup_dcookie": 212, "vhangup": 153, "bpf": 321, "perf_event_open": 298,
-        "userfaultfd": 323, "keyctl": 250, "add_key": 248, "request_key": 249, "io_uring_setup": 425,
-        "io_uring_enter": 426, "io_uring_register": 427, "open_by_handle_at": 304, "name_to_handle_at": 303,
-        "kcmp": 312, "pidfd_getfd": 438, "process_madvise": 440, "process_mrelease": 448, "personality": 135,
-        "uselib": 134, "vmsplice": 278, "ioctl": 16, "fanotify_init": 300, "nfsservctl": 180,
-    },
-    "aarch64": {
-        "clone": 220, "clone3": 435, "execve": 221, "execveat": 281, "socket": 198, "socketpair": 199,
-        "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "setsid": 157, "setpgid": 154,
-        "mount": 40, "umount2": 39, "pivot_root": 41, "chroot": 51, "unshare": 97, "setns": 268, "open_tree": 428,
-        "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "mount_setattr": 442,
-        "kexec_load": 104, "kexec_file_load": 294, "init_module": 105, "finit_module": 273, "delete_module": 106,
-        "reboot": 142, "swapon": 224, "swapoff": 225, "acct": 89, "syslog": 116, "quotactl": 60,
-        "quotactl_fd": 443, "settimeofday": 170, "clock_settime": 112, "clock_adjtime": 266, "adjtimex": 171,
-        "sethostname": 161, "setdomainname": 162, "lookup_dcookie": 18, "vhangup": 58, "bpf": 280,
-        "perf_event_open": 241, "userfaultfd": 282, "keyctl": 219, "add_key": 217, "request_key": 218,
-        "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "open_by_handle_at": 265,
-        "name_to_handle_at": 264, "kcmp": 272, "pidfd_getfd": 438, "process_madvise": 440,
-        "process_mrelease": 448, "personality": 92, "vmsplice": 75, "ioctl": 29, "fanotify_init": 262,
-        "nfsservctl": 42,
-    },
-}
 
 DENIED_EVERYWHERE = (
     "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount", "fsopen", "fsconfig",
@@ -112,6 +92,10 @@ DENIED_EVERYWHERE = (
     "io_uring_register", "open_by_handle_at", "name_to_handle_at", "kcmp", "pidfd_getfd", "process_madvise",
     "process_mrelease", "uselib", "vmsplice", "fanotify_init", "nfsservctl",
 )
+
+
+class SeccompError(OSError):
+    """libseccomp cannot be used here, or refused the policy; the message is one line naming why."""
 
 
 class Profile:
@@ -150,66 +134,114 @@ def machine() -> str:
     return arch
 
 
-class _Program:
-    """Instructions with forward jumps to labels, resolved at the end."""
-
-    def __init__(self):
-        self.code: list[tuple[int, object, object, int]] = []  # (opcode, jt, jf, k): jt/jf ints or label names
-        self.labels: dict[str, int] = {}
-        self._fresh = 0
-
-    def label(self) -> str:
-        self._fresh += 1
-        return f"L{self._fresh}"
-
-    def place(self, name: str):
-        self.labels[name] = len(self.code)
-
-    def emit(self, op: int, k: int = 0, jt=0, jf=0):
-        self.code.append((op, jt, jf, k & 0xFFFFFFFF))
-
-    def ret(self, action: int):
-        self.emit(RET_K, action)
-
-    def load(self, offset: int):
-        self.emit(LD_W_ABS, offset)
-
-    def assemble(self) -> bytes:
-        out = []
-        for i, (op, jt, jf, k) in enumerate(self.code):
-            jt = self.labels[jt] - i - 1 if isinstance(jt, str) else jt
-            jf = self.labels[jf] - i - 1 if isinstance(jf, str) else jf
-            if not (0 <= jt <= 255 and 0 <= jf <= 255):
-                raise ValueError(f"seccomp: a jump too long at instruction {i}")
-            out.append(struct.pack("<HBBI", op, jt, jf, k))
-        if len(out) > 4096:
-            raise ValueError("seccomp: the program is longer than the kernel's 4096 instructions")
-        return b"".join(out)
+class _Compare(ctypes.Structure):  # struct scmp_arg_cmp
+    _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64),
+                ("datum_b", ctypes.c_uint64)]
 
 
-def errno_action(code: int) -> int:
-    return RET_ERRNO | (code & 0xFFFF)
+class _Version(ctypes.Structure):  # struct scmp_version
+    _fields_ = [("major", ctypes.c_uint), ("minor", ctypes.c_uint), ("micro", ctypes.c_uint)]
 
 
-EPERM = errno_action(errno.EPERM)
-ENOSYS = errno_action(errno.ENOSYS)
+_lib = None
 
 
-def _rule(p: _Program, number: int, body) -> None:
-    """`if nr == number: body` (body must end every path in a return); the number is reloaded after."""
-    skip = p.label()
-    p.load(OFF_NR)
-    p.emit(JEQ_K, number, 0, skip)
-    body()
-    p.place(skip)
+def library() -> ctypes.CDLL:
+    """libseccomp, loaded once, with the signatures this module calls."""
+    global _lib
+    if _lib is None:
+        try:
+            lib = ctypes.CDLL(LIBRARY, use_errno=True)
+        except OSError as e:
+            raise SeccompError(f"libseccomp ({LIBRARY}) cannot be loaded ({e}): install Debian's libseccomp2 "
+                               "(apt-get install libseccomp2)") from None
+        ctx = ctypes.c_void_p
+        for name, restype, argtypes in (
+                ("seccomp_init", ctx, [ctypes.c_uint32]),
+                ("seccomp_release", None, [ctx]),
+                ("seccomp_attr_set", ctypes.c_int, [ctx, ctypes.c_int, ctypes.c_uint32]),
+                ("seccomp_arch_add", ctypes.c_int, [ctx, ctypes.c_uint32]),
+                ("seccomp_arch_remove", ctypes.c_int, [ctx, ctypes.c_uint32]),
+                ("seccomp_syscall_resolve_name", ctypes.c_int, [ctypes.c_char_p]),
+                ("seccomp_syscall_resolve_name_arch", ctypes.c_int, [ctypes.c_uint32, ctypes.c_char_p]),
+                ("seccomp_rule_add_array", ctypes.c_int,
+                 [ctx, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint, ctypes.POINTER(_Compare)]),
+                ("seccomp_export_bpf", ctypes.c_int, [ctx, ctypes.c_int])):
+            function = getattr(lib, name)
+            function.restype, function.argtypes = restype, argtypes
+        _lib = lib
+    return _lib
 
 
-def _arg_equals_64(p: _Program, arg: int, value: int, mismatch: str):
-    """Falls through when argument `arg` equals `value` (all 64 bits); else jumps to `mismatch`."""
-    p.load(OFF_ARG_LO(arg))
-    p.emit(JEQ_K, value & 0xFFFFFFFF, 0, mismatch)
-    p.load(OFF_ARG_HI(arg))
-    p.emit(JEQ_K, (value >> 32) & 0xFFFFFFFF, 0, mismatch)
+def version() -> str:
+    """The loaded libseccomp's version ("2.5.4")."""
+    lib = library()
+    lib.seccomp_version.restype = ctypes.POINTER(_Version)
+    v = lib.seccomp_version().contents
+    return f"{v.major}.{v.minor}.{v.micro}"
+
+
+def syscall_number(name: str, arch: str | None = None) -> int:
+    """The number of system call `name` on `arch` (this machine's by default), from libseccomp's tables; a
+    negative number when the call does not exist there (fork on aarch64)."""
+    number = library().seccomp_syscall_resolve_name_arch(AUDIT_ARCH[arch or machine()], name.encode())
+    if number == NR_SCMP_ERROR:
+        raise SeccompError(f"libseccomp {version()} does not know the system call {name}: its tables are older "
+                           "than the grader's policy; install a newer libseccomp2")
+    return number
+
+
+class _Filter:
+    """One libseccomp filter context: rules in, classic BPF out."""
+
+    def __init__(self, arch: str):
+        self.lib = library()
+        self.arch = arch
+        self.ctx = self.lib.seccomp_init(ACT_ALLOW)
+        if not self.ctx:
+            raise SeccompError("libseccomp could not start a filter (seccomp_init failed)")
+        # The bad-architecture action kills the whole process (libseccomp's default kills only the thread).
+        self._check(self.lib.seccomp_attr_set(self.ctx, FLTATR_ACT_BADARCH, ACT_KILL_PROCESS),
+                    "set the bad-architecture action to kill the process (libseccomp 2.4 or later)")
+        if AUDIT_ARCH[arch] != AUDIT_ARCH.get(_native()):  # a filter for another machine (the tests')
+            self._check(self.lib.seccomp_arch_add(self.ctx, AUDIT_ARCH[arch]), f"add the {arch} architecture")
+            self._check(self.lib.seccomp_arch_remove(self.ctx, SCMP_ARCH_NATIVE), "remove this machine's architecture")
+
+    def _check(self, result: int, what: str):
+        if result < 0:
+            raise SeccompError(f"libseccomp {version()} could not {what}: {os.strerror(-result)}")
+
+    def rule(self, action: int, name: str, *compares: tuple[int, int, int, int]):
+        """`action` for system call `name` when every comparison (arg, op, a, b) holds; rules of one call with
+        the same action hold when any of them does. A call that does not exist on the filter's architecture
+        gets no rule there."""
+        syscall_number(name, self.arch)  # known to this libseccomp (else a clear error, not a missing rule)
+        number = self.lib.seccomp_syscall_resolve_name(name.encode())  # native numbering: libseccomp translates
+        array = (_Compare * max(1, len(compares)))(*[_Compare(*c) for c in compares])
+        self._check(self.lib.seccomp_rule_add_array(self.ctx, action, number, len(compares), array),
+                    f"add the rule for {name}")
+
+    def export(self) -> bytes:
+        fd = os.memfd_create("seccomp-bpf")
+        try:
+            self._check(self.lib.seccomp_export_bpf(self.ctx, fd), "export the filter")
+            os.lseek(fd, 0, os.SEEK_SET)
+            chunks = []
+            while chunk := os.read(fd, 1 << 16):
+                chunks.append(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
+
+    def release(self):
+        self.lib.seccomp_release(self.ctx)
+
+
+def _native() -> str | None:
+    try:
+        return machine()
+    except OSError:
+        return None
 
 
 def compile_filter(profile: Profile | str, arch: str | None = None,
@@ -219,88 +251,41 @@ def compile_filter(profile: Profile | str, arch: str | None = None,
     exec_once: (path, argv, envp) pointers for which one execve stays allowed in a profile that
     forbids programs (the launcher's own exec of the command)."""
     profile = PROFILES[profile] if isinstance(profile, str) else profile
-    arch = arch or machine()
-    table = SYSCALLS[arch]
-    p = _Program()
-    kill = p.label()
-    p.load(OFF_ARCH)
-    p.emit(JEQ_K, AUDIT_ARCH[arch], 0, kill)
-    if arch == "x86_64":
-        p.load(OFF_NR)
-        p.emit(JGE_K, X32_SYSCALL_BIT, kill, 0)
-
-    for name in DENIED_EVERYWHERE:
-        if name in table and not (name == "ptrace" and profile.ptrace):
-            _rule(p, table[name], lambda: p.ret(EPERM))
-
-    def clone_body():
-        deny = p.label()
-        p.load(OFF_ARG_LO(0))
-        p.emit(JSET_K, CLONE_NAMESPACES, deny, 0)
+    f = _Filter(arch or machine())
+    try:
+        for name in DENIED_EVERYWHERE:
+            if not (name == "ptrace" and profile.ptrace):
+                f.rule(EPERM, name)
+        for flag in CLONE_NAMESPACES:  # any namespace flag (the kernel reads clone's flags in their low 32 bits)
+            f.rule(EPERM, "clone", (0, CMP_MASKED_EQ, flag, flag))
         if not profile.processes:
-            thread = p.label()
-            p.emit(JSET_K, CLONE_THREAD, thread, deny)
-            p.place(thread)
-            p.load(OFF_ARG_HI(0))
-            p.emit(JEQ_K, 0, 0, deny)
-        p.ret(RET_ALLOW)
-        p.place(deny)
-        p.ret(EPERM)
-    _rule(p, table["clone"], clone_body)
-    _rule(p, table["clone3"], lambda: p.ret(ENOSYS))  # its flags sit in memory a filter cannot read
-    if not profile.processes:
-        for name in ("fork", "vfork"):
-            if name in table:
-                _rule(p, table[name], lambda: p.ret(EPERM))
-    if not profile.programs:
-        def execve_body():
-            deny = p.label()
-            if exec_once is not None:
-                for arg, value in enumerate(exec_once):
-                    _arg_equals_64(p, arg, value, deny)
-                p.ret(RET_ALLOW)
-            p.place(deny)
-            p.ret(EPERM)
-        _rule(p, table["execve"], execve_body)
-        _rule(p, table["execveat"], lambda: p.ret(EPERM))
-    if not profile.sessions:
-        for name in ("setsid", "setpgid"):
-            _rule(p, table[name], lambda: p.ret(EPERM))
-
-    def socket_body():
-        deny = p.label()
-        if profile.unix_sockets:
-            p.load(OFF_ARG_LO(0))
-            p.emit(JEQ_K, AF_UNIX, 0, deny)
-            p.ret(RET_ALLOW)
-        p.place(deny)
-        p.ret(EPERM)
-    for name in ("socket", "socketpair"):
-        _rule(p, table[name], socket_body)
-
-    def ioctl_body():
-        deny = p.label()
-        p.load(OFF_ARG_LO(1))
-        p.emit(JEQ_K, TIOCSTI, deny, 0)
-        p.emit(JEQ_K, TIOCLINUX, deny, 0)
-        p.ret(RET_ALLOW)
-        p.place(deny)
-        p.ret(EPERM)
-    _rule(p, table["ioctl"], ioctl_body)
-    if not profile.personality:
-        def personality_body():
-            deny = p.label()
-            p.load(OFF_ARG_LO(0))
-            p.emit(JEQ_K, PERSONALITY_QUERY, 0, deny)
-            p.ret(RET_ALLOW)
-            p.place(deny)
-            p.ret(EPERM)
-        _rule(p, table["personality"], personality_body)
-
-    p.ret(RET_ALLOW)
-    p.place(kill)
-    p.ret(RET_KILL_PROCESS)
-    return p.assemble()
+            f.rule(EPERM, "clone", (0, CMP_MASKED_EQ, CLONE_THREAD, 0))  # a new process, not a thread
+            f.rule(EPERM, "clone", (0, CMP_GT, LOW_32, 0))  # flags beyond the low 32 bits: not glibc's thread
+        f.rule(ENOSYS, "clone3")  # its flags sit in memory a filter cannot read
+        if not profile.processes:
+            for name in ("fork", "vfork"):
+                f.rule(EPERM, name)
+        if not profile.programs:
+            if exec_once is None:
+                f.rule(EPERM, "execve")
+            for arg, value in enumerate(exec_once or ()):  # any pointer other than the launcher's
+                f.rule(EPERM, "execve", (arg, CMP_NE, value, 0))
+            f.rule(EPERM, "execveat")
+        if not profile.sessions:
+            for name in ("setsid", "setpgid"):
+                f.rule(EPERM, name)
+        for name in ("socket", "socketpair"):
+            if profile.unix_sockets:
+                f.rule(EPERM, name, (0, CMP_NE, AF_UNIX, 0))
+            else:
+                f.rule(EPERM, name)
+        for request in (TIOCSTI, TIOCLINUX):
+            f.rule(EPERM, "ioctl", (1, CMP_MASKED_EQ, LOW_32, request))
+        if not profile.personality:
+            f.rule(EPERM, "personality", (0, CMP_NE, PERSONALITY_QUERY, 0))
+        return f.export()
+    finally:
+        f.release()
 
 
 def preload_source(bpf: bytes) -> str:

@@ -31,6 +31,10 @@ CASE_STATUSES: dict[str, Status] = {
     "crashed": Status("crashed", "crashed", "the harness process died while running the code"),
     "missing": Status("file missing", "no file for this task", "the task's file is not in the submission"),
     "skipped": Status("not run", "not run", "not run (an earlier case hung, or the submission's time ran out)"),
+    "out_of_budget": Status("over its time budget", "over its time budget",
+                            "stopped or not run: the submission's code had used up its time budget ([limits] "
+                            "time_budget_multiple x the solution's time for the same requests + time_budget_extra, "
+                            "grader/budget.py); the message names the case where it ran out"),
     "implausible": Status("implausible", "implausible timing",
                           "timed faster than the GPU can physically do the work: no performance credit, "
                           "listed for review"),
@@ -52,7 +56,11 @@ SUBMISSION_STATUSES: dict[str, Status] = {
 }
 
 # A case that never ran the student's code, and says nothing about it beyond its status.
-NOT_RUN = frozenset({"missing", "not_implemented", "skipped", "forbidden", "build_error", "needs_gpu", "gpu_only"})
+NOT_RUN = frozenset({"missing", "not_implemented", "skipped", "forbidden", "build_error", "needs_gpu", "gpu_only",
+                     "out_of_budget"})
+
+# A case stopped, or not run, because the submission had used up its time budget (grader/budget.py).
+OUT_OF_BUDGET = "out_of_budget"
 
 # A case the CPU backend's harness did not run, its shape being over that backend's per-case budget. It is no
 # verdict on the code: the score, the feedback, the overview and the leaderboard count a task's cases without it.

@@ -18,7 +18,7 @@ for need in grader/requirements.txt grader/__main__.py starter/Makefile solution
 done
 apt-get update -q
 apt-get install -y -q make g++ python3 python3-pip python3-venv doctest-dev nlohmann-json3-dev libcli11-dev \
-  bubblewrap
+  bubblewrap libseccomp2
 python3 -m pip install -q -r grader/requirements.txt
 if ! command -v nvcc >/dev/null; then
   echo "setup.sh: note: no nvcc on PATH: this image grades correctness only, on the CPU backend;" \

@@ -3,6 +3,9 @@
 A fake submission's task file says how its kernel behaves in a marker line:
     // fake: ok speed=1.5        correct, 1.5x as fast as the solution
     // fake: ok speed=1 noise=0.3   correct, each timed run off by up to 30% either way
+    // fake: ok sleep=4          correct, and each run of its kernel takes 4 s longer (a sleeping kernel)
+    // fake: sleeps-when-timed sleep=2   correct at the solution's speed when checked, 2 s longer a timed run
+    // fake: sleeps-when-large sleep=2   2 s longer a run (checked or timed) at a shape with a dimension over 1000
     // fake: wrong               every case wrong
     // fake: wrong-large         wrong only at shapes with a dimension over 1000
     // fake: not_implemented
@@ -56,11 +59,12 @@ REQUEST_SECONDS = 0.004  # a request's round trip and bookkeeping (inputs, refer
 RUN_OVERHEAD_SECONDS = 0.001  # per run: placing the inputs, the L2 flush, verifying the output
 
 
-def behavior(source: bytes) -> tuple[str, float, float]:
-    m = re.search(rb"// fake: ([a-z_-]+)(?: speed=([0-9.]+))?(?: noise=([0-9.]+))?", source)
+def behavior(source: bytes) -> tuple[str, float, float, float]:
+    """(kind, speed, noise, seconds each run sleeps) from a fake task file's marker."""
+    m = re.search(rb"// fake: ([a-z_-]+)(?: speed=([0-9.]+))?(?: noise=([0-9.]+))?(?: sleep=([0-9.]+))?", source)
     if not m:
-        return "ok", 1.0, 0.0
-    return m.group(1).decode(), float(m.group(2) or 1.0), float(m.group(3) or 0.0)
+        return "ok", 1.0, 0.0, 0.0
+    return m.group(1).decode(), float(m.group(2) or 1.0), float(m.group(3) or 0.0), float(m.group(4) or 0.0)
 
 
 class SimClock:
@@ -92,15 +96,22 @@ class FakeServer:
         source = (self.files or {}).get(f"{task}.cu")
         return planted.marker(source) if source is not None else None
 
-    def _kind(self, task: str) -> tuple[str, float, float]:
+    def _kind(self, task: str) -> tuple[str, float, float, float]:
         if self.files is None:
-            return "ok", 1.0, 0.0
+            return "ok", 1.0, 0.0, 0.0
         source = self.files.get(f"{task}.cu")
-        return behavior(source) if source is not None else ("not_implemented", 1.0, 0.0)
+        return behavior(source) if source is not None else ("not_implemented", 1.0, 0.0, 0.0)
 
     def _spend(self, seconds: float):
         if self.sim is not None:
             self.sim.advance(seconds)
+
+    def _work(self, seconds: float, timeout: float):
+        """Spends a request's work, or, past its time limit, the limit, and fails as the runner would."""
+        if seconds > timeout:
+            self._spend(timeout)
+            raise HarnessFailure(f"no result after {timeout:.0f} s: the kernel probably never finishes", "timeout")
+        self._spend(seconds)
 
     def request(self, message: dict, timeout: float) -> dict:
         time.sleep(self.delay)
@@ -112,6 +123,7 @@ class FakeServer:
             self._spend(3.0)
             return {"op": "limits", "copy_bandwidth_gbps": 1000.0, "sgemm_fp32_gflops": 5000.0}
         if op == "release":
+            self.case = None
             return {"op": "release"}
         if op == "check" and self._planted(message["task"]):
             reply = planted.check_reply(self._planted(message["task"]), message)
@@ -120,7 +132,7 @@ class FakeServer:
                 return {"op": "check", "seed": message["seed"], "ready_to_time": False, "plausibility": None,
                         "context_lost": False, **reply}
         if op == "check":
-            kind, speed, noise = self._kind(message["task"])
+            kind, speed, noise, sleep = self._kind(message["task"])
             big = any(int(d) > 1000 for d in message["shape"].split("x"))
             if kind == "hang":
                 self._spend(timeout)
@@ -131,9 +143,13 @@ class FakeServer:
             status = {"wrong": "wrong", "not_implemented": "not_implemented", "gpu-only": "gpu_only"}.get(kind, "ok")
             if kind == "wrong-large" and big:
                 status = "wrong"
-            run_ms = self.solution_ms(message["task"], message["shape"]) / speed
-            self.case = (kind, run_ms, noise)
-            self._spend(REQUEST_SECONDS + message.get("check_runs", 2) * (run_ms / 1e3 + RUN_OVERHEAD_SECONDS))
+            kernel_ms = self.solution_ms(message["task"], message["shape"]) / speed
+            if kind == "sleeps-when-large" and not big:
+                sleep = 0.0
+            check_ms = kernel_ms + (0.0 if kind == "sleeps-when-timed" else sleep * 1e3)
+            self.case = (kind, kernel_ms + sleep * 1e3, noise)  # what a timed run takes
+            self._work(REQUEST_SECONDS + message.get("check_runs", 2) * (check_ms / 1e3 + RUN_OVERHEAD_SECONDS),
+                       timeout)
             reply = {"op": "check", "status": status, "seed": message["seed"],
                      "message": "3 of 561 elements are wrong" if status == "wrong" else
                      ("not implemented yet" if status == "not_implemented" else ""),
@@ -142,12 +158,14 @@ class FakeServer:
                               "unit": "GFLOP/s" if "matmul" in message["task"] else "GB/s"},
                      "ready_to_time": status == "ok", "context_lost": False, "plausibility": None}
             if self.limits_measured:
-                reply["plausibility"] = {"floor_ms": run_ms / 2, "bound": "bandwidth", "implausible": False}
+                reply["plausibility"] = {"floor_ms": kernel_ms / 2, "bound": "bandwidth", "implausible": False}
             return reply
         if op == "time":
+            if self.case is None:  # as the harness answers (serve.cpp)
+                return {"op": "error", "error": "no checked, passing case to time: send check first"}
             kind, run_ms, noise = self.case
             runs = message.get("warmup", 0) + message.get("samples", 1)
-            self._spend(REQUEST_SECONDS + runs * (run_ms / 1e3 + RUN_OVERHEAD_SECONDS))
+            self._work(REQUEST_SECONDS + runs * (run_ms / 1e3 + RUN_OVERHEAD_SECONDS), timeout)
             if kind == "wrong-when-timed":
                 return {"op": "time", "status": "wrong", "message": "a timed run gave a wrong result",
                         "hint": "race", "samples_ms": [], "record": {"hint": "race"}}

@@ -256,6 +256,57 @@ def test_gradescope_on_a_runner_without_a_gpu_grades_correctness_on_the_cpu(grad
     assert fill["output"].startswith("**passed 2/2 · 1 GPU only** · performance not timed on this run")
 
 
+# --- the time budget: a submission that sleeps just under the case limit in every case -------------------------
+
+SLEEPER = "sleeps-every-case"  # the hostile corpus's entry: each call of fill, add and transpose waits 1.5 s first
+BUDGET_EXTRA = 8
+BUDGET_SHAPES = ["1x1", "1x1000", "1000x1", "37x211", "211x37", "3x700"]
+
+
+def test_a_submission_sleeping_in_every_case_is_cut_off_at_its_time_budget_on_the_cpu(graded, tmp_path, registry):
+    """Each case of the sleeper takes about 3 s (two calls), under the 5 s case limit: without a budget it would hold
+    the worker for its 18 cases x 3 s. Its budget, 20 x the solution's CPU time for the same requests + 8 s, stops
+    it within seconds of those 8; the feedback names the case, and the submission graded after it is whole."""
+    from grader.tests.hostile_entries import hand_in, load_corpus
+    (entry,) = [e for e in load_corpus() if e.name == SLEEPER]
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    hand_in(entry, subs, "a-sleeper")
+    shutil.copytree(graded.subs / "s08-fast", subs / "b-after")
+    rubric_path = tmp_path / "rubric.toml"
+    rubric_path.write_text(small_rubric_text(graded.policy, shapes=dict.fromkeys(("fill", "add", "transpose"),
+                                                                                  BUDGET_SHAPES),
+                                             limits={"build": 300, "case": CASE_LIMIT, "submission": 300,
+                                                     "time_budget_extra": BUDGET_EXTRA}))
+    results = tmp_path / "results"
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", str(subs), "--device", "cpu", "--rubric",
+                           str(rubric_path), "--results", str(results), "--work", str(graded.work), "--seed", "7",
+                           "--no-progress"], cwd=REPO, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = cases_of(results, "a-sleeper")
+    ran = rows[rows["task"].isin(["fill", "add", "transpose"])]
+    statuses = list(ran["status"])
+    assert statuses[0] == "ok" and "out_of_budget" in statuses
+    cut = statuses.index("out_of_budget")
+    assert set(statuses[:cut]) == {"ok"} and set(statuses[cut:]) == {"out_of_budget"}
+    stopped = ran.iloc[cut]
+    where = f"{stopped['task']} {stopped['dtype']} {stopped['shape']}"
+    assert stopped["message"].startswith("stopped: your code had used up its time budget here")
+    assert all(m.startswith(f"not run: your code had used up this submission's time budget at {where} (")
+               for m in ran["message"].iloc[cut + 1:])
+    with opened(results) as store:
+        seconds = float(store.submissions("a-sleeper")["seconds"].iloc[0])
+    cases = len(ran)
+    print(f"\nthe sleeper: {cut} cases ran, cut at {where}, graded in {seconds:.1f} s ({cases} cases x "
+          f"{CASE_LIMIT} s = {cases * CASE_LIMIT} s)", file=sys.stderr)
+    assert seconds < BUDGET_EXTRA + 2 * CASE_LIMIT < cases * CASE_LIMIT / 3
+    page = (results / "feedback" / "a-sleeper.md").read_text()
+    assert f"not run: your code had used up this submission's time budget at {where}" in page
+    assert "over its time budget" in page
+    after = cases_of(results, "b-after")
+    assert set(after[after["status"] != "gpu_only"]["status"]) == {"ok"}
+
+
 # --- the same backend through a Slurm batch: submit, then one array task (run_shard), Slurm's tools replaced ------
 
 

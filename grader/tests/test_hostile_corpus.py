@@ -28,6 +28,8 @@ REQUIRED = {
     "incbin-concat", "incbin-pasted", "background-thread-gpu", "sanitizer-detect", "split-tf32-mma",
     "quadratic-precheck", "archive-many-members", "archive-huge-unpacked", "message-flood", "fork-holds-gpu",
     "detached-background", "duplicate-ids",
+    # issue 27
+    "sleeps-every-case",
 }
 
 
@@ -155,6 +157,38 @@ def test_each_entry_gets_its_verdict(graded_corpus, entry):
     if entry.case_status == "ok":  # defeated into an honest run: timed honestly too, nothing flagged
         timed = mine[mine["kind"] == "timed"][["status", "flag"]].values.tolist()
         assert all(status == "ok" and not flag for status, flag in timed), timed
+
+
+@pytest.mark.gpu
+def test_the_entry_that_waits_in_every_case_holds_the_gpu_for_about_its_time_budget(graded_corpus):
+    """Without the budget its 45 cases of fill, add and transpose (about 3 s each, under the fast rubric's 5 s)
+    would hold the GPU for over two minutes; the budget stops it about [limits] time_budget_extra seconds in."""
+    from grader.rubric import load_rubric
+    from grader.registry import Registry
+    student = hostile_student("sleeps-every-case")
+    limits = load_rubric(graded_corpus.fast.rubric, Registry.from_file()).limits
+    cases = graded_corpus.cases(student)
+    mine = cases[cases["task"].isin(["fill", "add", "transpose"]) & (cases["kind"] == "correctness")]
+    stopped = cases[cases["status"] == "out_of_budget"]["message"].iloc[0]
+    assert stopped.startswith("stopped: your code had used up its time budget here"), stopped
+    budget = float(re.search(r"plus [0-9.]+ s: ([0-9.]+) s\)", stopped).group(1))  # the budget, as it was told
+    seconds = float(graded_corpus.submission(student)["seconds"])
+    assert limits.time_budget_extra <= budget < len(mine) * limits.case / 3, stopped
+    assert seconds < budget + 2 * limits.case, (seconds, stopped)  # its processes' starts and the solution's runs
+
+
+@pytest.mark.gpu
+def test_no_other_submission_of_the_corpus_runs_out_of_its_time_budget(graded_corpus):
+    """The sample class, the normal submissions, the solution as a student, and every other entry (hangs,
+    faults that restart the process in every case, floods) stay within their budgets."""
+    over = set()
+    for run in (graded_corpus.fast, graded_corpus.real):
+        with run.opened() as store:
+            subs = store.submissions()
+            cases = store.cases_for(subs["id"].tolist())
+        ids = set(cases.loc[cases["status"] == "out_of_budget", "submission_id"])
+        over |= set(subs.loc[subs["id"].isin(ids), "student"])
+    assert over == {hostile_student("sleeps-every-case")}, sorted(over)
 
 
 @pytest.mark.gpu

@@ -1,5 +1,6 @@
-"""The seccomp filters (grader/seccomp.py, grader/confine.py): real bubblewrap, real system calls, under each
-profile; and the compiled programs themselves, run through a small BPF interpreter for both architectures."""
+"""The seccomp filters (grader/seccomp.py, built with libseccomp; grader/confine.py): real bubblewrap, real system
+calls, under each profile; and the programs libseccomp builds from the policy, run through a classic-BPF
+interpreter for both architectures."""
 from __future__ import annotations
 
 import errno
@@ -122,86 +123,132 @@ def test_honest_work_runs_under_the_run_profile(sandbox, tmp_path):
 
 
 # ---------------------------------------------------------------------------
-# The compiled programs, judged instruction by instruction (both architectures, whatever this machine is).
+# The programs libseccomp builds from our policy, judged instruction by instruction (both architectures, whatever
+# this machine is).
 
 def evaluate(program: bytes, nr: int, arch: str, args=(0, 0, 0, 0, 0, 0), audit_arch: int | None = None) -> int:
-    """What the kernel would answer for one call: a tiny interpreter of the opcodes our compiler emits."""
-    data = struct.pack("<iIQ6Q", nr, audit_arch if audit_arch is not None else seccomp.AUDIT_ARCH[arch], 0,
-                       *[a & 0xFFFFFFFFFFFFFFFF for a in (*args, 0, 0, 0, 0, 0, 0)[:6]])
+    """What the kernel would answer for one call: an interpreter of the classic BPF a seccomp filter may hold
+    (loads of struct seccomp_data, ALU on the accumulator, jumps, returns)."""
+    data = struct.pack("<IIQ6Q", nr & 0xFFFFFFFF, audit_arch if audit_arch is not None else seccomp.AUDIT_ARCH[arch],
+                       0, *[a & 0xFFFFFFFFFFFFFFFF for a in (*args, 0, 0, 0, 0, 0, 0)[:6]])
     code = [struct.unpack("<HBBI", program[i:i + 8]) for i in range(0, len(program), 8)]
-    pc, acc = 0, 0
+    alu = {0x04: lambda a, k: a + k, 0x14: lambda a, k: a - k, 0x24: lambda a, k: a * k,
+           0x44: lambda a, k: a | k, 0x54: lambda a, k: a & k, 0x64: lambda a, k: a << k,
+           0x74: lambda a, k: a >> k, 0xA4: lambda a, k: a ^ k}
+    jumps = {0x15: lambda a, k: a == k, 0x25: lambda a, k: a > k, 0x35: lambda a, k: a >= k,
+             0x45: lambda a, k: bool(a & k)}
+    pc, acc, scratch = 0, 0, [0] * 16
     while True:
         op, jt, jf, k = code[pc]
         pc += 1
-        if op == seccomp.LD_W_ABS:
+        if op == 0x20:  # ld [k]
             acc = struct.unpack_from("<I", data, k)[0]
-        elif op == seccomp.JEQ_K:
-            pc += jt if acc == k else jf
-        elif op == seccomp.JGE_K:
-            pc += jt if acc >= k else jf
-        elif op == seccomp.JSET_K:
-            pc += jt if acc & k else jf
-        elif op == seccomp.RET_K:
+        elif op == 0x00:  # ld #k
+            acc = k
+        elif op == 0x60:  # ld M[k]
+            acc = scratch[k]
+        elif op == 0x02:  # st M[k]
+            scratch[k] = acc
+        elif op in alu:
+            acc = alu[op](acc, k) & 0xFFFFFFFF
+        elif op in jumps:
+            pc += jt if jumps[op](acc, k) else jf
+        elif op == 0x05:  # ja
+            pc += k
+        elif op == 0x06:  # ret #k
             return k
         else:
-            raise AssertionError(f"unexpected opcode {op:#x}")
+            raise AssertionError(f"unexpected opcode {op:#x} at {pc - 1}")
 
 
-EPERM, ENOSYS = seccomp.RET_ERRNO | errno.EPERM, seccomp.RET_ERRNO | errno.ENOSYS
-ALLOW, KILL = seccomp.RET_ALLOW, seccomp.RET_KILL_PROCESS
+EPERM, ENOSYS = seccomp.ACT_ERRNO | errno.EPERM, seccomp.ACT_ERRNO | errno.ENOSYS
+ALLOW, KILL = seccomp.ACT_ALLOW, seccomp.ACT_KILL_PROCESS
+X32_SYSCALL_BIT = 0x40000000
+
+
+def nr(name: str, arch: str) -> int:
+    return seccomp.syscall_number(name, arch)
 
 
 @pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
 def test_the_run_filter_allows_threads_only(arch):
-    table = seccomp.SYSCALLS[arch]
     program = seccomp.compile_filter("run", arch)
     thread_flags = 0x3D0F00  # what glibc's pthread_create passes: VM|FS|FILES|SIGHAND|THREAD|SYSVSEM|SETTLS|...
-    assert evaluate(program, table["clone"], arch, (thread_flags,)) == ALLOW
-    assert evaluate(program, table["clone"], arch, (0x01200011,)) == EPERM  # fork through clone (SIGCHLD|...)
-    assert evaluate(program, table["clone"], arch, (thread_flags | 0x10000000,)) == EPERM  # and CLONE_NEWUSER
-    assert evaluate(program, table["clone"], arch, (thread_flags | (1 << 32),)) == EPERM
-    assert evaluate(program, table["clone3"], arch) == ENOSYS
+    assert evaluate(program, nr("clone", arch), arch, (thread_flags,)) == ALLOW
+    assert evaluate(program, nr("clone", arch), arch, (0x01200011,)) == EPERM  # fork through clone (SIGCHLD|...)
+    assert evaluate(program, nr("clone", arch), arch, (thread_flags | 0x10000000,)) == EPERM  # and CLONE_NEWUSER
+    for flag in seccomp.CLONE_NAMESPACES:
+        assert evaluate(program, nr("clone", arch), arch, (thread_flags | flag,)) == EPERM, hex(flag)
+    assert evaluate(program, nr("clone", arch), arch, (thread_flags | (1 << 32),)) == EPERM
+    assert evaluate(program, nr("clone3", arch), arch) == ENOSYS
     for name in ("execve", "execveat", "setsid", "setpgid", "ptrace", "unshare", "setns", "mount", "bpf",
                  "io_uring_setup", "process_vm_writev", "keyctl", "userfaultfd", "perf_event_open"):
-        assert evaluate(program, table[name], arch) == EPERM, name
-    assert evaluate(program, table["socket"], arch, (1,)) == ALLOW  # AF_UNIX, which the CUDA driver opens
-    assert evaluate(program, table["socket"], arch, (2,)) == EPERM  # AF_INET
-    assert evaluate(program, table["socket"], arch, (10,)) == EPERM  # AF_INET6
-    assert evaluate(program, table["socket"], arch, (16,)) == EPERM  # AF_NETLINK
-    assert evaluate(program, table["ioctl"], arch, (0, seccomp.TIOCSTI)) == EPERM
-    assert evaluate(program, table["ioctl"], arch, (0, 0xC0104E2A)) == ALLOW  # a driver's ioctl
-    assert evaluate(program, table["personality"], arch, (0xFFFFFFFF,)) == ALLOW  # a query only
+        assert evaluate(program, nr(name, arch), arch) == EPERM, name
+    assert evaluate(program, nr("socket", arch), arch, (1,)) == ALLOW  # AF_UNIX, which the CUDA driver opens
+    assert evaluate(program, nr("socket", arch), arch, (2,)) == EPERM  # AF_INET
+    assert evaluate(program, nr("socket", arch), arch, (10,)) == EPERM  # AF_INET6
+    assert evaluate(program, nr("socket", arch), arch, (16,)) == EPERM  # AF_NETLINK
+    assert evaluate(program, nr("socket", arch), arch, ((1 << 32) | 1,)) == EPERM  # high bits: all 64 compared
+    assert evaluate(program, nr("ioctl", arch), arch, (0, seccomp.TIOCSTI)) == EPERM
+    assert evaluate(program, nr("ioctl", arch), arch, (0, (1 << 32) | seccomp.TIOCSTI)) == EPERM  # the kernel's 32
+    assert evaluate(program, nr("ioctl", arch), arch, (0, 0xC0104E2A)) == ALLOW  # a driver's ioctl
+    assert evaluate(program, nr("personality", arch), arch, (0xFFFFFFFF,)) == ALLOW  # a query only
+    assert evaluate(program, nr("personality", arch), arch, (0x0040000,)) == EPERM
     if arch == "x86_64":
-        assert evaluate(program, table["fork"], arch) == evaluate(program, table["vfork"], arch) == EPERM
-        assert evaluate(program, 39 | seccomp.X32_SYSCALL_BIT, arch) == KILL  # an x32 call
+        assert evaluate(program, nr("fork", arch), arch) == evaluate(program, nr("vfork", arch), arch) == EPERM
+        assert evaluate(program, 39 | X32_SYSCALL_BIT, arch) == KILL  # an x32 call (getpid)
+        assert evaluate(program, nr("execve", arch) | X32_SYSCALL_BIT, arch) == KILL
     assert evaluate(program, 0, arch) == ALLOW  # read / io_setup: everything else
-    assert evaluate(program, 0, arch, audit_arch=0x40000003) == KILL  # i386 (or arm) numbering
+    assert evaluate(program, 0, arch, audit_arch=0x40000003) == KILL  # i386 numbering
+    assert evaluate(program, 0, arch, audit_arch=0x40000028) == KILL  # 32-bit arm numbering
 
 
 @pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
 def test_exec_once_allows_exactly_the_launchers_pointers(arch):
-    table = seccomp.SYSCALLS[arch]
     pointers = (0x7F12_3456_7000, 0x7F12_3456_7100, 0x7F12_3456_7200)
     program = seccomp.compile_filter("run", arch, exec_once=pointers)
-    assert evaluate(program, table["execve"], arch, pointers) == ALLOW
+    assert evaluate(program, nr("execve", arch), arch, pointers) == ALLOW
     for i in range(3):
         for wrong in (pointers[i] + 8, pointers[i] ^ (1 << 40)):  # the low or the high half differs
             args = list(pointers)
             args[i] = wrong
-            assert evaluate(program, table["execve"], arch, args) == EPERM
-    assert evaluate(program, table["execveat"], arch, pointers) == EPERM
+            assert evaluate(program, nr("execve", arch), arch, args) == EPERM
+    assert evaluate(program, nr("execveat", arch), arch, pointers) == EPERM
 
 
 @pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
 def test_the_build_filter_allows_processes_and_programs_but_no_sockets(arch):
-    table = seccomp.SYSCALLS[arch]
     program = seccomp.compile_filter("build", arch)
-    assert evaluate(program, table["clone"], arch, (0x01200011,)) == ALLOW
-    assert evaluate(program, table["execve"], arch) == ALLOW
-    assert evaluate(program, table["socket"], arch, (1,)) == EPERM
-    assert evaluate(program, table["clone"], arch, (0x01200011 | 0x20000000,)) == EPERM  # CLONE_NEWPID
-    assert evaluate(seccomp.compile_filter("tool", arch), table["socket"], arch, (1,)) == ALLOW
-    assert evaluate(seccomp.compile_filter("tool", arch), table["socket"], arch, (2,)) == EPERM  # AF_INET
+    assert evaluate(program, nr("clone", arch), arch, (0x01200011,)) == ALLOW
+    assert evaluate(program, nr("execve", arch), arch) == ALLOW
+    assert evaluate(program, nr("socket", arch), arch, (1,)) == EPERM
+    assert evaluate(program, nr("clone", arch), arch, (0x01200011 | 0x20000000,)) == EPERM  # CLONE_NEWPID
+    assert evaluate(seccomp.compile_filter("tool", arch), nr("socket", arch), arch, (1,)) == ALLOW
+    assert evaluate(seccomp.compile_filter("tool", arch), nr("socket", arch), arch, (2,)) == EPERM  # AF_INET
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+def test_every_call_denied_everywhere_is_denied_by_every_profile(arch):
+    for profile in seccomp.PROFILES:
+        program = seccomp.compile_filter(profile, arch)
+        for name in seccomp.DENIED_EVERYWHERE:
+            number = nr(name, arch)
+            if number >= 0:  # (iopl, ioperm, modify_ldt, uselib: x86-64 only)
+                assert evaluate(program, number, arch) == EPERM, (profile, name)
+
+
+def test_without_libseccomp_the_grader_says_what_to_install_in_one_line(monkeypatch, tmp_path):
+    monkeypatch.setattr(seccomp, "LIBRARY", "libseccomp-missing.so.2")
+    monkeypatch.setattr(seccomp, "_lib", None)
+    with pytest.raises(seccomp.SeccompError) as caught:
+        seccomp.compile_filter("run")
+    said = str(caught.value)
+    assert "\n" not in said and "libseccomp-missing.so.2" in said and "apt-get install libseccomp2" in said
+    bwrap = find_bwrap()
+    if bwrap is None:
+        pytest.skip("no bubblewrap: the sandbox's own wording needs it")
+    with pytest.raises(SandboxError, match=r"seccomp filters: libseccomp .*\(apt-get install libseccomp2\)$"):
+        Sandbox(bwrap, ResourceLimits(cpu_seconds=60, file_size=8 * 2**20, processes=64))
 
 
 def test_an_unknown_architecture_is_refused_with_its_name(monkeypatch):
