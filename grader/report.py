@@ -17,7 +17,7 @@ from pathlib import Path
 import jinja2
 import pandas as pd
 
-from grader.feedback import condense, points_note, timed_views
+from grader.feedback import condense, points_note, task_state, timed_views
 from grader.isolation import Isolation
 from grader.plots import speedup_plot
 from grader.rubric import Rubric
@@ -99,7 +99,8 @@ def task_feedback(store: Store, rubric: Rubric, submission_id: int, limits: dict
         task["points"] = task["correctness"] + task["performance"]
         task["max_points"] = policy.correctness_points + policy.performance_points
         task["untimed"] = untimed if policy.performance_points else ""
-        task["note"] = points_note(task, rows[rows["kind"] == "correctness"])
+        task["note"], taken = points_note(task, rows[rows["kind"] == "correctness"])
+        task["state"] = task_state(task["verdict"], taken)  # what the cases did; an override below is a note
         task["override"] = ""
         if s is not None and pd.notna(s.get("override")):  # a TA's points for the task stand in for the two parts
             forced = float(s.override)
