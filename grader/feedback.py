@@ -334,10 +334,15 @@ def timed_views(task: str, cases: pd.DataFrame, limits: dict, policy) -> list[di
     return views
 
 
-def points_note(task: dict, correctness_cases: pd.DataFrame) -> tuple[str, bool]:
+# The note of every task of a run that timed nothing; a page that says it once above its table leaves it out of the rows.
+NOT_TIMED_NOTE = "performance not timed on this run"
+
+
+def points_note(task: dict, correctness_cases: pd.DataFrame) -> tuple[list[str], bool]:
     """Why a task has fewer points than its worth beyond its failed cases, from the stored numbers (never a
-    "-0 points"): compute-sanitizer's deduction, and why performance earned nothing; and whether it names points
-    taken off for something the code did (a deduction, an implausible time) rather than what was not measured."""
+    "-0 points"), in parts: compute-sanitizer's deduction, and why performance earned nothing; and whether they name
+    points taken off for something the code did (a deduction, an implausible time) rather than what was not
+    measured."""
     parts, taken = [], False
     correctness_cases = correctness_cases[correctness_cases["status"] != GPU_ONLY]
     total = len(correctness_cases)
@@ -348,7 +353,7 @@ def points_note(task: dict, correctness_cases: pd.DataFrame) -> tuple[str, bool]
             parts.append(f"compute-sanitizer: −{lost:.3g} points")
             taken = True
     if task.get("untimed"):  # a run that timed nothing (the CPU backend): not measured, whatever the cases did
-        parts.append("performance not timed on this run")
+        parts.append(NOT_TIMED_NOTE)
     elif task["performance_max"] > 0 and total and passed < total and task["verdict"] not in (
             "file missing", "not implemented", "does not build", "refused by the build gate", "needs a GPU"):
         parts.append("performance counts once every case passes")
@@ -357,7 +362,7 @@ def points_note(task: dict, correctness_cases: pd.DataFrame) -> tuple[str, bool]
         parts.append(f"timed faster than the GPU can do the work at {', '.join(implausible)}: no performance "
                      "points, listed for review")
         taken = True
-    return "; ".join(parts), taken
+    return parts, taken
 
 
 # Verdicts of a task none of whose cases could run on the grading run's backend: no verdict on the code.
