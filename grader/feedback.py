@@ -334,7 +334,8 @@ def timed_views(task: str, cases: pd.DataFrame, limits: dict, policy) -> list[di
     return views
 
 
-# The note of every task of a run that timed nothing; a page that says it once above its table leaves it out of the rows.
+# The note of every task of a run that timed nothing; a page that says it once above its table leaves it out of
+# the rows.
 NOT_TIMED_NOTE = "performance not timed on this run"
 
 

@@ -111,8 +111,9 @@ def overview_context(store: Store, rubric: Rubric) -> dict:
     graded = grades[grades["total"].notna()]
 
     measurable = sum(p.correctness_points for p in rubric.tasks) if correctness_only else rubric.max_points
+    measured = " measured" if correctness_only else ""
     plots = [{"title": "overall", "src": histogram(graded["total"].astype(float).tolist(), measurable,
-                                                   f"total (of {measurable:g}{' measured' if correctness_only else ''})")}]
+                                                   f"total (of {measurable:g}{measured})")}]
     task_rows = []
     for policy in rubric.tasks:
         top = policy.correctness_points + (0 if correctness_only else policy.performance_points)
@@ -122,8 +123,8 @@ def overview_context(store: Store, rubric: Rubric) -> dict:
         if not overridden.empty:  # a TA's points stand for the task (as in the total)
             forced = {student_of[r.submission_id]: float(r.override) for r in overridden.itertuples()}
             points = pd.Series([forced.get(s, p) for s, p in zip(graded["student"], points)], index=points.index)
-        plots.append({"title": policy.id, "src": histogram(points.tolist(), top, f"{policy.id} (of {top:g}"
-                                                           f"{' measured' if correctness_only else ''})")})
+        plots.append({"title": policy.id,
+                      "src": histogram(points.tolist(), top, f"{policy.id} (of {top:g}{measured})")})
         task_rows.append({"task": policy.id, "mean": float(points.mean()) if len(points) else 0.0,
                           "median": float(points.median()) if len(points) else 0.0, "max": top,
                           "full": int((points.round(6) >= top).sum()), "zero": int((points.round(6) <= 0).sum())})

@@ -4,8 +4,8 @@ RESULTS/feedback/ holds every student's pages side by side; to hand them back (a
 file, an LMS comment's attachment) each student needs their own and nobody else's. This writes OUT/ID/ with
 feedback.html (its plot embedded, so the page stands alone), feedback.md and, when the student has timed
 cases, speedup.png; with --zip, OUT/ID.zip holding the same files instead. What it says it wrote is read from
-what it wrote (Released.summary): a class graded without a GPU has no plot, and no plot is promised. Like every report it
-reads the store (report.feedback_context), so it never hands out a page older than the scores.
+what it wrote (Released.summary): a class graded without a GPU has no plot, and no plot is promised. Like every
+report it reads the store (report.feedback_context), so it never hands out a page older than the scores.
 """
 from __future__ import annotations
 
@@ -42,7 +42,8 @@ class Released:
         plotted = "speedup.png" in counts
         what = ", ".join(everyone + some) if everyone or some else "nothing"
         return (f"wrote {len(self.paths)} {kind}{'s' if len(self.paths) != 1 else ''} in {self.out}/, one per "
-                f"student: {what}" + ("" if plotted else " (no speedup.png: no student has a timed case)"))
+                f"student: {what}" + ("" if plotted or not self.files else
+                                      " (no speedup.png: no student has a timed case)"))
 
 
 def student_files(context: dict, png: bytes | None) -> dict[str, bytes]:
