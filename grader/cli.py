@@ -9,7 +9,7 @@
   rescore RESULTS     recompute every stored score under an edited rubric (--rubric), without a GPU
   override ID TASK POINTS --reason TEXT --by NAME   set a task's points for a student, on record (--undo)
   rubric              check grader/rubric.toml against the harness's registry and print it
-  release --out DIR   one folder (or --zip) per student: feedback.html with its plot, ready to upload
+  release --out DIR   one folder (or --zip) per student: the feedback page (and its plot, if timed), ready to upload
   similarity          compare every pair of submissions per task: results/similarity.html, .csv (staff only)
   overview            rewrite results/overview.html: how the class did, for the staff (histograms, pass rates, lists)
   leaderboard         publish results/leaderboard/ (index.html, leaderboard.md, .csv) from the store
@@ -36,7 +36,7 @@ import pandas as pd
 from grader import backends
 from grader.build import GraderError
 from grader.exports import EXPORTERS, ExportError, autolab, canvas, gradescope
-from grader.exports.common import student_of
+from grader.exports.common import CORRECTNESS_ONLY_FLAG, check_measured, not_measured, student_of
 from grader.grade import GradeOptions, grade, grade_single
 from grader.leaderboard import PublishOptions, publish
 from grader.late import lateness
@@ -129,19 +129,29 @@ def lms_times(args) -> Path | None:
 
 
 def write_outputs(results: Path, rubric: Rubric):
-    """What every grading ends with, from the store: grades.csv, review.csv, feedback/, canvas.csv, the summary."""
+    """What every grading ends with, from the store: grades.csv, review.csv, feedback/, canvas.csv, the summary.
+    canvas.csv only where every student's performance was measured: a gradebook would take a correctness-only
+    total for the grade (`export --correctness-only` writes it on purpose)."""
     write_reports(results, rubric)
     store = Store.existing(results / "grades.sqlite")
+    gradebook = results / "canvas.csv"
     try:
-        canvas.export(store, rubric).write(results / "canvas.csv")  # ids as SIS Login IDs; `export --roster` maps them
+        unwritten = not_measured(store, rubric)
+        if not unwritten:
+            canvas.export(store, rubric).write(gradebook)  # ids as SIS Login IDs; `export --roster` maps them
         print(summary_table(store, rubric).to_string(index=False))
         untimed = untimed_note(store, rubric)
         if untimed:
             print(untimed)
     finally:
         store.close()
-    print(f"results in {results}: grades.sqlite, grades.csv, canvas.csv, review.csv and overview.html (for the "
-          f"staff), feedback/")
+    if unwritten:
+        stale = gradebook.is_file()
+        gradebook.unlink(missing_ok=True)  # an earlier grading's totals are not the store's any more
+        print(f"canvas.csv not written{' (the earlier one removed)' if stale else ''}: {unwritten} "
+              f"(`python3 -m grader export {CORRECTNESS_ONLY_FLAG}` writes it so)")
+    print(f"results in {results}: grades.sqlite, grades.csv, {'' if unwritten else 'canvas.csv, '}review.csv and "
+          "overview.html (for the staff), feedback/")
 
 
 def print_roster_gaps(roster: str | None, not_on_roster: list[str], no_submission: list[str]) -> None:
@@ -303,8 +313,7 @@ def cmd_release(args) -> int:
     results = Path(args.results)
     rubric = stored_rubric(args)
     done = release(results, rubric, Path(args.out), args.zip)
-    print(f"wrote {len(done.paths)} {'zips' if args.zip else 'folders'} in {done.out}/, one per student: "
-          "feedback.html (plot embedded), feedback.md, speedup.png")
+    print(done.summary())
     return 0
 
 
@@ -324,12 +333,16 @@ def cmd_export(args) -> int:
     try:
         options = {"roster": Path(args.roster) if args.roster else None,
                    "assignment_id": args.assignment_id} if args.to == "canvas" else {}
+        student = student_of(store, args.student) if args.to != "canvas" or args.student else None
+        measured = check_measured(store, rubric, student, args.correctness_only)  # refuses before writing
         done = EXPORTERS[args.to].export(store, rubric, args.student, **options)
-        student = student_of(store, args.student) if args.to != "canvas" else None
+        done.warnings = measured + done.warnings
     finally:
         store.close()
     if args.to == "autolab" and not args.out:
         print(done.text, end="")
+        for w in done.warnings:
+            print(f"warning: {w}", file=sys.stderr)
         return 0
     default = {"canvas": results / "canvas.csv", "gradescope": results / f"{student}.results.json",
                "autolab": results / f"{student}.autoresult.txt"}[args.to]
@@ -613,9 +626,10 @@ def parser() -> argparse.ArgumentParser:
     sm.set_defaults(func=cmd_similarity)
 
     rl = sub.add_parser("release", help="one folder (or zip) of feedback per student, ready to upload",
-                        description="Write OUT/ID/ for each student (their latest submission): feedback.html with "
-                                    "its plot embedded, feedback.md and speedup.png; with --zip, OUT/ID.zip holding "
-                                    "them. Read from the store, as every report is.")
+                        description="Write OUT/ID/ for each student (their latest submission): feedback.html "
+                                    "(its plot embedded), feedback.md and, for a student with timed cases, "
+                                    "speedup.png; with --zip, OUT/ID.zip holding them. Read from the store, as every "
+                                    "report is.")
     common(rl)
     rl.add_argument("--out", required=True, metavar="DIR", help="the folder to write into")
     rl.add_argument("--zip", action="store_true", help="one zip per student instead of one folder")
@@ -636,6 +650,10 @@ def parser() -> argparse.ArgumentParser:
                         "'Title (id)' and Canvas fills that assignment instead of making a new one")
     e.add_argument("--out", default=None, help="output file (default: RESULTS/canvas.csv, "
                                                "RESULTS/STUDENT.results.json; autolab: standard output)")
+    e.add_argument(CORRECTNESS_ONLY_FLAG, action="store_true",
+                   help="export totals whose performance points were not measured (graded without a GPU: "
+                        "grade --device cpu) as they are, correctness points only; without it such an export "
+                        "is refused")
     e.set_defaults(func=cmd_export)
 
     gs = sub.add_parser("gradescope", help="grade /autograder/submission for Gradescope",

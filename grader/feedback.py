@@ -45,7 +45,7 @@ checks that the ones matched here are still written there.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -68,8 +68,11 @@ TILE_PATTERN = ("Only shapes with a size that is not a multiple of {t} failed (e
                 "multiples of {t} passed): check the bounds in your last, partial tile (load 0 outside the matrix, "
                 "store only where row < rows && col < cols).")
 
-# Where a starter/ command runs; the harness's path there (starter/Makefile: $(BUILD)/starter/harness).
+# Where a starter/ command runs; the harness's path there (starter/Makefile: $(BUILD)/starter/harness, BUILD being
+# build for a GPU and build/on-cpu for the CPU backend, CPU=1). `make test` picks the backend by itself but links the
+# harness only for a GPU (on the CPU it runs the suite alone), so a one-case command builds the harness first.
 HARNESS = "./build/starter/harness"
+CPU_HARNESS = "./build/on-cpu/starter/harness"
 # How failures are ordered: what stopped the code first, consequences ("not run") last.
 STATUS_ORDER = ["build_error", "needs_gpu", "forbidden", "error", "crashed", "timeout", "out_of_budget", "protocol",
                 "wrong", "implausible", "not_implemented", "missing", "skipped"]
@@ -95,6 +98,16 @@ class Evidence:
     reproduce: str = ""  # a command for starter/
 
 
+@dataclass(frozen=True)
+class Reproduce:
+    """Commands that repeat a failed case in the student's starter/: the task's suite with the grading run's seed
+    (`make test` runs on a GPU where there is one, else on the CPU), and the one case on the harness, as a student
+    with an NVIDIA GPU builds it and as one without does (the CPU backend); "" where there is no one case to run."""
+    suite: str
+    gpu: str = ""
+    cpu: str = ""
+
+
 @dataclass
 class Group:
     """Failed cases with one cause."""
@@ -107,7 +120,7 @@ class Group:
     hints: list[str]  # the hints the evidence leaves standing
     dropped: list[str]  # hints the evidence contradicts: not shown (kept for tests and the staff)
     output: str  # what a process that hung or crashed printed last
-    reproduce: list[str] = field(default_factory=list)  # commands for starter/
+    reproduce: Reproduce | None = None  # commands for starter/; None for a consequence (a case not run)
 
 
 def _dims(shape: str) -> list[int]:
@@ -176,15 +189,18 @@ def covers(rows: pd.DataFrame, shapes: tuple[str, ...]) -> str:
     return f"{text} ({len(rows)} case{'s' if len(rows) != 1 else ''})"
 
 
-def reproduce(task: str, row, status: str) -> list[str]:
-    """Commands that repeat a failed case in starter/: the task's suite with the grading run's seed (the same
-    inputs), and the harness on the one case."""
+def reproduce(task: str, row, status: str) -> Reproduce | None:
+    """Commands that repeat a failed case in starter/ (Reproduce), whatever the student's machine has: the same
+    inputs come from the same seed on either backend."""
     if status == "build_error":
-        return [f"make test TASK={task}"]
+        return Reproduce(f"make test TASK={task}")
     if status not in ("wrong", "error", "crashed", "timeout", "implausible"):
-        return []
-    one = f"{HARNESS} --task {task} --dtype {row.dtype} --shape {row.shape} --seed {int(row.seed)}"
-    return [f"make test TASK={task} SEED={int(row.seed)}", one + (" --check-only" if row.kind == "correctness" else "")]
+        return None
+    one = f"--task {task} --dtype {row.dtype} --shape {row.shape} --seed {int(row.seed)}"
+    timed = row.kind != "correctness"  # a timed case runs timed on a GPU; the CPU backend checks it only
+    return Reproduce(f"make test TASK={task} SEED={int(row.seed)}",
+                     f"make harness && {HARNESS} {one}" + ("" if timed else " --check-only"),
+                     f"make harness CPU=1 && {CPU_HARNESS} {one} --check-only")
 
 
 def _sanitizer_evidence(task: str, runs: pd.DataFrame, seed: int | None) -> list[Evidence]:
@@ -320,10 +336,17 @@ def timed_views(task: str, cases: pd.DataFrame, limits: dict, policy) -> list[di
     return views
 
 
-def points_note(task: dict, correctness_cases: pd.DataFrame) -> str:
+# The note of every task of a run that timed nothing; a page that says it once above its table leaves it out of
+# the rows.
+NOT_TIMED_NOTE = "performance not timed on this run"
+
+
+def points_note(task: dict, correctness_cases: pd.DataFrame) -> tuple[list[str], bool]:
     """Why a task has fewer points than its worth beyond its failed cases, from the stored numbers (never a
-    "-0 points"): compute-sanitizer's deduction, and why performance earned nothing."""
-    parts = []
+    "-0 points"), in parts: compute-sanitizer's deduction, and why performance earned nothing; and whether they name
+    points taken off for something the code did (a deduction, an implausible time) rather than what was not
+    measured."""
+    parts, taken = [], False
     correctness_cases = correctness_cases[correctness_cases["status"] != GPU_ONLY]
     total = len(correctness_cases)
     passed = int((correctness_cases["status"] == "ok").sum())
@@ -331,8 +354,9 @@ def points_note(task: dict, correctness_cases: pd.DataFrame) -> str:
         lost = task["correctness_max"] * passed / total - task["correctness"]
         if lost > 0.0005:
             parts.append(f"compute-sanitizer: −{lost:.3g} points")
+            taken = True
     if task.get("untimed"):  # a run that timed nothing (the CPU backend): not measured, whatever the cases did
-        parts.append("performance not timed on this run")
+        parts.append(NOT_TIMED_NOTE)
     elif task["performance_max"] > 0 and total and passed < total and task["verdict"] not in (
             "file missing", "not implemented", "does not build", "refused by the build gate", "needs a GPU"):
         parts.append("performance counts once every case passes")
@@ -340,4 +364,18 @@ def points_note(task: dict, correctness_cases: pd.DataFrame) -> str:
     if implausible:
         parts.append(f"timed faster than the GPU can do the work at {', '.join(implausible)}: no performance "
                      "points, listed for review")
-    return "; ".join(parts)
+        taken = True
+    return parts, taken
+
+
+# Verdicts of a task none of whose cases could run on the grading run's backend: no verdict on the code.
+NOT_RUN_VERDICTS = (case_word("needs_gpu"), case_word(GPU_ONLY))
+
+
+def task_state(verdict: str, points_taken: bool) -> str:
+    """How a task's result reads at a glance (the page colours it): "passed" when every case that ran passed and
+    nothing was taken off (performance that was not measured takes nothing), "not run" when the backend could
+    run none of it, else "failed"."""
+    if verdict in NOT_RUN_VERDICTS:
+        return "not run"
+    return "passed" if verdict.startswith("passed") and not points_taken else "failed"

@@ -24,13 +24,18 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from grader.received import shown  # noqa: E402
-from grader.report import TEMPLATES, WHOLE_SUBMISSION, grades_table, review_table  # noqa: E402
+from grader.report import (TEMPLATES, UNKNOWN_RUN, WHOLE_SUBMISSION, grades_table, review_table, run_views,  # noqa: E402
+                           untimed_note)
 from grader.rubric import Rubric  # noqa: E402
-from grader.status import GPU_ONLY, case_word, sanitizer_word, submission_word  # noqa: E402
+from grader.status import GPU_ONLY, NOT_RUN, case_word, sanitizer_word, submission_word  # noqa: E402
 from grader.store import Store  # noqa: E402
 
 FAILED_RUNS = ("timeout", "crashed", "error", "protocol")  # cases whose run went wrong, not merely wrong output
-ABSENT = ("missing", "not_implemented", GPU_ONLY)  # not tried (or not run: GPU only): left out of a pass rate
+# A pass rate counts the cases that ran the student's code: one that never did (a missing file, the stub, a file that
+# did not build or that the gate refused, a case after a hang, one left to a GPU) says nothing about that case, and
+# its cause is listed elsewhere on the page. Cases the grading run's backend left to a GPU (the CPU backend: a shape
+# over its per-case budget, a file it cannot run) are counted apart, as scoring leaves them out of a score.
+LEFT_TO_A_GPU = (GPU_ONLY, "needs_gpu")
 
 
 def feedback_link(student: str) -> str:
@@ -63,7 +68,8 @@ def first_line(text) -> str:
 
 
 def pass_rates(cases: pd.DataFrame, rubric: Rubric, students: int) -> list[dict]:
-    """Per correctness case of the rubric (task, type, shape): how many submitted the file, how many passed."""
+    """Per correctness case of the rubric (task, type, shape): how many submissions' code ran it, how many passed,
+    how many were left to a GPU."""
     rows = []
     correctness = cases[cases["kind"] == "correctness"]
     for policy in rubric.tasks:
@@ -71,10 +77,11 @@ def pass_rates(cases: pd.DataFrame, rubric: Rubric, students: int) -> list[dict]
             for shape in policy.shapes:
                 mine = correctness[(correctness["task"] == policy.id) & (correctness["dtype"] == dtype)
                                    & (correctness["shape"] == shape)]
-                attempted = int((~mine["status"].isin(ABSENT)).sum())
+                attempted = int((~mine["status"].isin(NOT_RUN)).sum())
                 passed = int((mine["status"] == "ok").sum())
                 rows.append({"task": policy.id, "dtype": dtype, "shape": shape, "passed": passed,
                              "attempted": attempted, "students": students,
+                             "gpu": int(mine["status"].isin(LEFT_TO_A_GPU).sum()),
                              "rate": passed / attempted if attempted else None})
     return rows
 
@@ -93,6 +100,11 @@ def rate_tables(rates: list[dict], rubric: Rubric) -> list[dict]:
 def overview_context(store: Store, rubric: Rubric) -> dict:
     grades = grades_table(store, rubric)
     subs = store.latest_submissions()
+    runs = run_views(store)
+    # Graded where nothing is timed (the CPU backend, read from each run's stored device record): the histograms
+    # and full marks count what such a run can give, the correctness points, when no submission shown was timed.
+    untimed = [bool(runs.get(r, UNKNOWN_RUN)["untimed"]) for r in subs["run_id"]]
+    correctness_only = bool(untimed) and all(untimed)
     ids = subs["id"].tolist()
     student_of = dict(zip(subs["id"], subs["student"]))
     cases = store.cases_for(ids) if ids else store.cases_for([])
@@ -100,18 +112,21 @@ def overview_context(store: Store, rubric: Rubric) -> dict:
     scores = store.scores(ids) if ids else store.scores([])
     graded = grades[grades["total"].notna()]
 
-    plots = [{"title": "overall", "src": histogram(graded["total"].astype(float).tolist(), rubric.max_points,
-                                                   f"total (of {rubric.max_points:g})")}]
+    measurable = sum(p.correctness_points for p in rubric.tasks) if correctness_only else rubric.max_points
+    measured = " measured" if correctness_only else ""
+    plots = [{"title": "overall", "src": histogram(graded["total"].astype(float).tolist(), measurable,
+                                                   f"total (of {measurable:g}{measured})")}]
     task_rows = []
     for policy in rubric.tasks:
-        top = policy.correctness_points + policy.performance_points
+        top = policy.correctness_points + (0 if correctness_only else policy.performance_points)
         points = (pd.to_numeric(graded[f"{policy.id}_correctness"], errors="coerce").fillna(0)
                   + pd.to_numeric(graded[f"{policy.id}_performance"], errors="coerce").fillna(0))  # "not timed": 0
         overridden = scores[(scores["task"] == policy.id) & scores["override"].notna()]
         if not overridden.empty:  # a TA's points stand for the task (as in the total)
             forced = {student_of[r.submission_id]: float(r.override) for r in overridden.itertuples()}
             points = pd.Series([forced.get(s, p) for s, p in zip(graded["student"], points)], index=points.index)
-        plots.append({"title": policy.id, "src": histogram(points.tolist(), top, f"{policy.id} (of {top:g})")})
+        plots.append({"title": policy.id,
+                      "src": histogram(points.tolist(), top, f"{policy.id} (of {top:g}{measured})")})
         task_rows.append({"task": policy.id, "mean": float(points.mean()) if len(points) else 0.0,
                           "median": float(points.median()) if len(points) else 0.0, "max": top,
                           "full": int((points.round(6) >= top).sum()), "zero": int((points.round(6) <= 0).sum())})
@@ -150,8 +165,12 @@ def overview_context(store: Store, rubric: Rubric) -> dict:
                 for r in grades.itertuples()]
     run = store.latest_run() or {}
     totals = graded["total"].astype(float)
+    rates = pass_rates(cases, rubric, len(subs))
     return {"title": rubric.title, "max_points": rubric.max_points, "link": feedback_link, "plots": plots, "tasks": task_rows,
-            "rates": rate_tables(pass_rates(cases, rubric, len(subs)), rubric), "failed_runs": failed_runs, "sanitizer": sanitizer,
+            "untimed": untimed_note(store, rubric), "correctness_only": correctness_only, "measurable": measurable,
+            "left_to_a_gpu": {status: int((cases[cases["kind"] == "correctness"]["status"] == status).sum())
+                              for status in LEFT_TO_A_GPU},
+            "rates": rate_tables(rates, rubric), "failed_runs": failed_runs, "sanitizer": sanitizer,
             "unbuilt": unbuilt, "review": review, "late": late, "students": students,
             "counts": {"students": len(grades), "submitted": len(subs),
                        "mean": float(totals.mean()) if len(totals) else 0.0,

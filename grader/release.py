@@ -3,8 +3,9 @@
 RESULTS/feedback/ holds every student's pages side by side; to hand them back (a course site's per-student
 file, an LMS comment's attachment) each student needs their own and nobody else's. This writes OUT/ID/ with
 feedback.html (its plot embedded, so the page stands alone), feedback.md and, when the student has timed
-cases, speedup.png; with --zip, OUT/ID.zip holding the same three files instead. Like every report it
-reads the store (report.feedback_context), so it never hands out a page older than the scores.
+cases, speedup.png; with --zip, OUT/ID.zip holding the same files instead. What it says it wrote is read from
+what it wrote (Released.summary): a class graded without a GPU has no plot, and no plot is promised. Like every
+report it reads the store (report.feedback_context), so it never hands out a page older than the scores.
 """
 from __future__ import annotations
 
@@ -25,6 +26,24 @@ class Released:
     out: Path
     students: list[str]
     paths: list[Path]  # one folder or zip per student
+    files: dict[str, list[str]]  # each student's file names, as written
+    zipped: bool = False
+
+    def summary(self) -> str:
+        """What was written, from what was written: a file only some students got (the plot: timed cases only)
+        is said with how many got it, and a plot no one got is not named."""
+        counts: dict[str, int] = {}
+        for names in self.files.values():
+            for name in names:
+                counts[name] = counts.get(name, 0) + 1
+        everyone = [name for name, n in counts.items() if n == len(self.files)]
+        some = [f"{name} for {n} of them" for name, n in counts.items() if n < len(self.files)]
+        kind = "zip" if self.zipped else "folder"
+        plotted = "speedup.png" in counts
+        what = ", ".join(everyone + some) if everyone or some else "nothing"
+        return (f"wrote {len(self.paths)} {kind}{'s' if len(self.paths) != 1 else ''} in {self.out}/, one per "
+                f"student: {what}" + ("" if plotted or not self.files else
+                                      " (no speedup.png: no student has a timed case)"))
 
 
 def student_files(context: dict, png: bytes | None) -> dict[str, bytes]:
@@ -50,7 +69,7 @@ def release(results: Path, rubric: Rubric, out: Path, as_zip: bool = False) -> R
     finally:
         store.close()
     out.mkdir(parents=True, exist_ok=True)
-    paths = []
+    paths, written = [], {}
     for student, context, png in everyone:
         # The md page refers to the plot by the name report.write_feedback gives it; here it is speedup.png.
         if context.get("plot"):
@@ -69,4 +88,5 @@ def release(results: Path, rubric: Rubric, out: Path, as_zip: bool = False) -> R
             for name, data in files.items():
                 (path / name).write_bytes(data)
         paths.append(path)
-    return Released(out, [s for s, _, _ in everyone], paths)
+        written[student] = list(files)
+    return Released(out, [s for s, _, _ in everyone], paths, written, as_zip)

@@ -18,7 +18,7 @@ import jinja2
 import pandas as pd
 
 from grader import received as source_of
-from grader.feedback import condense, points_note, timed_views
+from grader.feedback import NOT_TIMED_NOTE, condense, points_note, task_state, timed_views
 from grader.isolation import Isolation
 from grader.plots import speedup_plot
 from grader.rubric import Rubric
@@ -105,7 +105,11 @@ def task_feedback(store: Store, rubric: Rubric, submission_id: int, limits: dict
         task["points"] = task["correctness"] + task["performance"]
         task["max_points"] = policy.correctness_points + policy.performance_points
         task["untimed"] = untimed if policy.performance_points else ""
-        task["note"] = points_note(task, rows[rows["kind"] == "correctness"])
+        parts, taken = points_note(task, rows[rows["kind"] == "correctness"])
+        task["note"] = "; ".join(parts)
+        # the HTML page says "not timed" once, above its table: a phone's narrow table has no room to repeat it
+        task["row_note"] = "; ".join(p for p in parts if p != NOT_TIMED_NOTE)
+        task["state"] = task_state(task["verdict"], taken)  # what the cases did; an override below is a note
         task["override"] = ""
         if s is not None and pd.notna(s.get("override")):  # a TA's points for the task stand in for the two parts
             forced = float(s.override)
@@ -113,7 +117,7 @@ def task_feedback(store: Store, rubric: Rubric, submission_id: int, limits: dict
             task["correctness"] = min(forced, policy.correctness_points)
             task["performance"] = forced - task["correctness"]
             task["points"] = forced
-            task["note"] = task["override"]
+            task["note"] = task["row_note"] = task["override"]
         tasks.append(task)
     return tasks
 

@@ -1,10 +1,15 @@
-"""What every exporter shares: the Export it returns, its error, and finding the submission it exports."""
+"""What every exporter shares: the Export it returns, its error, finding the submission it exports, and whether its
+performance points were measured."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.report import UNKNOWN_RUN, run_views
+from grader.rubric import Rubric
 from grader.store import Store
+
+CORRECTNESS_ONLY_FLAG = "--correctness-only"
 
 
 class ExportError(ValueError):
@@ -49,3 +54,41 @@ def latest_submission(store: Store, student: str | None) -> dict:
     name = student_of(store, student)
     latest = store.latest_submissions()
     return latest[latest["student"] == name].iloc[0].to_dict()
+
+
+def unmeasured(store: Store, student: str | None = None) -> tuple[int, int, str]:
+    """Of the students an export is for (the one named, else everyone in the store), how many have a latest
+    submission graded in a run that measured no performance, how many there are, and why (the first run's stored
+    reason, status.untimed_reason: read, never worked out again)."""
+    latest = store.latest_submissions()
+    if student is not None:
+        latest = latest[latest["student"] == student_of(store, student)]
+    runs = run_views(store)
+    reasons = [runs.get(r, UNKNOWN_RUN)["untimed"] for r in latest["run_id"]]
+    return sum(bool(r) for r in reasons), len(reasons), next((r for r in reasons if r), "")
+
+
+def not_measured(store: Store, rubric: Rubric, student: str | None = None) -> str:
+    """What an export's totals lack when some student's performance was not measured ("" when none): a gradebook
+    takes a total as the grade, and one without its performance points reads as a weak submission (48 of 100 for a
+    correct one)."""
+    count, total, why = unmeasured(store, student)
+    if not count:
+        return ""
+    correctness = sum(p.correctness_points for p in rubric.tasks)
+    return (f"performance was not measured for {count} of {total} student{'s' if total != 1 else ''} ({why}): "
+            f"{'their totals are' if count != 1 else 'the total is'} correctness points only, at most "
+            f"{correctness:g} of {rubric.max_points:g}")
+
+
+def check_measured(store: Store, rubric: Rubric, student: str | None = None,
+                   correctness_only: bool = False) -> list[str]:
+    """Refuses (ExportError, one line naming why and the flag) an export in which some student's performance was not
+    measured, unless `correctness_only`; then returns the warning to print with it."""
+    lacking = not_measured(store, rubric, student)
+    if not lacking:
+        return []
+    if not correctness_only:
+        raise ExportError(f"{store.path}: {lacking}; grade on a GPU for the performance points, or export the "
+                          f"correctness points as they are with {CORRECTNESS_ONLY_FLAG}")
+    return [f"correctness only ({CORRECTNESS_ONLY_FLAG}): {lacking}"]

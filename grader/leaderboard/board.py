@@ -9,6 +9,10 @@ best correct submission: the highest metric, rounded as shown (to
 METRIC_DECIMALS), the earlier submission on a tie; the same order ranks the
 students. A student with no correct submission is listed below the ranking,
 with the reason taken from their latest submission.
+
+A run that timed nothing (the CPU backend; its stored device record says so) has no metric: a submission whose
+leaderboard task passed every case that ran there is listed as correct and not timed, never as something to fix,
+and a board whose every entry comes from such runs says that nothing was timed (`Board.untimed`).
 """
 from __future__ import annotations
 
@@ -28,6 +32,10 @@ METRIC_DECIMALS = 1  # the metric as shown and as ranked: equal on the page mean
 # Which failed status explains an unranked entry first (its words: grader/status.py's reasons).
 REASON_ORDER = ["missing", "forbidden", "build_error", "needs_gpu", "not_implemented", "wrong", "crashed", "timeout", "error",
                 "skipped"]
+# The reason of an entry graded where nothing is timed whose leaderboard task passed every case that ran: correct.
+CORRECT_NOT_TIMED = "correct; not timed (graded on the CPU)"
+# ... and of one whose leaderboard task had no case the CPU backend could run (every shape over its budget).
+ALL_GPU_ONLY = "GPU only: not run on the CPU"
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,7 @@ class Board:
     nicknames: dict[str, str | None]  # each student's latest nickname
     devices: list[str]  # device names of the grading runs shown
     harness_versions: list[str]
+    untimed: str  # why nothing shown was timed (status.untimed_reason), when no entry comes from a timed run; else ""
     limit: float | None  # the latest run's measured limit for the metric's unit (cuBLAS FP32 or copy bandwidth)
     solution: float | None  # the solution's throughput: median over the ranked entries' paired runs
 
@@ -90,7 +99,8 @@ def _reason(sub: pd.Series, cases: pd.DataFrame, metric: TaskColumn, untimed_run
     if sub["status"] != "graded":
         return SUBMISSION_STATUSES[sub["status"]].reason
     mine = cases[(cases["submission_id"] == sub["id"]) & (cases["task"] == metric.task)]
-    failed = set(mine.loc[(mine["kind"] == "correctness") & ~mine["status"].isin(["ok", GPU_ONLY]), "status"])
+    checks = mine[(mine["kind"] == "correctness") & (mine["status"] != GPU_ONLY)]
+    failed = set(checks.loc[checks["status"] != "ok", "status"])
     for status in REASON_ORDER:
         if status in failed:
             # A student who submitted other tasks did submit: name the file that was missing.
@@ -99,7 +109,7 @@ def _reason(sub: pd.Series, cases: pd.DataFrame, metric: TaskColumn, untimed_run
         return "failed its checks"
     timed = mine[(mine["kind"] == "timed") & (mine["shape"] == metric.shape)]
     if timed.empty and sub["run_id"] in untimed_runs:
-        return "not timed: graded on the CPU"
+        return CORRECT_NOT_TIMED if not checks.empty else ALL_GPU_ONLY
     if timed.empty:
         return f"not timed at {metric.shape}"
     status = timed["status"].iloc[0]
@@ -185,6 +195,8 @@ def build_board(store: Store, rubric: Rubric) -> Board:
 
     shown = pd.concat([ranked, unranked])
     shown_runs = runs[runs["id"].isin(shown["run_id"])]
+    reasons = [untimed_reason(json.loads(r.devices or "[]")) for r in shown_runs.itertuples()]
+    nothing_timed = reasons[0] if reasons and all(reasons) else ""
     devices = sorted({d.get("name", "") for r in shown_runs.itertuples() for d in json.loads(r.devices or "[]")}
                      - {""})
     solution = float(ranked["solution_throughput"].median()) if not ranked.empty else None
@@ -193,5 +205,5 @@ def build_board(store: Store, rubric: Rubric) -> Board:
         limit = metrics.device_limit(json.loads(latest_run["limits"] or "{}"), metric.unit)
     return Board(metric=metric, dtype=dtype, others=others, ranked=ranked, unranked=unranked,
                  nicknames={s: nicknames.get(s) for s in shown["student"]}, devices=devices,
-                 harness_versions=sorted(set(shown["harness_version"])),
+                 harness_versions=sorted(set(shown["harness_version"])), untimed=nothing_timed,
                  limit=float(limit) if limit else None, solution=solution)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from grader.leaderboard.board import METRIC_DECIMALS, Board, build_board, parse_times, throughput_column
+from grader.leaderboard.board import (CORRECT_NOT_TIMED, METRIC_DECIMALS, Board, build_board, parse_times,
+                                      throughput_column)
 from grader.leaderboard.chart import bar_chart
 from grader.leaderboard.history import changes, keep, previous_publish
 from grader.leaderboard.pseudonyms import LeaderboardError, Pseudonyms, display_names, load_or_create_salt
@@ -176,9 +177,11 @@ def _context(board: Board, table: pd.DataFrame, rubric: Rubric, options: Publish
         "devices": ", ".join(board.devices) or "unknown device", "harness": ", ".join(board.harness_versions) or "—",
         "published": _stamp(now), "previous": _stamp(previous) if previous else None,
         "ranked": rows[: len(ranked)], "unranked": rows[len(ranked):], "entries": len(rows),
+        "students": len(board.students),
         "with_scores": options.with_scores, "show_names": options.show_names, "chart": chart,
         "narrow_chart": narrow_chart,
         "solution": board.solution, "limit": board.limit,
         "top": rows[0] if len(ranked) else None, "median": float(values.median()) if len(values) else None,
-        "decimals": METRIC_DECIMALS,
+        "decimals": METRIC_DECIMALS, "untimed": board.untimed, "correct_not_timed": CORRECT_NOT_TIMED,
+        "correct_untimed": int((board.unranked["reason"] == CORRECT_NOT_TIMED).sum()),  # --ranked-only too
     }

@@ -135,6 +135,10 @@ class Browser:
         entries = self._call("POST", self._s("/se/log"), {"type": "browser"}) or []
         return [e.get("message", "") for e in entries if e.get("level") == "SEVERE"]
 
+    def cdp(self, command: str, params: dict | None = None):
+        """A Chrome DevTools Protocol command, through chromedriver (Emulation.setDeviceMetricsOverride, ...)."""
+        return self._call("POST", self._s("/goog/cdp/execute"), {"cmd": command, "params": params or {}})
+
     def screenshot(self, path: Path, full_page: bool = True) -> Path:
         """Saves a PNG; with full_page the window first grows to the page's height."""
         if full_page:

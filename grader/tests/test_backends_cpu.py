@@ -13,15 +13,14 @@ import pytest
 from grader import backends, cli
 from grader.build import GraderError
 from grader.exports import autolab, gradescope
-from grader.grade import GradeOptions, grade
 from grader.leaderboard.board import build_board
-from grader.report import run_views, write_reports
+from grader.report import run_views
 from grader.rescore import rescore
 from grader.score import NOT_MEASURED, score_task
 from grader.results import CaseOutcome
 from grader.store import Store
 from grader.tests.conftest import opened, write_submission
-from grader.tests.fakes import FakeBackend
+from grader.tests.cpu_like import grade_cpu_like
 
 
 # --- the kind and its refusals -------------------------------------------------------------------------------------
@@ -123,39 +122,11 @@ def test_a_task_that_needs_a_gpu_scores_nothing_and_says_why(small_rubric):
 
 # --- what the store's readers say about a CPU run --------------------------------------------------------------------
 
-CPU_DEVICE = {"backend": "cpu", "host": "lab-pc", "cpu": "Some CPU 3000", "cores": 8, "compiler": "g++ (Debian) 12.2.0"}
-
-
-class CpuLikeBackend(FakeBackend):
-    """The fake backend as the CPU backend behaves: nothing timed, no sanitizer; `// fake: needs-gpu` marks a file
-    the CPU cannot run."""
-    harness_version = "fake-1+cpu"
-    timed = False
-
-    def identify(self, gpu, device: dict) -> dict:
-        return dict(CPU_DEVICE)
-
-    def build(self, sub, timeout: float, gate=None):
-        result = super().build(sub, timeout, gate)
-        result.needs_gpu = {name: f"needs a GPU: uses inline PTX at {name}:3" for name, data in sub.files.items()
-                            if b"// fake: needs-gpu" in data}
-        return result
-
-    def sanitize(self, *args, **kwargs):
-        raise AssertionError("a CPU run runs no compute-sanitizer")
-
-
 @pytest.fixture
 def cpu_run(tmp_path, registry, small_rubric):
     files = {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks}
-    write_submission(tmp_path / "subs", "ann", files)
-    write_submission(tmp_path / "subs", "bob", {**files, "matmul_fast.cu": "// fake: needs-gpu\n",
-                                                "dot.cu": "// fake: wrong\n"})
-    results = tmp_path / "results"
-    grade(GradeOptions(tmp_path / "subs", results, ["cpu"], jobs=1, progress=False, seed=3), small_rubric, registry,
-          CpuLikeBackend())
-    write_reports(results, small_rubric)
-    return results
+    return grade_cpu_like(tmp_path, small_rubric, registry, {
+        "ann": files, "bob": {**files, "matmul_fast.cu": "// fake: needs-gpu\n", "dot.cu": "// fake: wrong\n"}})
 
 
 def test_a_cpu_run_stores_no_timed_case_no_sanitizer_run_no_limits_and_its_device(cpu_run):
@@ -209,12 +180,13 @@ def test_autolabs_lines_say_performance_was_not_timed(cpu_run, small_rubric):
     assert lines[0] == "fill: 4.0 / 8: passed 2/2 (performance not timed on this run)"
 
 
-def test_the_leaderboard_lists_a_cpu_graded_student_as_not_timed(cpu_run, small_rubric):
+def test_the_leaderboard_lists_a_cpu_graded_correct_student_as_correct_and_not_timed(cpu_run, small_rubric):
     with opened(cpu_run) as store:
         board = build_board(store, small_rubric)
     assert board.ranked.empty
     reasons = dict(zip(board.unranked["student"], board.unranked["reason"]))
-    assert reasons == {"ann": "not timed: graded on the CPU", "bob": "needs a GPU"}
+    assert reasons == {"ann": "correct; not timed (graded on the CPU)", "bob": "needs a GPU"}
+    assert board.untimed.startswith("not timed on this run: graded on the CPU backend")
 
 
 def test_rescore_keeps_a_cpu_runs_scores_correctness_only(cpu_run, small_rubric):

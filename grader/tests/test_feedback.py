@@ -207,19 +207,24 @@ def test_a_hang_says_timed_out_once_and_the_skipped_cases_after_it(demo, rubric)
     fill = tasks_of(demo, rubric, "s05-hang")["fill"]
     assert fill["verdict"] == "9 of 9 cases failed: 1 timed out, 8 not run"
     assert [g.status for g in fill["groups"]] == ["timeout", "skipped"]
-    assert fill["groups"][1].reproduce == []  # a consequence: nothing of its own to repeat
+    assert fill["groups"][1].reproduce is None  # a consequence: nothing of its own to repeat
 
 
 # --- reproduce --------------------------------------------------------------------------------------------------
 
-def test_every_failure_of_the_students_code_comes_with_commands_that_reproduce_it(demo, rubric):
+def test_every_failure_of_the_students_code_comes_with_commands_that_reproduce_it_with_or_without_a_gpu(demo, rubric):
+    """`make test` picks the backend by itself; the one case runs on the harness a student can build: with a GPU
+    ./build/starter/harness, without one the CPU backend's, which `make test` does not link (CPU=1 builds it)."""
     tiled = tasks_of(demo, rubric, "s03-tiled-off-by-one")["matmul_tiled"]
     for group in tiled["groups"]:
-        make, one = group.reproduce
         dtype, shape = group.first.split()
-        assert make == f"make test TASK=matmul_tiled SEED={SEED}"
-        assert one == (f"./build/starter/harness --task matmul_tiled --dtype {dtype} --shape {shape} --seed {SEED}"
-                       " --check-only")
+        case = f"--task matmul_tiled --dtype {dtype} --shape {shape} --seed {SEED} --check-only"
+        assert group.reproduce.suite == f"make test TASK=matmul_tiled SEED={SEED}"
+        assert group.reproduce.gpu == f"make harness && ./build/starter/harness {case}"
+        assert group.reproduce.cpu == f"make harness CPU=1 && ./build/on-cpu/starter/harness {case}"
+    md = page(demo, "s03-tiled-off-by-one")
+    assert (f"; this case alone, with an NVIDIA GPU: `{group.reproduce.gpu}`; without one: `{group.reproduce.cpu}`"
+            in md)
     # memcheck as the grader ran it: padded allocations, every array alone in one of exactly its size
     memcheck = tiled["evidence"][0].reproduce
     assert memcheck.startswith("compute-sanitizer --tool memcheck --padding 1048576 ./build/starter/harness "
@@ -233,9 +238,13 @@ def test_the_reproduce_commands_use_flags_the_harness_and_makefile_have():
         assert f'"{flag}"' in main, flag
     makefile = (REPO / "starter" / "Makefile").read_text()
     assert "$(if $(SEED),--seed $(SEED))" in makefile and "$(if $(TASK),--task $(TASK))" in makefile
-    # kernels/ builds into $(BUILD)/starter: the harness of a student's starter/ is ./build/starter/harness
+    # kernels/ builds into $(BUILD)/starter: the harness of a student's starter/ is ./build/starter/harness, and
+    # with CPU=1 ./build/on-cpu/starter/harness; `make harness` builds it, `make test` on the CPU does not.
     assert "HARNESS_BIN := $(KOBJ)/harness" in makefile and "KOBJ     := $(BUILD)/$(KTAG)" in makefile
     assert "KTAG     ?= $(if $(filter kernels,$(KERNELS)),starter," in makefile and "BUILD        ?= build" in makefile
+    assert "BUILD        ?= build/on-cpu" in makefile and "\nharness: $(HARNESS_BIN)\n" in makefile
+    assert "test: $(SUITE_BIN) $(if $(filter 1,$(CPU)),,$(HARNESS_BIN))" in makefile
+    assert (feedback.HARNESS, feedback.CPU_HARNESS) == ("./build/starter/harness", "./build/on-cpu/starter/harness")
 
 
 # --- the same text everywhere ------------------------------------------------------------------------------------
@@ -248,7 +257,8 @@ def test_markdown_html_and_gradescope_carry_the_same_condensed_text(demo, rubric
             text = task_markdown(task)
             assert text.splitlines()[0] == f"**{task['verdict']}**" + (f" · {task['note']}" if task["note"] else "")
             for piece in [task["verdict"]] + [e.text for e in task["evidence"]] + \
-                         [x for g in task["groups"] for x in [g.covers, g.message, *g.hints, *g.reproduce]]:
+                         [x for g in task["groups"] for x in [g.covers, g.message, *g.hints] +
+                          ([g.reproduce.suite, g.reproduce.gpu, g.reproduce.cpu] if g.reproduce else []) if x]:
                 assert piece in md and piece in html and piece in text, (student, piece)
 
 

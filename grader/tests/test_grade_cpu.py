@@ -227,6 +227,37 @@ def test_the_reports_say_the_performance_points_were_not_measured(graded):
     assert "## Performance" not in page
 
 
+def test_grading_writes_no_canvas_csv_and_export_refuses_it_without_correctness_only(graded, tmp_path):
+    """A gradebook would take 48 of 100 for a correct submission as its grade: canvas.csv is not written, and
+    `export` says why in one line unless told --correctness-only."""
+    assert not (graded.results / "canvas.csv").exists()
+    assert "canvas.csv not written: performance was not measured for 9 of 9 students" in graded.out
+    export = [sys.executable, "-m", "grader", "export", "--results", str(graded.results), "--rubric",
+              str(graded.rubric), "--out", str(tmp_path / "canvas.csv")]
+    refused = subprocess.run(export, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 1 and len(refused.stderr.strip().splitlines()) == 1
+    assert refused.stderr.rstrip().endswith("or export the correctness points as they are with --correctness-only")
+    written = subprocess.run(export + ["--correctness-only"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert written.returncode == 0 and "warning: correctness only (--correctness-only)" in written.stderr
+    canvas = pd.read_csv(tmp_path / "canvas.csv").set_index("SIS Login ID")
+    assert canvas.loc["s08-fast", graded.policy.title] == sum(p.correctness_points for p in graded.policy.tasks)
+
+
+def test_the_pages_say_what_was_not_measured_and_show_correct_tasks_as_correct(graded, tmp_path):
+    from grader.leaderboard import PublishOptions, publish
+    from grader.leaderboard.board import CORRECT_NOT_TIMED
+    done = publish(PublishOptions(graded.results, out=tmp_path / "board", salt_file=tmp_path / "salt"), graded.policy)
+    html = done.html.read_text()
+    assert "nothing was timed and nobody is ranked yet" in html and "still has something to fix" not in html
+    assert list(pd.read_csv(done.csv)["status"]).count(CORRECT_NOT_TIMED) == 1  # s08-fast (s09's file needs a GPU)
+    page = (graded.results / "feedback" / "s08-fast.html").read_text()
+    results = re.findall(r'<td class="(\w+)">(passed [^<]*)</td>', page)
+    assert len(results) == len(graded.policy.tasks) and {c for c, _ in results} == {"ok"}, results
+    overview = (graded.results / "overview.html").read_text()
+    row = re.search(rf"<tr><td>{OVER_BUDGET}</td>(.*?)</tr>", overview[overview.index('id="rates-fill"'):]).group(1)
+    assert "left to a GPU (" in row and " low" not in row and "0/" not in row  # s05's hang skipped it: not a 0/1
+
+
 def test_what_a_student_reads_names_their_files_not_the_graders_folders(graded):
     """The harness ran the student's files from the grader's work folder, so a CUDA_CHECK's `__FILE__` named
     it there: what is stored and written says `kernels/add.cu:9`, as the student's own `make test` does."""

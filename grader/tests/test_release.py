@@ -66,6 +66,23 @@ def test_zip_gives_one_archive_per_student_the_same_bytes_each_time(demo, studen
         assert (tmp_path / "a" / f"{student}.zip").read_bytes() == (tmp_path / "b" / f"{student}.zip").read_bytes()
 
 
+def test_what_the_command_says_it_wrote_is_what_each_zip_holds(demo, students, tmp_path, capsys):
+    """A file it names for everyone is in every zip; one it names "for N of them" is in exactly N."""
+    out = tmp_path / "zips"
+    assert main(["release", "--results", str(demo), "--out", str(out), "--zip"]) == 0
+    said = capsys.readouterr().out.strip()
+    assert said.startswith(f"wrote {len(students)} zips in {out}/, one per student: ")
+    held = {}
+    for student in students:
+        with zipfile.ZipFile(out / f"{student}.zip") as z:
+            held[student] = {n.split("/", 1)[1] for n in z.namelist()}
+    named = said.split(": ", 1)[1].split(", ")
+    plotted = sum("speedup.png" in files for files in held.values())
+    assert 0 < plotted < len(students)  # the demo has students with and without timed cases
+    assert named == ["feedback.html", "feedback.md", f"speedup.png for {plotted} of them"]
+    assert all({"feedback.html", "feedback.md"} <= files for files in held.values())
+
+
 def test_an_out_path_that_is_a_file_is_one_line(demo, tmp_path, capsys):
     (tmp_path / "file").write_text("x")
     assert main(["release", "--results", str(demo), "--out", str(tmp_path / "file")]) == 1
