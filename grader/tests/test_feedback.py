@@ -239,11 +239,11 @@ def test_the_reproduce_commands_use_flags_the_harness_and_makefile_have():
     makefile = (REPO / "starter" / "Makefile").read_text()
     assert "$(if $(SEED),--seed $(SEED))" in makefile and "$(if $(TASK),--task $(TASK))" in makefile
     # kernels/ builds into $(BUILD)/starter: the harness of a student's starter/ is ./build/starter/harness, and
-    # with CPU=1 ./build/on-cpu/starter/harness; `make harness` builds it, `make test` on the CPU does not.
+    # with CPU=1 ./build/on-cpu/starter/harness; `make harness` builds it (make test too, for its checks).
     assert "HARNESS_BIN := $(KOBJ)/harness" in makefile and "KOBJ     := $(BUILD)/$(KTAG)" in makefile
     assert "KTAG     ?= $(if $(filter kernels,$(KERNELS)),starter," in makefile and "BUILD        ?= build" in makefile
     assert "BUILD        ?= build/on-cpu" in makefile and "\nharness: $(HARNESS_BIN)\n" in makefile
-    assert "test: $(SUITE_BIN) $(if $(filter 1,$(CPU)),,$(HARNESS_BIN))" in makefile
+    assert "test: $(SUITE_BIN) $(TEST_TOOLS)" in makefile
     assert (feedback.HARNESS, feedback.CPU_HARNESS) == ("./build/starter/harness", "./build/on-cpu/starter/harness")
 
 
