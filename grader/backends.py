@@ -4,10 +4,11 @@
                (grader/build.py's LocalBackend)
     cpu        correctness only, on a machine without a GPU: the same workspace and sandbox build every file with
                the CPU backend (starter/cpu/: cudacpu.py and g++, make CPU=1), one `harness --serve` worker runs
-               the correctness cases with each launch's blocks spread over the cores; nothing is timed and
-               compute-sanitizer is not run (the reports say "not timed on this run"), a task file the CPU
-               cannot run (inline PTX, ...) is that task's "needs a GPU" verdict, and the build gate reads the
-               source only (grader/gate/build_gate.py's SourceGate)
+               the correctness cases with each launch's blocks spread over the cores; nothing is timed (the
+               reports say "not timed on this run"), the backend's own checks run in compute-sanitizer's place
+               (AddressSanitizer; the race checker, which also sees races between blocks), a task file the CPU
+               cannot run (inline PTX, ...) is that task's "needs a GPU" verdict, and the build gate judges its
+               objects as it judges nvcc's (grader/gate/build_gate.py's Target.cpu)
     simulated  for the grader's own tests only (grader/tests/fakes.py): nothing is built and no student
                code runs; refused unless the environment has GRADER_TEST_BACKENDS=1, which only the tests set
 
@@ -29,7 +30,7 @@ Every backend a kind returns also has identify(gpu, device): "backend" (gpu or c
 UUID and NVIDIA driver, for the CPU its processor, cores and compiler, stored with each grading run beside the
 harness's own description of its device (the harness's `hello` reply names the GPU, its PCI bus id and the CUDA
 driver API version, but not the host, the UUID or the driver). Readers tell an untimed run by that "backend"
-(grader/status.py's untimed_reason). Its `timed` says whether grading times cases and runs compute-sanitizer.
+(grader/status.py's untimed_reason). Its `timed` says whether grading times cases.
 """
 from __future__ import annotations
 
@@ -40,11 +41,15 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Protocol
 
+from grader import sanitizer as tool_runs
 from grader.build import GraderError, LocalBackend, Workspace
 from grader.registry import Registry
+from grader.results import SanitizerOutcome
+from grader.runner import HarnessFailure, HarnessServer
 from grader.rubric import load_rubric
 
 TEST_BACKENDS_ENV = "GRADER_TEST_BACKENDS"  # "1": the tests' simulated backend may be named (tests only)
@@ -221,9 +226,10 @@ def compiler_version(cxx: str = "") -> str:
 
 class CpuBackend(LocalBackend):
     """The CPU backend (starter/cpu/): the same build and `harness --serve` as the GPU's, with make CPU=1, in the
-    same sandbox; correctness only: its harness times nothing and there is no compute-sanitizer to run."""
+    same sandbox; correctness only: its harness times nothing, and its own checks stand in for compute-sanitizer."""
 
     timed = False
+    checker = "cpu"
     device_words = "the CPU backend's runtime"
     HARNESS_SUFFIX = "+cpu"  # on its harness version: a submission graded here is graded again on a GPU
 
@@ -250,8 +256,46 @@ class CpuBackend(LocalBackend):
     def check_gpu(self, gpu: str | None):
         super().check_gpu(None)
 
-    def sanitize(self, sub, build, gpu, tool, task, dtype, shape, seed, timeout, shapes=None):
-        raise GraderError("compute-sanitizer needs a GPU: the CPU backend does not run it")
+    def sanitize(self, sub, build, gpu, tool, task, dtype, shape, seed, timeout, shapes=None) -> SanitizerOutcome:
+        """The CPU backend's own check in the tool's place, over the student's `harness --serve` in the sandbox,
+        sent the requests a graded run of the task gets (as compute-sanitizer's run is): memcheck is the harness
+        the submission was graded with (its task files carry AddressSanitizer), each array alone in an allocation
+        of exactly its size; racecheck, the harness of its task files compiled with --racecheck, which also sees
+        races between blocks. A finding is a case the backend stopped with its report."""
+        start = time.monotonic()
+        chosen = tool_runs.sanitized_shapes(list(shapes or [shape]), shape)
+        outcome = SanitizerOutcome(task, tool, dtype, chosen[-1], "clean", checker="cpu")
+        harness, why = (build.harness, "") if tool == "memcheck" else self.workspace.race_harness(sub, timeout)
+        if harness is None:
+            outcome.status, outcome.message = "failed", why
+            return outcome
+        scratch = self.workspace.scratch / build.harness.parent.name / f"{tool}-{task}"
+        shutil.rmtree(scratch, ignore_errors=True)
+        server = HarnessServer(harness, None, sandbox=self.isolation, scratch=scratch)
+        reports, said = [], ""
+        deadline = start + timeout
+        try:
+            for message in tool_runs.requests(tool, task, dtype, chosen, seed):
+                reply = server.request(message, max(1.0, deadline - time.monotonic()))
+                text = str(reply.get("message") or "")
+                if reply.get("status") == "error" and tool_runs.CPU_REPORT in text:
+                    reports.append(text.split(tool_runs.CPU_REPORT, 1)[1].strip())
+                if reply.get("context_lost"):
+                    break
+        except HarnessFailure as failure:
+            said = ("the check did not finish within its limit" if failure.kind == "timeout" else str(failure))
+            outcome.status = "timeout" if failure.kind == "timeout" else "failed"
+        finally:
+            server.close()
+            shutil.rmtree(scratch, ignore_errors=True)
+        outcome.seconds = time.monotonic() - start
+        if reports:
+            report = "\n".join(r[:tool_runs.LINE_CHARS * 3] for r in reports[:tool_runs.REPORT_LINES])
+            outcome.status, outcome.errors = "errors", len(reports)
+            outcome.report = self.workspace._readable(report, self.workspace.kernel_dirs / sub.key)
+        elif said:
+            outcome.message = f"{said}: {server.stderr.strip()[-600:]}".rstrip(": ")
+        return outcome
 
 
 class CpuKind:

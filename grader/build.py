@@ -101,6 +101,7 @@ class Workspace:
         deps = os.environ.get("DEPS_INCLUDE", "")
         self.deps_include = Path(deps).resolve() if deps and Path(deps).is_dir() else None
         self._gate = GateSetup()
+        self._gates: dict[str, BuildGate] = {}  # the gate each submission was built through (its race harness's too)
 
     def _make(self, *args: str) -> list[str]:
         cmd = ["make", "-s", "-C", str(self.pristine), f"BUILD={self.build_dir}", *args]
@@ -131,26 +132,28 @@ class Workspace:
                                   timeout=1800)
         if status != 0:
             raise GraderError(f"building the solution failed:\n{out[-4000:]}")
-        if self.cpu:  # the stubs' objects, once: every submission's missing files link these (_reuse_stubs)
-            status, out = run_limited(self._make(f"-j{jobs}", "objects", f"KERNELS={self.pristine / 'kernels'}",
-                                                 "KTAG=stubs"), timeout=1800)
+        if self.cpu:  # the stubs' objects, once: every submission's missing files link these (_reuse_stubs), the
+            # race checker's too
+            status, out = run_limited(self._make(f"-j{jobs}", "objects", "race-objects",
+                                                 f"KERNELS={self.pristine / 'kernels'}", "KTAG=stubs"), timeout=1800)
             if status != 0:
                 raise GraderError(f"building the stubs failed:\n{out[-4000:]}")
         return self.build_dir / "solution" / "harness"
 
-    def _reuse_stubs(self, kernels: Path, out_dir: Path, handed_in=()):
+    def _reuse_stubs(self, kernels: Path, out_dir: Path, handed_in=(), folder: str = "kernels"):
         """A task file that is the stub (missing from the submission, refused by the gate, or handed in untouched)
         gets the stub's object, compiled once per work folder (the gate's reference objects on the GPU, prepare()
         on the CPU), newer than its source so make keeps it. Most submissions lack some files, and each stub
         costs an nvcc run of seconds (a cudacpu.py one with AddressSanitizer on the CPU): a one-file hostile
         entry compiled six stubs for one file of its own. Files in `handed_in` are left to make: the gate reads
-        what their own compilation wrote (the .d list of the files it read), even where they equal the stub."""
-        built = self.build_dir / "stubs" / "kernels"
+        what their own compilation wrote (the .d list of the files it read), even where they equal the stub.
+        folder "racecheck/kernels": the same for the CPU backend's race checker's objects."""
+        built = self.build_dir / "stubs" / folder
         for name, data in self.stub_files().items():
             obj = built / (Path(name).stem + ".o")
             if name not in handed_in and obj.is_file() and (kernels / name).read_bytes() == data:
-                (out_dir / "kernels").mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(obj, out_dir / "kernels" / obj.name)  # (a copy's time is now: after the source's)
+                (out_dir / folder).mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(obj, out_dir / folder / obj.name)  # (a copy's time is now: after the source's)
 
     def stub_files(self) -> dict[str, bytes]:
         return {p.name: p.read_bytes() for p in (self.pristine / "kernels").glob("*.cu")}
@@ -172,6 +175,7 @@ class Workspace:
         report, status, timed_out, out = None, 0, False, ""
         if gate:  # the same gate on both backends: the pre-check, then each compiled object
             checker = self.gate(gate)
+            self._gates[sub.key] = checker
             screened = checker.screen(kernels, sub.files)  # before compiling: what an #include names is never read
             self._reuse_stubs(kernels, out_dir, handed_in=sub.files)  # the files the submission lacks
             done = self._sandboxed_make("objects", kernels, out_dir, timeout)
@@ -196,6 +200,31 @@ class Workspace:
                            unbuilt={f: r for f, r in unbuilt.items() if not r.startswith(NEEDS_GPU)},
                            needs_gpu={f: r for f, r in unbuilt.items() if r.startswith(NEEDS_GPU)},
                            folder_names=names)
+
+    def race_harness(self, sub: Submission, timeout: float) -> tuple[Path | None, str]:
+        """The CPU backend's race checker for a built submission: its task files as the gate left them, compiled
+        again with --racecheck, sealed as its other objects were, linked into a harness of their own (once).
+        (harness, "") or (None, why it could not be built)."""
+        kernels, out_dir = self.kernel_dirs / sub.key, self.build_dir / f"submission-{sub.key}"
+        harness = out_dir / "racecheck" / "harness"
+        if harness.is_file():
+            return harness, ""
+        start = time.monotonic()
+        self._reuse_stubs(kernels, out_dir, handed_in=sub.files, folder="racecheck/kernels")
+        done = self._sandboxed_make("race-objects", kernels, out_dir, timeout)
+        gate = self._gates.get(sub.key)
+        if done.status == 0 and not done.timed_out and gate is not None:
+            unsealed = gate.seal_folder(out_dir / "racecheck" / "kernels", sub.files)
+            if unsealed:
+                return None, f"the race checker's objects could not be sealed: {', '.join(unsealed)}"
+        if done.status == 0 and not done.timed_out:
+            done = self._sandboxed_make("race-harness", kernels, out_dir,
+                                        max(1.0, timeout - (time.monotonic() - start)))
+        if done.timed_out:
+            return None, f"building the race checker took longer than {timeout:g} s"
+        if done.status != 0 or not harness.is_file():
+            return None, "the race checker did not build: " + self._readable(done.stdout, kernels)[-600:]
+        return harness, ""
 
     def _sandboxed_make(self, target: str, kernels: Path, out_dir: Path, timeout: float):
         """make TARGET for one submission in the sandbox: its kernels, the pristine tree and the library
@@ -253,7 +282,8 @@ class LocalBackend:
     (its build, its harness processes, its sanitizer runs) in `isolation` (grader.sandbox). With `cpu=True`
     the same, built for the CPU backend (grader/backends.py's CpuBackend)."""
 
-    timed = True  # whether its runs time cases and run compute-sanitizer (the CPU backend's do neither)
+    timed = True  # whether its runs time cases (the CPU backend's do not)
+    checker = "compute-sanitizer"  # who runs the sanitizer's tools (the CPU backend: its own checks, "cpu")
     device_words = "the GPU"  # what check_gpu's message says the harness must reach
 
     def __init__(self, work: Path, arch: str | None = None, isolation=None, cpu: bool = False):

@@ -50,7 +50,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from grader import metrics
-from grader.sanitizer import MEMCHECK_FINDS, location, meaning, summary_sentence
+from grader.sanitizer import (CPU_TOOL_WORDS, MEMCHECK_FINDS, cpu_finding_words, cpu_location, location, meaning,
+                              summary_sentence)
 from grader.status import GPU_ONLY, case_word, sanitizer_word
 
 # diagnose.cpp's race_hint(), word for word: case_runner.cpp puts it before a case's own hint when
@@ -69,10 +70,11 @@ TILE_PATTERN = ("Only shapes with a size that is not a multiple of {t} failed (e
                 "store only where row < rows && col < cols).")
 
 # Where a starter/ command runs; the harness's path there (starter/Makefile: $(BUILD)/starter/harness, BUILD being
-# build for a GPU and build/on-cpu for the CPU backend, CPU=1). `make test` picks the backend by itself but links the
-# harness only for a GPU (on the CPU it runs the suite alone), so a one-case command builds the harness first.
+# build for a GPU and build/on-cpu for the CPU backend, CPU=1; the CPU's race checker's harness in racecheck/ beside
+# it). A one-case command builds the harness it runs first.
 HARNESS = "./build/starter/harness"
 CPU_HARNESS = "./build/on-cpu/starter/harness"
+CPU_RACE_HARNESS = "./build/on-cpu/starter/racecheck/harness"
 # How failures are ordered: what stopped the code first, consequences ("not run") last.
 STATUS_ORDER = ["build_error", "needs_gpu", "forbidden", "error", "crashed", "timeout", "out_of_budget", "protocol",
                 "wrong", "implausible", "not_implemented", "missing", "skipped"]
@@ -203,10 +205,31 @@ def reproduce(task: str, row, status: str) -> Reproduce | None:
                      f"make harness CPU=1 && {CPU_HARNESS} {one} --check-only")
 
 
+def checker_name(checker: str, tool: str) -> str:
+    """Who ran a tool's check: compute-sanitizer, or on the CPU backend its own checks in the tool's place."""
+    return f"the CPU backend's {tool}" if checker == "cpu" else f"compute-sanitizer {tool}"
+
+
+def _cpu_check_evidence(task: str, r, seed: int | None) -> Evidence:
+    """A finding of the CPU backend's own check (AddressSanitizer, the race checker), and the command that repeats
+    it on any machine with a C++ compiler: the harness that check runs, built for the CPU."""
+    what, advice = cpu_finding_words(r.report)
+    where = cpu_location(r.report)
+    text = (f"the CPU backend's {r.tool} ({CPU_TOOL_WORDS.get(r.tool, r.tool)}) found {what}"
+            + (f" at {where}" if where else "") + f" ({r.dtype} {r.shape})" + (f": {advice}" if advice else ""))
+    target, harness = ("harness", CPU_HARNESS) if r.tool == "memcheck" else ("race-harness", CPU_RACE_HARNESS)
+    command = (f"make {target} CPU=1 && {harness} --task {task} --dtype {r.dtype} --shape {r.shape}"
+               + (f" --seed {seed}" if seed is not None else "") + " --check-only --fixed-placement")
+    return Evidence("sanitizer", text, r.report, command)
+
+
 def _sanitizer_evidence(task: str, runs: pd.DataFrame, seed: int | None) -> list[Evidence]:
     found = []
     for r in runs.itertuples():
-        if r.status == "errors":
+        checker = getattr(r, "checker", "compute-sanitizer")
+        if r.status == "errors" and checker == "cpu":
+            found.append(_cpu_check_evidence(task, r, seed))
+        elif r.status == "errors":
             where = location(r.report)
             text = summary_sentence(r.tool, int(r.errors)) + (f" at {where}" if where else "") + \
                 f" ({r.dtype} {r.shape})" + (f": {meaning(r.report)}" if meaning(r.report) else "")
@@ -216,7 +239,7 @@ def _sanitizer_evidence(task: str, runs: pd.DataFrame, seed: int | None) -> list
                        + " --check-only --fixed-placement")
             found.append(Evidence("sanitizer", text, r.report, command))
         elif r.status in ("timeout", "failed"):  # on the student's code: the tool had no verdict on it
-            found.append(Evidence("sanitizer-note", f"compute-sanitizer {r.tool} on {r.dtype} {r.shape}: "
+            found.append(Evidence("sanitizer-note", f"{checker_name(checker, r.tool)} on {r.dtype} {r.shape}: "
                                                     f"{sanitizer_word(r.status)}" + (f" ({r.message})" if r.message else "")))
     return found
 
@@ -353,7 +376,8 @@ def points_note(task: dict, correctness_cases: pd.DataFrame) -> tuple[list[str],
     if total:
         lost = task["correctness_max"] * passed / total - task["correctness"]
         if lost > 0.0005:
-            parts.append(f"compute-sanitizer: −{lost:.3g} points")
+            parts.append(f"{'the CPU backend’s checks' if task.get('untimed') else 'compute-sanitizer'}: "
+                         f"−{lost:.3g} points")
             taken = True
     if task.get("untimed"):  # a run that timed nothing (the CPU backend): not measured, whatever the cases did
         parts.append(NOT_TIMED_NOTE)

@@ -10,9 +10,10 @@ case of it. Every submission's results are stored in one transaction as soon
 as it is done.
 
 A backend whose `timed` is False (the CPU backend, grader/backends.py) runs the correctness cases only: no
-timed case, no compute-sanitizer, no measured limits and no GPU memory to watch; its scores are correctness
-points, each task's note saying that performance was not measured. A task file it cannot run ("needs a GPU")
-gets that verdict on each of its cases; the other tasks are graded as always.
+timed case, no measured limits and no GPU memory to watch; its own checks (AddressSanitizer, its race checker)
+run in compute-sanitizer's place, with the same penalty; its scores are correctness points, each task's note
+saying that performance was not measured. A task file it cannot run ("needs a GPU") gets that verdict on each
+of its cases; the other tasks are graded as always.
 """
 from __future__ import annotations
 
@@ -61,6 +62,7 @@ class Backend(Protocol):
     are measured against; the tests' simulated GPU brings its own."""
     harness_version: str
     sandbox: Isolation  # how student code is isolated: stored with every grading run
+    checker: str  # who runs the sanitizer's tools: "compute-sanitizer", or the CPU backend's own checks ("cpu")
 
     def build(self, sub: Submission, timeout: float, gate: GatePolicy | None = None) -> BuildResult: ...
 
@@ -364,12 +366,13 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                         stop = "not implemented yet"
                     elif case.status == "timeout":  # the next case would most likely hang just the same
                         stop = "skipped: an earlier case of this task did not finish within its time limit"
-            if not timed:  # correctness only: no compute-sanitizer, no timed cases
-                continue
             if rubric.sanitizer.tools:
                 student.close()  # the tool's run gets a GPU that no process of this student still holds
+            # On the CPU backend its own checks run in compute-sanitizer's place (CpuBackend.sanitize).
             result.sanitizer += _sanitize_task(sub, build, backend, gpu, rubric, policy, result.cases, seed, deadline,
                                                budget)
+            if not timed:  # correctness only: no timed cases
+                continue
             correct = all(c.passed for c in result.cases if c.task == policy.id and c.kind == "correctness")
             if correct and policy.timed and budget.pending:
                 # A timed case keeps its case in the solution's process from the check to the last pair: the solution's
@@ -427,7 +430,7 @@ def await_gpu_memory(solution: Server, baseline: int | None, limits, student: st
 
 
 def _timed(backend: Backend) -> bool:
-    """Whether the backend times cases and runs compute-sanitizer (the CPU backend does neither)."""
+    """Whether the backend times cases (the CPU backend does not)."""
     return getattr(backend, "timed", True)
 
 
@@ -462,7 +465,8 @@ def _sanitize_task(sub: Submission, build: BuildResult, backend: Backend, gpu: s
         if not skip and time.monotonic() > deadline:
             skip = f"not run: the submission's time limit of {rubric.limits.submission:.0f} s ran out"
         if skip:
-            outcomes.append(SanitizerOutcome(policy.id, tool, dtype, shape, "skipped", message=skip))
+            outcomes.append(SanitizerOutcome(policy.id, tool, dtype, shape, "skipped", message=skip,
+                                             checker=backend.checker))
             continue
         # The tool's run gets the task's graded shapes from the first, as a graded run does (up to a random
         # cut at or after its small case): the code under the tool cannot tell it from a graded run by what

@@ -17,7 +17,8 @@ REVIEW_FLAG = "review"
 
 @dataclass
 class SanitizerOutcome:
-    """One compute-sanitizer run (grader/sanitizer.py) on a task's small case."""
+    """One compute-sanitizer run (grader/sanitizer.py) on a task's small case; on the CPU backend, its own checks
+    in the tool's place (checker "cpu": AddressSanitizer for memcheck, the race checker for racecheck)."""
     task: str
     tool: str  # "memcheck" or "racecheck"
     dtype: str
@@ -27,6 +28,7 @@ class SanitizerOutcome:
     report: str = ""  # the tool's first findings, paths relative to the submission
     message: str = ""  # why there is no verdict (failed, skipped, unavailable)
     seconds: float = 0.0
+    checker: str = "compute-sanitizer"  # or "cpu": the CPU backend's own checks ran in the tool's place
 
     @property
     def found_errors(self) -> bool:

@@ -161,7 +161,9 @@ ADDED_COLUMNS = [("cases", "floor_ms", "REAL"), ("cases", "flag", "TEXT NOT NULL
                  ("submissions", "penalty", "REAL NOT NULL DEFAULT 0"),
                  ("submissions", "late", "TEXT NOT NULL DEFAULT ''"),
                  ("scores", "override", "REAL"), ("scores", "override_note", "TEXT NOT NULL DEFAULT ''"),  # overrides
-                 ("submissions", "received_from", "TEXT NOT NULL DEFAULT ''")]  # where the time received came from
+                 ("submissions", "received_from", "TEXT NOT NULL DEFAULT ''"),  # where the time received came from
+                 # which checks ran: compute-sanitizer, or the CPU backend's own in its place ("cpu")
+                 ("sanitizer_runs", "checker", "TEXT NOT NULL DEFAULT 'compute-sanitizer'")]
 
 
 def now() -> str:
@@ -271,8 +273,8 @@ class Store:
                          for i, q in enumerate(p.pairs)])
             self.db.executemany(
                 "INSERT INTO sanitizer_runs (submission_id, task, tool, dtype, shape, status, errors, report, message,"
-                " seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(sid, f.task, f.tool, f.dtype, f.shape, f.status, f.errors, f.report, f.message, f.seconds)
+                " seconds, checker) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(sid, f.task, f.tool, f.dtype, f.shape, f.status, f.errors, f.report, f.message, f.seconds, f.checker)
                  for f in result.sanitizer])
             self.db.executemany(
                 "INSERT INTO scores (submission_id, task, correctness, correctness_max, performance, performance_max,"

@@ -279,6 +279,23 @@ class BuildGate:
                 dep.unlink(missing_ok=True)
         return GateReport(findings)
 
+    def seal_folder(self, objects: Path, files: dict[str, bytes]) -> list[str]:
+        """Seals the objects of the submission's own task files in another build of them (the CPU backend's race
+        checker compiles them again): the task files whose object could not be sealed, which is then removed."""
+        failed = []
+        for name in sorted(files):
+            obj = objects / (Path(name).stem + ".o")
+            if self.policy.for_file(name) is None or not obj.is_file():
+                continue
+            try:
+                sealed = self.seal(obj, name, read_object(obj))
+            except (ElfError, struct.error, IndexError, ValueError, RuntimeError, OSError, subprocess.SubprocessError):
+                sealed = False
+            if not sealed:
+                obj.unlink(missing_ok=True)
+                failed.append(name)
+        return failed
+
     def seal(self, obj: Path, file: str, facts) -> bool:
         """Every global the object defines made local to it, but its task's launchers (what its stub defines) and
         its inline and template copies (COMDAT: the linker keeps the harness's copy, linked first, and drops the

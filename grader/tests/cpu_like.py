@@ -17,6 +17,7 @@ CPU_DEVICE = {"backend": "cpu", "host": "lab-pc", "cpu": "Some CPU 3000", "cores
 class CpuLikeBackend(FakeBackend):
     harness_version = "fake-1+cpu"
     timed = False
+    checker = "cpu"
 
     def identify(self, gpu, device: dict) -> dict:
         return dict(CPU_DEVICE)
@@ -28,7 +29,10 @@ class CpuLikeBackend(FakeBackend):
         return result
 
     def sanitize(self, *args, **kwargs):
-        raise AssertionError("a CPU run runs no compute-sanitizer")
+        """The CPU backend's own checks in compute-sanitizer's place: the fake's verdicts, marked as theirs."""
+        outcome = super().sanitize(*args, **kwargs)
+        outcome.checker = self.checker
+        return outcome
 
 
 def grade_cpu_like(root: Path, rubric, registry, students: dict[str, dict[str, str]]) -> Path:

@@ -182,6 +182,7 @@ class FakeServer:
 class FakeBackend:
     harness_version = "fake-1"
     sandbox = Isolation("none", note="fake backend for tests")
+    checker = "compute-sanitizer"
 
     def __init__(self, delay: float = 0.0, sim: SimClock | None = None,
                  solution_ms: Callable[[str, str], float] | None = None):

@@ -129,9 +129,10 @@ def cpu_run(tmp_path, registry, small_rubric):
         "ann": files, "bob": {**files, "matmul_fast.cu": "// fake: needs-gpu\n", "dot.cu": "// fake: wrong\n"}})
 
 
-def test_a_cpu_run_stores_no_timed_case_no_sanitizer_run_no_limits_and_its_device(cpu_run):
+def test_a_cpu_run_stores_no_timed_case_no_limits_its_device_and_its_own_checks_in_the_tools_place(cpu_run):
     with opened(cpu_run) as store:
-        assert store.timed_cases().empty and store.sanitizer_runs_for().empty
+        tools = store.sanitizer_runs_for()
+        assert store.timed_cases().empty and not tools.empty and set(tools["checker"]) == {"cpu"}
         run = store.latest_run()
         assert json.loads(run["limits"]) == {}
         assert json.loads(run["devices"])[0]["backend"] == "cpu"

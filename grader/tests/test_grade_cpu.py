@@ -143,6 +143,21 @@ def test_the_missing_barrier_reads_shared_memory_nothing_wrote_on_every_shape(gr
     assert set(statuses(graded.results, "s04-race", "matmul_naive").values()) == {"ok"}
 
 
+def test_the_cpus_race_checker_names_the_missing_barrier_and_the_good_submission_is_clean(graded):
+    """compute-sanitizer's racecheck has a stand-in on the CPU: the race checker reports the tile read before every
+    thread of the block wrote it, with both threads and lines; s08-fast's checks all come back clean."""
+    with opened(graded.results) as store:
+        subs = store.submissions().set_index("student")
+        tools = store.sanitizer_runs_for()
+    race = tools[(tools["submission_id"] == subs.loc["s04-race", "id"]) & (tools["task"] == "matmul_tiled")
+                 & (tools["tool"] == "racecheck")].iloc[0]
+    assert race["status"] == "errors" and race["checker"] == "cpu", race.to_dict()
+    assert re.search(r"data race on [ab]_tile\[\d+\]\[\d+\] \(shared memory\)", race["report"]), race["report"]
+    assert "matmul_tiled.cu:" in race["report"] and "/tmp/" not in race["report"]
+    good = tools[tools["submission_id"] == subs.loc["s08-fast", "id"]]
+    assert set(good["status"]) == {"clean"} and len(good) >= 2 * 5, good[["task", "tool", "status"]]
+
+
 def test_the_hang_times_out_once_costs_one_case_limit_and_add_is_graded(graded):
     assert statuses(graded.results, "s05-hang", "fill") == {"1x1": "timeout", "37x211": "skipped",
                                                            OVER_BUDGET: "skipped"}
@@ -204,9 +219,11 @@ def test_a_file_with_inline_ptx_needs_a_gpu_and_costs_no_other_task(graded):
     assert "| matmul_fast | 0.0 / 10 | not timed | needs a GPU" in page
 
 
-def test_nothing_is_timed_or_sanitized_and_the_run_records_the_cpu(graded):
+def test_nothing_is_timed_the_cpus_own_checks_run_and_the_run_records_the_cpu(graded):
     with opened(graded.results) as store:
-        assert store.timed_cases().empty and store.sanitizer_runs_for().empty
+        tools = store.sanitizer_runs_for()
+        assert store.timed_cases().empty and not tools.empty and set(tools["checker"]) == {"cpu"}
+        assert set(tools["tool"]) == {"memcheck", "racecheck"} and "unavailable" not in set(tools["status"])
         run = store.latest_run()
         subs = store.submissions()
     (device,) = json.loads(run["devices"])
