@@ -60,7 +60,7 @@ else
 CUDACPU_FIBER_FLAGS :=
 CUDACPU_LINK_TEXT   :=
 CUDACPU_FIBER_NOTE  := $(if $(filter auto,$(CUDACPU_FIBERS)),cudacpu: Boost.Context was not found: CUDA threads \
-                       switch with <ucontext.h> and __syncthreads() is 15-150 times slower; $(CUDACPU_INSTALL_BOOST))
+                       switch with <ucontext.h> and __syncthreads() is 5-8 times slower; $(CUDACPU_INSTALL_BOOST))
 endif
 # The switch the objects were built with: a change (Boost installed since, BOOST_ROOT) rebuilds them.
 CUDACPU_FIBERS_STAMP := $(CUDACPU_BUILD)/fibers.flags

@@ -74,8 +74,18 @@ def _sanitizer_flags(o: Options, linking: bool = False) -> list[str]:
     return ["-fsanitize=address", "-fsanitize-recover=address", "-fno-omit-frame-pointer"] if o.asan else []
 
 
+def _is_clang(cxx: str) -> bool:
+    if "clang" in Path(cxx.split()[0]).name:
+        return True
+    if sys.platform != "darwin":
+        return False
+    # macOS's g++ and c++ are Apple's clang, under GCC's names.
+    done = subprocess.run([*cxx.split(), "--version"], capture_output=True, text=True, errors="replace")
+    return "clang" in done.stdout
+
+
 def _error_limit(cxx: str) -> list[str]:
-    return ["-ferror-limit=5"] if "clang" in Path(cxx.split()[0]).name else ["-fmax-errors=5"]
+    return ["-ferror-limit=5"] if _is_clang(cxx) else ["-fmax-errors=5"]
 
 
 # GNU as, and clang's integrated assembler, refusing PTX.

@@ -8,8 +8,8 @@
 // make_fcontext, the maintained assembly under Boost's own fibers and
 // coroutines, for every platform a student has: x86-64 and Arm, ELF and
 // Mach-O). cpu.mk defines CUDACPU_FIBERS_BOOST when it finds Boost.Context;
-// without it (Linux only) the C library's <ucontext.h> switches, 15 times
-// slower and far slower still with AddressSanitizer (README.md, "Speed").
+// without it (Linux only) the C library's <ucontext.h> switches, 5-8 times
+// slower per barrier (README.md, "Speed").
 // We keep allocating the stacks ourselves, each above a guard page.
 //
 // The fcontext layer rather than boost::context::fiber: a fiber object that
@@ -38,7 +38,7 @@ struct Context {
     void (*entry)(void*) = nullptr;
     void* arg = nullptr;
 #else
-    ucontext_t uc;
+    ucontext_t uc{};
 #endif
 };
 
