@@ -1,7 +1,8 @@
 """The CPU backend beyond this machine's g++ on x86-64: the student suite on the solution, built for the CPU
 (runtime, harness and kernels) by Debian 12's oldest and newest clang, and by its aarch64 cross compiler and
-run under qemu-user, with Boost.Context's fiber switch each time (CUDACPU_FIBERS=boost: no silent fallback to
-ucontext). starter/cpu/README.md's table of platforms quotes these runs.
+run under qemu-user (there on part of its tasks, and every task's stored cases: AARCH64_SUITE_TASKS), with
+Boost.Context's fiber switch each time (CUDACPU_FIBERS=boost: no silent fallback to ucontext).
+starter/cpu/README.md's table of platforms quotes these runs.
 
 Each build has its own folder (build/on-cpu-<compiler>, runtime library included), so nothing built by one
 compiler is linked into another's program. The tools come from `make deps-portable`; without them these tests
