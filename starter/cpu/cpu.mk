@@ -7,9 +7,9 @@
 # (the default of cudacpu.py) and without; it needs no CUDA toolkit.
 #
 # The fibers switch with Boost.Context (src/fiber.h), linked statically where
-# its .a exists. It is looked for in the compiler's own paths, then under
-# BOOST_ROOT (a folder with include/ and lib/; Homebrew's /opt/homebrew and
-# /usr/local are tried by themselves on macOS). Without it, Linux builds
+# its .a exists. It is looked for under BOOST_ROOT (a folder with include/
+# and lib/; on macOS Homebrew's /opt/homebrew or /usr/local by default), then
+# in the compiler's own paths. Without it, Linux builds
 # switch with <ucontext.h> (slower: README.md, "Speed") and say so once;
 # macOS needs it. CUDACPU_FIBERS=ucontext forces that switch (for tests),
 # CUDACPU_FIBERS=boost refuses to build without Boost.Context.
