@@ -101,3 +101,43 @@ def test_student_suite_passes_on_aarch64_under_qemu():
     for task in tasks:  # every one of them ran
         assert re.search(rf"^{task} .* ok\b", cases.stdout, re.M), task
     print(f"aarch64: built in {built:.0f} s, ran under qemu in {time.monotonic() - start - built:.0f} s")
+
+
+def cpu_mk(*args: str, hide_boost: bool = False) -> subprocess.CompletedProcess:
+    """make -f starter/cpu/cpu.mk, optionally in a view of this machine whose Boost headers are an empty folder."""
+    command = ["make", "-s", "--no-print-directory", "-f", str(STARTER / "cpu" / "cpu.mk"), *args]
+    if hide_boost:
+        if not shutil.which("bwrap"):
+            pytest.skip("bubblewrap is not installed (make deps installs it)")
+        command = ["bwrap", "--ro-bind", "/", "/", "--tmpfs", "/usr/include/boost", "--dev", "/dev", "--proc", "/proc",
+                   "--tmpfs", "/tmp", *command]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+
+
+# Prints the switch cpu.mk chose (its compiler flags) and the note the library's build would print.
+FIBERS = "--eval=fibers: ; @echo '[$(strip $(CUDACPU_FIBER_FLAGS))] $(CUDACPU_FIBER_NOTE)'"
+
+
+def test_the_runtime_switches_fibers_with_boost_context_where_it_is_installed(tmp_path):
+    require(paths=(Path("/usr/include/boost/context/detail/fcontext.hpp"),))
+    result = cpu_mk(FIBERS, f"CUDACPU_BUILD={tmp_path}", "fibers")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[-DCUDACPU_FIBERS_BOOST]", result.stdout
+
+
+def test_without_boost_context_the_build_says_in_one_line_what_to_install(tmp_path):
+    require(paths=(Path("/usr/include/boost/context/detail/fcontext.hpp"),))
+    install = ("install Boost.Context (Debian/Ubuntu: sudo apt-get install libboost-context-dev; macOS: brew install "
+               "boost) or set BOOST_ROOT=dir")
+    # By default (Linux): the ucontext switch, and the note the library's build prints.
+    fallback = cpu_mk(FIBERS, f"CUDACPU_BUILD={tmp_path}", "fibers", hide_boost=True)
+    assert fallback.returncode == 0, fallback.stderr
+    assert fallback.stdout.strip() == ("[] cudacpu: Boost.Context was not found: CUDA threads switch with <ucontext.h> "
+                                       f"and __syncthreads() is 5-8 times slower; {install}"), fallback.stdout
+    # Where Boost is required (CUDACPU_FIBERS=boost; macOS always): the build stops before compiling anything.
+    required = cpu_mk(f"CUDACPU_BUILD={tmp_path}", "CUDACPU_FIBERS=boost", "cudacpu-lib", hide_boost=True)
+    assert required.returncode != 0
+    first = required.stderr.splitlines()[0]
+    assert first.startswith("cudacpu: Boost.Context was not found (") and first.endswith(f"): {install}"), \
+        required.stderr
+    assert not list(tmp_path.glob("obj/*.o"))
