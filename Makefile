@@ -71,8 +71,7 @@ RECORD  ?=
 RECORD_ARG := $(if $(RECORD),--record $(RECORD))
 
 .PHONY: demo check data registry deps deps-headers deps-pandoc deps-browser deps-sandbox deps-slurm deps-portable build grade \
-        bench bench-reference \
-        bench-sources gradescope handout dist harness leaderboard overview similarity deps-similarity
+        bench bench-reference bench-sources gradescope handout dist harness leaderboard overview similarity deps-similarity
 # Grades the sample class in data/sample-submissions against the solution.
 demo: deps build
 	$(PYTHON) -m grader grade data/sample-submissions --results $(RESULTS)/demo --regrade
@@ -224,10 +223,11 @@ deps-slurm:
 
 # For the CPU backend's portability tests (solution/tests/test_cpu_portable.py): Debian 12's oldest and newest
 # clang (13, 19, with 19's sanitizer runtimes), its aarch64 cross compiler and qemu-user; and, in .deps/aarch64,
-# what the cross build needs from the arm64 side: Boost.Context's arm64 package, unpacked (apt-get download with
-# arm64 package lists of its own, in .deps/apt-arm64: the machine's dpkg stays single-architecture), and links
-# to the architecture-independent headers (Boost, doctest, nlohmann-json, CLI11), which the cross compiler does
-# not look for in /usr/include.
+# what the cross build needs from the arm64 side: Boost.Context's arm64 library, the package libboost-context-dev
+# names for arm64 (the same Boost version as this machine's headers), unpacked (apt-get download with arm64 package
+# lists of its own, in .deps/apt-arm64: the machine's dpkg stays single-architecture), and links to the
+# architecture-independent headers (Boost, doctest, nlohmann-json, CLI11), which the cross compiler does not look
+# for in /usr/include.
 PORTABLE_PACKAGES := clang-13 clang-19 libclang-rt-19-dev g++-aarch64-linux-gnu qemu-user
 AARCH64_ROOT      := .deps/aarch64/usr
 AARCH64_APT       := -oAPT::Architecture=arm64 -oAPT::Architectures=arm64 -oDir::State::Lists=$(CURDIR)/.deps/apt-arm64/lists \
@@ -244,8 +244,9 @@ deps-portable: deps-headers
 	  echo "Unpacking Boost.Context for arm64 into $(AARCH64_ROOT)"; \
 	  mkdir -p .deps/apt-arm64/lists/partial .deps/apt-arm64/cache/archives/partial .deps/apt-arm64/debs && \
 	  apt-get $(AARCH64_APT) update -q >/dev/null && \
-	  (cd .deps/apt-arm64/debs && apt-get $(AARCH64_APT) download libboost-context1.74-dev:arm64) && \
-	  dpkg -x .deps/apt-arm64/debs/libboost-context1.74-dev_*_arm64.deb .deps/aarch64 || exit 1; \
+	  package=$$(apt-cache $(AARCH64_APT) depends libboost-context-dev:arm64 | sed -n 's/.*Depends: \(libboost-context[0-9.]*-dev\).*/\1/p' | head -n1) && \
+	  (cd .deps/apt-arm64/debs && apt-get $(AARCH64_APT) download $$package:arm64) && \
+	  dpkg -x .deps/apt-arm64/debs/$${package}_*_arm64.deb .deps/aarch64 || exit 1; \
 	fi
 	@mkdir -p $(AARCH64_ROOT)/include
 	@for h in boost doctest nlohmann CLI; do ln -sfn /usr/include/$$h $(AARCH64_ROOT)/include/$$h; done
