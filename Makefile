@@ -26,9 +26,9 @@
 #                 solution: make bench && make bench-reference on the grading GPU)
 #   make dist     the student tarball, dist/<assignment>-starter.tar.gz:
 #                 starter, handout, public data, header libraries; leak-checked
-#   make deps     install the build's header libraries, bubblewrap (the grader's
-#                 sandbox) and the tests' Python packages (done by demo and check
-#                 on first use; idempotent)
+#   make deps     install the build's header libraries, Boost.Context (the CPU
+#                 backend's fibers), bubblewrap (the grader's sandbox) and the tests'
+#                 Python packages (done by demo and check on first use; idempotent)
 #
 # Students work in starter/ (make test, make bench); see README.md.
 
@@ -63,14 +63,16 @@ ifneq ($(strip $(BWRAP)),)
 export BWRAP
 endif
 HEADER_PACKAGES := $(shell $(MAKE) -s --no-print-directory -C starter header-packages)
+# The CPU backend switches its fibers with Boost.Context (starter/cpu/cpu.mk; without it, slower, with ucontext).
+CPU_PACKAGES    := boost/context/detail/fcontext.hpp:libboost-context-dev
 
 RESULTS ?= results
 # The solution's measured record (default starter/bench/reference.json; tests write theirs elsewhere).
 RECORD  ?=
 RECORD_ARG := $(if $(RECORD),--record $(RECORD))
 
-.PHONY: demo check data registry deps deps-headers deps-pandoc deps-browser deps-sandbox deps-slurm build grade bench bench-reference \
-        bench-sources gradescope handout dist harness leaderboard overview similarity deps-similarity
+.PHONY: demo check data registry deps deps-headers deps-pandoc deps-browser deps-sandbox deps-slurm deps-portable build grade \
+        bench bench-reference bench-sources gradescope handout dist harness leaderboard overview similarity deps-similarity
 # Grades the sample class in data/sample-submissions against the solution.
 demo: deps build
 	$(PYTHON) -m grader grade data/sample-submissions --results $(RESULTS)/demo --regrade
@@ -140,9 +142,11 @@ dist: deps-headers deps-pandoc $(PYTHON_READY)
 	$(PYTHON) -m release dist $(RECORD_ARG) $(if $(DEPS_INCLUDE),--deps-include $(DEPS_INCLUDE))
 
 # REQUIRE_BROWSER_TESTS=1 (CI sets it) installs the browser, and the leaderboard's browser test must run;
-# REQUIRE_SLURM_TESTS=1 (CI too) installs Slurm, and the single-host Slurm tests must run.
+# REQUIRE_SLURM_TESTS=1 (CI too) installs Slurm, and the single-host Slurm tests must run;
+# REQUIRE_PORTABLE_TESTS=1 (CI too) installs clang 13 and 19, the aarch64 cross compiler and qemu-user, and the
+# CPU backend's portability tests (solution/tests/test_cpu_portable.py) must run.
 check: deps deps-pandoc build $(if $(filter-out 0,$(REQUIRE_BROWSER_TESTS)),deps-browser) \
-       $(if $(filter-out 0,$(REQUIRE_SLURM_TESTS)),deps-slurm)
+       $(if $(filter-out 0,$(REQUIRE_SLURM_TESTS)),deps-slurm) $(if $(filter-out 0,$(REQUIRE_PORTABLE_TESTS)),deps-portable)
 	$(STARTER) unit
 	$(PYTHON) -m pytest -ra $(PYTEST_ARGS)
 
@@ -182,9 +186,9 @@ deps-sandbox:
 	  echo "Installing libseccomp2 (the sandbox builds its seccomp filters with it)"; \
 	  $(SUDO) apt-get install -y -q libseccomp2 || { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q libseccomp2; }; }
 
-# Debian's packages where the headers are missing; DEPS_INCLUDE=dir skips this.
+# Debian's packages where the headers are missing; DEPS_INCLUDE=dir skips this (Boost.Context is still looked for).
 deps-headers:
-	@missing=""; for pair in $(HEADER_PACKAGES); do \
+	@missing=""; for pair in $(HEADER_PACKAGES) $(CPU_PACKAGES); do \
 	  header=$${pair%%:*}; package=$${pair##*:}; \
 	  echo "#include <$$header>" | $(CXX) -std=c++17 -x c++ -fsyntax-only $(if $(DEPS_INCLUDE),-isystem $(DEPS_INCLUDE)) - 2>/dev/null \
 	    || missing="$$missing $$package"; \
@@ -220,6 +224,36 @@ deps-slurm:
 	  $(SUDO) apt-get install -y -q --no-install-recommends $(SLURM_PACKAGES) \
 	    || { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q --no-install-recommends $(SLURM_PACKAGES); }; \
 	fi
+
+# For the CPU backend's portability tests (solution/tests/test_cpu_portable.py): Debian 12's oldest and newest
+# clang (13, 19, with 19's sanitizer runtimes), its aarch64 cross compiler and qemu-user; and, in .deps/aarch64,
+# what the cross build needs from the arm64 side: Boost.Context's arm64 library, the package libboost-context-dev
+# names for arm64 (the same Boost version as this machine's headers), unpacked (apt-get download with arm64 package
+# lists of its own, in .deps/apt-arm64: the machine's dpkg stays single-architecture), and links to the
+# architecture-independent headers (Boost, doctest, nlohmann-json, CLI11), which the cross compiler does not look
+# for in /usr/include.
+PORTABLE_PACKAGES := clang-13 clang-19 libclang-rt-19-dev g++-aarch64-linux-gnu qemu-user
+AARCH64_ROOT      := .deps/aarch64/usr
+AARCH64_APT       := -oAPT::Architecture=arm64 -oAPT::Architectures=arm64 -oDir::State::Lists=$(CURDIR)/.deps/apt-arm64/lists \
+                     -oDir::Cache=$(CURDIR)/.deps/apt-arm64/cache
+deps-portable: deps-headers
+	@missing=""; for t in clang++-13 clang++-19 aarch64-linux-gnu-g++ qemu-aarch64; do command -v $$t >/dev/null || missing=1; done; \
+	if [ -n "$$missing" ]; then \
+	  if ! command -v apt-get >/dev/null; then echo "Missing $(PORTABLE_PACKAGES): install them." >&2; exit 1; fi; \
+	  echo "Installing $(PORTABLE_PACKAGES)"; \
+	  $(SUDO) apt-get install -y -q --no-install-recommends $(PORTABLE_PACKAGES) \
+	    || { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q --no-install-recommends $(PORTABLE_PACKAGES); }; \
+	fi
+	@if [ ! -f $(AARCH64_ROOT)/lib/aarch64-linux-gnu/libboost_context.a ]; then \
+	  echo "Unpacking Boost.Context for arm64 into $(AARCH64_ROOT)"; \
+	  mkdir -p .deps/apt-arm64/lists/partial .deps/apt-arm64/cache/archives/partial .deps/apt-arm64/debs && \
+	  apt-get $(AARCH64_APT) update -q >/dev/null && \
+	  package=$$(apt-cache $(AARCH64_APT) depends libboost-context-dev:arm64 | sed -n 's/.*Depends: \(libboost-context[0-9.]*-dev\).*/\1/p' | head -n1) && \
+	  (cd .deps/apt-arm64/debs && apt-get $(AARCH64_APT) download $$package:arm64) && \
+	  dpkg -x .deps/apt-arm64/debs/$${package}_*_arm64.deb .deps/aarch64 || exit 1; \
+	fi
+	@mkdir -p $(AARCH64_ROOT)/include
+	@for h in boost doctest nlohmann CLI; do ln -sfn /usr/include/$$h $(AARCH64_ROOT)/include/$$h; done
 
 # Chromium and chromedriver for the leaderboard's browser test (Debian's chromium, chromium-driver).
 deps-browser:

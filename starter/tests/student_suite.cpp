@@ -294,12 +294,13 @@ int main(int argc, char** argv) {
     int passed = 0;
     std::string not_implemented, failed, not_run, needs_gpu;
     for (const auto& [id, outcome] : suite.outcomes) {
-        auto add = [&](std::string& list) { list += (list.empty() ? "" : ", ") + id; };
+        // (id as an argument: C++17 lets no lambda capture a structured binding, and clang before 16 refuses it)
+        auto add = [](std::string& list, const std::string& task) { list += (list.empty() ? "" : ", ") + task; };
         if (outcome == Outcome::pass) ++passed;
-        else if (outcome == Outcome::not_implemented) add(not_implemented);
-        else if (outcome == Outcome::fail) add(failed);
-        else if (outcome == Outcome::needs_gpu) add(needs_gpu);
-        else add(not_run);
+        else if (outcome == Outcome::not_implemented) add(not_implemented, id);
+        else if (outcome == Outcome::fail) add(failed, id);
+        else if (outcome == Outcome::needs_gpu) add(needs_gpu, id);
+        else add(not_run, id);
     }
     std::printf("%d/%zu tasks pass", passed, suite.outcomes.size());
     if (!failed.empty()) std::printf("; failing: %s", failed.c_str());

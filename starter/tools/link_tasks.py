@@ -111,8 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kernels", required=True, help="the folder of task files (.cu)")
     parser.add_argument("--objects", required=True, help="where make put each task file's object (<stem>.o)")
     parser.add_argument("--report", required=True, help="JSON: which task files were built, and why not")
-    parser.add_argument("--cxx", default=os.environ.get("LINK_TASKS_CXX", "c++"),
-                        help="compiler for the marker objects (default: $LINK_TASKS_CXX, else c++)")
+    # $CXX before c++: the markers must suit the program's other objects (a cross build for aarch64, say).
+    parser.add_argument("--cxx", default=os.environ.get("LINK_TASKS_CXX") or os.environ.get("CXX") or "c++",
+                        help="compiler for the marker objects (default: $LINK_TASKS_CXX, else $CXX, else c++)")
     args = parser.parse_args(argv[:split])
     command = argv[split + 1:]
     if PLACEHOLDER not in command:

@@ -74,8 +74,18 @@ def _sanitizer_flags(o: Options, linking: bool = False) -> list[str]:
     return ["-fsanitize=address", "-fsanitize-recover=address", "-fno-omit-frame-pointer"] if o.asan else []
 
 
+def _is_clang(cxx: str) -> bool:
+    if "clang" in Path(cxx.split()[0]).name:
+        return True
+    if sys.platform != "darwin":
+        return False
+    # macOS's g++ and c++ are Apple's clang, under GCC's names.
+    done = subprocess.run([*cxx.split(), "--version"], capture_output=True, text=True, errors="replace")
+    return "clang" in done.stdout
+
+
 def _error_limit(cxx: str) -> list[str]:
-    return ["-ferror-limit=5"] if "clang" in Path(cxx.split()[0]).name else ["-fmax-errors=5"]
+    return ["-ferror-limit=5"] if _is_clang(cxx) else ["-fmax-errors=5"]
 
 
 # GNU as, and clang's integrated assembler, refusing PTX.
@@ -178,12 +188,30 @@ def runtime_library(o: Options) -> Path:
     return lib
 
 
+def runtime_dependencies(lib: Path) -> list[str]:
+    """What the runtime library needs linked after it: Boost.Context's library, as cpu.mk found it and wrote
+    beside the library (nothing where the fibers switch with <ucontext.h>)."""
+    listed = lib.with_suffix(".link")
+    return listed.read_text().split() if listed.exists() else []
+
+
+# The AddressSanitizer hooks the runtime declares weak: ELF leaves an undefined weak symbol null, Apple's
+# linker wants to be told that each may stay undefined.
+_WEAK_DECLARATION = re.compile(r"(\w+)\([^;]*\)\s*__attribute__\(\(weak\)\);")
+
+
+def _platform_link_flags() -> list[str]:
+    if sys.platform != "darwin":
+        return []
+    hooks = _WEAK_DECLARATION.findall((CPU_DIR / "src" / "sanitizer_hooks.h").read_text())
+    return [f"-Wl,-U,_{name}" for name in hooks]
+
+
 def link(o: Options, inputs: list[str], output: Path) -> None:
     cxx = compiler(o)
     lib = runtime_library(o)
-    cmd = [*cxx.split(), "-o", str(output), *inputs, str(lib), "-pthread", *_sanitizer_flags(o, linking=True),
-           *o.host_flags,
-           *o.link_flags]
+    cmd = [*cxx.split(), "-o", str(output), *inputs, str(lib), *runtime_dependencies(lib), "-pthread",
+           *_sanitizer_flags(o, linking=True), *_platform_link_flags(), *o.host_flags, *o.link_flags]
     done = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     if done.returncode != 0:
         raise DriverError(done.stderr.rstrip() + f"\ncudacpu: linking {output} failed", COMPILE_ERROR)

@@ -1,6 +1,7 @@
 // The device functions that need the runtime: clock64, __nanosleep, __trap,
 // and assert() inside a kernel.
 #include <errno.h>
+#include <stdlib.h>
 
 #include <chrono>
 #include <cstdio>
@@ -33,16 +34,35 @@ void trap(Site site) {
 
 // assert() in a kernel: a failed assertion ends the launch with
 // cudaErrorAssert (as a GPU's device-side assert does) and says which thread
-// failed it. Outside kernels it behaves as glibc's: message, then abort().
-extern "C" [[noreturn]] void __assert_fail(const char* assertion, const char* file, unsigned int line,
-                                           const char* function) noexcept {
+// failed it. Outside kernels it behaves as the C library's: message, then
+// abort(). glibc's assert() calls __assert_fail, Apple's __assert_rtn.
+namespace {
+
+[[noreturn]] void assertion_failed(const char* assertion, const char* file, unsigned int line, const char* function) {
     cudacpu::BlockRunner* r = cudacpu::current_runner();
     if (r && r->in_thread())
         r->fail_from_thread(cudaErrorAssert, r->launch()->describe() + ": " + r->running_thread() +
                                                  " failed assert(" + assertion + ") at " +
                                                  cudacpu::where(cudacpu::Site{file, static_cast<int>(line)}) +
                                                  " in " + function);
-    std::fprintf(stderr, "%s: %s:%u: %s: Assertion `%s' failed.\n", program_invocation_short_name, file, line, function,
-                 assertion);
+#if defined(__APPLE__)
+    const char* program = getprogname();
+#else
+    const char* program = program_invocation_short_name;
+#endif
+    std::fprintf(stderr, "%s: %s:%u: %s: Assertion `%s' failed.\n", program, file, line, function, assertion);
     std::abort();
 }
+
+}  // namespace
+
+#if defined(__APPLE__)
+extern "C" [[noreturn]] void __assert_rtn(const char* function, const char* file, int line, const char* assertion) {
+    assertion_failed(assertion, file, static_cast<unsigned int>(line), function);
+}
+#else
+extern "C" [[noreturn]] void __assert_fail(const char* assertion, const char* file, unsigned int line,
+                                           const char* function) noexcept {
+    assertion_failed(assertion, file, line, function);
+}
+#endif

@@ -3,10 +3,16 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <ucontext.h>
 #include <unistd.h>
+#if defined(__APPLE__)
+#include <mach-o/dyld.h>
+#include <sys/ucontext.h>  // (<ucontext.h> is the deprecated switching API there)
+#else
+#include <ucontext.h>
+#endif
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -41,7 +47,11 @@ bool quiet() {
 
 const void* context_pc(void* uc_void) {
     auto* uc = static_cast<ucontext_t*>(uc_void);
-#if defined(__x86_64__)
+#if defined(__APPLE__) && defined(__x86_64__)
+    return reinterpret_cast<const void*>(uc->uc_mcontext->__ss.__rip);
+#elif defined(__APPLE__) && defined(__aarch64__)
+    return reinterpret_cast<const void*>(__darwin_arm_thread_state64_get_pc(uc->uc_mcontext->__ss));
+#elif defined(__x86_64__)
     return reinterpret_cast<const void*>(uc->uc_mcontext.gregs[REG_RIP]);
 #elif defined(__aarch64__)
     return reinterpret_cast<const void*>(uc->uc_mcontext.pc);
@@ -53,7 +63,11 @@ const void* context_pc(void* uc_void) {
 
 const void* context_sp(void* uc_void) {
     auto* uc = static_cast<ucontext_t*>(uc_void);
-#if defined(__x86_64__)
+#if defined(__APPLE__) && defined(__x86_64__)
+    return reinterpret_cast<const void*>(uc->uc_mcontext->__ss.__rsp);
+#elif defined(__APPLE__) && defined(__aarch64__)
+    return reinterpret_cast<const void*>(__darwin_arm_thread_state64_get_sp(uc->uc_mcontext->__ss));
+#elif defined(__x86_64__)
     return reinterpret_cast<const void*>(uc->uc_mcontext.gregs[REG_RSP]);
 #elif defined(__aarch64__)
     return reinterpret_cast<const void*>(uc->uc_mcontext.sp);
@@ -148,9 +162,15 @@ std::string addr2line(const void* pc) {
     if (object.empty() || object[0] != '/') {
         // The main program: its path as this process sees it (the shell popen runs would see its own).
         char path[4096];
+#if defined(__APPLE__)
+        std::uint32_t size = sizeof path;
+        if (_NSGetExecutablePath(path, &size) != 0) return "";
+        object = path;
+#else
         const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
         if (n <= 0) return "";
         object.assign(path, static_cast<std::size_t>(n));
+#endif
     }
     char command[1024];
     std::snprintf(command, sizeof command, "addr2line -i -e '%s' 0x%lx 2>/dev/null", object.c_str(),
@@ -185,7 +205,11 @@ void report_diagnostic(const std::string& message) {
     if (!quiet()) std::fprintf(stderr, "cudacpu: %s\n", message.c_str());
 }
 
+#if defined(SIGRTMIN)
 int timeout_signal() { return SIGRTMIN + 4; }
+#else
+int timeout_signal() { return SIGUSR2; }  // macOS has no real-time signals
+#endif
 
 void install_fault_handlers() {
     // Checked at every launch: a program (or a test framework) may have put

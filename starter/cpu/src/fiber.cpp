@@ -11,10 +11,6 @@
 
 #include "sanitizer_hooks.h"
 
-#if !defined(CUDACPU_USE_UCONTEXT)
-extern "C" void cudacpu_fiber_trampoline();
-#endif
-
 namespace cudacpu {
 
 namespace {
@@ -25,7 +21,15 @@ std::size_t page_size() {
     return size;
 }
 
-#if defined(CUDACPU_USE_UCONTEXT)
+#if defined(CUDACPU_FIBERS_BOOST)
+// A fiber's first run: save the context that started it, as every switch does, then call its entry.
+void fcontext_entry(boost::context::detail::transfer_t t) {
+    auto* handoff = static_cast<Handoff*>(t.data);
+    handoff->from->fctx = t.fctx;
+    handoff->to->entry(handoff->to->arg);
+    std::abort();  // entry switches away for good
+}
+#else
 void ucontext_entry(unsigned hi_fn, unsigned lo_fn, unsigned hi_arg, unsigned lo_arg) {
     auto join = [](unsigned hi, unsigned lo) { return (std::uintptr_t(hi) << 32) | lo; };
     auto entry = reinterpret_cast<void (*)(void*)>(join(hi_fn, lo_fn));
@@ -40,6 +44,11 @@ void ucontext_entry(unsigned hi_fn, unsigned lo_fn, unsigned hi_arg, unsigned lo
 ThreadStackBounds thread_stack() {
     static thread_local ThreadStackBounds bounds = [] {
         ThreadStackBounds b;
+#if defined(__APPLE__)
+        // Darwin gives the top of the stack (the highest address) and its size.
+        const std::size_t size = pthread_get_stacksize_np(pthread_self());
+        b = {static_cast<const char*>(pthread_get_stackaddr_np(pthread_self())) - size, size};
+#else
         pthread_attr_t attr;
         if (pthread_getattr_np(pthread_self(), &attr) == 0) {
             void* addr = nullptr;
@@ -47,6 +56,7 @@ ThreadStackBounds thread_stack() {
             if (pthread_attr_getstack(&attr, &addr, &size) == 0) b = {addr, size};
             pthread_attr_destroy(&attr);
         }
+#endif
         return b;
     }();
     return bounds;
@@ -58,7 +68,13 @@ bool Stack::contains_guard(const void* addr) const {
 }
 
 void init_context(Context* ctx, const Stack& stack, void (*entry)(void*), void* arg) {
-#if defined(CUDACPU_USE_UCONTEXT)
+#if defined(CUDACPU_FIBERS_BOOST)
+    // make_fcontext takes the top of the stack (stacks grow down on every platform Boost.Context has).
+    const std::size_t usable = stack.size - stack.color;
+    ctx->fctx = boost::context::detail::make_fcontext(stack.base + usable, usable, &fcontext_entry);
+    ctx->entry = entry;
+    ctx->arg = arg;
+#else
     getcontext(&ctx->uc);
     ctx->uc.uc_stack.ss_sp = stack.base;
     ctx->uc.uc_stack.ss_size = stack.size - stack.color;
@@ -66,32 +82,10 @@ void init_context(Context* ctx, const Stack& stack, void (*entry)(void*), void* 
     const auto fn = reinterpret_cast<std::uintptr_t>(entry), a = reinterpret_cast<std::uintptr_t>(arg);
     makecontext(&ctx->uc, reinterpret_cast<void (*)()>(ucontext_entry), 4, unsigned(fn >> 32), unsigned(fn),
                 unsigned(a >> 32), unsigned(a));
-#elif defined(__x86_64__)
-    // The frame cudacpu_switch_context pops: r15, r14, r13 (arg), r12 (entry),
-    // rbx, rbp, then the return address: the trampoline. After the pops and
-    // the ret the stack pointer is 16-byte aligned, as a call needs.
-    auto* top = reinterpret_cast<std::uintptr_t*>(
-        (reinterpret_cast<std::uintptr_t>(stack.base + stack.size - stack.color)) & ~std::uintptr_t(15));
-    std::uintptr_t* sp = top - 7;
-    sp[0] = 0;                                              // r15
-    sp[1] = 0;                                              // r14
-    sp[2] = reinterpret_cast<std::uintptr_t>(arg);          // r13
-    sp[3] = reinterpret_cast<std::uintptr_t>(entry);        // r12
-    sp[4] = 0;                                              // rbx
-    sp[5] = 0;                                              // rbp
-    sp[6] = reinterpret_cast<std::uintptr_t>(&cudacpu_fiber_trampoline);
-    ctx->sp = sp;
-#elif defined(__aarch64__)
-    // The 160-byte frame cudacpu_switch_context restores: x19 (entry), x20
-    // (arg), ..., x29 = 0, x30 = the trampoline, d8-d15.
-    auto* top = reinterpret_cast<std::uintptr_t*>(
-        (reinterpret_cast<std::uintptr_t>(stack.base + stack.size - stack.color)) & ~std::uintptr_t(15));
-    std::uintptr_t* sp = top - 20;
-    std::memset(sp, 0, 20 * sizeof(std::uintptr_t));
-    sp[0] = reinterpret_cast<std::uintptr_t>(entry);        // x19
-    sp[1] = reinterpret_cast<std::uintptr_t>(arg);          // x20
-    sp[11] = reinterpret_cast<std::uintptr_t>(&cudacpu_fiber_trampoline);  // x30
-    ctx->sp = sp;
+    // AddressSanitizer's swapcontext clears the shadow of the whole stack it switches to, at every switch
+    // (microseconds with 256 KiB stacks, and the stack's redzones are lost); switch_context already tells it
+    // about the switch. The C library reads uc_stack only in makecontext.
+    ctx->uc.uc_stack = stack_t{};
 #endif
 }
 

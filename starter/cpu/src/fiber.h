@@ -2,30 +2,43 @@
 //
 // Each CUDA thread of a block runs on a fiber of the worker that runs the
 // block. A fiber runs until it reaches a barrier or a warp collective, or
-// returns; then it switches back to the worker's scheduler. Switching is a
-// handful of instructions (context_switch_*.S); other architectures, or a
-// build with CUDACPU_USE_UCONTEXT, use the slower <ucontext.h>.
+// returns; then it switches back to the worker's scheduler.
+//
+// The switch is Boost.Context's (its fcontext layer: jump_fcontext and
+// make_fcontext, the maintained assembly under Boost's own fibers and
+// coroutines, for every platform a student has: x86-64 and Arm, ELF and
+// Mach-O). cpu.mk defines CUDACPU_FIBERS_BOOST when it finds Boost.Context;
+// without it (Linux only) the C library's <ucontext.h> switches, 5-8 times
+// slower per barrier (README.md, "Speed").
+// We keep allocating the stacks ourselves, each above a guard page.
+//
+// The fcontext layer rather than boost::context::fiber: a fiber object that
+// is destroyed unfinished unwinds its stack, and ours never finish (a CUDA
+// thread's fiber goes straight on to the next thread, or is abandoned when a
+// kernel faults), and fiber's resume() is asymmetric while CUDA threads hand
+// the CPU to each other directly. Folly's fibers use the same layer.
 #pragma once
 
 #include <cstddef>
 #include <vector>
 
-#if !defined(CUDACPU_USE_UCONTEXT) && !defined(__x86_64__) && !defined(__aarch64__)
-#define CUDACPU_USE_UCONTEXT 1
-#endif
-#if defined(CUDACPU_USE_UCONTEXT)
+#if defined(CUDACPU_FIBERS_BOOST)
+#include <boost/context/detail/fcontext.hpp>
+#else
 #include <ucontext.h>
 #endif
 
 namespace cudacpu {
 
-// A saved execution context: the stack pointer of a suspended fiber, whose
-// registers sit on its own stack.
+// A saved execution context.
 struct Context {
-#if defined(CUDACPU_USE_UCONTEXT)
-    ucontext_t uc;
+#if defined(CUDACPU_FIBERS_BOOST)
+    boost::context::detail::fcontext_t fctx = nullptr;
+    // Until the fiber first runs: what it calls.
+    void (*entry)(void*) = nullptr;
+    void* arg = nullptr;
 #else
-    void* sp = nullptr;
+    ucontext_t uc{};
 #endif
 };
 
@@ -89,11 +102,18 @@ private:
 
 // --- switch_context, inline: it is on every barrier's path ------------------------------
 #include "sanitizer_hooks.h"
-#if !defined(CUDACPU_USE_UCONTEXT)
-extern "C" void cudacpu_switch_context(cudacpu::Context* from, const cudacpu::Context* to);
-#endif
 
 namespace cudacpu {
+
+#if defined(CUDACPU_FIBERS_BOOST)
+// What a switch hands the context it resumes: where to save the one it left
+// (jump_fcontext gives the resumed side the left one's handle, not the left
+// side), and, for a fiber's first run, the context it starts as.
+struct Handoff {
+    Context* from;
+    const Context* to;
+};
+#endif
 
 inline void switch_context(Context* from, const Context* to, const Stack* to_stack, bool from_finished) {
     void* fake_stack = nullptr;
@@ -102,12 +122,14 @@ inline void switch_context(Context* from, const Context* to, const Stack* to_sta
         __sanitizer_start_switch_fiber(from_finished ? nullptr : &fake_stack, to_stack ? to_stack->base : own.bottom,
                                        to_stack ? to_stack->size : own.size);
     }
-#if defined(CUDACPU_USE_UCONTEXT)
-    swapcontext(&from->uc, &to->uc);
+#if defined(CUDACPU_FIBERS_BOOST)
+    Handoff handoff{from, to};
+    const boost::context::detail::transfer_t back = boost::context::detail::jump_fcontext(to->fctx, &handoff);
+    // Resumed, by whichever context switched back to this one: save it where it asked.
+    static_cast<Handoff*>(back.data)->from->fctx = back.fctx;
 #else
-    cudacpu_switch_context(from, to);
+    swapcontext(&from->uc, &to->uc);
 #endif
-    // Resumed, by whichever context switched back to this one.
     if (__sanitizer_finish_switch_fiber) __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
 }
 

@@ -25,11 +25,13 @@ const RuntimeConfig& config() {
 }
 
 int available_cpus() {
+#if defined(__linux__)  // (macOS has no affinity masks: every CPU is available)
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) {
         const int n = CPU_COUNT(&set);
         if (n > 0) return n;
     }
+#endif
     const long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? static_cast<int>(n) : 1;
 }

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Runs the CPU backend's tests on the other fiber implementations:
 
-    python3 starter/cpu/tests/run_variants.py ucontext   # x86-64 with <ucontext.h> instead of the assembly switch
-    python3 starter/cpu/tests/run_variants.py aarch64    # the AArch64 assembly switch, cross-built, under qemu
+    python3 starter/cpu/tests/run_variants.py ucontext   # <ucontext.h> instead of Boost.Context's switch
+    python3 starter/cpu/tests/run_variants.py aarch64    # Boost.Context on AArch64, cross-built, under qemu
 
-aarch64 needs Debian's g++-aarch64-linux-gnu and qemu-user. Both variants
-build without AddressSanitizer (the tests that need it are skipped) and
-leave out the race checker's program; run_tests.py is the full run.
+aarch64 needs Debian's g++-aarch64-linux-gnu, qemu-user and Boost.Context
+for arm64 in .deps/aarch64 (all three: `make deps-portable` at the top).
+Both variants build without AddressSanitizer (the tests that need it are
+skipped) and leave out the race checker's program; run_tests.py is the full
+run.
 """
 from __future__ import annotations
 
@@ -40,6 +42,7 @@ def main(argv: list[str]) -> int:
     make = ["make", "-s", "--no-print-directory", "-f", str(CPU / "cpu.mk"), f"CUDACPU_BUILD={build}", "-j2",
             "cudacpu-lib"]
     runner: list[str] = []
+    headers: list[str] = []
     if variant == "aarch64":
         for tool in ("aarch64-linux-gnu-g++", "qemu-aarch64"):
             if not shutil.which(tool):
@@ -47,10 +50,12 @@ def main(argv: list[str]) -> int:
                 return 2
         env["CXX"] = "aarch64-linux-gnu-g++"
         env["QEMU_LD_PREFIX"] = "/usr/aarch64-linux-gnu"
-        make += ["CXX=aarch64-linux-gnu-g++", "AR=aarch64-linux-gnu-ar"]
+        make += ["CXX=aarch64-linux-gnu-g++", "AR=aarch64-linux-gnu-ar", "CUDACPU_FIBERS=boost",
+                 f"BOOST_ROOT={ROOT / '.deps' / 'aarch64' / 'usr'}"]
         runner = ["qemu-aarch64"]
+        headers = ["-isystem", str(ROOT / ".deps" / "aarch64" / "usr" / "include")]  # doctest, for the cross compiler
     else:
-        make += ["CUDACPU_FLAGS_EXTRA=-DCUDACPU_USE_UCONTEXT"]
+        make += ["CUDACPU_FIBERS=ucontext"]
     if subprocess.run(make, env=env).returncode != 0:
         return 1
     objects = build / "tests"
@@ -58,7 +63,7 @@ def main(argv: list[str]) -> int:
 
     def compile_one(src: Path) -> str | None:
         done = subprocess.run([*DRIVER, "compile", "--no-asan", "-O1", "-I", str(STARTER / "include"), "-I",
-                               str(TESTS), "-c", str(src), "-o", str(objects / f"{src.name}.o")],
+                               str(TESTS), *headers, "-c", str(src), "-o", str(objects / f"{src.name}.o")],
                               capture_output=True, text=True, env=env)
         return None if done.returncode == 0 else done.stderr
 
