@@ -18,13 +18,14 @@
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
-#include <ext/stdio_filebuf.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <random>
+#include <streambuf>
 
 #include "case_runner.h"
 #include "data_manifest.h"
@@ -35,6 +36,28 @@
 #include "watchdog.h"
 
 namespace {
+
+// An input stream over a file descriptor, read as bytes arrive (a request is a line, never a full buffer):
+// the portable stand-in for libstdc++'s __gnu_cxx::stdio_filebuf, which Apple's libc++ lacks.
+class DescriptorBuffer : public std::streambuf {
+public:
+    explicit DescriptorBuffer(int fd) : fd_(fd) {}
+
+protected:
+    int_type underflow() override {
+        if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+        ssize_t n;
+        do n = ::read(fd_, buffer_, sizeof buffer_);
+        while (n < 0 && errno == EINTR);
+        if (n <= 0) return traits_type::eof();
+        setg(buffer_, buffer_, buffer_ + n);
+        return traits_type::to_int_type(*gptr());
+    }
+
+private:
+    int fd_;
+    char buffer_[4096];
+};
 
 enum Exit { kOk = 0, kFailed = 1, kUsage = 2, kError = 3, kCannotRun = 4 };
 
@@ -238,15 +261,14 @@ int main(int argc, char** argv) {
         const int request_fd = hide_descriptor(STDIN_FILENO);
         const int reply_fd = hide_descriptor(STDOUT_FILENO);
         const int null_fd = open("/dev/null", O_RDONLY);  // the lowest free descriptor: 0, now stdin's was moved
-        std::FILE* requests = request_fd >= 0 ? fdopen(request_fd, "r") : nullptr;
         std::FILE* replies = reply_fd >= 0 ? fdopen(reply_fd, "w") : nullptr;
-        if (!requests || !replies || null_fd < 0 || (null_fd != STDIN_FILENO && dup2(null_fd, STDIN_FILENO) < 0) ||
+        if (request_fd < 0 || !replies || null_fd < 0 || (null_fd != STDIN_FILENO && dup2(null_fd, STDIN_FILENO) < 0) ||
             dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
             std::perror("harness: cannot set up --serve's channels");
             return kCannotRun;
         }
         if (null_fd != STDIN_FILENO) close(null_fd);
-        __gnu_cxx::stdio_filebuf<char> request_buffer(requests, std::ios::in);
+        DescriptorBuffer request_buffer(request_fd);
         std::istream request_stream(&request_buffer);
         try {
             CUDA_CHECK(cudaSetDevice(o.device));
