@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import sanitizer as tool_runs
+from grader.compiler_log import own_messages
 from grader.gate.build_gate import BuildGate, GateError, GateSetup, Target
 from grader.gate.policy import GatePolicy
 from grader.gate.report import GateReport
@@ -176,10 +177,16 @@ class Workspace:
         if gate:  # the same gate on both backends: the pre-check, then each compiled object
             checker = self.gate(gate)
             self._gates[sub.key] = checker
-            screened = checker.screen(kernels, sub.files)  # before compiling: what an #include names is never read
+            # Before compiling: what each file includes, as the preprocessor read it (its messages are not kept);
+            # a file whose #include breaks a rule is replaced by its stub, so the compiler never quotes what it names.
+            listed = self._sandboxed_make("includes", kernels, out_dir, timeout,
+                                          f"INCLUDES_OF={' '.join(sorted(sub.files))}")
+            timed_out = listed.timed_out
+            screened = checker.screen(kernels, sub.files, out_dir / "kernels")
             self._reuse_stubs(kernels, out_dir, handed_in=sub.files)  # the files the submission lacks
-            done = self._sandboxed_make("objects", kernels, out_dir, timeout)
-            status, timed_out, out = done.status, done.timed_out, done.stdout
+            if not timed_out:
+                done = self._sandboxed_make("objects", kernels, out_dir, max(1.0, timeout - (time.monotonic() - start)))
+                status, timed_out, out = done.status, done.timed_out, done.stdout
             report = checker.inspect(kernels, out_dir / "kernels", sub.files, screened) if status == 0 \
                 else GateReport(screened)
         if status == 0 and not timed_out:
@@ -226,10 +233,10 @@ class Workspace:
             return None, "the race checker did not build: " + self._readable(done.stdout, kernels)[-600:]
         return harness, ""
 
-    def _sandboxed_make(self, target: str, kernels: Path, out_dir: Path, timeout: float):
+    def _sandboxed_make(self, target: str, kernels: Path, out_dir: Path, timeout: float, *settings: str):
         """make TARGET for one submission in the sandbox: its kernels, the pristine tree and the library
         read-only, only its own build folder writable."""
-        make = self._make(target, f"KERNELS={kernels}", f"KTAG={out_dir.name}")
+        make = self._make(target, f"KERNELS={kernels}", f"KTAG={out_dir.name}", *settings)
         if self.deps_include:
             make.append(f"DEPS_INCLUDE={self.deps_include}")
         read_only = [self.pristine, self.build_dir / "lib", kernels] + ([self.deps_include] if self.deps_include else [])
@@ -272,9 +279,12 @@ class Workspace:
         return ((str(kernels) + "/", "kernels/"), (str(self.pristine) + "/", ""), (str(self.build_dir) + "/", "build/"))
 
     def _readable(self, out: str, kernels: Path) -> str:
-        """The compiler's output with the grader's paths taken out, capped for feedback."""
+        """The compiler's output with the grader's paths taken out and only the student's own lines quoted in it
+        (compiler_log.own_messages), capped for feedback."""
         lines = [line for line in out.splitlines() if not line.startswith(("make:", "make["))]
-        return renamed_folders("\n".join(lines), self.folder_names(kernels))[-BUILD_LOG_CAP:]
+        named = renamed_folders("\n".join(lines), self.folder_names(kernels))
+        tasks = set(self.stub_files())
+        return own_messages(named, lambda path: path.startswith("kernels/") or Path(path).name in tasks)[-BUILD_LOG_CAP:]
 
 
 class LocalBackend:

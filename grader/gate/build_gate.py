@@ -12,6 +12,7 @@ notes (enforced=False), and object findings borrow the pre-check's line numbers 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import struct
@@ -207,15 +208,24 @@ class BuildGate:
     def stub(self, file: str) -> bytes:
         return (self.pristine / "kernels" / file).read_bytes()
 
-    def screen(self, kernels: Path, files: dict[str, bytes]) -> list[Finding]:
-        """The pre-check on each of the submission's task files; those with a forbidden #include
-        are replaced by their stubs now, before anything is compiled."""
+    def screen(self, kernels: Path, files: dict[str, bytes], listings: Path | None = None) -> list[Finding]:
+        """The pre-check on each of the submission's task files, what each includes decided by what the compiler
+        read (tools/includes.py's lists in `listings`, made in the sandbox; a file without one is refused: what
+        it includes could not be read); those with a forbidden #include are replaced by their stubs now, before
+        anything is compiled, so no compiler message ever quotes what they name."""
         findings = []
         for name, data in sorted(files.items()):
             rules = self.policy.for_file(name)
             if rules is None:
                 continue
-            problems = self.precheck.check_text(data.decode("utf-8", "replace"), name, self.rules_json)
+            listing = None
+            if listings is not None:
+                try:
+                    listing = json.loads((listings / (Path(name).stem + ".includes")).read_text())
+                except (OSError, ValueError):
+                    listing = {"error": "no list of what it includes was made"}
+            problems = self.precheck.check_text(data.decode("utf-8", "replace"), name, self.rules_json,
+                                                listing=listing)
             stop = False
             for p in problems:
                 include = p.rule == "includes" or p.what.startswith("#")

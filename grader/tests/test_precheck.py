@@ -200,3 +200,65 @@ def test_a_check_that_outlives_its_time_limit_is_one_problem():
     rules = {**RULES, "limits": {"file_kib": 1024, "seconds": 1e-9}}
     found = load_precheck().check_text(LAUNCHER + "'a' " * 20000, "dot.cu", rules)
     assert [(p.rule, p.what) for p in found] == [("includes", "took longer than 1e-09 s to check (not checked)")]
+
+
+# --- what the compiler read decides (tools/includes.py) -----------------------------------------------------------
+
+INCLUDES = REPO / "starter" / "tools" / "includes.py"
+HIDDEN = {  # an #include a line parser misses, and the rule the compiler's list brings it under
+    "bom": ("\ufeff#include <thread>\n", "no-processes"),
+    "vertical-tab": ("\v#include <fstream>\n", "no-file-io"),
+    "form-feed": ("\f#include <sys/socket.h>\n", "no-network"),
+    "macro": ("#define H <thread>\n#include H\n", "no-processes"),
+    "device-only": ("#ifdef __CUDA_ARCH__\n#include <mutex>\n#endif\n", "no-processes"),
+    "host-only": ("#ifndef __CUDA_ARCH__\n#include <dlfcn.h>\n#endif\n", "no-dynamic-loading"),
+    "by-path": ('#include "../harness/serve.h"\n', "includes"),
+}
+
+
+def compiler_listing(tmp_path, text: str) -> dict:
+    """tools/includes.py over the CPU backend's preprocessor (g++, both views of the file), as make includes
+    runs it on the CPU."""
+    source = tmp_path / "kernels" / "dot.cu"
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.write_text(text + LAUNCHER)  # first: a byte-order mark hides an #include only at the file's start
+    out = tmp_path / "dot.includes"
+    starter = REPO / "starter"
+    done = subprocess.run([sys.executable, str(INCLUDES), "--out", str(out), "--project", "include", "--system",
+                           "cpu/include", "--view=-Xcompiler -H", "--view=-Xcompiler -H,-D__CUDA_ARCH__=900", "--",
+                           sys.executable, "cpu/cudacpu.py", "compile", "-std=c++17", "-Iinclude", "-Iharness", "-E",
+                           str(source), "-o", "/dev/null"], cwd=starter, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == "", done.stdout + done.stderr
+    return json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("name", HIDDEN)
+def test_an_include_the_compiler_reads_is_judged_however_it_is_written(tmp_path, name):
+    text, rule = HIDDEN[name]
+    listing = compiler_listing(tmp_path, text)
+    assert rule not in [p.rule for p in load_precheck().check_text(text + LAUNCHER, "dot.cu", RULES)] or \
+        name in ("macro", "device-only", "host-only", "by-path"), "the line parser alone already saw it"
+    found = load_precheck().check_text(text + LAUNCHER, "dot.cu", RULES, listing=listing)
+    assert rule in [p.rule for p in found], ([(p.rule, p.what) for p in found], listing)
+
+
+def test_the_compilers_list_of_an_honest_file_is_clean_and_names_headers_as_an_include_does(tmp_path):
+    solution = (REPO / "solution" / "kernels" / "dot.cu").read_text()
+    listing = compiler_listing(tmp_path, solution.replace(LAUNCHER, ""))  # (the launcher lines come back)
+    assert {(i["name"], i["place"]) for i in listing["includes"]} >= {("cuda_check.h", "project"),
+                                                                       ("tasks.h", "project")}
+    assert load_precheck().check_text(solution, "dot.cu", RULES, listing=listing) == []
+
+
+def test_a_quoted_system_header_is_what_the_compiler_read_not_what_the_line_looked_like(tmp_path):
+    """The line parser refuses `#include "vector"` (quotes are for the assignment's headers); the compiler found
+    the standard library's <vector>, which the rules allow: what it read decides."""
+    listing = compiler_listing(tmp_path, '#include "vector"\n')
+    assert ("vector", "system") in {(i["name"], i["place"]) for i in listing["includes"]}
+    assert load_precheck().check_text('#include "vector"\n' + LAUNCHER, "dot.cu", RULES, listing=listing) == []
+
+
+def test_a_file_whose_includes_could_not_be_read_is_refused():
+    found = load_precheck().check_text(LAUNCHER, "dot.cu", RULES, listing={"error": "no list was made"})
+    assert [(p.rule, p.what) for p in found] == [("includes", "could not be read by the preprocessor (no list was "
+                                                              "made)")]

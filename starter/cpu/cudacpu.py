@@ -2,6 +2,7 @@
 """cudacpu.py — compile CUDA .cu files for the CPU backend (no GPU, no CUDA toolkit).
 
     cudacpu.py compile [flags] -c kernels/add.cu -o build/add.o   a .cu (or .cpp) file to an object
+    cudacpu.py compile [flags] -E kernels/add.cu [-o out.ii]      the preprocessor alone (-Xcompiler -H: what it read)
     cudacpu.py link -o program a.o b.o [-lfoo]                    link with the CPU runtime
     cudacpu.py scan [flags] kernels/matmul_fast.cu                only check what the file uses
     cudacpu.py rewrite kernels/add.cu                             print the C++ the file becomes
@@ -59,6 +60,8 @@ def cmd_compile(args: list[str]) -> None:
         raise DriverError("cudacpu: compile takes exactly one source file (e.g. compile -c kernels/add.cu -o add.o)",
                           toolchain.USAGE)
     source = _existing(o.inputs[0])
+    if o.preprocess_only:
+        sys.exit(toolchain.preprocess(o, source, Path(o.output) if o.output else None))
     if not o.compile_only:
         raise DriverError("cudacpu: compile needs -c (link objects with `cudacpu.py link`)", toolchain.USAGE)
     output = Path(o.output) if o.output else source.with_suffix(".o")

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """precheck.py: the grader's build-gate rules, checked on your source before you submit.
 
-    python3 tools/precheck.py [--rules FILE] [--json] FILE.cu...     (run from starter/)
+    python3 tools/precheck.py [--rules FILE] [--json] [--includes DIR] FILE.cu...   (run from starter/)
     make precheck                                                     (every file in kernels/)
+
+With --includes (make precheck gives it), what each file includes is what the compiler read
+(tools/includes.py's lists in DIR), not what its #include lines look like.
 
 For each file it reports, like a compiler, every line that breaks a rule:
     kernels/matmul_fast.cu:3:1: error: includes <cublas_v2.h>: library calls are not allowed ... (rule: no-libraries)
@@ -414,15 +417,65 @@ class FileCheck:
             statement_start = i + 1
 
 
-def check_file(path: Path, rules: dict, shown_as: str | None = None):
+def check_file(path: Path, rules: dict, shown_as: str | None = None, listing: dict | None = None):
     """The problems in one file, named after the task file it would be (its base name)."""
     text = Path(path).read_bytes().decode("utf-8", "replace")
-    return check_text(text, Path(path).name, rules, shown_as=shown_as or str(path))
+    return check_text(text, Path(path).name, rules, shown_as=shown_as or str(path), listing=listing)
 
 
-def check_text(text: str, file_name: str, rules: dict, shown_as: str | None = None):
+INCLUDE_LINE = re.compile(r"(?:#|%:)\s*(?:include|include_next|import)\b")
+
+
+def _line_of(text: str, name: str) -> tuple[int, str]:
+    """Where the source most likely names an included file: a line with an #include and its name, else any line
+    with its name (a macro that expands to it), else the first line."""
+    lines = text.split("\n")
+    base = name.rsplit("/", 1)[-1]
+    for wanted in (lambda line: INCLUDE_LINE.search(line) and base in line, lambda line: base in line):
+        for k, line in enumerate(lines):
+            if wanted(line):
+                return k + 1, line
+    return 1, lines[0] if lines else ""
+
+
+def listed_include_problems(listing: dict, rules: dict, file_name: str, text: str, shown: str) -> list[Problem]:
+    """What the compiler read (tools/includes.py's list for the file), judged: each file it #included itself, by
+    the name an #include gives it where it was found (the assignment's folder: its headers only; a folder of
+    <headers>: the header rules); a file found anywhere else is refused by its place, whatever the #include line
+    looked like to a line parser; a missing header by its name."""
+    check = FileCheck(rules, file_name)
+    problems = []
+
+    def add(rule: str, what: str, name: str):
+        line, source = _line_of(text, name)
+        problems.append(Problem(shown, line, 1, rule, what, _description(rules, rule), source))
+
+    if listing.get("error"):
+        add("includes", f"could not be read by the preprocessor ({listing['error']})", "")
+    for entry in listing.get("includes", []):
+        name, place = str(entry.get("name", "")), entry.get("place")
+        if place == "project":
+            rule = None if name in check.project_headers else "includes"
+        elif place == "system":
+            rule = check.header_rule(name, quoted=False)
+        else:
+            rule = "includes"
+            name = Path(name).name
+        if rule:
+            add(rule, f"#includes <{name}>" if place != "elsewhere" else f"#includes a file by its path ({name})",
+                name)
+    for name in listing.get("missing", []):
+        rule = check.header_rule(str(name), quoted=False)
+        if rule:
+            add(rule, f"#includes <{name}>", str(name))
+    return problems
+
+
+def check_text(text: str, file_name: str, rules: dict, shown_as: str | None = None, listing: dict | None = None):
     """The problems in a task file's text (the grader calls this). A file larger than the rules' limit, or
-    one whose check outlives its time limit, is one problem (rule: includes), not checked further."""
+    one whose check outlives its time limit, is one problem (rule: includes), not checked further. `listing`:
+    what the compiler read (tools/includes.py); given, it decides what the file includes, and the #include
+    lines' own findings are left out (a line parser can be fooled; the compiler's list cannot)."""
     limits = rules.get("limits", {})
     max_bytes = int(limits.get("file_kib", DEFAULT_MAX_BYTES // 1024) * 1024)
     seconds = float(limits.get("seconds", DEFAULT_SECONDS))
@@ -433,7 +486,12 @@ def check_text(text: str, file_name: str, rules: dict, shown_as: str | None = No
                         "a task file may be (not checked)", _description(rules, "includes"), "")]
     try:
         deadline = Deadline(seconds)
-        return FileCheck(rules, file_name).run(Source(text, deadline), shown)
+        problems = FileCheck(rules, file_name).run(Source(text, deadline), shown)
+        if listing is not None:
+            problems = [q for q in problems if not q.what.startswith(("#include", "#import"))]
+            problems = sorted(problems + listed_include_problems(listing, rules, file_name, text, shown),
+                              key=lambda q: (q.line, q.column))
+        return problems
     except TooSlow:
         return [Problem(shown, 1, 1, "includes", f"took longer than {seconds:g} s to check (not checked)",
                         _description(rules, "includes"), "")]
@@ -457,6 +515,8 @@ def main(argv=None) -> int:
     p.add_argument("files", nargs="+", metavar="FILE.cu", help="task files, e.g. kernels/matmul_fast.cu")
     p.add_argument("--rules", default=str(DEFAULT_RULES), help="the rules (default: tools/rules.json)")
     p.add_argument("--json", action="store_true", help="print the problems as a JSON list instead")
+    p.add_argument("--includes", metavar="DIR", help="the compiler's lists of what each file includes "
+                                                     "(tools/includes.py: DIR/<name>.includes), which decide")
     args = p.parse_args(argv)
     try:
         rules = load_rules(Path(args.rules))
@@ -471,7 +531,13 @@ def main(argv=None) -> int:
             return 2
         if path.name not in rules.get("files", {}):
             unknown.append(path.name)
-        problems += check_file(path, rules, name)
+        listed = Path(args.includes) / (path.stem + ".includes") if args.includes else None
+        try:
+            listing = json.loads(listed.read_text()) if listed is not None else None
+        except (OSError, ValueError) as e:
+            print(f"precheck: cannot read {listed}: {e}", file=sys.stderr)
+            return 2
+        problems += check_file(path, rules, name, listing=listing)
     if args.json:
         print(json.dumps([q.to_json() for q in problems], indent=2))
     else:

@@ -31,6 +31,7 @@ class Options:
     inputs: list[str] = field(default_factory=list)
     output: str | None = None
     compile_only: bool = False
+    preprocess_only: bool = False  # -E: the preprocessor alone (what a file includes, with -Xcompiler -H)
     host_flags: list[str] = field(default_factory=list)      # for the compiler (-I, -D, -O2, -W...)
     preprocessor_flags: list[str] = field(default_factory=list)  # -I, -D, -U, -isystem, -include
     link_flags: list[str] = field(default_factory=list)       # -L, -l, -Wl,...
@@ -65,6 +66,8 @@ def parse(args: list[str]) -> Options:
             value(a)
         elif a == "-c":
             o.compile_only = True
+        elif a == "-E":
+            o.preprocess_only = True
         elif a == "-o":
             o.output = value(a)
         elif a in ("-I", "-D", "-U", "-isystem", "-include", "-iquote"):

@@ -156,6 +156,21 @@ def compile_cu(o: Options, source: Path, output: Path) -> None:
         raise _explain_compile_failure(done.stderr, str(source))
 
 
+def preprocess(o: Options, source: Path, output: Path | None) -> int:
+    """`compile -E`: the file through the preprocessor alone, with the headers and macros a compile gives it (the
+    CPU backend's CUDA headers, its prelude, __CUDA_ARCH__ undefined), the compiler's messages passed through (its
+    -H list of the files it read, with -Xcompiler -H). The file as written, not rewritten: what it includes is the
+    same. Returns the compiler's exit status."""
+    cxx = compiler(o)
+    cmd = [*cxx.split(), f"-std={o.std}", "-x", "c++", "-E", "-D__CUDACC__", "-D__CUDACC_VER_MAJOR__=13",
+           "-D__CUDACC_VER_MINOR__=0", "-DCUDACPU_BACKEND=1", "-isystem", str(INCLUDE_DIR), "-include",
+           "cudacpu/kernel_prelude.h", "-iquote", str(source.parent), *_safe_preprocessor_flags(o), *o.host_flags,
+           str(source), "-o", str(output) if output else os.devnull]
+    done = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=_COMPILER_ENV)
+    sys.stderr.write(done.stderr)
+    return done.returncode
+
+
 def compile_cpp(o: Options, source: Path, output: Path) -> None:
     cxx = compiler(o)
     cmd = [*cxx.split(), f"-std={o.std}", "-gdwarf-4", "-O2", "-pthread", *_sanitizer_flags(o), *_error_limit(cxx),
