@@ -92,7 +92,8 @@ def gpu_list(spec: str) -> list[str]:
             out = ""
         ids = out.split()
     if not ids:
-        raise GraderError("no GPU found: grading runs the kernels, so it needs a machine with an NVIDIA GPU")
+        raise GraderError("no GPU found: timing the kernels needs a machine with an NVIDIA GPU; without one, "
+                          "--device cpu grades correctness on the CPU backend (--device auto picks by itself)")
     return ids
 
 

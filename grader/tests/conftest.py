@@ -32,6 +32,20 @@ def workspace(tmp_path_factory, registry) -> Workspace:
 
 
 @pytest.fixture(scope="session")
+def cpu_workspace(tmp_path_factory) -> Workspace:
+    """The same for the CPU backend: the pristine harness library and the CPU runtime (g++; no CUDA toolkit)."""
+    ws = Workspace(tmp_path_factory.mktemp("cpu-work"), cpu=True)
+    ws.prepare(jobs=2, solution=False)
+    return ws
+
+
+@pytest.fixture(params=["nvcc", "cpu-backend"])  # (not "gpu": a test with that keyword is a GPU test)
+def either_workspace(request) -> Workspace:
+    """Each backend's build tree in turn (nvcc's objects, the CPU backend's): the gate's rules hold on both."""
+    return request.getfixturevalue("workspace" if request.param == "nvcc" else "cpu_workspace")
+
+
+@pytest.fixture(scope="session")
 def rubric(registry):
     return load_rubric(DEFAULT_RUBRIC, registry)
 

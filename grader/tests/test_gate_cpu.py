@@ -15,29 +15,11 @@ from grader.intake import Submission
 from grader.rubric import load_rubric
 from grader.runner import HarnessFailure, HarnessServer
 from grader.tests.conftest import REPO
-from grader.tests.test_gate import LAUNCHER, SAMPLES, inspect
+from grader.tests.test_gate import LAUNCHER, inspect
 from grader.tests.test_rubric import broken
 
 
-@pytest.fixture(scope="module")
-def cpu_workspace(tmp_path_factory) -> Workspace:
-    """A grader's CPU build tree: the pristine harness library and the CPU runtime (g++), no solution."""
-    ws = Workspace(tmp_path_factory.mktemp("cpu-work"), cpu=True)
-    ws.prepare(jobs=2, solution=False)
-    return ws
-
-
-def test_the_solution_passes_the_cpu_gate(cpu_workspace, rubric):
-    files = {p.name: p.read_bytes() for p in (REPO / "solution" / "kernels").glob("*.cu")}
-    assert inspect(cpu_workspace, rubric.gate, Path("the-solution"), files).findings == []
-
-
-@pytest.mark.parametrize("sample", sorted(p for p in SAMPLES.iterdir() if p.name != "s07-compile-error"),
-                         ids=lambda p: p.name)
-def test_every_sample_submission_passes_the_cpu_gate(cpu_workspace, rubric, sample):
-    files = {p.name: p.read_bytes() for p in sample.glob("*.cu")}
-    assert inspect(cpu_workspace, rubric.gate, Path(f"sample-{sample.name}"), files).findings == []
-
+# The solution and the sample class pass both backends' gates: test_gate.py (either_workspace).
 
 ORDINARY = LAUNCHER + """#include <cassert>
 #include <cstdio>

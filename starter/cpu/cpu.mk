@@ -43,10 +43,17 @@ CUDACPU_BOOST_LIB := $(abspath $(firstword \
   $(filter /%,$(shell $(CXX) -print-file-name=libboost_context.a) $(shell $(CXX) -print-file-name=libboost_context.so))))
 CUDACPU_BOOST_INC := $(if $(BOOST_ROOT),$(if $(wildcard $(BOOST_ROOT)/include/boost),-isystem $(BOOST_ROOT)/include))
 CUDACPU_HASH := \#
+# Whether its header compiles is asked once per build folder (as starter/Makefile asks about the header
+# libraries): the answer is kept with the library and header folder it was for.
+CUDACPU_BOOST_FOUND := $(CUDACPU_BUILD)/boost.found
 ifneq ($(CUDACPU_BOOST_LIB),)
-ifneq ($(shell echo '$(CUDACPU_HASH)include <boost/context/detail/fcontext.hpp>' | \
+ifneq ($(shell cat $(CUDACPU_BOOST_FOUND) 2>/dev/null),$(strip $(CUDACPU_BOOST_LIB) $(CUDACPU_BOOST_INC)))
+ifeq ($(shell echo '$(CUDACPU_HASH)include <boost/context/detail/fcontext.hpp>' | \
                $(CXX) -std=c++17 -x c++ -fsyntax-only $(CUDACPU_BOOST_INC) - 2>/dev/null && echo found),found)
+$(shell mkdir -p $(CUDACPU_BUILD) && echo '$(strip $(CUDACPU_BOOST_LIB) $(CUDACPU_BOOST_INC))' > $(CUDACPU_BOOST_FOUND))
+else
 CUDACPU_BOOST_LIB :=
+endif
 endif
 endif
 endif
