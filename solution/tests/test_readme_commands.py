@@ -21,6 +21,7 @@ other work (2026-11-27): make demo 149 s (the clone's .venv, then the grading), 
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -297,12 +298,13 @@ def skip_unless_a_machine_without_a_gpu_that_can_sandbox():
 
 
 @pytest.fixture(scope="module")
-def clone_runs(tmp_path_factory, registry) -> tuple[Path, list[Ran]]:
+def clone_runs(tmp_path_factory) -> tuple[Path, list[Ran]]:
     """README.md's commands but the students', in order, from a fresh clone."""
     skip_unless_a_machine_without_a_gpu_that_can_sandbox()
     top = tmp_path_factory.mktemp("readme")
     clone = fresh_clone(top / "clone")
-    write_synthetic_record(clone / "starter" / "bench" / "reference.json", registry, DEFAULT_RUBRIC,
+    registry = json.loads((clone / "starter" / "harness" / "registry.json").read_text())  # what make dist reads
+    write_synthetic_record(clone / "starter" / "bench" / "reference.json", registry, clone / "grader" / "rubric.toml",
                            kernels=clone / "solution" / "kernels")
     inputs = canvas_inputs(top / "inputs")
     found = [c for c in commands((clone / "README.md").read_text(), README) if not c.in_tarball]
@@ -312,7 +314,7 @@ def clone_runs(tmp_path_factory, registry) -> tuple[Path, list[Ran]]:
 
 
 @pytest.fixture(scope="module")
-def tarball_runs(clone_runs, registry) -> list[Ran]:
+def tarball_runs(clone_runs) -> list[Ran]:
     """The tarball's README.md commands, then README.md's student commands, in the tarball the clone's make dist
     wrote, extracted, with the CUDA toolkit hidden."""
     clone, _ = clone_runs
