@@ -1,8 +1,10 @@
 # A CUDA programming assignment with its autograder.
 #
 #   make demo     grade the sample class (data/sample-submissions) against the
-#                 reference solution on this machine's GPU; results in results/demo
-#   make grade SUBMISSIONS=dir   grade a directory of submissions into results/
+#                 reference solution and publish its pages in results/demo: on this
+#                 machine's GPU; without one, correctness only on the CPU backend
+#   make grade SUBMISSIONS=dir [DEVICE=auto|gpu|cpu]   grade a directory of
+#                 submissions into results/ (auto: the GPU if there is one, else the CPU)
 #   make bench    run the solution through the harness: checked, timed, rated
 #                 against the device's measured limits; then its sweep of sizes
 #                 beside cuBLAS, copy, the CPU and transfers: results/bench/
@@ -30,6 +32,7 @@
 #                 backend's fibers), bubblewrap (the grader's sandbox) and the tests'
 #                 Python packages (done by demo and check on first use; idempotent)
 #
+# Every other command of the grader is `bin/grader COMMAND` (bin/grader --help).
 # Students work in starter/ (make test, make bench); see README.md.
 
 NPROC        := $(shell nproc 2>/dev/null || echo 2)
@@ -67,33 +70,41 @@ HEADER_PACKAGES := $(shell $(MAKE) -s --no-print-directory -C starter header-pac
 CPU_PACKAGES    := boost/context/detail/fcontext.hpp:libboost-context-dev
 
 RESULTS ?= results
+# Where make demo and make grade run student code: auto (this machine's GPU when it has one, else the CPU
+# backend, correctness only: grader/backends.py decides), gpu or cpu.
+DEVICE  ?= auto
+# The grader's command line, as the README runs it.
+GRADER  := bin/grader
 # The solution's measured record (default starter/bench/reference.json; tests write theirs elsewhere).
 RECORD  ?=
 RECORD_ARG := $(if $(RECORD),--record $(RECORD))
 
 .PHONY: demo check data registry deps deps-headers deps-pandoc deps-browser deps-sandbox deps-slurm deps-portable build grade \
         bench bench-reference bench-sources gradescope handout dist harness leaderboard overview similarity deps-similarity
-# Grades the sample class in data/sample-submissions against the solution.
-demo: deps build
-	$(PYTHON) -m grader grade data/sample-submissions --results $(RESULTS)/demo --regrade
-	$(PYTHON) -m grader leaderboard --results $(RESULTS)/demo
+# Grades the sample class in data/sample-submissions against the solution and publishes its pages; a banner at
+# the end says how it was graded (timed, or correctness only on the CPU) and where the pages are. The grader
+# builds what it needs in its own work folder, so no `make build` (the project's nvcc build) comes first.
+demo: deps
+	$(GRADER) grade data/sample-submissions --results $(RESULTS)/demo --regrade --device $(DEVICE)
+	$(GRADER) leaderboard --results $(RESULTS)/demo
+	@$(PYTHON) -m grader.demo $(RESULTS)/demo
 
-# Grades a directory of submissions: make grade SUBMISSIONS=dir [RESULTS=results]
-grade: deps build
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [RESULTS=results]" >&2; exit 2; }
-	$(PYTHON) -m grader grade $(SUBMISSIONS) --results $(RESULTS)
+# Grades a directory of submissions: make grade SUBMISSIONS=dir [DEVICE=auto|gpu|cpu] [RESULTS=results]
+grade: deps
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [DEVICE=auto|gpu|cpu] [RESULTS=results]" >&2; exit 2; }
+	$(GRADER) grade $(SUBMISSIONS) --results $(RESULTS) --device $(DEVICE)
 
 # The published leaderboard from the store: make leaderboard [RESULTS=results] [LEADERBOARD_ARGS=--with-scores]
 leaderboard: $(PYTHON_READY)
-	$(PYTHON) -m grader leaderboard --results $(RESULTS) $(LEADERBOARD_ARGS)
+	$(GRADER) leaderboard --results $(RESULTS) $(LEADERBOARD_ARGS)
 
 # The staff's page of how the class did, from the store: make overview [RESULTS=results]
 overview: $(PYTHON_READY)
-	$(PYTHON) -m grader overview --results $(RESULTS)
+	$(GRADER) overview --results $(RESULTS)
 
 # Every pair of submissions compared per task: make similarity [RESULTS=results] [SUBMISSIONS=dir]
 similarity: deps-similarity $(PYTHON_READY)
-	$(PYTHON) -m grader similarity --results $(RESULTS) $(if $(SUBMISSIONS),--submissions $(SUBMISSIONS))
+	$(GRADER) similarity --results $(RESULTS) $(if $(SUBMISSIONS),--submissions $(SUBMISSIONS))
 
 # The solution through the harness: checked, timed, rated against the device's
 # limits (results/bench.jsonl); then starter's `make bench` on the solution:
@@ -121,7 +132,8 @@ bench-reference: $(PYTHON_READY)
 	$(PYTHON) -m handout.record save $(RESULTS)/bench $(RECORD_ARG)
 
 # Gradescope's autograder zip: setup.sh, run_autograder and the committed tree at its root (Gradescope unpacks
-# it into /autograder/source). A GPU runner grades in full; a hosted one, correctness only (grader/gradescope/setup.sh).
+# it into /autograder/source). Gradescope's containers have no GPU: there it grades correctness only, on the CPU
+# backend; the course times submissions on its own GPU machine (make grade; README.md).
 gradescope:
 	grader/gradescope/make_zip.sh dist/gradescope-autograder.zip
 	@echo "wrote dist/gradescope-autograder.zip: upload it as the assignment's autograder"
@@ -171,7 +183,7 @@ deps-similarity:
 	  echo "Installing similarity-tester"; \
 	  { command -v apt-get >/dev/null && { $(SUDO) apt-get install -y -q similarity-tester \
 	      || { $(SUDO) timeout 120 apt-get update -q && $(SUDO) apt-get install -y -q similarity-tester; }; }; } \
-	  || echo "WARNING: similarity-tester could not be installed: python3 -m grader similarity needs it (sim_c)." >&2; }
+	  || echo "WARNING: similarity-tester could not be installed: bin/grader similarity needs it (sim_c)." >&2; }
 
 # bubblewrap, which every build and run of student code goes through (grader/sandbox.py), and libseccomp.
 deps-sandbox:

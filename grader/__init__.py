@@ -1,4 +1,4 @@
 """The grader: grades a directory of CUDA submissions against the reference solution.
 
-Run it as `python3 -m grader <command>`; `python3 -m grader --help` lists the commands.
+Run it as `bin/grader <command>`; `bin/grader --help` lists the commands.
 """

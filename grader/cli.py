@@ -1,4 +1,4 @@
-"""python3 -m grader <command>: the grader's command line.
+"""bin/grader <command>: the grader's command line.
 
   grade SUBMISSIONS   grade a directory of submissions into results/ (grades.sqlite, grades.csv, feedback/)
   report              rewrite grades.csv and feedback/ from results/grades.sqlite
@@ -62,7 +62,7 @@ def registry_from_store(results: Path) -> Registry:
     finally:
         store.close()
     if run is None:
-        raise GraderError(f"{results / 'grades.sqlite'} holds no grading run yet: run `python3 -m grader grade` first")
+        raise GraderError(f"{results / 'grades.sqlite'} holds no grading run yet: run `bin/grader grade` first")
     return Registry.from_json(json.loads(run["registry"]))
 
 
@@ -149,7 +149,7 @@ def write_outputs(results: Path, rubric: Rubric):
         stale = gradebook.is_file()
         gradebook.unlink(missing_ok=True)  # an earlier grading's totals are not the store's any more
         print(f"canvas.csv not written{' (the earlier one removed)' if stale else ''}: {unwritten} "
-              f"(`python3 -m grader export {CORRECTNESS_ONLY_FLAG}` writes it so)")
+              f"(`bin/grader export {CORRECTNESS_ONLY_FLAG}` writes it so)")
     print(f"results in {results}: grades.sqlite, grades.csv, {'' if unwritten else 'canvas.csv, '}review.csv and "
           "overview.html (for the staff), feedback/")
 
@@ -227,7 +227,7 @@ def cmd_grade_slurm(args) -> int:
     print(f"batch {done.batch}: {done.to_grade} submissions to grade in {done.shards} shards"
           + (f" ({done.already_graded} graded already, unchanged)" if done.already_graded else ""))
     print(f"submitted job array {done.array} and merge job {done.merge} (after the whole array)")
-    print(f"follow it: python3 -m grader status --results {args.results}")
+    print(f"follow it: bin/grader status --results {args.results}")
     return 0
 
 
@@ -270,7 +270,7 @@ def check_rubric_matches(results: Path, rubric: Rubric) -> None:
     finally:
         store.close()
     used = sorted(set(latest["rubric_sha256"]))
-    rescore = f"run `python3 -m grader rescore {results} --rubric {rubric.path}` first"
+    rescore = f"run `bin/grader rescore {results} --rubric {rubric.path}` first"
     if used and used != [rubric.sha256]:
         raise GraderError(f"{rubric.path} (sha256 {rubric.sha256[:12]}) is not the rubric the stored scores were "
                           f"computed with ({', '.join(u[:12] for u in used)}): {rescore}")
@@ -501,7 +501,7 @@ def cmd_leaderboard(args) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python3 -m grader", description=__doc__.split("\n\n")[1],
+    p = argparse.ArgumentParser(prog="bin/grader", description=__doc__.split("\n\n")[1],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True, metavar="command")
 
@@ -524,7 +524,7 @@ def parser() -> argparse.ArgumentParser:
         q.add_argument("--arch", default=None, help="GPU architecture to build for, e.g. sm_90 (default: detected)")
         q.add_argument("--device", default="auto", metavar="NAME",
                        help="where the code runs: auto (default: the GPU when this machine has one, else the CPU "
-                            "backend, correctness only: a hosted Gradescope runner has no GPU), gpu or cpu")
+                            "backend, correctness only: Gradescope's containers have no GPU), gpu or cpu")
         sandboxing(q)
 
     g = sub.add_parser("grade", help="grade a directory of submissions",

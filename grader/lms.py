@@ -16,7 +16,7 @@ is stored with the submission).
   TA, or `canvas-unmarked`, on time). The stored time of such an entry is the download file's own time on
   this machine, for ordering only. Files uploaded one by one (`smithj_12345_67890_add.cu`, `..._dot.cu`)
   are one entry, each file under the name the student gave it (Canvas's `add-1.cu` is `add.cu`).
-- Gradescope's autograder (`python3 -m grader gradescope`): /autograder/submission_metadata.json names the
+- Gradescope's autograder (`bin/grader gradescope`): /autograder/submission_metadata.json names the
   submitter (`users[0]`: sid, else email) and the time (`created_at`) of the one submission being graded
   (gradescope_single).
 - Gradescope (`--from gradescope`): the assignment's export folder, with `submission_metadata.yml` naming

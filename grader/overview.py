@@ -6,7 +6,7 @@ shape: a case few pass while they pass its neighbours points at a broken test), 
 through: timeouts, crashes and errors, compute-sanitizer's findings, build failures, cases flagged for
 review, late submissions; each student's name links to their feedback page (feedback/ID.html, beside it).
 
-Like every other output it is a reader of results/grades.sqlite: `python3 -m grader overview` rewrites it
+Like every other output it is a reader of results/grades.sqlite: `bin/grader overview` rewrites it
 at any time, and `grade` writes it with the other reports.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`python3 -m grader release`: each student's feedback as one folder (or one zip) of its own, ready to upload.
+"""`bin/grader release`: each student's feedback as one folder (or one zip) of its own, ready to upload.
 
 RESULTS/feedback/ holds every student's pages side by side; to hand them back (a course site's per-student
 file, an LMS comment's attachment) each student needs their own and nobody else's. This writes OUT/ID/ with

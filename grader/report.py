@@ -1,6 +1,6 @@
 """What the grader writes from the store: grades.csv, feedback per student, review.csv, the summary.
 
-Everything here reads results/grades.sqlite, so `python3 -m grader report`
+Everything here reads results/grades.sqlite, so `bin/grader report`
 rewrites the same files at any time, from each student's latest submission.
 
 A submission graded in a run that timed nothing (the CPU backend: its run's device record says so,

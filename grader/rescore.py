@@ -1,4 +1,4 @@
-"""`python3 -m grader rescore RESULTS --rubric R`: every stored submission's scores under an edited rubric.
+"""`bin/grader rescore RESULTS --rubric R`: every stored submission's scores under an edited rubric.
 
 Nothing runs again: the stored cases (their statuses, each timed case's speedup interval) and
 compute-sanitizer's findings are scored by the same score.py as grading, and the late policy by late.py,

@@ -139,7 +139,7 @@ class Rubric:
         """starter/tools/rules.json: what `make test` and `make precheck` apply as the grader would (the build
         gate's rules, and which compute-sanitizer tools run and what a finding costs)."""
         data = self.gate.to_json()
-        data["generated"] = ("from grader/rubric.toml by `python3 -m grader rules --export starter/tools/rules.json`;"
+        data["generated"] = ("from grader/rubric.toml by `bin/grader rules --export starter/tools/rules.json`;"
                              " edit the rubric, not this file")
         data["sanitizer"] = {"tools": list(self.sanitizer.tools), "penalty": self.sanitizer.penalty}
         return json.dumps(data, indent=2) + "\n"

@@ -208,7 +208,7 @@ class Store:
     def existing(cls, path: Path) -> Store:
         """The store at `path`, which must exist: a command that only reads never creates an empty one."""
         if not Path(path).is_file():
-            raise StoreError(f"{path}: no grades store there; grade first (`python3 -m grader grade DIR "
+            raise StoreError(f"{path}: no grades store there; grade first (`bin/grader grade DIR "
                              f"--results {Path(path).parent}`), or pass --results")
         return cls(path)
 

@@ -13,21 +13,16 @@ import hashlib
 import sys
 from pathlib import Path
 
-from grader.registry import Registry, RegistryError
-from grader.rubric import DEFAULT_RUBRIC, RubricError
-from handout.record import RECORD, SOLUTION_KERNELS, RecordError
-from handout.render import HandoutError
+from grader.rubric import DEFAULT_RUBRIC
+from handout.record import RECORD, SOLUTION_KERNELS
 from release import leaks
-from release.dist import REPO, DistError, DistOptions, build
-from release.headers import HeaderError
-
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m release", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     dist = commands.add_parser("dist", help="write the student tarball")
-    dist.add_argument("--out", type=Path, default=REPO / "dist", help="output folder (default dist/)")
+    dist.add_argument("--out", type=Path, default=leaks.REPO / "dist", help="output folder (default dist/)")
     dist.add_argument("--record", type=Path, default=RECORD,
                       help="the solution's measured bench: the handout quotes it, the tarball ships it as "
                            "starter/bench/reference.json (default: that file)")
@@ -44,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.command == "leaks":
+        if not args.target.exists():
+            print(f"python3 -m release leaks: {args.target}: no such tarball or folder", file=sys.stderr)
+            return 2
         secrets = leaks.secrets()
         found = (leaks.check(leaks.tree_files(args.target), secrets) if args.target.is_dir()
                  else leaks.check_tarball(args.target, secrets))
@@ -53,6 +51,13 @@ def main(argv: list[str] | None = None) -> int:
               f"(checked against {len(secrets)} secret files)")
         return 1 if found else 0
 
+    # Only dist renders (jinja2, the handout): `leaks` runs on any python3, standard library alone.
+    from grader.registry import Registry, RegistryError
+    from grader.rubric import RubricError
+    from handout.record import RecordError
+    from handout.render import HandoutError
+    from release.dist import DistError, DistOptions, build
+    from release.headers import HeaderError
     try:
         registry = Registry.from_harness(args.harness) if args.harness else Registry.from_file()
         path = build(DistOptions(registry=registry, out=args.out, record=args.record, solution_kernels=args.kernels,

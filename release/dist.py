@@ -95,6 +95,14 @@ def stub_sums(members: dict[str, Member]) -> Member:
     return Member("".join(lines).encode())
 
 
+def render_readme(rubric, registry: Registry) -> str:
+    """The tarball's README.md. A block tag's own line renders to nothing (trim_blocks, lstrip_blocks), so the
+    task table's rows follow each other: a blank line between two rows would end the table there."""
+    template = jinja2.Template(README_TEMPLATE.read_text(encoding="utf-8"), undefined=jinja2.StrictUndefined,
+                               keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+    return template.render(rubric=rubric, registry=registry)
+
+
 def build(options: DistOptions) -> Path:
     measured_record.check(options.record, options.solution_kernels)  # before any work: today's, or nothing
     rubric = load_rubric(options.rubric, options.registry)
@@ -110,9 +118,7 @@ def build(options: DistOptions) -> Path:
         _, html = build_handout(Path(tmp), Inputs(registry=options.registry, rubric=options.rubric,
                                                   record=options.record, solution_kernels=options.solution_kernels))
         members["handout/assignment.html"] = Member(html.read_bytes())
-    readme = jinja2.Template(README_TEMPLATE.read_text(encoding="utf-8"), undefined=jinja2.StrictUndefined,
-                             keep_trailing_newline=True)
-    members["README.md"] = Member(readme.render(rubric=rubric, registry=options.registry).encode())
+    members["README.md"] = Member(render_readme(rubric, options.registry).encode())
 
     top = f"{rubric.name}-starter"
     options.out.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,7 @@
 Every exporter is called the same way, `export(store, rubric, student=None, **options) -> Export`, and
 reads only the store: a class graded with `grade` and a single submission graded by `gradescope` or
 `autolab` (which grade into a store first) export alike. The command line picks one by name from
-EXPORTERS (`python3 -m grader export --to NAME`); nothing is chosen by configuration.
+EXPORTERS (`bin/grader export --to NAME`); nothing is chosen by configuration.
 """
 from grader.exports import autolab, canvas, gradescope
 from grader.exports.common import Export, ExportError  # noqa: F401

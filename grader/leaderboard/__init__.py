@@ -1,4 +1,4 @@
-"""The published leaderboard: `python3 -m grader leaderboard` reads results/grades.sqlite and writes
+"""The published leaderboard: `bin/grader leaderboard` reads results/grades.sqlite and writes
 results/leaderboard/ (index.html, leaderboard.md, leaderboard.csv, history/).
 
   board.py       the rows: each student's best correct submission, ranked by the rubric's metric

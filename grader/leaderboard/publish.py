@@ -57,12 +57,12 @@ def open_store(results: Path) -> Store:
     """The grades store, which must exist already (a leaderboard never creates an empty one)."""
     path = Path(results) / STORE_FILE
     if not path.is_file():
-        raise LeaderboardError(f"{path}: no grades store there; grade first (`python3 -m grader grade DIR "
+        raise LeaderboardError(f"{path}: no grades store there; grade first (`bin/grader grade DIR "
                                f"--results {results}`), or pass --results")
     store = Store(path)
     if store.latest_run() is None:
         store.close()
-        raise LeaderboardError(f"{path} holds no grading run yet: run `python3 -m grader grade` first")
+        raise LeaderboardError(f"{path} holds no grading run yet: run `bin/grader grade` first")
     return store
 
 

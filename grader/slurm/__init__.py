@@ -1,10 +1,10 @@
 """Grading a class on a Slurm cluster: one job array, one store, resumable (docs/slurm.md).
 
-`python3 -m grader grade SUBMISSIONS --slurm` (submit.py) writes a batch, builds the harness and the solution once
+`bin/grader grade SUBMISSIONS --slurm` (submit.py) writes a batch, builds the harness and the solution once
 into the shared cache (cache.py), and submits two jobs: a job array whose every task grades one shard of the
 batch on its one GPU into a store of its own (shard.py), and a merge job that runs after the whole array,
 whatever became of its tasks (afterany), merges every shard's store into RESULTS/grades.sqlite, one transaction
-per submission, and writes the reports (merge.py). `python3 -m grader status` (status.py) reads the batch, the
+per submission, and writes the reports (merge.py). `bin/grader status` (status.py) reads the batch, the
 shards' progress and the scheduler (scheduler.py: sbatch, squeue, sacct, scontrol).
 
     RESULTS/slurm/cache/<key>/              the build, shared by every batch with the same sources and toolchain

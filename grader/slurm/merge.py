@@ -1,6 +1,6 @@
 """The merge: every shard's store of every batch in RESULTS merged into RESULTS/grades.sqlite.
 
-    python3 -m grader merge [--results DIR]     (the batch's merge job runs this, after the whole array)
+    bin/grader merge [--results DIR]     (the batch's merge job runs this, after the whole array)
 
 Each submission goes in as one transaction (Store.merge_from), with its grading run, so a merge that is stopped
 midway is simply run again: what is merged is recorded by origin (batch/shard/id) and never merged twice. A shard

@@ -1,6 +1,6 @@
 """One array task: grade one shard of a batch into the shard's own store, on the one GPU Slurm gave the task.
 
-    python3 -m grader shard MANIFEST [--index N]      (N: $SLURM_ARRAY_TASK_ID; the batch's shard.sh runs this)
+    bin/grader shard MANIFEST [--index N]      (N: $SLURM_ARRAY_TASK_ID; the batch's shard.sh runs this)
 
 The backend is the one the batch names (grader/backends.py: gpu; cpu, whose tasks grade correctness only on the
 CPUs Slurm gives them, asking for no GPU; the tests' simulated one), opened on the batch's build cache after the cache's key is computed again here (same sources,

@@ -1,4 +1,4 @@
-"""`python3 -m grader status`: how far a Slurm batch of RESULTS got (the latest, or --batch ID).
+"""`bin/grader status`: how far a Slurm batch of RESULTS got (the latest, or --batch ID).
 
 Per shard: its array task's state (squeue while it is queued; once it ended, sacct, or scontrol, which remembers a
 job for a few minutes; else what the task itself wrote in progress.json), how many of its submissions are graded
@@ -128,7 +128,7 @@ def report(results: Path, batch: str | None = None) -> str:
         if not found:
             raise GraderError(f"no batch {batch} in {Path(results) / 'slurm'}")
     if not found:
-        raise GraderError(f"no Slurm batch in {results}: `python3 -m grader grade DIR --slurm --results {results}` "
+        raise GraderError(f"no Slurm batch in {results}: `bin/grader grade DIR --slurm --results {results}` "
                           "submits one")
     status = batch_status(found[-1])
     m, s = status.manifest, status.shards
@@ -152,6 +152,6 @@ def report(results: Path, batch: str | None = None) -> str:
     if len(ended_short) and not s["queued"].any():
         missing = int((ended_short["total"] - ended_short["graded"]).sum())
         lines.append(f"{missing} submissions were left ungraded (shards {', '.join(map(str, ended_short['shard']))}): "
-                     f"`python3 -m grader grade {m.submissions} --slurm --results {m.results}` submits only those")
+                     f"`bin/grader grade {m.submissions} --slurm --results {m.results}` submits only those")
     lines += [f"note: {n}" for n in status.notes]
     return "\n".join(lines)

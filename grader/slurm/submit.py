@@ -1,4 +1,4 @@
-"""`python3 -m grader grade SUBMISSIONS --slurm`: write a batch, build once, submit the array and the merge.
+"""`bin/grader grade SUBMISSIONS --slurm`: write a batch, build once, submit the array and the merge.
 
 In order, so that nothing is submitted that could not run:
   1. the Slurm options are checked (one GPU per task), and the cluster is asked for its partitions (which
@@ -101,7 +101,7 @@ def _refuse_running(found: list[Manifest]):
     for batch, ids in jobs.items():
         if any(j.split("_")[0] in ids for j, state in busy.items() if not state.ended):
             raise GraderError(f"batch {batch} of these results is still in Slurm's queue (jobs "
-                              f"{', '.join(ids)}): wait for it (python3 -m grader status), or scancel it first")
+                              f"{', '.join(ids)}): wait for it (bin/grader status), or scancel it first")
 
 
 def submit(submissions: Path, results: Path, options: SlurmOptions, *, device: str, arch: str | None,
@@ -178,7 +178,7 @@ def submit(submissions: Path, results: Path, options: SlurmOptions, *, device: s
     folder = manifest.folder
     manifest.save()
     (folder / "logs").mkdir(exist_ok=True)
-    header = f"# Grading batch {manifest.batch}, written by `python3 -m grader grade --slurm` ({now()})."
+    header = f"# Grading batch {manifest.batch}, written by `bin/grader grade --slurm` ({now()})."
     _script(folder / "shard.sh", [
         header, "# One array task: grades shard $SLURM_ARRAY_TASK_ID of manifest.json into shards/NNN/ (docs/slurm.md).",
         f"cd {shlex.quote(manifest.repo)}",

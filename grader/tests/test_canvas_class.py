@@ -83,7 +83,7 @@ def test_an_extension_granted_after_grading_is_refused_by_the_readers_until_resc
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"grader: {extensions} changed since grading: 1 stored submission(s) now have a different "
                           "late penalty (s04race: stored 'received ") and err.endswith(
-        f"run `python3 -m grader rescore {results} --rubric {cc / 'rubric.toml'}` first"), err
+        f"run `bin/grader rescore {results} --rubric {cc / 'rubric.toml'}` first"), err
     assert cli.main(["rescore", str(results), *common]) == 0
     assert cli.main(["export", "--results", str(results), *common]) == 0
     grades = pd.read_csv(results / "grades.csv").set_index("student")

@@ -18,7 +18,7 @@ def grader(*args, cwd=REPO):
 @pytest.mark.parametrize("command", COMMANDS)
 def test_every_command_has_help(command):
     result = grader(command, "--help")
-    assert result.returncode == 0 and result.stdout.startswith(f"usage: python3 -m grader {command}")
+    assert result.returncode == 0 and result.stdout.startswith(f"usage: bin/grader {command}")
 
 
 def test_the_top_level_help_lists_every_command():

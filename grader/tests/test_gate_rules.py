@@ -16,7 +16,7 @@ RULES_JSON = REPO / "starter" / "tools" / "rules.json"
 
 def test_the_committed_precheck_rules_match_the_rubric(rubric):
     assert RULES_JSON.read_text() == rubric.student_rules_text(), \
-        "starter/tools/rules.json is out of date: run `python3 -m grader rules --export starter/tools/rules.json`"
+        "starter/tools/rules.json is out of date: run `bin/grader rules --export starter/tools/rules.json`"
 
 
 def test_rules_export_writes_what_the_precheck_reads(tmp_path, capsys):

@@ -285,7 +285,7 @@ def test_what_a_student_reads_names_their_files_not_the_graders_folders(graded):
 
 
 def test_gradescope_on_a_runner_without_a_gpu_grades_correctness_on_the_cpu(graded, tmp_path):
-    """A hosted Gradescope runner has no GPU: run_autograder's `gradescope` command (--device auto, its default)
+    """Gradescope's containers have no GPU: run_autograder's `gradescope` command (--device auto, its default)
     grades on the CPU backend, on the class run's build, and results.json says the performance was not timed."""
     why = backends.gpu_missing()
     if not why:

@@ -97,7 +97,7 @@ def test_report_refuses_a_rubric_the_scores_were_not_computed_with_and_says_to_r
     assert run("report", "--results", str(results), rubric=edited) == 1
     err = capsys.readouterr().err
     assert "is not the rubric the stored scores were computed with" in err
-    assert f"run `python3 -m grader rescore {results} --rubric {edited}` first" in err
+    assert f"run `bin/grader rescore {results} --rubric {edited}` first" in err
     assert run("export", "--results", str(results), rubric=edited) == 1
     assert run("rescore", str(results), rubric=edited) == 0
     assert run("report", "--results", str(results), rubric=edited) == 0

@@ -1,4 +1,4 @@
-"""`python3 -m grader release`: one folder or zip per student with their feedback and nothing of anyone else's;
+"""`bin/grader release`: one folder or zip per student with their feedback and nothing of anyone else's;
 and Gradescope's and Autolab's outputs carry the same condensed text as the page."""
 from __future__ import annotations
 

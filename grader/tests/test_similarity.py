@@ -1,4 +1,4 @@
-"""`python3 -m grader similarity`: planted near-copies (renamed variables, reordered functions) rank top, honest
+"""`bin/grader similarity`: planted near-copies (renamed variables, reordered functions) rank top, honest
 solutions written independently rank low, and the starter's own lines count for nothing.
 
 Needs Debian's similarity-tester (sim_c; `make deps-similarity`); without it these tests skip, except the one
@@ -82,7 +82,7 @@ def planted(tmp_path_factory, rubric, registry) -> Path:
         write_submission(subs, student, {name: OK + text for name, text in files.items()})
     results = tmp / "results"
     grade(GradeOptions(subs, results, [None], jobs=1, progress=False, seed=3,
-                       command=f"python3 -m grader grade {subs} --results {results}"), rubric, registry,
+                       command=f"bin/grader grade {subs} --results {results}"), rubric, registry,
           FakeBackend())
     return results
 

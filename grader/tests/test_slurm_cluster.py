@@ -139,7 +139,7 @@ def scenario(cluster, registry, rubric, tmp_path_factory):
 def test_grade_slurm_submits_an_array_and_a_merge_job_and_returns(scenario):
     first = scenario.first
     assert "6 submissions to grade in 2 shards" in first and "submitted job array " in first
-    assert "python3 -m grader status" in first
+    assert "bin/grader status" in first
 
 
 def test_a_second_batch_is_refused_while_the_first_is_in_the_queue(scenario):

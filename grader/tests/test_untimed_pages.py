@@ -216,7 +216,7 @@ def test_grading_without_a_gpu_writes_no_canvas_csv_and_says_how_to(tmp_path, sm
     assert not (results / "canvas.csv").exists()
     assert ("canvas.csv not written (the earlier one removed): performance was not measured for 1 of 1 student "
             "(not timed on this run") in out
-    assert "(`python3 -m grader export --correctness-only` writes it so)" in out
+    assert "(`bin/grader export --correctness-only` writes it so)" in out
     assert out.rstrip().endswith(f"results in {results}: grades.sqlite, grades.csv, review.csv and overview.html "
                                  "(for the staff), feedback/")
 

@@ -29,6 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SCHEMA = Path(__file__).resolve().with_name("bench.schema.json")
+# How to get pandas and matplotlib where `pip install --user` is refused (Debian 12, Ubuntu 23.04 and later:
+# an "externally managed" Python, PEP 668).
+INSTALL_HINT = ("On Debian or Ubuntu: sudo apt install python3-pandas python3-matplotlib\n"
+                "Elsewhere, in a virtual environment: python3 -m venv ~/bench-venv && "
+                "~/bench-venv/bin/pip install pandas matplotlib,\n"
+                "then make bench PYTHON3=~/bench-venv/bin/python")
 PLOT_FILES = {"matmul": "matmul.png", "memory": "memory.png", "transfers": "transfers.png"}
 
 # How each implementation is named, and the order tables and legends list them in.
@@ -478,7 +484,7 @@ def main(argv: list | None = None) -> int:
         import pandas  # noqa: F401
     except ImportError:
         print(f"pandas is not installed, so there is no table or plot; the measurements are in {args.bench}.\n"
-              "Install them with: python3 -m pip install --user pandas matplotlib", file=sys.stderr)
+              f"{INSTALL_HINT}", file=sys.stderr)
         return 0
     out = args.out or args.bench.parent
     out.mkdir(parents=True, exist_ok=True)
@@ -492,9 +498,8 @@ def main(argv: list | None = None) -> int:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("matplotlib is not installed, so no plots were drawn. Install it with\n"
-              "  python3 -m pip install --user matplotlib\n"
-              f"then run again: python3 bench/plot_bench.py {args.bench}")
+        print(f"matplotlib is not installed, so no plots were drawn.\n{INSTALL_HINT}\n"
+              f"(or draw them from this run: python3 bench/plot_bench.py {args.bench})")
         return 0
     for path in draw_plots(plt, doc, frame, reference, out):
         print(f"wrote {path}")
