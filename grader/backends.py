@@ -291,7 +291,8 @@ class CpuBackend(LocalBackend):
             shutil.rmtree(scratch, ignore_errors=True)
         outcome.seconds = time.monotonic() - start
         if reports:
-            report = "\n".join(r[:tool_runs.LINE_CHARS * 3] for r in reports[:tool_runs.REPORT_LINES])
+            unique = list(dict.fromkeys(r[:tool_runs.LINE_CHARS * 3] for r in reports))  # a finding once, however often
+            report = "\n".join(unique[:tool_runs.REPORT_LINES])
             outcome.status, outcome.errors = "errors", len(reports)
             outcome.report = self.workspace._readable(report, self.workspace.kernel_dirs / sub.key)
         elif said:
