@@ -21,7 +21,8 @@ one build tree (`gpu_work`: the pristine harness, the solution and the build gat
                                    show in it
   the real run, with grader/rubric.toml itself:
     racy, wild-write               planted bugs only compute-sanitizer names (a race, a wild write)
-    <entry>                        the hostile entries whose verdict is compute-sanitizer's (sanitizer-detect)
+    <entry>                        the hostile entries whose verdict is compute-sanitizer's (sanitizer-detect,
+                                   read-past-input)
     solution-as-student            the solution's own files, graded as a student's
 
 Which rubric, and why. The fast rubric's points, tasks, shapes, types and gate are the real ones; only how long
@@ -37,7 +38,7 @@ The real run holds what depends on the real rubric's numbers or on compute-sanit
     timing policy (at least 10 pairs, to a 1% interval), which the median of 3 pairs does not keep;
   - the sanitizer's findings (racy, wild-write, the hostile entries a tool must report) and the solution's 14
     clean tool runs: with tools on, the fast run would run two tools on every task that ran, of every submission
-    (well over a hundred runs of about a second each); in the real run it is four submissions.
+    (well over a hundred runs of about a second each); in the real run it is five submissions.
 The two runs keep two stores (results folders): the commands that read a store (report, export, leaderboard)
 refuse one whose scores come from two rubrics.
 """

@@ -31,7 +31,10 @@ REQUIRED = {
     "quadratic-precheck", "archive-many-members", "archive-huge-unpacked", "message-flood", "fork-holds-gpu",
     "detached-background", "duplicate-ids",
     # issue 27
-    "sleeps-every-case",
+    "sleeps-every-case", "reply-writer-redefined", "backend-schedule", "backend-fences", "pasted-thread",
+    "pasted-file-io", "global-constructor", "dprintf-reply", "nickname-hyperlink", "nickname-dde", "nickname-at-sum",
+    "include-bom", "include-form-feed", "include-macro", "include-device-pass", "backdated-archive",
+    "read-past-input", "dot-race-between-blocks",
 }
 CASE_STATUSES = {"ok", "wrong", "error", "crashed", "timeout", "forbidden", "build_error", "needs_gpu",
                  "out_of_budget", "any-failing"}
