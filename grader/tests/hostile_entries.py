@@ -66,11 +66,6 @@ class Entry:
                        cpu.get("gap", ""))
 
     @property
-    def files(self) -> list[Path]:
-        """The task files the entry hands in (an archive's inside it, from this folder)."""
-        return sorted(p for p in self.path.glob("*.cu"))
-
-    @property
     def nickname(self) -> str | None:
         path = self.path / "nickname.txt"
         return path.read_text().splitlines()[0] if path.is_file() else None

@@ -64,6 +64,8 @@ def test_entry_is_well_formed(entry):
         assert all(p.name in {t + ".cu" for t in task_names()} for p in (entry.path / entry.duplicate).iterdir())
     assert not (entry.archive and entry.status != "rejected" and not entry.needs_gpu), \
         "an archive is an archive bomb (rejected at intake) or a submission that runs"
+    assert entry.kind != "timed" or "case_status" in (entry.cpu or {}), \
+        "nothing is timed on the CPU backend, which judges its correctness cases: say what they get (cpu_case_status)"
     for backend in BACKENDS:
         verdict = entry.verdict(backend)
         assert verdict.case_status in CASE_STATUSES, (backend, verdict)
