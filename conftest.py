@@ -44,9 +44,10 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section(f"{len(skipped)} GPU tests skipped: {GPU_DESCRIPTION}")
         for report in skipped:
             terminalreporter.line(f"  {report.nodeid}")
-    corpus = sys.modules.get("grader.tests.gpu_corpus")  # imported only where the graded corpus was asked for
+    corpus = sys.modules.get("grader.tests.gpu_corpus")  # imported only where a graded corpus was asked for
     if corpus is not None and corpus.TIMES:
-        terminalreporter.section("the GPU suite's graded corpus (grader/tests/gpu_corpus.py)")
+        # The GPU suite's graded corpus, and the hostile batch on the CPU backend (test_hostile_corpus_cpu.py)
+        terminalreporter.section("graded corpus runs (grader/tests/gpu_corpus.py's grade)")
         for line in corpus.TIMES:
             terminalreporter.line(f"  {line}")
 

@@ -67,7 +67,7 @@ for line in sys.stdin: print(f\"{time.monotonic() - t:5.0f} {line}\", end=\"\", 
       grep -E "passed|failed|skipped|error" "$OUT/gpu_suite.log" | tail -n 1 | tee -a "$summary"
       grep -E "(FAILED|ERROR)( |$)" "$OUT/gpu_suite.log" | sed 's/ *\[ *[0-9]*%\]//' | head -n 60 >> "$summary"
       sed -n '/slowest 30 durations/,/^ *[0-9]* =/p' "$OUT/gpu_suite.log" >> "$summary"
-      sed -n "/the GPU suite's graded corpus/,/^ *[0-9]* =/p" "$OUT/gpu_suite.log" | tee -a "$summary" ;;
+      sed -n "/graded corpus runs/,/^ *[0-9]* =/p" "$OUT/gpu_suite.log" | tee -a "$summary" ;;
     tests)
       # One folder or file of the test suite at a time (TESTS="solution/tests grader/tests", the default):
       # make check's pytest in parts that each fit one device call; TESTS_ARGS="-m gpu" keeps only the

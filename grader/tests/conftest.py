@@ -50,6 +50,14 @@ def rubric(registry):
     return load_rubric(DEFAULT_RUBRIC, registry)
 
 
+@pytest.fixture(scope="session")
+def cpu_grading_work(tmp_path_factory) -> Path:
+    """The build tree of the session's `grade --device cpu` runs (the harness, the CPU runtime, the solution and
+    the stubs, built by the first run, in a cache entry's layout: .../entry/work): test_grade_cpu's class and the
+    hostile batch on the CPU (test_hostile_corpus_cpu) share it rather than build it twice."""
+    return tmp_path_factory.mktemp("cpu-grading") / "entry" / "work"
+
+
 @contextmanager
 def opened(results: Path):
     """The grades store in a results folder, through its own API (never SQL), closed afterwards."""

@@ -12,14 +12,17 @@ one build tree (`gpu_work`: the pristine harness, the solution and the build gat
                                    of the class alone, merged out of this one); s05-hang's hang and the
                                    submissions graded after it
     s09-float-only-naive-and-add   the solution's add.cu and a matmul_naive.cu that instantiates only float
-    hNN-<entry>                    every entry of the hostile corpus (grader/tests/hostile/), in folder order:
-                                   each one's expected verdict (test_hostile_corpus.py), the run-time checks'
-                                   records (test_runtime_checks_gpu.py)
+    hNN-<entry>                    the hostile batch (hostile_batch.py): every entry of the hostile corpus
+                                   (grader/tests/hostile/), in folder order: each one's expected verdict on a GPU
+                                   (test_hostile_corpus.py), the run-time checks' records
+                                   (test_runtime_checks_gpu.py)
     hNN-zz-normal                  the solution's fill.cu and add.cu, graded right after each entry whose code
-                                   runs on the GPU (needs_gpu): what an entry leaves behind would show in it
+                                   runs on the GPU (hostile_batch.runs_code): what an entry leaves behind would
+                                   show in it
   the real run, with grader/rubric.toml itself:
     racy, wild-write               planted bugs only compute-sanitizer names (a race, a wild write)
-    <entry>                        the hostile entries whose verdict is compute-sanitizer's (sanitizer-detect)
+    <entry>                        the hostile entries whose verdict is compute-sanitizer's (sanitizer-detect,
+                                   read-past-input)
     solution-as-student            the solution's own files, graded as a student's
 
 Which rubric, and why. The fast rubric's points, tasks, shapes, types and gate are the real ones; only how long
@@ -33,9 +36,9 @@ within it, and the first request of every process also starts it in the sandbox 
 The real run holds what depends on the real rubric's numbers or on compute-sanitizer:
   - the solution against itself ties within 3% on every timed case (test_grader_gpu.py): a promise of the real
     timing policy (at least 10 pairs, to a 1% interval), which the median of 3 pairs does not keep;
-  - the sanitizer's findings (racy, wild-write, sanitizer-detect) and the solution's 14 clean tool runs: with
-    tools on, the fast run would run two tools on every task that ran, of every submission (well over a hundred
-    runs of about a second each); in the real run it is four submissions.
+  - the sanitizer's findings (racy, wild-write, the hostile entries a tool must report) and the solution's 14
+    clean tool runs: with tools on, the fast run would run two tools on every task that ran, of every submission
+    (well over a hundred runs of about a second each); in the real run it is five submissions.
 The two runs keep two stores (results folders): the commands that read a store (report, export, leaderboard)
 refuse one whose scores come from two rubrics.
 """
@@ -53,7 +56,7 @@ from pathlib import Path
 import pandas as pd
 
 from grader.tests.conftest import narrowed, opened
-from grader.tests.hostile_entries import Entry, hand_in, load_corpus
+from grader.tests.hostile_batch import gather, gather_sanitized
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "data" / "sample-submissions"
@@ -65,38 +68,13 @@ SAMPLE_CLASS = sorted(p.name for p in SAMPLES.iterdir() if p.is_dir())
 FLOAT_ONLY = "s09-float-only-naive-and-add"
 SOLUTION_AS_STUDENT = "solution-as-student"
 RACY, WILD_WRITE = "racy", "wild-write"
-NORMAL_TASKS = ("fill", "add")  # a normal submission: these two right (the solution's), the rest not handed in
 
 # What the fast rubric changes in the real one: (table, key) -> value.
 FAST = {("limits", "case"): 5, ("timing", "min_pairs"): 3, ("timing", "max_pairs"): 3, ("timing", "budget"): 1.0,
         ("timing", "warmup"): 1, ("sanitizer", "tools"): []}
 
-ENTRIES: list[Entry] = load_corpus()  # the hostile corpus's entries, in folder order
 # Grading runs of this session, each "name: N submissions in S s", for pytest's terminal summary.
 TIMES: list[str] = []
-
-
-def hostile_student(name: str) -> str:
-    """The student id of the hostile entry `name` in the fast run (its index keeps the corpus's order)."""
-    index = [e.name for e in ENTRIES].index(name)
-    return f"h{index:02d}-{name}"
-
-
-def normal_after(name: str) -> str:
-    """The normal submission graded right after the hostile entry `name` (sorts right after it)."""
-    return hostile_student(name).split("-", 1)[0] + "-zz-normal"
-
-
-def followed(entry: Entry) -> bool:
-    """Whether the entry gets a normal submission right after it: when its code runs on the GPU. An entry
-    refused at intake, stopped by the build gate or not compiling runs no code of its own (its other tasks are
-    the stubs): the submission after it would show nothing that one after an entry whose code runs does not."""
-    return entry.needs_gpu
-
-
-def sanitized(entry: Entry) -> bool:
-    """Whether the entry is also graded in the real run, where compute-sanitizer runs (under its own name)."""
-    return bool(entry.sanitizer)
 
 
 def fast_rubric_text() -> str:
@@ -135,15 +113,7 @@ def gather_fast(submissions: Path) -> list[str]:
     shutil.copy(SOLUTION / "add.cu", float_only)
     shutil.copy(PLANTED / "float_only_instantiation" / "matmul_naive.cu", float_only)
     students.append(FLOAT_ONLY)
-    for entry in ENTRIES:
-        hand_in(entry, submissions, hostile_student(entry.name))
-        students.append(hostile_student(entry.name))
-        if followed(entry):
-            normal = submissions / normal_after(entry.name)
-            normal.mkdir()
-            for task in NORMAL_TASKS:
-                shutil.copy(SOLUTION / f"{task}.cu", normal)
-            students.append(normal.name)
+    students += gather(submissions, "gpu")  # the hostile batch (hostile_batch.py)
     return sorted(students)
 
 
@@ -154,9 +124,7 @@ def gather_real(submissions: Path) -> list[str]:
     shutil.copytree(PLANTED / "missing_syncthreads", submissions / RACY)
     shutil.copytree(PLANTED / "illegal_address", submissions / WILD_WRITE)
     students = [SOLUTION_AS_STUDENT, RACY, WILD_WRITE]
-    for entry in filter(sanitized, ENTRIES):
-        hand_in(entry, submissions, entry.name)
-        students.append(entry.name)
+    students += gather_sanitized(submissions, "gpu")  # the batch's entries a tool must report
     return sorted(students)
 
 

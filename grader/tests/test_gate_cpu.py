@@ -15,7 +15,7 @@ from grader.intake import Submission
 from grader.rubric import load_rubric
 from grader.runner import HarnessFailure, HarnessServer
 from grader.tests.conftest import REPO
-from grader.tests.test_gate import LAUNCHER, inspect
+from grader.tests.test_gate import HOSTILE, LAUNCHER, inspect
 from grader.tests.test_rubric import broken
 
 
@@ -67,54 +67,34 @@ def test_ordinary_launcher_code_passes_the_cpu_gate(cpu_workspace, rubric):
     assert inspect(cpu_workspace, rubric.gate, Path("ordinary"), {"dot.cu": ORDINARY}).findings == []
 
 
-PASTE = '#define PASTE(a, b) a##b\n'
-FILL_KERNEL = """__global__ void k(std::int32_t* o, int r, int c) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < r * c) o[i] = i; }
-"""
-
-
-def fill_with(prologue: str, before_launch: str) -> str:
-    return (LAUNCHER + PASTE + prologue + FILL_KERNEL + "void fill(std::int32_t* out, int rows, int cols) {\n"
-            + before_launch + "\n    k<<<(rows * cols + 255) / 256, 256>>>(out, rows, cols);\n    CUDA_CHECK_LAUNCH();\n}\n")
-
-
-# (name, task file, source, rule, words of the finding): what the source pre-check alone cannot see on the CPU.
+# (hostile corpus entry, task file, rule, words of the finding): what the source pre-check alone cannot see on the
+# CPU (names pasted together, dprintf, a global's constructor), each an entry of the hostile corpus (graded whole
+# on both backends too: test_hostile_corpus_cpu.py, and the GPU suite's batch).
 OBJECT_ONLY = [
-    ("schedule", "fill.cu", fill_with('extern "C" int PASTE(cudacpu_, set_schedule)(const char*);\n',
-                                      'PASTE(cudacpu_, set_schedule)("default");'),
-     "no-backend-controls", "calls cudacpu_set_schedule"),
-    ("fence", "fill.cu", fill_with('extern "C" cudaError_t PASTE(cudacpu_set_, valid_range)(const void*, size_t);\n',
-                                   "PASTE(cudacpu_set_, valid_range)(out, 1u << 20);"),
-     "no-backend-controls", "calls cudacpu_set_valid_range"),
-    ("unpoison", "fill.cu", fill_with('extern "C" void PASTE(__asan_unpoison_, memory_region)(const volatile void*, '
-                                      'size_t);\n', "PASTE(__asan_unpoison_, memory_region)(out, 1u << 20);"),
-     "no-backend-controls", "calls __asan_unpoison_memory_region"),
-    ("pasted-thread", "fill.cu", fill_with('extern "C" int PASTE(pthread_, create)(void*, const void*, void* (*)(void*), '
-                                           'void*);\nstatic void* spin(void*) { for (;;) {} }\n',
-                                           "char t[64]; PASTE(pthread_, create)(t, nullptr, spin, nullptr);"),
-     "no-processes", "calls pthread_create"),
-    ("pasted-file", "fill.cu", fill_with('#include <cstdio>\nextern "C" FILE* PASTE(fo, pen)(const char*, const char*);\n',
-                                         'PASTE(fo, pen)("/tmp/x", "w");'),
-     "no-file-io", "calls fopen"),
-    ("dprintf", "fill.cu", fill_with("", 'dprintf(1, "{\\"op\\": \\"check\\", \\"status\\": \\"ok\\"}\\n");'),
-     "only-listed-calls", "calls dprintf"),
-    ("constructor", "fill.cu", fill_with("struct Early { Early() { std::puts(\"early\"); } };\nEarly early;\n", ""),
-     "no-static-constructors", "runs code when the program starts"),
+    ("backend-schedule", "dot.cu", "no-backend-controls", "calls cudacpu_set_schedule"),
+    ("backend-fences", "transpose.cu", "no-backend-controls", "calls cudacpu_set_valid_range"),
+    ("backend-fences", "transpose.cu", "no-backend-controls", "calls __asan_unpoison_memory_region"),
+    ("pasted-thread", "dot.cu", "no-processes", "calls pthread_create"),
+    ("pasted-file-io", "fill.cu", "no-file-io", "calls fopen"),
+    ("dprintf-reply", "matmul_naive.cu", "only-listed-calls", "calls dprintf"),
+    ("global-constructor", "transpose.cu", "no-static-constructors", "runs code when the program starts"),
 ]
 
 
 @pytest.fixture(scope="module")
 def object_only(cpu_workspace, rubric):
-    files = {f"{name}/{file}": source for name, file, source, *_ in OBJECT_ONLY}
-    return {name: inspect(cpu_workspace, rubric.gate, Path(f"object-only-{name}"), {file: files[f"{name}/{file}"]})
-            for name, file, *_ in OBJECT_ONLY}
+    """Each entry's task file compiled by the CPU backend and inspected by the gate, once per entry."""
+    files = {(entry, file) for entry, file, *_ in OBJECT_ONLY}
+    return {entry: inspect(cpu_workspace, rubric.gate, Path(f"object-only-{entry}"),
+                           {file: (HOSTILE / entry / file).read_bytes()}) for entry, file in sorted(files)}
 
 
-@pytest.mark.parametrize("name, file, source, rule, words", OBJECT_ONLY, ids=[o[0] for o in OBJECT_ONLY])
-def test_what_only_the_cpu_object_shows_is_refused_with_its_rule(object_only, name, file, source, rule, words):
-    findings = [f for f in object_only[name].findings if f.enforced]
+@pytest.mark.parametrize("entry, file, rule, words", OBJECT_ONLY,
+                         ids=[f"{o[0]}-{o[3].split()[-1]}" for o in OBJECT_ONLY])
+def test_what_only_the_cpu_object_shows_is_refused_with_its_rule(object_only, entry, file, rule, words):
+    findings = [f for f in object_only[entry].findings if f.enforced]
     assert any(f.file == file and f.rule == rule and words in f.what for f in findings), \
-        [f.message for f in object_only[name].findings]
+        [f.message for f in object_only[entry].findings]
 
 
 # --- the harness's reply path -------------------------------------------------------------------------------------

@@ -9,8 +9,8 @@ import pytest
 from grader.lms import find_entries
 from grader.rubric import load_rubric
 from grader.tests import gpu_corpus
-from grader.tests.gpu_corpus import (ENTRIES, FLOAT_ONLY, RACY, SAMPLE_CLASS, SOLUTION_AS_STUDENT, WILD_WRITE,
-                                     followed, hostile_student, normal_after, sanitized)
+from grader.tests.gpu_corpus import FLOAT_ONLY, RACY, SAMPLE_CLASS, SOLUTION_AS_STUDENT, WILD_WRITE
+from grader.tests.hostile_batch import ENTRIES, hostile_student, normal_after, runs_code, sanitized
 
 
 @pytest.fixture(scope="module")
@@ -42,15 +42,15 @@ def test_every_student_a_gpu_test_asks_about_is_handed_in_once(gathered):
     assert not set(fast) & set(real)
     assert set(SAMPLE_CLASS) | {FLOAT_ONLY} <= set(fast) and len(SAMPLE_CLASS) == 8
     assert {hostile_student(e.name) for e in ENTRIES} <= set(fast)
-    assert {normal_after(e.name) for e in ENTRIES if followed(e)} <= set(fast)
-    assert not {normal_after(e.name) for e in ENTRIES if not followed(e)} & set(fast)
-    assert set(real) == {SOLUTION_AS_STUDENT, RACY, WILD_WRITE} | {e.name for e in ENTRIES if sanitized(e)}
-    assert "sanitizer-detect" in real and "s05-hang" in fast and "s08-fast" in fast
+    assert {normal_after(e.name) for e in ENTRIES if runs_code(e, "gpu")} <= set(fast)
+    assert not {normal_after(e.name) for e in ENTRIES if not runs_code(e, "gpu")} & set(fast)
+    assert set(real) == {SOLUTION_AS_STUDENT, RACY, WILD_WRITE} | {e.name for e in ENTRIES if sanitized(e, "gpu")}
+    assert {"sanitizer-detect", "read-past-input"} <= set(real) and "s05-hang" in fast and "s08-fast" in fast
 
 
 def test_each_normal_submission_is_graded_right_after_its_entry(gathered):
     order = gathered["fast"][1]  # grading order: the entries' names, sorted
-    for entry in filter(followed, ENTRIES):
+    for entry in (e for e in ENTRIES if runs_code(e, "gpu")):
         assert order[order.index(hostile_student(entry.name)) + 1] == normal_after(entry.name)
     assert order.index("s08-fast") > order.index("s05-hang")  # the hang test's submission after it
 
@@ -61,7 +61,7 @@ def test_the_queries_read_a_graded_run(tmp_path, monkeypatch):
     run = gpu_corpus.grade("real", tmp_path / "real", gpu_corpus.gather_real, tmp_path / "work",
                            gpu_corpus.REAL_RUBRIC, ("--device", "simulated", "--jobs", "2"))
     corpus = gpu_corpus.GradedCorpus(fast=run, real=run)
-    assert run.seconds > 0 and any(line.startswith("real run: 4 submissions") for line in gpu_corpus.TIMES)
+    assert run.seconds > 0 and any(line.startswith("real run: 5 submissions") for line in gpu_corpus.TIMES)
     for student in run.students:
         assert corpus.submission(student)["status"] == "graded"
         assert len(corpus.cases(student)) and corpus.results(student) == run.results

@@ -78,8 +78,9 @@ def _ptx_student(subs: Path):
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory, rubric, registry):
-    """The class graded by `python3 -m grader grade --device cpu` (its work folder is a cache entry's layout)."""
+def graded(tmp_path_factory, rubric, registry, cpu_grading_work):
+    """The class graded by `python3 -m grader grade --device cpu` (its work folder is a cache entry's layout,
+    shared with the session's other CPU grading runs)."""
     _sandbox_or_skip(rubric)
     root = tmp_path_factory.mktemp("cpu-class")
     subs = root / "subs"
@@ -88,14 +89,14 @@ def graded(tmp_path_factory, rubric, registry):
     rubric_path = root / "rubric.toml"
     rubric_path.write_text(small_rubric_text(rubric, shapes=SHAPES,
                                              limits={"build": 300, "case": CASE_LIMIT, "submission": 120}))
-    results, work = root / "results", root / "entry" / "work"
+    results, work = root / "results", cpu_grading_work
     command = [sys.executable, "-m", "grader", "grade", str(subs), "--device", "cpu", "--rubric", str(rubric_path),
                "--results", str(results), "--work", str(work), "--seed", "7", "--jobs", "2", "--no-progress"]
     start = time.monotonic()
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=1800)
     seconds = time.monotonic() - start
-    print(f"\ngrade --device cpu: {len(list(subs.iterdir()))} submissions in {seconds:.0f} s (harness, runtime, "
-          "solution and stubs built first)", file=sys.stderr)
+    print(f"\ngrade --device cpu: {len(list(subs.iterdir()))} submissions in {seconds:.0f} s (the session's first "
+          "CPU grading run builds the harness, runtime, solution and stubs first)", file=sys.stderr)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return SimpleNamespace(root=root, subs=subs, results=results, work=work, rubric=rubric_path, out=done.stdout,
                            err=done.stderr, seconds=seconds, ptx_line=ptx_line,

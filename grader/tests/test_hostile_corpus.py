@@ -1,8 +1,9 @@
 """The hostile corpus (grader/tests/hostile/): adversarial submissions, each with
-its expected verdict. Without a GPU the corpus's form is checked (and the build
-gate's verdicts by test_gate); on a GPU the whole corpus is graded in one batch
-(the GPU suite's graded corpus, grader/tests/gpu_corpus.py), a normal submission
-right after each entry whose code runs."""
+its expected verdict. Without a GPU the corpus's form is checked (the build
+gate's verdicts on nvcc's objects by test_gate, the whole batch on the CPU
+backend by test_hostile_corpus_cpu); on a GPU the whole corpus is graded in one
+batch (hostile_batch.py, in the GPU suite's graded corpus, gpu_corpus.py), a
+normal submission right after each entry whose code runs."""
 from __future__ import annotations
 
 import json
@@ -11,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.tests.gpu_corpus import ENTRIES, NORMAL_TASKS, followed, hostile_student, normal_after, sanitized
-from grader.tests.hostile_entries import CORPUS, hand_in, load_corpus
+from grader.tests import hostile_batch as batch
+from grader.tests.hostile_batch import ENTRIES, hostile_student, normal_after, sanitized
+from grader.tests.hostile_entries import BACKENDS, CORPUS, hand_in, load_corpus
 
 REPO = Path(__file__).resolve().parents[2]
 STATUSES = {"graded", "rejected", "build_failed"}
@@ -29,8 +31,13 @@ REQUIRED = {
     "quadratic-precheck", "archive-many-members", "archive-huge-unpacked", "message-flood", "fork-holds-gpu",
     "detached-background", "duplicate-ids",
     # issue 27
-    "sleeps-every-case",
+    "sleeps-every-case", "reply-writer-redefined", "backend-schedule", "backend-fences", "pasted-thread",
+    "pasted-file-io", "global-constructor", "dprintf-reply", "nickname-hyperlink", "nickname-dde", "nickname-at-sum",
+    "include-bom", "include-form-feed", "include-macro", "include-device-pass", "backdated-archive",
+    "read-past-input", "dot-race-between-blocks",
 }
+CASE_STATUSES = {"ok", "wrong", "error", "crashed", "timeout", "forbidden", "build_error", "needs_gpu",
+                 "out_of_budget", "any-failing"}
 
 
 def task_names() -> set[str]:
@@ -49,23 +56,40 @@ def test_entry_is_well_formed(entry):
     assert entry.task in task_names()
     assert entry.attack
     assert entry.kind in {"correctness", "timed"}
-    assert entry.cases in {"all", "some"}
-    # An attack that the defenses turn into an honest run passes: it needs no reason.
-    assert entry.reason or entry.case_status == "ok"
     files = [p.name for p in entry.path.iterdir() if p.name != "expected.toml"]
     assert files, "an entry holds at least one submitted file"
     extra = {entry.archive, entry.duplicate} - {""}
     assert all(f in {t + ".cu" for t in task_names()} | {"nickname.txt"} | extra for f in files), files
     if entry.duplicate:
         assert all(p.name in {t + ".cu" for t in task_names()} for p in (entry.path / entry.duplicate).iterdir())
-    assert entry.sanitizer in {"", "memcheck", "racecheck"}
-    assert not (entry.archive and entry.status != "rejected"), "an archive bomb is rejected at intake"
+    assert not (entry.archive and entry.status != "rejected" and not entry.needs_gpu), \
+        "an archive is an archive bomb (rejected at intake) or a submission that runs"
+    assert entry.kind != "timed" or "case_status" in (entry.cpu or {}), \
+        "nothing is timed on the CPU backend, which judges its correctness cases: say what they get (cpu_case_status)"
+    for backend in BACKENDS:
+        verdict = entry.verdict(backend)
+        assert verdict.case_status in CASE_STATUSES, (backend, verdict)
+        assert verdict.cases in {"all", "some"}, (backend, verdict)
+        assert verdict.sanitizer in {"", "memcheck", "racecheck"}, (backend, verdict)
+        # An attack that the defenses turn into an honest run passes: it needs no reason.
+        assert verdict.reason or verdict.case_status == "ok", (backend, verdict)
+
+
+@pytest.mark.parametrize("entry", [e for e in load_corpus() if e.cpu], ids=lambda e: e.name)
+def test_an_entry_whose_cpu_verdict_differs_says_why(entry):
+    """The cpu_* keys come with a comment in the entry's expected.toml: why the CPU backend's verdict differs,
+    or (cpu_gap) which defense it lacks there."""
+    text = (entry.path / "expected.toml").read_text()
+    first = min(text.index(f"cpu_{key}") for key in entry.cpu)
+    assert "\n#" in text[:first], f"{entry.name}: no comment before its cpu_* keys"
+    assert entry.verdict("cpu") != entry.verdict("gpu") or entry.kind == "timed", entry.name
 
 
 # ---------------------------------------------------------------------------
 # What the CPU can check of the issue-21 entries (the gate's verdicts on real objects are test_gate's).
 
-@pytest.mark.parametrize("entry", [e for e in load_corpus() if e.archive], ids=lambda e: e.name)
+@pytest.mark.parametrize("entry", [e for e in load_corpus() if e.archive and e.status == "rejected"],
+                         ids=lambda e: e.name)
 def test_an_archive_bomb_is_rejected_at_intake_in_bounded_time_and_memory(entry, tmp_path):
     import resource
     import time
@@ -115,48 +139,39 @@ def test_the_run_time_resolver_of_the_corpus_is_the_one_tested_on_the_cpu():
 
 
 # ---------------------------------------------------------------------------
-# On a GPU: the whole corpus, graded in the GPU suite's graded corpus (grader/tests/gpu_corpus.py): in its
+# On a GPU: the hostile batch (hostile_batch.py), graded in the GPU suite's graded corpus (gpu_corpus.py): in its
 # fast run, each entry as hNN-<name>, a normal submission right after each entry whose code runs; the entries
-# whose verdict is compute-sanitizer's also in its real run, under their own names.
+# whose verdict is compute-sanitizer's also in its real run, under their own names. The same checks judge the
+# batch on the CPU backend (test_hostile_corpus_cpu.py).
 
 
 @pytest.mark.gpu
 def test_grader_survives_the_whole_corpus(graded_corpus):
-    fast = graded_corpus.fast
-    with fast.opened() as store:
-        assert store.integrity() == "ok"
-        graded = set(store.submissions()["student"])
-    assert graded == set(fast.students), sorted(graded ^ set(fast.students))  # each stored, once, nothing else
-    wanted = {hostile_student(e.name) for e in ENTRIES} | {normal_after(e.name) for e in ENTRIES if followed(e)}
-    assert wanted <= graded and len(wanted) == len(ENTRIES) + sum(map(followed, ENTRIES)), sorted(wanted - graded)
+    batch.check_every_submission_stored_once(graded_corpus, "gpu")
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.name)
 def test_each_entry_gets_its_verdict(graded_corpus, entry):
-    student = hostile_student(entry.name)
-    row = graded_corpus.submission(student)
-    stored = graded_corpus.cases(student)
-    status, rejected, build_log = row["status"], row["rejected"], row["build_log"]
-    assert status == entry.status, (status, rejected, build_log[-2000:])
-    if status != "graded":
-        assert entry.reason.lower() in f"{rejected or ''}\n{build_log}".lower()
-        return
-    mine = stored[stored["task"] == entry.task]
-    cases = mine[mine["kind"] == entry.kind][["status", "message", "hint"]].values.tolist()
-    assert cases, f"no cases of {entry.task} stored"
-    statuses = [c[0] for c in cases]
-    if entry.case_status == "any-failing":
-        assert "ok" not in statuses, statuses
-    elif entry.cases == "some":
-        assert entry.case_status in statuses, statuses
-    else:
-        assert set(statuses) == {entry.case_status}, statuses
-    text = "\n".join(f"{c[1]}\n{c[2]}" for c in cases).lower()
-    assert entry.reason.lower() in text, text[:3000]
-    if entry.case_status == "ok":  # defeated into an honest run: timed honestly too, nothing flagged
-        timed = mine[mine["kind"] == "timed"][["status", "flag"]].values.tolist()
-        assert all(status == "ok" and not flag for status, flag in timed), timed
+    batch.check_verdict(graded_corpus, entry, "gpu")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.nickname], ids=lambda e: e.name)
+def test_a_formula_for_a_nickname_is_text_in_every_csv(graded_corpus, entry):
+    batch.check_nickname_cells(graded_corpus, entry, graded_corpus.fast.rubric)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.archive and e.status == "graded"], ids=lambda e: e.name)
+def test_an_archive_is_received_at_its_own_time_never_its_members(graded_corpus, entry):
+    batch.check_received_time(graded_corpus, entry)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.never_shown], ids=lambda e: e.name)
+def test_a_file_an_include_names_is_never_quoted_to_a_student(graded_corpus, entry):
+    batch.check_never_shown(graded_corpus, entry)
 
 
 @pytest.mark.gpu
@@ -196,31 +211,8 @@ def test_a_normal_submission_after_each_entry_whose_code_runs_is_unaffected(grad
     """Right after each entry whose code runs on the GPU, in the same grading run, a normal submission (the
     solution's fill.cu and add.cu) gets every case of those two right, and the same points as every other
     normal submission. (An entry refused at intake, stopped by the gate or not compiling runs no code of its
-    own: gpu_corpus.followed.)"""
-    with graded_corpus.fast.opened() as store:
-        subs = store.submissions()
-        normal = subs[subs["student"].str.endswith("-zz-normal")]
-        cases = store.cases_for(normal["id"].tolist())
-        scores = store.scores(normal["id"].tolist())
-    students = normal.set_index("id")["student"]
-    checks = cases[cases["kind"] == "correctness"]
-    by_student: dict[str, dict[str, set[str]]] = {}
-    for student, task, status in zip(checks["submission_id"].map(students), checks["task"], checks["status"]):
-        by_student.setdefault(student, {}).setdefault(task, set()).add(status)
-    assert sorted(by_student) == sorted(normal_after(e.name) for e in ENTRIES if followed(e))
-    for student, tasks in by_student.items():
-        for task in NORMAL_TASKS:
-            assert tasks[task] == {"ok"}, (student, task, tasks[task])
-        for task, statuses in tasks.items():
-            if task not in NORMAL_TASKS:
-                assert statuses == {"missing"}, (student, task, statuses)  # not handed in
-    correctness = set(scores.groupby("submission_id")["correctness"].sum().round(6))
-    assert len(correctness) == 1, correctness
-    # Graded right after its entry: the next submission the GPU worker stored (in grading order) is it.
-    graded = subs[subs["status"] == "graded"].sort_values("id")["student"].tolist()
-    for entry in filter(followed, ENTRIES):
-        entry_at = graded.index(hostile_student(entry.name))
-        assert graded[entry_at + 1] == normal_after(entry.name), graded[entry_at:entry_at + 3]
+    own: hostile_batch.runs_code.)"""
+    batch.check_normal_submissions(graded_corpus, "gpu")
 
 
 @pytest.mark.gpu
@@ -255,9 +247,9 @@ def test_a_four_megabyte_message_per_case_is_stored_cut(graded_corpus):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("entry", [e for e in ENTRIES if sanitized(e)], ids=lambda e: e.name)
-def test_a_kernel_clean_only_when_it_thinks_it_is_under_the_tool_is_caught(graded_corpus, entry):
-    """Graded in the corpus's real run, where compute-sanitizer runs (the fast run runs none)."""
-    runs = graded_corpus.sanitizer_runs(entry.name, task=entry.task, tool=entry.sanitizer)
-    assert len(runs) and all(s == "errors" and e > 0 for s, e in zip(runs["status"], runs["errors"])), \
-        (entry.name, runs[["status", "errors", "shape"]].to_dict("records"))
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if sanitized(e, "gpu")], ids=lambda e: e.name)
+def test_each_entry_a_tool_must_report_is_reported(graded_corpus, entry):
+    """Graded in the corpus's real run, where compute-sanitizer runs (the fast run runs none): a kernel clean only
+    when it thinks it is under the tool (sanitizer-detect), a read one element past an input that stays inside a
+    graded run's slack (read-past-input)."""
+    batch.check_tool_reports(graded_corpus, entry, "gpu")

@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT, build_with, json_lines
-from grader.tests.gpu_corpus import NORMAL_TASKS, SOLUTION_AS_STUDENT, hostile_student, normal_after
+from grader.tests.gpu_corpus import SOLUTION_AS_STUDENT
+from grader.tests.hostile_batch import NORMAL_TASKS, hostile_student, normal_after
 
 pytestmark = pytest.mark.gpu
 
