@@ -70,10 +70,22 @@ def _finding(rules: FileRules, rule: str, what: str) -> Finding:
     return Finding(rules.file, rule, what, rules.rule(rule).description)
 
 
+# glibc's checked copies of C library functions, which _FORTIFY_SOURCE (on by default in some compilers, e.g.
+# Ubuntu's) calls in place of the function the source names: dprintf compiles to __dprintf_chk there.
+FORTIFIED = re.compile(r"__(?!stack_)(\w+)_chk")
+
+
+def as_written(name: str) -> str:
+    """The function the source called, for a glibc checked copy of it (__dprintf_chk -> dprintf): the rules and
+    the student's message are about what the file says, whichever compiler built it."""
+    match = FORTIFIED.fullmatch(name.split("@", 1)[0])
+    return match.group(1) if match else name
+
+
 def check_symbols(facts: ObjectFacts, rules: FileRules) -> list[Finding]:
     out = []
     for where, names in (("calls", facts.undefined), ("uses in device code", facts.device_undefined)):
-        for name in names:
+        for name in dict.fromkeys(as_written(n) for n in names):
             rule = rules.symbol_rule(name)
             if rule is not None:
                 out.append(_finding(rules, rule, f"{where} {name}"))

@@ -6,6 +6,8 @@ import json
 import pytest
 
 from grader.cli import main
+from grader.gate.check import check_symbols
+from grader.gate.objects import ObjectFacts
 from grader.gate.policy import gate_tables_text
 from grader.rubric import DEFAULT_RUBRIC, RubricError, load_rubric
 from grader.tests.conftest import REPO
@@ -63,6 +65,16 @@ def test_a_forbidden_symbol_names_the_rule_it_breaks(rubric, symbol, rule):
 ])
 def test_what_a_kernel_launcher_needs_is_allowed(rubric, symbol):
     assert rubric.gate.for_task("dot").symbol_rule(symbol) is None
+
+
+def test_a_checked_copy_is_judged_and_named_as_the_function_the_source_called(rubric, tmp_path):
+    """_FORTIFY_SOURCE (default in some compilers) turns dprintf into __dprintf_chk and printf into __printf_chk:
+    the first is still refused and the student reads the name they wrote; the second is still printing."""
+    facts = ObjectFacts(tmp_path / "dot.o", undefined=["__dprintf_chk", "__printf_chk", "__memcpy_chk@GLIBC_2.3.4",
+                                                         "__stack_chk_fail", "__read_chk"])
+    findings = check_symbols(facts, rubric.gate.for_task("dot"))
+    assert [(f.rule, f.what) for f in findings] == [("only-listed-calls", "calls dprintf"),
+                                                    (rubric.gate.for_task("dot").symbol_rule("read"), "calls read")]
 
 
 @pytest.mark.parametrize("header, quoted, rule", [
