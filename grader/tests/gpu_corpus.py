@@ -12,6 +12,8 @@ one build tree (`gpu_work`: the pristine harness, the solution and the build gat
                                    of the class alone, merged out of this one); s05-hang's hang and the
                                    submissions graded after it
     s09-float-only-naive-and-add   the solution's add.cu and a matmul_naive.cu that instantiates only float
+    s10-grid-y-fill                a planted bug whose own CUDA_CHECK_LAUNCH fails (70000 rows in grid.y): a stored
+                                   message quoting the student's file by its name in their checkout
     hNN-<entry>                    the hostile batch (hostile_batch.py): every entry of the hostile corpus
                                    (grader/tests/hostile/), in folder order: each one's expected verdict on a GPU
                                    (test_hostile_corpus.py), the run-time checks' records
@@ -66,6 +68,9 @@ REAL_RUBRIC = REPO / "grader" / "rubric.toml"
 
 SAMPLE_CLASS = sorted(p.name for p in SAMPLES.iterdir() if p.is_dir())
 FLOAT_ONLY = "s09-float-only-naive-and-add"
+# A launch the GPU refuses (70000 rows in grid.y): the student's own CUDA_CHECK_LAUNCH fails, so a stored message
+# quotes its __FILE__, which must read kernels/fill.cu as in the student's checkout.
+GRID_Y = "s10-grid-y-fill"
 SOLUTION_AS_STUDENT = "solution-as-student"
 RACY, WILD_WRITE = "racy", "wild-write"
 
@@ -113,6 +118,8 @@ def gather_fast(submissions: Path) -> list[str]:
     shutil.copy(SOLUTION / "add.cu", float_only)
     shutil.copy(PLANTED / "float_only_instantiation" / "matmul_naive.cu", float_only)
     students.append(FLOAT_ONLY)
+    shutil.copytree(PLANTED / "block_row_per_matrix_row", submissions / GRID_Y)
+    students.append(GRID_Y)
     students += gather(submissions, "gpu")  # the hostile batch (hostile_batch.py)
     return sorted(students)
 
