@@ -66,6 +66,45 @@ class Result:
     device_launches: list[int] = field(default_factory=list)
 
 
+_DIRECTIVE = re.compile(r"#\s*(\w+)\s*(.*)", re.S)
+_COMMENT = re.compile(r"//.*|/\*.*?\*/", re.S)
+_CONSTANT = {"0": False, "false": False, "1": True, "true": True}
+
+
+def live_code(tokens: list[Token]) -> list[Token]:
+    """The code tokens (no directives) outside the conditional groups that are dead on every configuration: an
+    `#if 0` group, the `#else` of an `#if 1`. A condition that names a macro may go either way, so its groups
+    are kept, as nvcc's host and device passes may each take one."""
+    stack: list[dict] = []  # per open #if: whether its current group is dead, whether an earlier one was taken
+
+    def constant(condition: str):
+        return _CONSTANT.get(" ".join(_COMMENT.sub(" ", condition).split()))
+
+    live = []
+    for t in tokens:
+        if t.kind != "directive":
+            if not (stack and stack[-1]["dead"]):
+                live.append(t)
+            continue
+        m = _DIRECTIVE.match(t.text)
+        name, rest = (m.group(1), m.group(2)) if m else ("", "")
+        if name in ("if", "ifdef", "ifndef"):
+            outer = bool(stack) and stack[-1]["dead"]
+            value = constant(rest) if name == "if" else None
+            stack.append({"outer": outer, "dead": outer or value is False, "taken": value is True})
+        elif name in ("elif", "elifdef", "elifndef") and stack:
+            group = stack[-1]
+            value = constant(rest) if name == "elif" else None
+            group["dead"] = group["outer"] or group["taken"] or value is False
+            group["taken"] = group["taken"] or (value is True and not group["outer"])
+        elif name == "else" and stack:
+            group = stack[-1]
+            group["dead"] = group["outer"] or group["taken"]
+        elif name == "endif" and stack:
+            stack.pop()
+    return live
+
+
 class _Rewriter:
     def __init__(self, src: str):
         self.src = src
@@ -74,8 +113,9 @@ class _Rewriter:
             self.tokens = tokenize(src)
         except LexError as e:
             raise RewriteError(str(e), self.lines.line(e.offset)) from None
-        # Tokens without directives, which the structure is read from.
-        self.code = [t for t in self.tokens if t.kind != "directive"]
+        # Tokens without directives, which the structure is read from, and without the groups the preprocessor
+        # removes whatever the macros are (#if 0): text there need not even balance its brackets.
+        self.code = live_code(self.tokens)
         self.match = self._match_brackets()
         self.edits: list[Edit] = []
 

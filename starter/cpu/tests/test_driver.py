@@ -212,6 +212,39 @@ class Rewrites(Scratch):
             """)
         self.assertEqual(self.build_and_run(source, "--no-asan").stdout.strip(), "2")
 
+    def test_text_the_preprocessor_always_removes_need_not_balance(self):
+        # An #if 0 group (nested #ifs in it too) and the #else of an #if 1 are gone on every configuration:
+        # an unclosed ( or { there must not stop the build. A group behind a macro is kept (either may be taken).
+        source = self.write("dead.cu", """
+            #include <cstdio>
+            #if 0
+            asm(asm( {
+            #ifdef X
+            ] )
+            #endif
+            #else
+            __global__ void k(int* out) { out[0] = 3; }
+            #endif
+            #if 1
+            static int twice(int v) { return 2 * v; }
+            #elif 0
+            int broken( {
+            #else
+            int broken( {
+            #endif
+            int main() {
+                int* d; cudaMalloc(&d, sizeof(int));
+                k<<<1, 1>>>(d);
+                int h = 0; cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost);
+                std::printf("%d\\n", twice(h));
+            }
+            """)
+        self.assertEqual(self.build_and_run(source, "--no-asan").stdout.strip(), "6")
+        kept = self.write("kept.cu", "#ifdef X\nint f( {\n#endif\nint main() { return 0; }\n")
+        done = run("compile", "-c", str(kept), "-o", str(self.dir / "kept.o"))
+        self.assertEqual(done.returncode, 1)
+        self.assertIn("is never closed", done.stderr)
+
     def test_namespace_scope_extern_shared_and_multi_declarator_shared(self):
         source = self.write("ns.cu", """
             #include <cstdio>
