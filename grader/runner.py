@@ -42,17 +42,30 @@ class HarnessFailure(RuntimeError):
         self.stderr = stderr
 
 
-def describe_exit(returncode: int) -> str:
+SIGNAL_WORDS = {"SIGSEGV": "crashed with a segmentation fault (SIGSEGV)", "SIGABRT": "aborted (SIGABRT)",
+                "SIGKILL": "was killed (SIGKILL)", "SIGFPE": "crashed with an arithmetic error (SIGFPE)",
+                "SIGBUS": "crashed with a bus error (SIGBUS)", "SIGXCPU": "used up its CPU-time limit (SIGXCPU)",
+                "SIGXFSZ": "tried to write a file larger than its limit (SIGXFSZ)"}
+# AddressSanitizer (the CPU backend's harness runs under it) catches these signals itself, prints its report and
+# exits with status 1: the signal, not the status, is what happened.
+ASAN_REPORT = re.compile(r"ERROR: AddressSanitizer: ([\w-]+)")
+ASAN_SIGNALS = {"SEGV": "SIGSEGV", "BUS": "SIGBUS", "FPE": "SIGFPE", "ABRT": "SIGABRT"}
+
+
+def describe_exit(returncode: int, stderr: str = "") -> str:
+    """How the harness process ended, in words; `stderr`: what it printed, for a report AddressSanitizer ended it
+    with."""
     if returncode < 0:
         try:
             name = signal.Signals(-returncode).name
         except ValueError:
             name = f"signal {-returncode}"
-        return {"SIGSEGV": "crashed with a segmentation fault (SIGSEGV)", "SIGABRT": "aborted (SIGABRT)",
-                "SIGKILL": "was killed (SIGKILL)", "SIGFPE": "crashed with an arithmetic error (SIGFPE)",
-                "SIGBUS": "crashed with a bus error (SIGBUS)",
-                "SIGXCPU": "used up its CPU-time limit (SIGXCPU)",
-                "SIGXFSZ": "tried to write a file larger than its limit (SIGXFSZ)"}.get(name, f"was ended by {name}")
+        return SIGNAL_WORDS.get(name, f"was ended by {name}")
+    report = ASAN_REPORT.search(stderr) if returncode > 0 else None
+    if report and report.group(1) in ASAN_SIGNALS:
+        return SIGNAL_WORDS[ASAN_SIGNALS[report.group(1)]][:-1] + ", caught by AddressSanitizer)"
+    if report:
+        return f"was stopped by AddressSanitizer: {report.group(1)} (its report is in the case's output)"
     return f"exited with status {returncode}"
 
 
@@ -128,7 +141,7 @@ class HarnessServer:
             self.proc.stdin.write((json.dumps({**message, "nonce": nonce}) + "\n").encode())
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
-            self._fail("crashed", f"the harness {describe_exit(self._wait_exit())} before the request")
+            self._fail("crashed", f"the harness {self._exit_words()} before the request")
         deadline = time.monotonic() + timeout
         while True:
             reply = self._next_line(deadline, timeout)
@@ -148,7 +161,7 @@ class HarnessServer:
                                       "(a loop that never ends, or a __syncthreads() not every thread reaches)")
             chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
             if not chunk:
-                self._fail("crashed", f"the harness {describe_exit(self._wait_exit())} while running your code")
+                self._fail("crashed", f"the harness {self._exit_words()} while running your code")
             self._buffer += chunk
             if len(self._buffer) > REPLY_CAP and b"\n" not in self._buffer:
                 self.kill()
@@ -187,6 +200,12 @@ class HarnessServer:
             status = self.proc.wait()
         # bubblewrap reports a child killed by signal N as exit status 128 + N, as a shell does.
         return -(status - 128) if self.sandboxed and 128 < status < 128 + 65 else status
+
+    def _exit_words(self) -> str:
+        """How the process ended, once it has (and its stderr is read to the end)."""
+        status = self._wait_exit()
+        self._stderr.join(timeout=2)
+        return describe_exit(status, self.stderr)
 
     def _fail(self, kind: str, reason: str):
         self._stderr.join(timeout=2)

@@ -23,6 +23,11 @@ FAKE = textwrap.dedent("""\
         if mode == "segv":
             sys.stderr.write("about to crash\\n"); sys.stderr.flush()
             os.kill(os.getpid(), signal.SIGSEGV)
+        if mode.startswith("asan-"):  # what AddressSanitizer prints before it ends the process with status 1
+            kind = mode[len("asan-"):]
+            sys.stderr.write(f"==7==ERROR: AddressSanitizer: {kind} on unknown address 0x000000000000\\n")
+            sys.stderr.flush()
+            os._exit(1)
         if mode == "flood":
             sys.stderr.write("x" * (3 * 1024 * 1024)); sys.stderr.flush()
         if mode == "garbage":
@@ -123,6 +128,23 @@ def test_a_crash_is_reported_with_its_signal_and_last_output(fake_harness, monke
         s.request({"op": "check"}, 10)
     assert e.value.kind == "crashed" and "segmentation fault (SIGSEGV)" in str(e.value)
     assert "about to crash" in e.value.stderr
+    s.close()
+
+
+@pytest.mark.parametrize("kind, words", [
+    ("SEGV", "crashed with a segmentation fault (SIGSEGV, caught by AddressSanitizer)"),
+    ("FPE", "crashed with an arithmetic error (SIGFPE, caught by AddressSanitizer)"),
+    ("heap-use-after-free", "was stopped by AddressSanitizer: heap-use-after-free"),
+])
+def test_a_process_addresssanitizer_ends_is_described_by_what_it_caught_not_its_status(fake_harness, monkeypatch,
+                                                                                         kind, words):
+    """On the CPU backend AddressSanitizer catches the signal and exits with status 1: the student reads what
+    happened (a segmentation fault), not "exited with status 1"."""
+    s = server(fake_harness, monkeypatch, f"asan-{kind}")
+    with pytest.raises(HarnessFailure) as e:
+        s.request({"op": "check"}, 10)
+    assert e.value.kind == "crashed" and words in str(e.value), str(e.value)
+    assert "status 1" not in str(e.value)
     s.close()
 
 
