@@ -156,7 +156,7 @@ class GatePolicy:
 
     def to_json(self) -> dict:
         """What the students' pre-check needs (starter/tools/rules.json), keyed by task file name."""
-        return {"generated": "from grader/rubric.toml by `python3 -m grader rules --export starter/tools/rules.json`;"
+        return {"generated": "from grader/rubric.toml by `bin/grader rules --export starter/tools/rules.json`;"
                              " edit the rubric, not this file",
                 "limits": {"file_kib": self.file_kib, "seconds": self.precheck_seconds},
                 "project_headers": list(self.project_headers), "system_headers": list(self.system_headers),
