@@ -105,14 +105,17 @@ def test_student_suite_passes_on_aarch64_under_qemu():
     print(f"aarch64: built in {built:.0f} s, ran under qemu in {time.monotonic() - start - built:.0f} s")
 
 
-def cpu_mk(*args: str, hide_boost: bool = False) -> subprocess.CompletedProcess:
-    """make -f starter/cpu/cpu.mk, optionally in a view of this machine whose Boost headers are an empty folder."""
+def cpu_mk(*args: str, hide_boost: Path | None = None) -> subprocess.CompletedProcess:
+    """make -f starter/cpu/cpu.mk; with hide_boost=DIR, in a read-only view of this machine whose Boost headers are
+    an empty folder, with a private /tmp for the compiler, DIR (the build folder) writable, and the checkout
+    visible wherever it is (a clone under /tmp too)."""
     command = ["make", "-s", "--no-print-directory", "-f", str(STARTER / "cpu" / "cpu.mk"), *args]
-    if hide_boost:
+    if hide_boost is not None:
         if not shutil.which("bwrap"):
             pytest.skip("bubblewrap is not installed (make deps installs it)")
         command = ["bwrap", "--ro-bind", "/", "/", "--tmpfs", "/usr/include/boost", "--dev", "/dev", "--proc", "/proc",
-                   "--tmpfs", "/tmp", *command]
+                   "--tmpfs", "/tmp", "--ro-bind", str(ROOT), str(ROOT), "--bind", str(hide_boost), str(hide_boost),
+                   *command]
     return subprocess.run(command, capture_output=True, text=True, timeout=300)
 
 
@@ -132,12 +135,12 @@ def test_without_boost_context_the_build_says_in_one_line_what_to_install(tmp_pa
     install = ("install Boost.Context (Debian/Ubuntu: sudo apt-get install libboost-context-dev; macOS: brew install "
                "boost) or set BOOST_ROOT=dir")
     # By default (Linux): the ucontext switch, and the note the library's build prints.
-    fallback = cpu_mk(FIBERS, f"CUDACPU_BUILD={tmp_path}", "fibers", hide_boost=True)
+    fallback = cpu_mk(FIBERS, f"CUDACPU_BUILD={tmp_path}", "fibers", hide_boost=tmp_path)
     assert fallback.returncode == 0, fallback.stderr
     assert fallback.stdout.strip() == ("[] cudacpu: Boost.Context was not found: CUDA threads switch with <ucontext.h> "
                                        f"and __syncthreads() is 5-8 times slower; {install}"), fallback.stdout
     # Where Boost is required (CUDACPU_FIBERS=boost; macOS always): the build stops before compiling anything.
-    required = cpu_mk(f"CUDACPU_BUILD={tmp_path}", "CUDACPU_FIBERS=boost", "cudacpu-lib", hide_boost=True)
+    required = cpu_mk(f"CUDACPU_BUILD={tmp_path}", "CUDACPU_FIBERS=boost", "cudacpu-lib", hide_boost=tmp_path)
     assert required.returncode != 0
     first = required.stderr.splitlines()[0]
     assert first.startswith("cudacpu: Boost.Context was not found (") and first.endswith(f"): {install}"), \
