@@ -273,15 +273,12 @@ class CpuBackend(LocalBackend):
         scratch = self.workspace.scratch / build.harness.parent.name / f"{tool}-{task}"
         shutil.rmtree(scratch, ignore_errors=True)
         server = HarnessServer(harness, None, sandbox=self.isolation, scratch=scratch)
-        reports, said = [], ""
+        replies, said = [], ""
         deadline = start + timeout
         try:
             for message in tool_runs.requests(tool, task, dtype, chosen, seed):
-                reply = server.request(message, max(1.0, deadline - time.monotonic()))
-                text = str(reply.get("message") or "")
-                if reply.get("status") == "error" and tool_runs.CPU_REPORT in text:
-                    reports.append(text.split(tool_runs.CPU_REPORT, 1)[1].strip())
-                if reply.get("context_lost"):
+                replies.append(server.request(message, max(1.0, deadline - time.monotonic())))
+                if replies[-1].get("context_lost"):
                     break
         except HarnessFailure as failure:
             said = ("the check did not finish within its limit" if failure.kind == "timeout" else str(failure))
@@ -290,11 +287,10 @@ class CpuBackend(LocalBackend):
             server.close()
             shutil.rmtree(scratch, ignore_errors=True)
         outcome.seconds = time.monotonic() - start
-        if reports:
-            unique = list(dict.fromkeys(r[:tool_runs.LINE_CHARS * 3] for r in reports))  # a finding once, however often
-            report = "\n".join(unique[:tool_runs.REPORT_LINES])
-            outcome.status, outcome.errors = "errors", len(reports)
-            outcome.report = self.workspace._readable(report, self.workspace.kernel_dirs / sub.key)
+        findings = tool_runs.cpu_findings(replies)
+        if findings.errors:
+            outcome.status, outcome.errors = "errors", findings.errors
+            outcome.report = self.workspace._readable(findings.report, self.workspace.kernel_dirs / sub.key)
         elif said:
             outcome.message = f"{said}: {server.stderr.strip()[-600:]}".rstrip(": ")
         return outcome

@@ -215,7 +215,7 @@ def _cpu_check_evidence(task: str, r, seed: int | None) -> Evidence:
     it on any machine with a C++ compiler: the harness that check runs, built for the CPU."""
     what, advice = cpu_finding_words(r.report)
     where = cpu_location(r.report)
-    text = (f"the CPU backend's {r.tool} ({CPU_TOOL_WORDS.get(r.tool, r.tool)}) found {what}"
+    text = (f"{checker_name('cpu', r.tool)} ({CPU_TOOL_WORDS.get(r.tool, r.tool)}) found {what}"
             + (f" at {where}" if where else "") + f" ({r.dtype} {r.shape})" + (f": {advice}" if advice else ""))
     target, harness = ("harness", CPU_HARNESS) if r.tool == "memcheck" else ("race-harness", CPU_RACE_HARNESS)
     command = (f"make {target} CPU=1 && {harness} --task {task} --dtype {r.dtype} --shape {r.shape}"

@@ -27,6 +27,5 @@ Findings, find_tool, new_prefix, command, parse = (_shared.Findings, _shared.fin
 meaning, location, summary_sentence = _shared.meaning, _shared.location, _shared.summary_sentence
 serve_command, sanitized_shapes, requests = _shared.serve_command, _shared.sanitized_shapes, _shared.requests
 LINE_CHARS, MEMCHECK_FINDS = _shared.LINE_CHARS, _shared.MEMCHECK_FINDS
-CPU_REPORT, parse_cpu, cpu_location, cpu_finding_words = (_shared.CPU_REPORT, _shared.parse_cpu, _shared.cpu_location,
-                                                     _shared.cpu_finding_words)
+cpu_findings, cpu_location, cpu_finding_words = _shared.cpu_findings, _shared.cpu_location, _shared.cpu_finding_words
 CPU_TOOL_WORDS = _shared.CPU_TOOL_WORDS

@@ -12,7 +12,6 @@ notes (enforced=False), and object findings borrow the pre-check's line numbers 
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import shutil
 import struct
@@ -221,7 +220,7 @@ class BuildGate:
             listing = None
             if listings is not None:
                 try:
-                    listing = json.loads((listings / (Path(name).stem + ".includes")).read_text())
+                    listing = self.precheck.read_listing(listings, name)
                 except (OSError, ValueError):
                     listing = {"error": "no list of what it includes was made"}
             problems = self.precheck.check_text(data.decode("utf-8", "replace"), name, self.rules_json,

@@ -417,6 +417,12 @@ class FileCheck:
             statement_start = i + 1
 
 
+def read_listing(folder: Path, file_name: str) -> dict:
+    """tools/includes.py's list for a task file, from the folder `make includes` wrote it to (OSError or
+    ValueError when it is missing or unreadable)."""
+    return json.loads((Path(folder) / (Path(file_name).stem + ".includes")).read_text())
+
+
 def check_file(path: Path, rules: dict, shown_as: str | None = None, listing: dict | None = None):
     """The problems in one file, named after the task file it would be (its base name)."""
     text = Path(path).read_bytes().decode("utf-8", "replace")
@@ -531,11 +537,11 @@ def main(argv=None) -> int:
             return 2
         if path.name not in rules.get("files", {}):
             unknown.append(path.name)
-        listed = Path(args.includes) / (path.stem + ".includes") if args.includes else None
         try:
-            listing = json.loads(listed.read_text()) if listed is not None else None
+            listing = read_listing(Path(args.includes), path.name) if args.includes else None
         except (OSError, ValueError) as e:
-            print(f"precheck: cannot read {listed}: {e}", file=sys.stderr)
+            print(f"precheck: cannot read the list of what {path.name} includes in {args.includes}: {e}",
+                  file=sys.stderr)
             return 2
         problems += check_file(path, rules, name, listing=listing)
     if args.json:

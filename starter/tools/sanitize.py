@@ -220,21 +220,26 @@ def cpu_command(harness: str, task: str, dtype: str, shape: str, seed: int, reco
     return [harness, *case_arguments(task, dtype, shape, seed, case_timeout), "--json", records]
 
 
+def cpu_findings(answers: list[dict]) -> Findings:
+    """The findings among the harness's answers for the checked cases (its case records, or its --serve replies):
+    each case the CPU backend stopped with a report counts; a finding is shown once, however many cases it
+    stopped."""
+    reports = [str(a.get("message") or "").split(CPU_REPORT, 1)[1].strip()[:LINE_CHARS * 3] for a in answers
+               if a.get("status") == "error" and CPU_REPORT in str(a.get("message") or "")]
+    return Findings(len(reports), "\n".join(list(dict.fromkeys(reports))[:REPORT_LINES]))
+
+
 def parse_cpu(records: str) -> Findings:
-    """The findings in the harness's records (JSON lines): each case the CPU backend stopped with a report."""
-    reports, cases = [], 0
+    """The findings in the harness's records (JSON lines); errors None when no case was recorded."""
+    cases = []
     for line in records.splitlines():
         try:
             record = json.loads(line)
         except ValueError:
             continue
-        if not isinstance(record, dict) or record.get("record") != "case":
-            continue
-        cases += 1
-        message = str(record.get("message") or "")
-        if record.get("status") == "error" and CPU_REPORT in message:
-            reports.append(message.split(CPU_REPORT, 1)[1].strip()[:LINE_CHARS * 3])
-    return Findings(len(reports) if cases else None, "\n".join(reports[:REPORT_LINES]))
+        if isinstance(record, dict) and record.get("record") == "case":
+            cases.append(record)
+    return cpu_findings(cases) if cases else Findings(None, "")
 
 
 _CPU_ACCESS = re.compile(r"(?<!launched at )\b([A-Za-z0-9_.+-]+\.cu):(\d+)")
