@@ -40,12 +40,13 @@ from grader.exports.common import CORRECTNESS_ONLY_FLAG, check_measured, not_mea
 from grader.grade import GradeOptions, grade, grade_single
 from grader.leaderboard import PublishOptions, publish
 from grader.late import lateness
-from grader.lms import SOURCES, IntakeError, find_entries, gradescope_single
+from grader.intake_plan import check_folder, plan_entries
+from grader.lms import SOURCES, IntakeError, gradescope_single
 from grader.registry import Registry, RegistryError
 from grader.overview import write_overview
 from grader.report import summary_table, untimed_note, write_reports
 from grader.rescore import RescoreError, rescore
-from grader.roster import Person, RosterError, match, read_roster
+from grader.roster import Person, RosterError, read_roster
 from grader.rubric import DEFAULT_RUBRIC, Rubric, RubricError, load_rubric
 from grader.sandbox import UNSAFE_FLAG, SandboxError, make_sandbox
 from grader.store import Store, StoreError
@@ -101,26 +102,13 @@ def prepared_backend(args, work: Path, jobs: int, gpu: str | None, sandbox) -> t
 
 def check_grade_inputs(args) -> list[Person] | None:
     """Every path and file `grade` was given, checked before anything is built: the submissions folder (and
-    that it holds a submission, of --student when given), the rubric (against the checked-in registry) and
-    its extensions file, the roster. The first problem is an error naming it, in one line. Returns the roster."""
-    folder = Path(args.submissions)
-    if not folder.exists():
-        raise GraderError(f"{folder}: no such submissions folder")
-    if not folder.is_dir():
-        raise GraderError(f"{folder}: not a folder; give the folder that holds the submissions (one entry per "
-                          "student, or a Canvas or Gradescope download with --from)")
+    that it holds a submission, of --student when given: grader/intake_plan.py, as grading will find them), the
+    rubric (against the checked-in registry) and its extensions file, the roster. The first problem is an error
+    naming it, in one line. Returns the roster."""
+    folder = check_folder(Path(args.submissions))
     load_rubric(Path(args.rubric), Registry.from_file())
     roster = read_roster(Path(args.roster)) if args.roster else None
-    entries, skipped = find_entries(folder, args.source, lms_times(args))
-    if not entries:
-        why = f"{len(skipped)} entr{'y' if len(skipped) == 1 else 'ies'} skipped, such as {skipped[0]}" if skipped \
-            else "it is empty"
-        raise GraderError(f"{folder}: no submissions in it ({why})")
-    if args.student is not None:
-        ids = {(match(roster, e.student, e.aliases) or Person(e.student, "", ())).student if roster else e.student
-               for e in entries}
-        if args.student not in ids:
-            raise GraderError(f"{folder}: no submission of '{args.student}' in it")
+    plan_entries(folder, args.source, roster, args.student, lms_times(args))
     return roster
 
 

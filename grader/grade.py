@@ -34,11 +34,11 @@ from tqdm import tqdm
 from grader.build import BuildResult, GraderError
 from grader.budget import Credited, SolutionTimes, TimeBudget, case_words
 from grader.gate.policy import GatePolicy
-from grader.intake import Entry, IntakeLimits, Submission, choose_latest, read_submission
+from grader.intake import Entry, IntakeLimits, Submission, read_submission
+from grader.intake_plan import NoSubmissions, plan_intake
 from grader.isolation import Isolation
 from grader.late import lateness
-from grader.lms import find_entries
-from grader.roster import Person, name_by_roster
+from grader.roster import Person
 from grader.paired import time_pairs
 from grader.registry import Registry
 from grader.results import REVIEW_FLAG, CaseOutcome, SanitizerOutcome, SubmissionResult
@@ -572,30 +572,18 @@ def _intake_and_build(sub: Submission, backend: Backend, rubric: Rubric) -> tupl
 
 
 def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Backend) -> GradeSummary:
-    if options.entries is not None:  # a Slurm shard's: its submit step chose them, and named them by the roster
-        entries, skipped_entries = list(options.entries), []
-    else:
-        entries, skipped_entries = find_entries(options.submissions, options.source, options.lms_times)
-    if not entries:  # (the command line says so before building anything: cli.check_grade_inputs)
-        raise GraderError(f"{options.submissions}: no submissions in it; no grading run recorded")
-    not_on_roster, no_submission = [], []
-    if options.roster is not None:
-        not_on_roster, no_submission = name_by_roster(entries, options.roster)
-    if options.student is not None:
-        entries = [e for e in entries if e.student == options.student]
-        if not entries:
-            raise GraderError(f"{options.submissions}: no submission of '{options.student}' in it")
-    task_files = [t.file for t in registry.tasks]
-    intake = IntakeLimits.from_rubric(rubric.limits)
-    subs, duplicates = choose_latest([read_submission(e, task_files, intake) for e in entries])
-    skipped_entries += duplicates
+    try:
+        plan = plan_intake(options.submissions, options.source, options.roster, options.student, options.regrade,
+                           options.results / "grades.sqlite", rubric=rubric, registry=registry,
+                           harness_version=backend.harness_version, lms_times=options.lms_times,
+                           entries=options.entries)
+    except NoSubmissions:  # (the command line says so before building anything: cli.check_grade_inputs)
+        raise GraderError(f"{options.submissions}: no submissions in it; no grading run recorded") from None
+    skipped_entries, skipped_same, todo = plan.skipped_entries, plan.skipped_same, plan.todo
+    not_on_roster, no_submission = plan.not_on_roster, plan.no_submission
     store = Store(options.results / "grades.sqlite")
     if options.roster is not None:
         store.save_roster(options.roster)
-    regrade = options.regrade or options.student is not None
-    skipped_same = [s.student for s in subs if not regrade and store.already_graded(
-        s.student, s.sha256, backend.harness_version, rubric.sha256)]
-    todo = [s for s in subs if s.student not in skipped_same]
     seed = options.seed if options.seed is not None else random.getrandbits(53)
     backend.set_limits(rubric.limits)
 

@@ -7,8 +7,8 @@ In order, so that nothing is submitted that could not run:
      its shards' stores are being written); otherwise what earlier batches' shards stored and their merge has
      not merged yet (a merge job that was cancelled) is merged now;
   3. the build cache is found, or built here (grader/slurm/cache.py);
-  4. the submissions are read; those graded already with the same sha256, harness version and rubric hash are
-     left out (all of them are graded again with --regrade);
+  4. the submissions are read (grader/intake_plan.py, as `grade` reads them); those graded already with the same
+     sha256, harness version and rubric hash are left out (all of them are graded again with --regrade);
   5. the manifest is written, then the array (sbatch --array=0-N%K, one GPU per task) and the merge job
      (--dependency=afterany:ARRAY, no GPU). If the merge job cannot be submitted, the array is cancelled.
 """
@@ -25,10 +25,9 @@ from pathlib import Path
 
 from grader import backends
 from grader.build import REPO, GraderError
-from grader.intake import IntakeLimits, choose_latest, read_submission
-from grader.lms import find_entries
+from grader.intake_plan import check_folder, plan_intake
 from grader.registry import Registry
-from grader.roster import Person, name_by_roster
+from grader.roster import Person
 from grader.rubric import Rubric, load_rubric
 from grader.slurm import cache, scheduler
 from grader.slurm.batch import SLURM_FOLDER, Manifest, batches, new_batch_id, now
@@ -122,8 +121,7 @@ def submit(submissions: Path, results: Path, options: SlurmOptions, *, device: s
         raise GraderError("--max-parallel must be 1 or more")
     if options.shard_size < 1 or options.cpus_per_task < 1:
         raise GraderError("--shard-size and --cpus-per-task must be 1 or more")
-    if not submissions.is_dir():
-        raise GraderError(f"{submissions}: not a directory of submissions")
+    check_folder(submissions)
     scheduler.run(["sbatch", "--version"])  # sbatch is there
     scheduler.check_partition(options.partition)
 
@@ -138,28 +136,17 @@ def submit(submissions: Path, results: Path, options: SlurmOptions, *, device: s
     registry = Registry.from_json(entry.record["registry"])
     rubric = load_rubric(rubric_path, registry)
 
-    entries, notes = find_entries(submissions, source, lms_times)
-    not_on_roster, no_submission = name_by_roster(entries, roster) if roster is not None else ([], [])
-    if student is not None:
-        entries, regrade = [e for e in entries if e.student == student], True
-        if not entries:
-            raise GraderError(f"{submissions}: no submission of '{student}' in it")
-    task_files = [t.file for t in registry.tasks]
-    intake = IntakeLimits.from_rubric(rubric.limits)  # as `grade` reads them: the same limits, the same latest
-    read = [(e, read_submission(e, task_files, intake)) for e in entries]
-    subs, duplicates = choose_latest([s for _, s in read])
-    entry_of = {id(s): e for e, s in read}
-    notes += duplicates
-    store = Store(results / "grades.sqlite")
+    plan = plan_intake(submissions, source, roster, student, regrade, results / "grades.sqlite", rubric=rubric,
+                       registry=registry, harness_version=entry.harness_version, lms_times=lms_times)
+    todo, notes = plan.work, plan.skipped_entries
+    store = Store(results / "grades.sqlite")  # made here, as before: status and merge find it
     try:
         if roster is not None:
             store.save_roster(roster)  # the merge's reports list the roster's students who submitted nothing
-        todo = [(entry_of[id(s)], s) for s in subs if regrade or not store.already_graded(
-            s.student, s.sha256, entry.harness_version, rubric.sha256)]
     finally:
         store.close()
-    out = Submitted(None, len(todo), len(subs) - len(todo), merged_before=merged_before, cache_built=built,
-                    notes=notes, not_on_roster=not_on_roster, no_submission=no_submission)
+    out = Submitted(None, len(todo), len(plan.latest) - len(todo), merged_before=merged_before, cache_built=built,
+                    notes=notes, not_on_roster=plan.not_on_roster, no_submission=plan.no_submission)
     if not todo:
         return out
 
