@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import tempfile
 from contextlib import contextmanager
@@ -282,13 +283,37 @@ def cmd_report(args) -> int:
     return 0
 
 
+def graded_folder(results: Path) -> tuple[Path, str]:
+    """The folder and delivery (--from) the latest grading run in RESULTS read, from its stored command line
+    (read with this parser, whose options it was), or an error asking for --submissions when it names none
+    that is still there."""
+    store = Store.existing(results / "grades.sqlite")
+    try:
+        run = store.latest_run()
+    finally:
+        store.close()
+    words = shlex.split((run or {}).get("command") or "")
+    found = None
+    if "grade" in words:
+        try:
+            given, _ = parser().parse_known_args(words[words.index("grade"):])
+            found = (Path(given.submissions), given.source)
+        except SystemExit:
+            pass
+    if found is None or not found[0].is_dir():
+        raise GraderError(f"{results}: the grading run's submissions folder is not known or not there: "
+                          "pass --submissions DIR")
+    return found
+
+
 def cmd_similarity(args) -> int:
-    from grader.similarity import write_similarity
+    from grader.similarity import find_tool, write_similarity
     results = Path(args.results)
     registry = registry_from_store(results)  # (a one-line error where there is no store or no run)
     rubric = load_rubric(Path(args.rubric), registry)
-    done = write_similarity(results, registry, rubric, Path(args.submissions) if args.submissions else None,
-                            args.source)
+    find_tool()  # the tool's absence is said before the folder's
+    folder, source = (Path(args.submissions), args.source) if args.submissions else graded_folder(results)
+    done = write_similarity(results, registry, rubric, folder, source)
     top = done.pairs.head(1)
     print(f"wrote {done.html} and {done.csv}: {len(done.pairs)} pairs"
           + (f"; the most similar: {top.task[0]} {top.student_a[0]} and {top.student_b[0]} at {top.score[0]}%"

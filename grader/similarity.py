@@ -8,14 +8,15 @@ ignored) is taken out of each submission, so the code every student was given co
 untouched stub is then empty and left out.
 
 Who is compared comes from the store: each student's latest graded submission. Their files are read from the
-submissions folder through the grader's own intake (the same archives, folders and rules as `grade`); a
+submissions folder through the grader's own intake plan (grader/intake_plan.py: the same archives, folders,
+rules and choice of the latest as `grade`; the folder is given, or `bin/grader similarity` finds the one the
+latest grading run read); a
 student whose entry there is not the one graded is compared all the same and marked. The score of a pair
 is the larger of its two shares: a short file copied whole into a long one still ranks high.
 """
 from __future__ import annotations
 
 import re
-import shlex
 import shutil
 import subprocess
 import tempfile
@@ -24,13 +25,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from grader.intake import IntakeLimits, choose_latest, read_submission
-from grader.lms import find_entries
+from grader.intake_plan import NoSubmissions, plan_intake
 from grader.overview import feedback_link
 from grader.registry import Registry
 from grader.report import TEMPLATES
 from grader.build import GraderError
-from grader.roster import name_by_roster, stored_people
+from grader.roster import stored_people
 from grader.rubric import Rubric
 from grader.spreadsheet import write_csv
 from grader.store import Store
@@ -101,22 +101,6 @@ def compare(texts: dict[str, str], tool: str | None = None) -> list[tuple[str, s
             for i, a in enumerate(names) for b in names[i + 1:]]
 
 
-def submissions_folder(store: Store) -> tuple[Path, str] | None:
-    """The folder and delivery (--from) the latest grading run read, from its stored command line, if it
-    names one that is still there."""
-    run = store.latest_run()
-    words = shlex.split((run or {}).get("command") or "")
-    if "grade" not in words:
-        return None
-    from grader.cli import parser  # the grade command's own options
-    try:
-        args, _ = parser().parse_known_args(words[words.index("grade"):])
-    except SystemExit:
-        return None
-    folder = Path(args.submissions)
-    return (folder, args.source) if folder.is_dir() else None
-
-
 def read_class(store: Store, registry: Registry, rubric: Rubric, folder: Path, source: str
                ) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
     """{task file: {student: text}} of the store's latest submissions, read from FOLDER, and a note per
@@ -124,13 +108,14 @@ def read_class(store: Store, registry: Registry, rubric: Rubric, folder: Path, s
     graded = store.latest_submissions()
     graded = graded[graded["status"] != "rejected"]
     stored = dict(zip(graded["student"], graded["sha256"]))
-    entries, _ = find_entries(folder, source)
-    roster = store.roster()
-    if not roster.empty:  # graded with --roster: the store knows each student by the roster's id
-        name_by_roster(entries, stored_people(roster))
+    roster = store.roster()  # graded with --roster: the store knows each student by the roster's id
+    try:
+        plan = plan_intake(folder, source, stored_people(roster) if not roster.empty else None, rubric=rubric,
+                           registry=registry, students=stored)
+    except NoSubmissions:
+        return {t.file: {} for t in registry.tasks}, {}
+    subs = [s for _, s in plan.latest]
     task_files = [t.file for t in registry.tasks]
-    subs, _ = choose_latest([read_submission(e, task_files, IntakeLimits.from_rubric(rubric.limits))
-                             for e in entries if e.student in stored])
     files: dict[str, dict[str, str]] = {name: {} for name in task_files}
     notes = {}
     for sub in subs:
@@ -167,18 +152,12 @@ def similarity(store: Store, registry: Registry, rubric: Rubric, folder: Path, s
     return pairs, compared
 
 
-def write_similarity(results: Path, registry: Registry, rubric: Rubric, folder: Path | None = None,
-                     source: str = "plain") -> Report:
-    """Writes RESULTS/similarity.csv and similarity.html; returns what it wrote."""
+def write_similarity(results: Path, registry: Registry, rubric: Rubric, folder: Path, source: str = "plain") -> Report:
+    """Writes RESULTS/similarity.csv and similarity.html from the submissions in FOLDER (delivered as SOURCE:
+    --from); returns what it wrote."""
     tool = find_tool()  # before anything is read
     store = Store.existing(results / "grades.sqlite")
     try:
-        if folder is None:
-            found = submissions_folder(store)
-            if found is None:
-                raise GraderError(f"{results}: the grading run's submissions folder is not known or not there: "
-                                  "pass --submissions DIR")
-            folder, source = found
         if not Path(folder).is_dir():
             raise GraderError(f"{folder}: not a folder of submissions")
         pairs, compared = similarity(store, registry, rubric, Path(folder), source, tool)
