@@ -651,13 +651,15 @@ def parser() -> argparse.ArgumentParser:
     e = sub.add_parser("export", help="write canvas.csv (or a Gradescope or Autolab result) from the store",
                        description="Write Canvas's gradebook import CSV (Student, ID, SIS User ID, SIS Login ID, "
                                    "Section, then the assignment) from the store. --roster maps student ids through "
-                                   "a Canvas gradebook export; without it ids go in SIS Login ID. --to gradescope "
+                                   "a Canvas gradebook export; without it, the roster `grade --roster` stored (if "
+                                   "any) lists the students, and ids go in SIS Login ID. --to gradescope "
                                    "or autolab writes one student's results.json or autoresult instead.")
     common(e)
     e.add_argument("--to", choices=sorted(EXPORTERS), default="canvas", help="what to write (default: %(default)s)")
     e.add_argument("--student", default=None, help="whose latest submission (required for gradescope and autolab "
                                                    "when the store holds more than one student)")
-    e.add_argument("--roster", default=None, help="a Canvas gradebook export (CSV) to map student ids")
+    e.add_argument("--roster", default=None, help="a Canvas gradebook export (CSV) to map student ids (default: "
+                                                  "the roster grade --roster stored, if any)")
     e.add_argument("--assignment-id", default=None,
                    help="Canvas's id of the assignment (the number in its URL), so the column reads "
                         "'Title (id)' and Canvas fills that assignment instead of making a new one")

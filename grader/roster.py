@@ -1,10 +1,16 @@
 """The class list (`grade --roster FILE`): everyone on it gets a row, with or without a submission.
 
-Two forms are read:
-- a Canvas gradebook export (columns Student, ID, SIS User ID, SIS Login ID, Section, ...; its "Points
-  Possible" row skipped): a student's id is their SIS Login ID, else SIS User ID, else Canvas's ID; a
-  submission matches by any of the three (a Canvas download names the Canvas user id, which is `ID`);
+Two forms are read, by `grade --roster` and `export --roster` alike (this is the only roster reader):
+- a Canvas gradebook export (columns Student, ID, SIS User ID, SIS Login ID, Section, ...): a student's id is
+  their SIS Login ID, else SIS User ID, else Canvas's ID; a submission matches by any of the three (a Canvas
+  download names the Canvas user id, which is `ID`). Skipped: blank rows, the "Points Possible" row (and a
+  row with an empty Student, such as the muted-assignments row some exports carry), and Canvas's test
+  student ("Student, Test"), who never submits and whom no gradebook import needs. The row's own Canvas
+  columns are kept (Person.columns), so `export --roster` writes them back as Canvas gave them; an export
+  asks for all five (`required`);
 - a plain CSV with a `student` column (and optionally `name`).
+Every cell is read with its surrounding spaces trimmed. A student listed twice, a row with more cells than
+the header and a Canvas row with none of the three ids are errors, not guesses.
 
 The roster is stored with the grades (Store.save_roster); reports list the students on it without a
 submission as "no submission", and `grade` names ids that were submitted but are not on it.
@@ -13,10 +19,11 @@ from __future__ import annotations
 
 import csv
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 CANVAS_KEYS = ("SIS Login ID", "SIS User ID", "ID")
+CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")  # what Canvas's import reads back
 
 
 class RosterError(ValueError):
@@ -28,9 +35,13 @@ class Person:
     student: str  # the id the grades use
     name: str
     keys: tuple[str, ...]  # every id a submission may carry for this person
+    # A Canvas roster's row: (column, cell) for each of CANVAS_COLUMNS; empty for a plain roster and for the
+    # roster as the store keeps it.
+    columns: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
 
-def read_roster(path: Path) -> list[Person]:
+def read_roster(path: Path, required: tuple[str, ...] = ()) -> list[Person]:
+    """The people of a roster file; `required`: columns it must have (export --roster: CANVAS_COLUMNS)."""
     path = Path(path)
     if not path.is_file():
         raise RosterError(f"{path}: no such roster file")
@@ -44,6 +55,10 @@ def read_roster(path: Path) -> list[Person]:
         raise RosterError(f"{path}: the roster is empty (expected a Canvas gradebook export or a CSV with a "
                           "'student' column)")
     header = [h.strip() for h in rows[0]]
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise RosterError(f"{path}: the roster lacks the column(s) {', '.join(missing)} "
+                          f"(it needs {', '.join(required)}, as in a Canvas gradebook export)")
     canvas = "Student" in header and any(k in header for k in CANVAS_KEYS)
     if not canvas and "student" not in header:
         raise RosterError(f"{path}: the roster has neither Canvas's columns (Student, ID, SIS User ID, SIS Login "
@@ -61,7 +76,8 @@ def read_roster(path: Path) -> list[Person]:
             if not keys:
                 raise RosterError(f"{path}: line {line} ({cells.get('Student')}) has no SIS Login ID, SIS User "
                                   "ID or ID")
-            person = Person(keys[0], cells.get("Student", ""), keys)
+            person = Person(keys[0], cells.get("Student", ""), keys,
+                            tuple((c, cells.get(c, "")) for c in CANVAS_COLUMNS))
         else:
             if not cells.get("student"):
                 raise RosterError(f"{path}: line {line} has an empty student id")

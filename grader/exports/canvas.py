@@ -9,27 +9,32 @@ from pathlib import Path
 
 import pandas as pd
 
+from grader import roster as roster_file
 from grader.exports.common import Export, ExportError, student_of
 from grader.report import grades_table
+from grader.roster import Person, RosterError, stored_people
 from grader.rubric import Rubric
 from grader.spreadsheet import csv_text
 from grader.store import Store
 
-CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+CANVAS_COLUMNS = list(roster_file.CANVAS_COLUMNS)
 
 
-def read_roster(path: Path) -> pd.DataFrame:
-    """A Canvas gradebook export or any CSV with Canvas's five student columns."""
+def read_roster(path: Path) -> list[Person]:
+    """A Canvas gradebook export, or any CSV with Canvas's five student columns (grader/roster.py reads it, with
+    the same rules as `grade --roster`)."""
     try:
-        roster = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
-        raise ExportError(f"{path}: cannot read the roster: {e}") from None
-    missing = [c for c in CANVAS_COLUMNS if c not in roster.columns]
-    if missing:
-        raise ExportError(f"{path}: the roster lacks the column(s) {', '.join(missing)} "
-                          f"(it needs {', '.join(CANVAS_COLUMNS)}, as in a Canvas gradebook export)")
-    # Canvas exports carry a "Points Possible" row (and sometimes a muted-assignments row) under the header.
-    return roster[~roster["Student"].str.strip().isin(["Points Possible", ""])][CANVAS_COLUMNS]
+        return roster_file.read_roster(path, roster_file.CANVAS_COLUMNS)
+    except RosterError as e:
+        raise ExportError(str(e)) from None
+
+
+def roster_rows(people: list[Person]) -> pd.DataFrame:
+    """Canvas's five student columns for each person: a Canvas roster's own cells; for the roster as the store
+    keeps it (or a plain one), the name and the grades' id in SIS Login ID, as an export without a roster has it."""
+    return pd.DataFrame([dict(p.columns) if p.columns else
+                         {"Student": p.name or p.student, "ID": "", "SIS User ID": "", "SIS Login ID": p.student,
+                          "Section": ""} for p in people], columns=CANVAS_COLUMNS)
 
 
 def assignment_column(title: str, assignment_id: str | None) -> str:
@@ -42,36 +47,43 @@ def assignment_column(title: str, assignment_id: str | None) -> str:
     return f"{title} ({assignment_id})"
 
 
+def stored_roster(store: Store) -> list[Person] | None:
+    """The roster `grade --roster` stored, if any."""
+    rows = store.roster()
+    return None if rows.empty else stored_people(rows)
+
+
 def export(store: Store, rubric: Rubric, student: str | None = None, roster: Path | None = None,
            assignment_id: str | None = None) -> Export:
-    """The class's totals (or one student's) in Canvas's import format; warnings name graded students the
-    roster lacks. Without a roster, student ids go in SIS Login ID. Totals are final: overrides applied, the
-    late penalty taken."""
+    """The class's totals (or one student's) in Canvas's import format, a row per student on the roster (the file
+    given, else the one `grade --roster` stored); warnings name graded students the roster lacks, who are not
+    exported. Without any roster, student ids go in SIS Login ID. Totals are final: overrides applied, the late
+    penalty taken."""
     grades = grades_table(store, rubric)[["student", "total"]]
     if student is not None:
         grades = grades[grades["student"] == student_of(store, student)]
     column = assignment_column(rubric.title, assignment_id)
     warnings = [] if assignment_id else [f"no --assignment-id: Canvas will make a new assignment '{column}' "
                                          "rather than fill an existing one"]
-    if roster is None:
+    people, named = (read_roster(roster), f"the roster {roster}") if roster is not None else (stored_roster(store),
+                                                                                            "the stored roster")
+    if people is None:
         rows = pd.DataFrame({"Student": grades["student"], "ID": "", "SIS User ID": "",
                              "SIS Login ID": grades["student"], "Section": "", column: grades["total"]})
     else:
-        people = read_roster(roster)
         score = dict(zip(grades["student"], grades["total"]))
         matched = set()
 
-        def find(person) -> str:
-            for key in ("SIS Login ID", "SIS User ID", "ID"):
-                if person[key] in score:
-                    matched.add(person[key])
-                    return score[person[key]]
+        def find(person: Person) -> str:
+            for key in person.keys:  # SIS Login ID, SIS User ID, ID: the order grade --roster names students by
+                if key in score:
+                    matched.add(key)
+                    return score[key]
             return ""  # no submission: left blank, so Canvas keeps whatever it has
 
-        rows = people.assign(**{column: people.apply(find, axis=1)}) if not people.empty else \
-            people.assign(**{column: []})
+        rows = roster_rows(people).assign(**{column: [find(p) for p in people]})
         for name in sorted(set(score) - matched):
-            warnings.append(f"{name} is graded but not in the roster {roster}; not exported")
+            warnings.append(f"{name} is graded but not in {named}; not exported")
     points = pd.DataFrame([{**{c: "" for c in CANVAS_COLUMNS}, "Student": "Points Possible",
                             column: rubric.max_points}])
     return Export(csv_text(pd.concat([points, rows], ignore_index=True)), warnings)

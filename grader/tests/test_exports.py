@@ -235,6 +235,59 @@ def test_canvas_reads_a_roster_and_names_who_it_lacks(tmp_path, rubric, registry
     assert f"bob is graded but not in the roster {roster}; not exported" in done.warnings
 
 
+def test_canvas_without_roster_uses_the_roster_grade_stored(tmp_path, rubric, registry):
+    """`grade --roster` stored the class list: the export lists it (names, and a blank for who submitted
+    nothing), and names the graded student it lacks, as `export --roster FILE` does."""
+    from grader.roster import Person
+    path = fill(tmp_path / "grades.sqlite", [Entry("alice", 1.0), Entry("bob", 1.0)], rubric, registry)
+    store = Store.existing(path)
+    try:
+        store.save_roster([Person("alice", "Alice A", ("alice", "u101", "101")), Person("nobody", "", ("nobody",))])
+        done = canvas.export(store, rubric)
+    finally:
+        store.close()
+    table = pd.read_csv(pd.io.common.StringIO(done.text), dtype=str, keep_default_na=False).set_index("Student")
+    assert list(table.index) == ["Points Possible", "Alice A", "nobody"]
+    assert table.loc["Alice A", "SIS Login ID"] == "alice" and table.loc["Alice A", rubric.title] != ""
+    assert table.loc["nobody", "SIS Login ID"] == "nobody" and table.loc["nobody", rubric.title] == ""
+    assert "bob is graded but not in the stored roster; not exported" in done.warnings
+
+
+def test_canvas_with_a_roster_file_reads_it_rather_than_the_stored_one(tmp_path, rubric, registry):
+    from grader.roster import Person
+    path = fill(tmp_path / "grades.sqlite", [Entry("alice", 1.0)], rubric, registry)
+    roster = tmp_path / "roster.csv"
+    roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section\nPoints Possible,,,,\n"
+                      "Alice A,101,u101,alice,S1\n\"Student, Test\",999,,,S1\n")
+    store = Store.existing(path)
+    try:
+        store.save_roster([Person("alice", "Stored Name", ("alice",)), Person("carol", "Carol", ("carol",))])
+        done = canvas.export(store, rubric, roster=roster)
+    finally:
+        store.close()
+    table = pd.read_csv(pd.io.common.StringIO(done.text), dtype=str, keep_default_na=False)
+    assert list(table["Student"]) == ["Points Possible", "Alice A"]  # Canvas's test student skipped, as grade does
+    assert list(table.iloc[1][["ID", "SIS User ID", "SIS Login ID", "Section"]]) == ["101", "u101", "alice", "S1"]
+
+
+def test_export_command_without_roster_lists_the_stored_roster(tmp_path, monkeypatch, registry, small_rubric,
+                                                              capsys):
+    monkeypatch.setattr(cli, "isolation", lambda args, work: None)
+    monkeypatch.setattr(cli, "prepared_backend", lambda args, work, jobs, gpu, sandbox: (FakeBackend(), registry,
+                                                                                          small_rubric))
+    write_submission(tmp_path / "subs", "alice", {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks})
+    (tmp_path / "class.csv").write_text("student,name\nalice,Alice A\nbob,Bob B\n")
+    common = ["--results", str(tmp_path / "r"), "--rubric", str(small_rubric.path)]
+    assert cli.main(["grade", str(tmp_path / "subs"), *common, "--gpus", "0", "--no-progress", "--roster",
+                     str(tmp_path / "class.csv")]) == 0
+    (tmp_path / "r" / "canvas.csv").unlink()
+    assert cli.main(["export", *common]) == 0
+    table = pd.read_csv(tmp_path / "r" / "canvas.csv", dtype=str, keep_default_na=False).set_index("Student")
+    assert list(table.index) == ["Points Possible", "Alice A", "Bob B"]
+    assert table.loc["Bob B", "SIS Login ID"] == "bob" and table.loc["Bob B", small_rubric.title] == ""
+    assert float(table.loc["Alice A", small_rubric.title]) == small_rubric.max_points
+
+
 def test_canvas_heads_the_column_title_and_assignment_id_so_canvas_fills_that_assignment(tmp_path, rubric,
                                                                                       registry):
     path = fill(tmp_path / "grades.sqlite", [Entry("alice", 1.0)], rubric, registry)
