@@ -36,7 +36,6 @@ from grader.budget import Credited, SolutionTimes, TimeBudget, case_words
 from grader.gate.policy import GatePolicy
 from grader.intake import Entry, IntakeLimits, Submission, choose_latest, read_submission
 from grader.isolation import Isolation
-from grader.late import lateness
 from grader.lms import find_entries
 from grader.roster import Person, name_by_roster
 from grader.paired import time_pairs
@@ -45,6 +44,7 @@ from grader.results import REVIEW_FLAG, CaseOutcome, SanitizerOutcome, Submissio
 from grader.rubric import Rubric, TaskPolicy
 from grader.runner import HarnessFailure
 from grader.score import ZERO_NOTES, score_submission, zero_scores
+from grader.score_chain import chain_for_result
 from grader.status import GPU_ONLY, NOT_RUN, OUT_OF_BUDGET
 from grader.store import Store
 
@@ -609,8 +609,7 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
     def finish(result: SubmissionResult):
         with lock:
             store.save(run_id, result, backend.harness_version, rubric.sha256, rubric.max_points,
-                       lateness(rubric.late, result.submission.student, result.submission.received,
-                                result.submission.received_from))
+                       chain_for_result(rubric, result, _timed(backend)))
             graded.append(result)
             bar.set_postfix_str(result.submission.student)
             bar.update()
@@ -681,7 +680,7 @@ def grade_single(entry: Path | Entry, results: Path, rubric: Rubric, registry: R
         if result is None:
             result = grade_submission(sub, build, backend, gpu, solution, rubric, registry, seed)
         submission_id = store.save(run_id, result, backend.harness_version, rubric.sha256, rubric.max_points,
-                                   lateness(rubric.late, sub.student, sub.received, sub.received_from))
+                                   chain_for_result(rubric, result, _timed(backend)))
     finally:
         solution.close()
         if run_id is not None:
