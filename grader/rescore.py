@@ -1,9 +1,9 @@
 """`bin/grader rescore RESULTS --rubric R`: every stored submission's scores under an edited rubric.
 
 Nothing runs again: the stored cases (their statuses, each timed case's speedup interval) and
-compute-sanitizer's findings are scored by the same chain as grading (grader/score_chain.py), and the late
-policy by late.py, from the stored time received. What can change this way: points, the performance curve (s_zero, s_full),
-the sanitizer penalty, the late policy. A rubric that changes what is run (tasks, element types, shapes,
+compute-sanitizer's findings are scored by the same chain as grading (grader/score_chain.py), with the
+late policy's share from the stored time received. What can change this way: points, the performance
+curve (s_zero, s_full), the sanitizer penalty, the late policy. A rubric that changes what is run (tasks, element types, shapes,
 timed shapes) is refused for the submissions it would need cases for: those need `grade --regrade`.
 A submission graded in a run that timed nothing (the CPU backend) is scored for correctness only, as it was;
 its missing timed cases are not held against the rubric.

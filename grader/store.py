@@ -259,7 +259,8 @@ class Store:
                 " status, total, max_total, nickname, rejected, notes, ignored, build_log, build_seconds, seconds, gate,"
                 " build_reason, received_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (run_id, sub.student, sub.sha256, sub.received, now(), harness_version, rubric_sha256, result.status,
-                 scored.totals.total, max_total, sub.nickname, sub.rejected, json.dumps(sub.notes), json.dumps(sub.ignored),
+                 scored.totals.total, max_total, sub.nickname, sub.rejected, json.dumps(sub.notes),
+                 json.dumps(sub.ignored),
                  build.log if build else "", build.seconds if build else None, result.seconds,
                  json.dumps(build.gate.to_json() if build and build.gate else []),
                  build.reason if build and not build.ok else "", sub.received_from)).lastrowid
@@ -276,7 +277,8 @@ class Store:
                      json.dumps(c.record) if c.record is not None else None, c.unit, c.work,
                      speed.median if speed else None, speed.low if speed else None, speed.high if speed else None,
                      p.student.median if ok_pairs else None, p.solution.median if ok_pairs else None,
-                     len(p.pairs) if p else None, p.stop_reason if p else None, scored.credits.get(i), c.floor_ms, c.flag,
+                     len(p.pairs) if p else None, p.stop_reason if p else None, scored.credits.get(i), c.floor_ms,
+                     c.flag,
                      p.seconds if p else None, p.throttled_pairs if p else None)).lastrowid
                 if p:
                     self.db.executemany(

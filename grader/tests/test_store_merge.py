@@ -58,7 +58,8 @@ def test_the_same_submission_from_another_shard_replaces_the_one_merged_before(g
 def test_a_merge_of_named_students_copies_only_theirs(graded_twice):
     store = Store(graded_twice / "class" / "grades.sqlite")
     try:
-        assert store.merge_from(graded_twice / "a" / "grades.sqlite", "batch/a", settle_stored, students={"bo"}) == (1, 0)
+        assert store.merge_from(graded_twice / "a" / "grades.sqlite", "batch/a", settle_stored,
+                                students={"bo"}) == (1, 0)
     finally:
         store.close()
     with opened(graded_twice / "class") as store, opened(graded_twice / "a") as shard:
