@@ -50,6 +50,7 @@ from grader.rescore import RescoreError, rescore
 from grader.roster import Person, RosterError, read_roster
 from grader.rubric import DEFAULT_RUBRIC, Rubric, RubricError, load_rubric
 from grader.sandbox import UNSAFE_FLAG, SandboxError, make_sandbox
+from grader.score_chain import settle_stored
 from grader.store import Store, StoreError
 
 
@@ -396,7 +397,7 @@ def cmd_override(args) -> int:
         if args.undo:
             if args.points is not None:
                 raise UsageError("--undo takes no POINTS")
-            if not store.undo_override(args.student, args.task, args.by):
+            if not store.undo_override(args.student, args.task, args.by, settle_stored):
                 raise GraderError(f"{args.student} has no override of {args.task} in force")
             said = f"undid the override of {args.student}'s {args.task} (kept on record, marked undone by {args.by})"
         else:
@@ -405,7 +406,8 @@ def cmd_override(args) -> int:
                 raise UsageError(f"POINTS for {args.task} must be between 0 and {worth:g}")
             if not (args.reason or "").strip():
                 raise UsageError("--reason is required: it goes on record and into the student's feedback")
-            store.add_override(args.student, args.task, args.points, args.reason.strip(), args.by.strip())
+            store.add_override(args.student, args.task, args.points, args.reason.strip(), args.by.strip(),
+                               settle_stored)
             said = f"{args.student}'s {args.task}: {args.points:g} points, by {args.by}: {args.reason.strip()}"
         latest = store.latest_submissions()
         total = float(latest[latest["student"] == args.student]["total"].iloc[0])

@@ -37,7 +37,6 @@ from grader.gate.policy import GatePolicy
 from grader.intake import Entry, IntakeLimits, Submission, read_submission
 from grader.intake_plan import NoSubmissions, plan_intake
 from grader.isolation import Isolation
-from grader.late import lateness
 from grader.roster import Person
 from grader.paired import time_pairs
 from grader.registry import Registry
@@ -45,6 +44,7 @@ from grader.results import REVIEW_FLAG, CaseOutcome, SanitizerOutcome, Submissio
 from grader.rubric import Rubric, TaskPolicy
 from grader.runner import HarnessFailure
 from grader.score import ZERO_NOTES, score_submission, zero_scores
+from grader.score_chain import chain_for_result
 from grader.status import GPU_ONLY, NOT_RUN, OUT_OF_BUDGET
 from grader.store import Store
 
@@ -597,8 +597,7 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
     def finish(result: SubmissionResult):
         with lock:
             store.save(run_id, result, backend.harness_version, rubric.sha256, rubric.max_points,
-                       lateness(rubric.late, result.submission.student, result.submission.received,
-                                result.submission.received_from))
+                       chain_for_result(rubric, result, _timed(backend)))
             graded.append(result)
             bar.set_postfix_str(result.submission.student)
             bar.update()
@@ -669,7 +668,7 @@ def grade_single(entry: Path | Entry, results: Path, rubric: Rubric, registry: R
         if result is None:
             result = grade_submission(sub, build, backend, gpu, solution, rubric, registry, seed)
         submission_id = store.save(run_id, result, backend.harness_version, rubric.sha256, rubric.max_points,
-                                   lateness(rubric.late, sub.student, sub.received, sub.received_from))
+                                   chain_for_result(rubric, result, _timed(backend)))
     finally:
         solution.close()
         if run_id is not None:

@@ -1,9 +1,9 @@
 """`bin/grader rescore RESULTS --rubric R`: every stored submission's scores under an edited rubric.
 
 Nothing runs again: the stored cases (their statuses, each timed case's speedup interval) and
-compute-sanitizer's findings are scored by the same score.py as grading, and the late policy by late.py,
-from the stored time received. What can change this way: points, the performance curve (s_zero, s_full),
-the sanitizer penalty, the late policy. A rubric that changes what is run (tasks, element types, shapes,
+compute-sanitizer's findings are scored by the same chain as grading (grader/score_chain.py), with the
+late policy's share from the stored time received. What can change this way: points, the performance
+curve (s_zero, s_full), the sanitizer penalty, the late policy. A rubric that changes what is run (tasks, element types, shapes,
 timed shapes) is refused for the submissions it would need cases for: those need `grade --regrade`.
 A submission graded in a run that timed nothing (the CPU backend) is scored for correctness only, as it was;
 its missing timed cases are not held against the rubric.
@@ -13,17 +13,16 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 
 import pandas as pd
 
 from grader.late import lateness
-from grader.results import CaseOutcome, SanitizerOutcome
+from grader.results import SanitizerOutcome
 from grader.rubric import Rubric
-from grader.score import ZERO_NOTES, score_submission, zero_scores
+from grader.score import ScoredCase
+from grader.score_chain import chain_for
 from grader.status import untimed_reason
 from grader.store import Store
-
 
 
 class RescoreError(ValueError):
@@ -34,14 +33,6 @@ class RescoreError(ValueError):
 class RescoreSummary:
     rescored: int = 0
     changed: list[tuple[str, float, float]] = field(default_factory=list)  # (student, before, after), latest only
-
-
-def _case(row) -> CaseOutcome:
-    case = CaseOutcome(row.task, row.dtype, row.shape, row.kind, row.status)
-    if row.kind == "timed" and pd.notna(row.speedup_high) and row.pairs:
-        # What scoring reads of a timed case: that pairs ran, and the upper end of the speedup's interval.
-        case.paired = SimpleNamespace(pairs=[None] * int(row.pairs), speedup=SimpleNamespace(high=row.speedup_high))
-    return case
 
 
 def _check_cases(rubric: Rubric, student: str, cases: pd.DataFrame, timed: bool = True) -> None:
@@ -77,17 +68,13 @@ def rescore(store: Store, rubric: Rubric) -> RescoreSummary:
     before = dict(zip(store.latest_submissions()["student"], store.latest_submissions()["total"]))
     summary = RescoreSummary()
     for sub in subs.itertuples():
-        if sub.status in ZERO_NOTES:
-            scores, credits = zero_scores(rubric, ZERO_NOTES[sub.status]), {}
-        else:
-            rows = cases[cases["submission_id"] == sub.id]
-            outcomes = [_case(r) for r in rows.itertuples()]
-            found = [SanitizerOutcome(r.task, r.tool, r.dtype, r.shape, r.status, int(r.errors))
-                     for r in tools[tools["submission_id"] == sub.id].itertuples()]
-            scores = score_submission(rubric, outcomes, found, not untimed.get(int(sub.run_id), False))
-            credits = {int(r.id): c.credit for r, c in zip(rows.itertuples(), outcomes) if c.credit is not None}
+        own = [ScoredCase.of_row(r) for r in cases[cases["submission_id"] == sub.id].itertuples()]
+        found = [SanitizerOutcome(r.task, r.tool, r.dtype, r.shape, r.status, int(r.errors))
+                 for r in tools[tools["submission_id"] == sub.id].itertuples()]
         late = lateness(rubric.late, sub.student, sub.received, sub.received_from)
-        store.rescore(int(sub.id), scores, credits, late, rubric.sha256, rubric.max_points)
+        measured = not untimed.get(int(sub.run_id), False)
+        store.rescore(int(sub.id), rubric.sha256, rubric.max_points,
+                      chain_for(rubric, sub.status, own, found, late, measured))
         summary.rescored += 1
     after = dict(zip(store.latest_submissions()["student"], store.latest_submissions()["total"]))
     summary.changed = [(s, before[s], after[s]) for s in sorted(after)

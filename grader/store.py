@@ -10,14 +10,24 @@ from __future__ import annotations
 import json
 import sqlite3
 from datetime import datetime, timezone
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from grader.isolation import Isolation
-from grader.late import ON_TIME, Lateness
 from grader.received import CANVAS_LATE
-from grader.results import SubmissionResult, TaskScore
+from grader.results import SubmissionResult
+
+if TYPE_CHECKING:  # the store is handed the chain's results; it never runs the chain on its own
+    from grader.score_chain import Scored
+
+# The scoring chain (grader/score_chain.py) as the store calls it, inside the transaction that writes its result:
+# Score, for a submission being written, gets its student's overrides in force (the store's rows);
+# Settle, for one already stored, gets its submission row, its scores rows and those overrides.
+Score = Callable[[pd.DataFrame], "Scored"]
+Settle = Callable[[pd.Series, pd.DataFrame, pd.DataFrame], "Scored"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS grading_runs (
@@ -235,23 +245,26 @@ class Store:
         return row is not None
 
     def save(self, run_id: int, result: SubmissionResult, harness_version: str, rubric_sha256: str,
-             max_total: float, late: Lateness = ON_TIME) -> int:
-        """Writes one submission's results in a single transaction, replacing an earlier grade of the same key;
-        its total is its tasks' points (with the student's overrides) less the late penalty."""
+             max_total: float, score: Score) -> int:
+        """Writes one submission's results in a single transaction, replacing an earlier grade of the same key,
+        with the scores, credits and totals `score` (the scoring chain) returns for its student's overrides in
+        force: called inside the transaction, so an override made meanwhile is either counted or not yet made."""
         sub, build = result.submission, result.build
         with self.db:
             self.db.execute("DELETE FROM submissions WHERE student = ? AND sha256 = ? AND harness_version = ?"
                             " AND rubric_sha256 = ?", (sub.student, sub.sha256, harness_version, rubric_sha256))
+            scored = score(self._in_force(sub.student))
             sid = self.db.execute(
                 "INSERT INTO submissions (run_id, student, sha256, received, graded, harness_version, rubric_sha256,"
                 " status, total, max_total, nickname, rejected, notes, ignored, build_log, build_seconds, seconds, gate,"
                 " build_reason, received_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (run_id, sub.student, sub.sha256, sub.received, now(), harness_version, rubric_sha256, result.status,
-                 result.total, max_total, sub.nickname, sub.rejected, json.dumps(sub.notes), json.dumps(sub.ignored),
+                 scored.totals.total, max_total, sub.nickname, sub.rejected, json.dumps(sub.notes),
+                 json.dumps(sub.ignored),
                  build.log if build else "", build.seconds if build else None, result.seconds,
                  json.dumps(build.gate.to_json() if build and build.gate else []),
                  build.reason if build and not build.ok else "", sub.received_from)).lastrowid
-            for c in result.cases:
+            for i, c in enumerate(result.cases):
                 p = c.paired
                 ok_pairs = p is not None and p.pairs
                 speed = p.speedup if ok_pairs else None
@@ -264,7 +277,8 @@ class Store:
                      json.dumps(c.record) if c.record is not None else None, c.unit, c.work,
                      speed.median if speed else None, speed.low if speed else None, speed.high if speed else None,
                      p.student.median if ok_pairs else None, p.solution.median if ok_pairs else None,
-                     len(p.pairs) if p else None, p.stop_reason if p else None, c.credit, c.floor_ms, c.flag,
+                     len(p.pairs) if p else None, p.stop_reason if p else None, scored.credits.get(i), c.floor_ms,
+                     c.flag,
                      p.seconds if p else None, p.throttled_pairs if p else None)).lastrowid
                 if p:
                     self.db.executemany(
@@ -276,35 +290,34 @@ class Store:
                 " seconds, checker) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(sid, f.task, f.tool, f.dtype, f.shape, f.status, f.errors, f.report, f.message, f.seconds, f.checker)
                  for f in result.sanitizer])
-            self.db.executemany(
-                "INSERT INTO scores (submission_id, task, correctness, correctness_max, performance, performance_max,"
-                " cases_passed, cases_total, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(sid, s.task, s.correctness, s.correctness_max, s.performance, s.performance_max, s.cases_passed,
-                  s.cases_total, s.note) for s in result.scores])
-            self.db.execute("UPDATE submissions SET late_percent = ?, late = ? WHERE id = ?",
-                            (late.percent, late.note, sid))
-            self._settle(sid)
+            self._write_scored(sid, scored)
         return sid
 
-    def _settle(self, sid: int):
-        """A submission's overrides (its student's, in force), raw total, penalty and total, from its scores.
-        Called inside the caller's transaction."""
-        student, percent = self.db.execute("SELECT student, late_percent FROM submissions WHERE id = ?",
-                                           (sid,)).fetchone()
-        active = {task: (points, f"{points:g} points set by {author} on {made}: {reason}")
-                  for task, points, author, made, reason in self.db.execute(
-                      "SELECT task, points, author, made, reason FROM overrides WHERE student = ? AND undone IS NULL"
-                      " ORDER BY id", (student,))}
-        raw = 0.0
-        for task, correctness, performance in self.db.execute(
-                "SELECT task, correctness, performance FROM scores WHERE submission_id = ?", (sid,)).fetchall():
-            points, note = active.get(task, (None, ""))
-            self.db.execute("UPDATE scores SET override = ?, override_note = ? WHERE submission_id = ? AND task = ?",
-                            (points, note, sid, task))
-            raw += points if points is not None else correctness + performance
-        penalty = Lateness(percent, "").penalty(raw)
-        self.db.execute("UPDATE submissions SET raw_total = ?, penalty = ?, total = ? WHERE id = ?",
-                        (raw, penalty, raw - penalty, sid))
+    def _in_force(self, student: str) -> pd.DataFrame:
+        """The student's overrides in force, oldest first (the chain's overrides step reads them)."""
+        return self._table("SELECT task, points, author, made, reason FROM overrides WHERE student = ? AND undone IS"
+                           " NULL ORDER BY id", (student,))
+
+    def _write_scored(self, sid: int, scored: Scored):
+        """Writes what the scoring chain made of a submission: its task scores with their overrides, its lateness
+        and its totals. Inside the caller's transaction."""
+        self.db.execute("DELETE FROM scores WHERE submission_id = ?", (sid,))
+        self.db.executemany(
+            "INSERT INTO scores (submission_id, task, correctness, correctness_max, performance, performance_max,"
+            " cases_passed, cases_total, note, override, override_note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(sid, s.task, s.correctness, s.correctness_max, s.performance, s.performance_max, s.cases_passed,
+              s.cases_total, s.note, scored.overrides[s.task].points, scored.overrides[s.task].note)
+             for s in scored.scores])
+        t = scored.totals
+        self.db.execute("UPDATE submissions SET late_percent = ?, late = ?, raw_total = ?, penalty = ?, total = ?"
+                        " WHERE id = ?", (scored.late.percent, scored.late.note, t.raw_total, t.penalty, t.total, sid))
+
+    def _resettle(self, sid: int, settle: Settle):
+        """A stored submission's totals again, by `settle` from its rows, after its student's overrides changed
+        or it was merged in. Inside the caller's transaction."""
+        submission = self._table("SELECT * FROM submissions WHERE id = ?", (sid,)).iloc[0]
+        scores = self._table("SELECT * FROM scores WHERE submission_id = ? ORDER BY rowid", (sid,))
+        self._write_scored(sid, settle(submission, scores, self._in_force(submission["student"])))
 
     # --- the class list ----------------------------------------------------------------------------------
 
@@ -320,10 +333,10 @@ class Store:
 
     # --- operations: rescore, overrides ---------------------------------------------------------------------
 
-    def rescore(self, sid: int, scores: list[TaskScore], credits: dict[int, float], late: Lateness,
-                rubric_sha256: str, max_total: float) -> bool:
-        """Replaces one submission's scores (and its timed cases' credit) as computed under another rubric, in
-        one transaction. False when the store already holds the same submission graded under that rubric (this
+    def rescore(self, sid: int, rubric_sha256: str, max_total: float, score: Score) -> bool:
+        """Replaces one submission's scores, its timed cases' credit (by case id) and its totals with what `score`
+        (the scoring chain under another rubric) returns for its student's overrides in force, in one
+        transaction. False when the store already holds the same submission graded under that rubric (this
         copy is then removed: the other one stands)."""
         with self.db:
             row = self.db.execute("SELECT student, sha256, harness_version FROM submissions WHERE id = ?",
@@ -333,20 +346,20 @@ class Store:
             if twin is not None:
                 self.db.execute("DELETE FROM submissions WHERE id = ?", (sid,))
                 return False
-            self.db.execute("DELETE FROM scores WHERE submission_id = ?", (sid,))
-            self.db.executemany(
-                "INSERT INTO scores (submission_id, task, correctness, correctness_max, performance, performance_max,"
-                " cases_passed, cases_total, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(sid, s.task, s.correctness, s.correctness_max, s.performance, s.performance_max, s.cases_passed,
-                  s.cases_total, s.note) for s in scores])
-            self.db.executemany("UPDATE cases SET credit = ? WHERE id = ?", [(c, i) for i, c in credits.items()])
-            self.db.execute("UPDATE submissions SET rubric_sha256 = ?, max_total = ?, late_percent = ?, late = ?"
-                            " WHERE id = ?", (rubric_sha256, max_total, late.percent, late.note, sid))
-            self._settle(sid)
+            self.db.execute("UPDATE submissions SET rubric_sha256 = ?, max_total = ? WHERE id = ?",
+                            (rubric_sha256, max_total, sid))
+            scored = score(self._in_force(row[0]))
+            self.db.executemany("UPDATE cases SET credit = ? WHERE id = ? AND submission_id = ?",
+                                [(c, i, sid) for i, c in scored.credits.items()])
+            self._write_scored(sid, scored)
         return True
 
-    def add_override(self, student: str, task: str, points: float, reason: str, author: str) -> int:
-        """Sets a task's points for a student (in place of any earlier override of it), on record."""
+    def add_override(self, student: str, task: str, points: float, reason: str, author: str, settle: Settle) -> int:
+        """Sets a task's points for a student (in place of any earlier override of it), on record, and each of
+        the student's submissions' totals again by `settle` (the scoring chain's last steps): the chain is called
+        here, inside the transaction, rather than its results passed in, so the override and the totals it makes
+        land together or not at all, computed from the rows as they are under the write lock (a submission saved
+        by a grade running meanwhile is settled too), while the store itself does no arithmetic."""
         with self.db:
             sha = self.db.execute("SELECT sha256 FROM submissions WHERE student = ? ORDER BY received DESC, graded"
                                   " DESC, id DESC LIMIT 1", (student,)).fetchone()
@@ -359,16 +372,17 @@ class Store:
                                   " submission_sha256) VALUES (?, ?, ?, ?, ?, ?, ?)",
                                   (student, task, points, reason, author, when, sha[0])).lastrowid
             for (sid,) in self.db.execute("SELECT id FROM submissions WHERE student = ?", (student,)).fetchall():
-                self._settle(sid)
+                self._resettle(sid, settle)
         return oid
 
-    def undo_override(self, student: str, task: str, author: str) -> bool:
-        """Ends the override in force on a student's task (kept on record, marked undone); False if none."""
+    def undo_override(self, student: str, task: str, author: str, settle: Settle) -> bool:
+        """Ends the override in force on a student's task (kept on record, marked undone), and settles the
+        student's submissions again by `settle`, in the same transaction (add_override); False if none."""
         with self.db:
             done = self.db.execute("UPDATE overrides SET undone = ?, undone_by = ? WHERE student = ? AND task = ?"
                                    " AND undone IS NULL", (now(), author, student, task)).rowcount
             for (sid,) in self.db.execute("SELECT id FROM submissions WHERE student = ?", (student,)).fetchall():
-                self._settle(sid)
+                self._resettle(sid, settle)
         return bool(done)
 
     def overrides(self, student: str | None = None) -> pd.DataFrame:
@@ -382,14 +396,16 @@ class Store:
     def _columns(self, table: str) -> list[str]:
         return [row[1] for row in self.db.execute(f"PRAGMA main.table_info({table})")]
 
-    def merge_from(self, shard: Path, origin: str, students: set[str] | None = None) -> tuple[int, int]:
+    def merge_from(self, shard: Path, origin: str, settle: Settle, students: set[str] | None = None
+                   ) -> tuple[int, int]:
         """Copies every submission of the shard store at `shard` not merged from it before, each in one
         transaction with its cases, timing samples, sanitizer runs and scores, and with it, the first time, its
         grading run (seed, devices, limits, isolation: as the shard recorded them). A submission of the same
         (student, sha256, harness version, rubric hash) already here is replaced, as `save` replaces it.
         `origin` names the shard (batch/shard): merging it again adds nothing. With `students`, only their
-        submissions are merged (a store of part of a class, for the readers that read a whole store). Returns
-        (merged now, merged before)."""
+        submissions are merged (a store of part of a class, for the readers that read a whole store). Each is
+        settled by `settle` (the scoring chain's last steps) with the overrides on record here, as one graded
+        here would be. Returns (merged now, merged before)."""
         Store(shard).close()  # brings the shard's store up to date, like any store opened
         try:
             self.db.execute("ATTACH DATABASE ? AS shard", (str(shard),))
@@ -410,6 +426,7 @@ class Store:
                     if run_id not in runs:
                         runs[run_id] = self._merge_run(run_id, f"{origin}/run/{run_id}")
                     local = self._merge_submission(sid, runs[run_id])
+                    self._resettle(local, settle)  # the overrides on record here apply to it
                     self.db.execute("INSERT INTO merged VALUES (?, 'submission', ?, ?)", (key, local, now()))
                 done += 1
         finally:
@@ -447,7 +464,6 @@ class Store:
             cols = ", ".join(c for c in self._columns(table) if c != "submission_id")
             self.db.execute(f"INSERT INTO {table} (submission_id, {cols}) SELECT ?, {cols} FROM shard.{table}"
                             " WHERE submission_id = ? ORDER BY rowid", (local, sid))
-        self._settle(local)  # the overrides on record here apply to it, as to a submission graded here
         return local
 
     def merged_origins(self) -> pd.DataFrame:

@@ -5,7 +5,8 @@
 Each submission goes in as one transaction (Store.merge_from), with its grading run, so a merge that is stopped
 midway is simply run again: what is merged is recorded by origin (batch/shard/id) and never merged twice. A shard
 whose task is still in Slurm's queue is left for later (its store is being written, on another node). After the
-merge the command writes the reports, as `grade` does.
+merge the command writes the reports, as `grade` does. Each merged submission is settled again by the scoring chain
+(grader/score_chain.py) with the overrides on record in RESULTS, as one graded there would be.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.score_chain import settle_stored
 from grader.slurm import scheduler
 from grader.slurm.batch import Manifest, batches, now, write_json
 from grader.store import Store
@@ -57,7 +59,7 @@ def merge_results(results: Path) -> Merged:
                     continue
                 if not path.is_file():
                     continue
-                merged, before = store.merge_from(path, f"{manifest.batch}/{index:03d}")
+                merged, before = store.merge_from(path, f"{manifest.batch}/{index:03d}", settle_stored)
                 out.shards += 1
                 out.merged += merged
                 out.before += before

@@ -22,6 +22,7 @@ from grader.registry import Registry
 from grader.results import CaseOutcome, SubmissionResult
 from grader.rubric import Rubric
 from grader.score import score_submission, zero_scores
+from grader.score_chain import chain_for_result
 from grader.store import Store
 
 LIMITS = {"copy_bandwidth_gbps": 4100.0, "sgemm_fp32_gflops": 50200.0}
@@ -111,7 +112,8 @@ def fill(path: Path, entries: list[Entry], rubric: Rubric, registry: Registry, l
         run = store.start_run(7, harness_version, rubric.sha256, registry.raw, [device or DEVICE],
                               limits or LIMITS, Isolation("none", note="test"), "test")
         for entry in entries:
-            store.save(run, result_for(entry, rubric, registry), harness_version, rubric.sha256, rubric.max_points)
+            result = result_for(entry, rubric, registry)
+            store.save(run, result, harness_version, rubric.sha256, rubric.max_points, chain_for_result(rubric, result))
         store.finish_run(run)
     finally:
         store.close()

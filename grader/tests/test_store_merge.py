@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from grader import cli
+from grader.score_chain import settle_stored
 from grader.store import Store, StoreError
 from grader.tests.conftest import opened, small_rubric_text, write_submission
 
@@ -25,7 +26,7 @@ def graded_twice(tmp_path, registry, rubric, monkeypatch):
 def merged(tmp_path, *shards: str) -> list[tuple[int, int]]:
     store = Store(tmp_path / "class" / "grades.sqlite")
     try:
-        return [store.merge_from(tmp_path / s / "grades.sqlite", f"batch/{s}") for s in shards]
+        return [store.merge_from(tmp_path / s / "grades.sqlite", f"batch/{s}", settle_stored) for s in shards]
     finally:
         store.close()
 
@@ -57,7 +58,8 @@ def test_the_same_submission_from_another_shard_replaces_the_one_merged_before(g
 def test_a_merge_of_named_students_copies_only_theirs(graded_twice):
     store = Store(graded_twice / "class" / "grades.sqlite")
     try:
-        assert store.merge_from(graded_twice / "a" / "grades.sqlite", "batch/a", students={"bo"}) == (1, 0)
+        assert store.merge_from(graded_twice / "a" / "grades.sqlite", "batch/a", settle_stored,
+                                students={"bo"}) == (1, 0)
     finally:
         store.close()
     with opened(graded_twice / "class") as store, opened(graded_twice / "a") as shard:
@@ -72,7 +74,7 @@ def test_a_file_that_is_not_a_store_is_one_line(tmp_path):
     store = Store(tmp_path / "grades.sqlite")
     try:
         with pytest.raises(StoreError) as e:
-            store.merge_from(tmp_path / "junk.sqlite", "batch/x")
+            store.merge_from(tmp_path / "junk.sqlite", "batch/x", settle_stored)
     finally:
         store.close()
     assert "\n" not in str(e.value)

@@ -16,6 +16,7 @@ import tomllib
 import pytest
 
 from conftest import ROOT
+from grader.score_chain import settle_stored
 from grader.store import Store
 from grader.tests.conftest import texts_a_student_reads
 from grader.tests.gpu_corpus import FLOAT_ONLY, SAMPLE_CLASS, SOLUTION_AS_STUDENT
@@ -52,7 +53,8 @@ def demo(tmp_path_factory, graded_corpus):
     results = tmp_path_factory.mktemp("demo")
     store = Store(results / "grades.sqlite")
     try:
-        merged, _ = store.merge_from(fast.results / "grades.sqlite", "gpu-corpus/fast", students=set(SAMPLE_CLASS))
+        merged, _ = store.merge_from(fast.results / "grades.sqlite", "gpu-corpus/fast", settle_stored,
+                                     students=set(SAMPLE_CLASS))
     finally:
         store.close()
     assert merged == len(SAMPLE_CLASS)
