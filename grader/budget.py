@@ -30,7 +30,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from grader.build import NEEDS_GPU, GraderError
+from grader.build_result import NEEDS_GPU
+from grader.errors import GraderError
 from grader.runner import HarnessFailure
 from grader.status import GPU_ONLY
 
