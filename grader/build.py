@@ -22,6 +22,7 @@ import json
 from pathlib import Path
 
 from grader import sanitizer as tool_runs
+from grader.backend import Backend
 from grader.build_result import NEEDS_GPU, BuildResult, renamed_folders  # (importers of these from here keep working)
 from grader.compiler_log import own_messages
 from grader.errors import GraderError  # (importers of it from here keep working)
@@ -255,13 +256,11 @@ class Workspace:
         return own_messages(named, lambda path: path.startswith("kernels/") or Path(path).name in tasks)[-BUILD_LOG_CAP:]
 
 
-class LocalBackend:
+class LocalBackend(Backend):
     """Builds with nvcc in a private workspace and runs harnesses on this machine's GPUs; student code
     (its build, its harness processes, its sanitizer runs) in `isolation` (grader.sandbox). With `cpu=True`
     the same, built for the CPU backend (grader/backends.py's CpuBackend)."""
 
-    timed = True  # whether its runs time cases (the CPU backend's do not)
-    checker = "compute-sanitizer"  # who runs the sanitizer's tools (the CPU backend: its own checks, "cpu")
     device_words = "the GPU"  # what check_gpu's message says the harness must reach
 
     def __init__(self, work: Path, arch: str | None = None, isolation=None, cpu: bool = False):

@@ -34,6 +34,7 @@ from pathlib import Path
 import pandas as pd
 
 from grader import backends
+from grader.backend import Backend
 from grader.build import GraderError
 from grader.exports import EXPORTERS, ExportError, autolab, canvas, gradescope
 from grader.exports.common import CORRECTNESS_ONLY_FLAG, check_measured, not_measured, student_of
@@ -87,7 +88,7 @@ def isolation(args, work: Path):
     return chosen
 
 
-def prepared_backend(args, work: Path, jobs: int, gpu: str | None, sandbox) -> tuple[object, Registry, Rubric]:
+def prepared_backend(args, work: Path, jobs: int, gpu: str | None, sandbox) -> tuple[Backend, Registry, Rubric]:
     """The built backend (--device's kind: grader/backends.py), its registry and the rubric checked against it;
     the sandbox gets the rubric's limits before its GPU check runs the solution through it."""
     kind = backends.get(getattr(args, "device", backends.DEFAULT_DEVICE))
