@@ -201,8 +201,8 @@ def cmd_grade_slurm(args) -> int:
     if args.device == "auto":
         raise UsageError("--device auto decides by the machine it runs on, and with --slurm that is the login node, "
                          "not the nodes that grade: say --device gpu or --device cpu")
-    if args.device == "cpu" and args.gres != parser_defaults("grade")["gres"]:
-        raise UsageError(f"--gres {args.gres}: --device cpu grades on the CPUs each array task gets "
+    if args.gres != parser_defaults("grade")["gres"] and not backends.get(args.device).uses_gpus:
+        raise UsageError(f"--gres {args.gres}: --device {args.device} grades on the CPUs each array task gets "
                          "(--cpus-per-task) and asks Slurm for no GPU; leave --gres out")
     if args.unsafe_no_sandbox:
         print(f"grader: WARNING: {UNSAFE_FLAG}: on every node, student code runs with this user's rights, without "
