@@ -12,6 +12,7 @@
     simulated  for the grader's own tests only (grader/tests/fakes.py): nothing is built and no student
                code runs; refused unless the environment has GRADER_TEST_BACKENDS=1, which only the tests set
 
+Each kind is a grader/backend.py Kind, each backend it returns a Backend: the abilities below are declared there.
 `grade` on one machine and each array task of a Slurm batch (grader/slurm/) get their backend here, from the
 name given to `--device`. A kind says:
 
@@ -22,8 +23,8 @@ name given to `--device`. A kind says:
     toolchain()            what the shared build cache's key records about the compilers
     build_cache(entry, …)  the pristine harness and the solution built once, into a cache entry's folder,
                            for every array task of a class (grader/slurm/cache.py)
-    open(entry, work, …)   a grading backend (grade.Backend) that builds submissions in `work` against a
-                           cache entry, building nothing else
+    open(entry, work, …)   a grading backend (grader/backend.py's Backend) that builds submissions in `work`
+                           against a cache entry, building nothing else
     local(work, …)         a grading backend for one machine, with its own build of everything in `work`
 
 Every backend a kind returns also has identify(gpu, device): "backend" (gpu or cpu), the host, and for a GPU its
@@ -43,9 +44,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Protocol
 
 from grader import sanitizer as tool_runs
+from grader.backend import Kind
 from grader.build import GraderError, LocalBackend, Workspace
 from grader.registry import Registry
 from grader.results import SanitizerOutcome
@@ -54,23 +55,6 @@ from grader.rubric import load_rubric
 
 TEST_BACKENDS_ENV = "GRADER_TEST_BACKENDS"  # "1": the tests' simulated backend may be named (tests only)
 DEFAULT_DEVICE = "gpu"
-
-
-class Kind(Protocol):
-    name: str
-    sandboxed: bool
-
-    def devices(self, spec: str) -> list[str]: ...
-
-    def arch(self, given: str | None) -> str: ...
-
-    def toolchain(self) -> dict: ...
-
-    def build_cache(self, folder: Path, arch: str | None, jobs: int, rubric: Path) -> dict: ...
-
-    def open(self, folder: Path, cached: dict, work: Path, sandbox, arch: str | None): ...
-
-    def local(self, work: Path, arch: str | None, sandbox, jobs: int) -> tuple[object, Registry]: ...
 
 
 def gpu_list(spec: str) -> list[str]:
@@ -132,7 +116,7 @@ class GpuBackend(LocalBackend):
         return {"backend": "gpu", **gpu_identity(device)}
 
 
-class GpuKind:
+class GpuKind(Kind):
     name = "gpu"
     sandboxed = True
     uses_gpus = True  # a Slurm array task asks for one (--gres)
@@ -296,7 +280,7 @@ class CpuBackend(LocalBackend):
         return outcome
 
 
-class CpuKind:
+class CpuKind(Kind):
     name = "cpu"
     sandboxed = True
     uses_gpus = False  # a Slurm array task asks for CPUs only (--cpus-per-task; no --gres)

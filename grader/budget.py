@@ -30,7 +30,9 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from grader.build import NEEDS_GPU, GraderError
+from grader.backend import Server
+from grader.build_result import NEEDS_GPU
+from grader.errors import GraderError
 from grader.runner import HarnessFailure
 from grader.status import GPU_ONLY
 
@@ -72,11 +74,11 @@ class SolutionTimes:
                           f"time budget): {reply}")
 
 
-class Credited:
+class Credited(Server):
     """A solution server whose requests that run the same work as the student's (a timed case's check and
     timed runs) are timed and credited to the student's budget."""
 
-    def __init__(self, solution, budget: TimeBudget, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, solution: Server, budget: TimeBudget, clock: Callable[[], float] = time.monotonic):
         self.solution, self.budget, self.clock = solution, budget, clock
 
     def request(self, message: dict, timeout: float) -> dict:
@@ -85,6 +87,10 @@ class Credited:
         if message.get("op") in ("check", "time"):
             self.budget.credit(self.clock() - start)
         return reply
+
+    def close(self):
+        """Nothing: the solution's process is its grading worker's, which closes it once all its submissions are
+        graded."""
 
 
 def case_words(message: dict) -> str:

@@ -19,11 +19,13 @@ import signal
 import subprocess
 import time
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import sanitizer as tool_runs
+from grader.backend import Backend
+from grader.build_result import NEEDS_GPU, BuildResult, renamed_folders  # (importers of these from here keep working)
 from grader.compiler_log import own_messages
+from grader.errors import GraderError  # (importers of it from here keep working)
 from grader.gate.build_gate import BuildGate, GateError, GateSetup, Target
 from grader.gate.policy import GatePolicy
 from grader.gate.report import GateReport
@@ -36,39 +38,6 @@ from grader.sandbox import ResourceLimits, Unsandboxed, run
 REPO = Path(__file__).resolve().parents[1]
 BUILD_LOG_CAP = 20000  # characters of compiler output kept for feedback
 HARNESS_CANNOT_RUN = 4  # the harness's exit status when it could not run at all (no CUDA device, ...)
-NEEDS_GPU = "needs a GPU:"  # how tools/link_tasks.py's reason starts for a file the CPU backend cannot run
-
-
-@dataclass
-class BuildResult:
-    ok: bool
-    harness: Path | None
-    seconds: float
-    log: str = ""
-    reason: str = ""  # one line, when not ok
-    gate: GateReport | None = None  # the build gate's findings, when it ran
-    # Task files that did not compile or link (their task's cases fail; the others run): file -> the
-    # compiler's or linker's first message (tools/link_tasks.py's report).
-    unbuilt: dict[str, str] = field(default_factory=dict)
-    # CPU backend: task files it cannot run (inline PTX, ...): file -> "needs a GPU: uses ... at file:line".
-    needs_gpu: dict[str, str] = field(default_factory=dict)
-    # The grader's own folders and the names a student knows them by: the build compiled the student's files
-    # where the grader put them, so their path is in every `__FILE__` and compiler message.
-    folder_names: tuple[tuple[str, str], ...] = ()
-
-    def readable(self, text: str) -> str:
-        """Text from this build or its programs, with the grader's folders named as the student names them."""
-        return renamed_folders(text, self.folder_names)
-
-
-def renamed_folders(text: str, names: tuple[tuple[str, str], ...]) -> str:
-    for folder, name in names:
-        text = text.replace(folder, name)
-    return text
-
-
-class GraderError(RuntimeError):
-    """The grader itself cannot go on (not a student's fault)."""
 
 
 def run_limited(cmd: list[str], timeout: float, cwd: Path | None = None) -> tuple[int | None, str]:
@@ -287,13 +256,11 @@ class Workspace:
         return own_messages(named, lambda path: path.startswith("kernels/") or Path(path).name in tasks)[-BUILD_LOG_CAP:]
 
 
-class LocalBackend:
+class LocalBackend(Backend):
     """Builds with nvcc in a private workspace and runs harnesses on this machine's GPUs; student code
     (its build, its harness processes, its sanitizer runs) in `isolation` (grader.sandbox). With `cpu=True`
     the same, built for the CPU backend (grader/backends.py's CpuBackend)."""
 
-    timed = True  # whether its runs time cases (the CPU backend's do not)
-    checker = "compute-sanitizer"  # who runs the sanitizer's tools (the CPU backend: its own checks, "cpu")
     device_words = "the GPU"  # what check_gpu's message says the harness must reach
 
     def __init__(self, work: Path, arch: str | None = None, isolation=None, cpu: bool = False):

@@ -35,6 +35,7 @@ from pathlib import Path
 import pandas as pd
 
 from grader import backends
+from grader.backend import Backend
 from grader.build import GraderError
 from grader.exports import EXPORTERS, ExportError, autolab, canvas, gradescope
 from grader.exports.common import CORRECTNESS_ONLY_FLAG, check_measured, not_measured, student_of
@@ -90,7 +91,7 @@ def isolation(args, work: Path):
     return chosen
 
 
-def prepared_backend(args, work: Path, jobs: int, gpu: str | None, sandbox) -> tuple[object, Registry, Rubric]:
+def prepared_backend(args, work: Path, jobs: int, gpu: str | None, sandbox) -> tuple[Backend, Registry, Rubric]:
     """The built backend (--device's kind: grader/backends.py), its registry and the rubric checked against it;
     the sandbox gets the rubric's limits before its GPU check runs the solution through it."""
     kind = backends.get(getattr(args, "device", backends.DEFAULT_DEVICE))
@@ -190,8 +191,8 @@ def cmd_grade_slurm(args) -> int:
     if args.device == "auto":
         raise UsageError("--device auto decides by the machine it runs on, and with --slurm that is the login node, "
                          "not the nodes that grade: say --device gpu or --device cpu")
-    if args.device == "cpu" and args.gres != parser_defaults("grade")["gres"]:
-        raise UsageError(f"--gres {args.gres}: --device cpu grades on the CPUs each array task gets "
+    if args.gres != parser_defaults("grade")["gres"] and not backends.get(args.device).uses_gpus:
+        raise UsageError(f"--gres {args.gres}: --device {args.device} grades on the CPUs each array task gets "
                          "(--cpus-per-task) and asks Slurm for no GPU; leave --gres out")
     if args.unsafe_no_sandbox:
         print(f"grader: WARNING: {UNSAFE_FLAG}: on every node, student code runs with this user's rights, without "

@@ -27,12 +27,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Callable
 
 from tqdm import tqdm
 
-from grader.build import BuildResult, GraderError
+from grader.backend import Backend, Server
 from grader.budget import Credited, SolutionTimes, TimeBudget, case_words
+from grader.build_result import BuildResult
+from grader.errors import GraderError
 from grader.gate.policy import GatePolicy
 from grader.intake import Entry, IntakeLimits, Submission, read_submission
 from grader.intake_plan import NoSubmissions, plan_intake
@@ -47,33 +49,6 @@ from grader.score import ZERO_NOTES, score_submission, zero_scores
 from grader.score_chain import chain_for_result
 from grader.status import GPU_ONLY, NOT_RUN, OUT_OF_BUDGET
 from grader.store import Store
-
-
-class Server(Protocol):
-    def request(self, message: dict, timeout: float) -> dict: ...
-
-    def close(self) -> None: ...
-
-
-class Backend(Protocol):
-    """Where builds and harness processes come from (build.LocalBackend; the tests
-    bring their own). It is prepared (solution built) before grading starts. A
-    backend may carry a `clock` (seconds, like time.monotonic) that timed cases
-    are measured against; the tests' simulated GPU brings its own."""
-    harness_version: str
-    sandbox: Isolation  # how student code is isolated: stored with every grading run
-    checker: str  # who runs the sanitizer's tools: "compute-sanitizer", or the CPU backend's own checks ("cpu")
-
-    def build(self, sub: Submission, timeout: float, gate: GatePolicy | None = None) -> BuildResult: ...
-
-    def student_server(self, build: BuildResult, gpu: str | None) -> Server: ...
-
-    def solution_server(self, gpu: str | None) -> Server: ...
-
-    def sanitize(self, sub: Submission, build: BuildResult, gpu: str | None, tool: str, task: str, dtype: str,
-                 shape: str, seed: int, timeout: float, shapes: list[str] | None = None) -> SanitizerOutcome: ...
-
-    def set_limits(self, limits) -> None: ...
 
 
 @dataclass
@@ -112,7 +87,7 @@ class GradeSummary:
     no_submission: list[str] = field(default_factory=list)  # roster ids with no submission
 
 
-class _StudentProcess:
+class _StudentProcess(Server):
     """The student's harness process for one submission, restarted after every failure.
 
     A reply forged on the harness's channel is found at the latest when the process ends (the
@@ -168,9 +143,8 @@ class _StudentProcess:
 
     def pause(self):
         """Stops the student's processes until the next request (paired.py: while the solution runs)."""
-        pause = getattr(self.server, "pause", None)
-        if pause is not None:
-            pause()
+        if self.server is not None:
+            self.server.pause()
 
     def answered_by(self, case: CaseOutcome) -> CaseOutcome:
         self.answered.append(case)
@@ -195,7 +169,7 @@ class _StudentProcess:
     def close(self):
         if self.server is not None:
             self.server.close()
-            violation = getattr(self.server, "violation", "")
+            violation = self.server.violation
             self.server = None
             if violation:
                 self._distrust(violation)
@@ -301,11 +275,11 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
     start = time.monotonic()
     deadline = start + rubric.limits.submission
     case_limit = rubric.limits.case
-    clock = _clock(backend)
+    clock = backend.clock
     budget = result.budget = TimeBudget.from_rubric(
         rubric.limits, solution_times or SolutionTimes(solution, case_limit, clock))
     student = _StudentProcess(backend, build, gpu, budget, clock)
-    timed = _timed(backend)
+    timed = backend.timed
     try:
         for policy in rubric.tasks:
             spec = registry.task(policy.id)
@@ -429,15 +403,6 @@ def await_gpu_memory(solution: Server, baseline: int | None, limits, student: st
             f"{limits.gpu_memory_wait:g} s (a process it left behind, or a context it did not let go): {student}")
 
 
-def _timed(backend: Backend) -> bool:
-    """Whether the backend times cases (the CPU backend does not)."""
-    return getattr(backend, "timed", True)
-
-
-def _clock(backend: Backend) -> Callable[[], float]:
-    return getattr(backend, "clock", time.monotonic)
-
-
 # The student's check run took more than this share of the case's budget:
 # the run needs no warming up, and warm-ups would eat the budget.
 SLOW_CHECK_SHARE = 0.1
@@ -543,11 +508,10 @@ def _start_run(store: Store, solutions: dict, seed: int, rubric: Rubric, registr
     student code is isolated; with each GPU's free memory now (what every submission must give back). Every
     solution process measures its GPU's limits: its check replies then carry each timed case's plausibility floor."""
     devices, limits, free_at_start = [], {}, {}
-    identify = getattr(backend, "identify", None)  # grader/backends.py's backends have it
     for gpu, server in solutions.items():
         device = server.request({"op": "hello"}, 120).get("device", {})
-        devices.append({"gpu": gpu, **device, **(identify(gpu, device) if identify else {})})
-        if not _timed(backend):  # nothing is timed (and the CPU's harness measures no limits), no GPU memory to watch
+        devices.append({"gpu": gpu, **device, **backend.identify(gpu, device)})
+        if not backend.timed:  # nothing is timed (and the CPU's harness measures no limits), no GPU memory to watch
             free_at_start[gpu] = None
             continue
         measured = server.request({"op": "limits"}, 600)
@@ -613,7 +577,7 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
 
     def gpu_worker(gpu: str | None):
         solution = solutions[gpu]
-        times = SolutionTimes(solution, rubric.limits.case, _clock(backend))  # measured once for all its submissions
+        times = SolutionTimes(solution, rubric.limits.case, backend.clock)  # measured once for all its submissions
         while (item := ready.get()) is not None:
             sub, build = item
             try:

@@ -25,10 +25,10 @@ when the student's check already took more than a tenth of the budget (a
 run that long needs no warming up, and two of them would eat the budget).
 
 While the solution's sample runs, the student's processes are stopped
-(SIGSTOP, every thread: `student.pause()`, when the server has it) from the
-moment their reply is in until their next request: a thread of theirs left
-running in the background cannot launch GPU work that slows the solution's
-sample (and so raises the speedup).
+(SIGSTOP, every thread: `student.pause()`, nothing for a server with nothing
+to stop) from the moment their reply is in until their next request: a
+thread of theirs left running in the background cannot launch GPU work that
+slows the solution's sample (and so raises the speedup).
 """
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from grader import metrics
+from grader.backend import Server
 from grader.rubric import TimingPolicy
 from grader.stats import MedianCI, median_ci
 
@@ -93,11 +94,10 @@ def no_credit_possible(speedup: MedianCI, s_zero: float) -> bool:
     return speedup.high <= s_zero / 2
 
 
-def time_pairs(student, solution, policy: TimingPolicy, request_timeout: float, s_zero: float,
+def time_pairs(student: Server, solution: Server, policy: TimingPolicy, request_timeout: float, s_zero: float,
                started: float | None = None, warmup: int | None = None,
                clock: Callable[[], float] = time.monotonic) -> PairedResult:
-    """Both servers hold the same case, checked and ready. `student` and `solution`
-    have request(message, timeout) -> reply, as HarnessServer does. `started` is when
+    """Both servers (grader/backend.py) hold the same case, checked and ready. `started` is when
     the case began on `clock` (its checks count against the budget); `warmup`
     overrides the policy's warm-up count."""
     result = PairedResult()
@@ -116,9 +116,7 @@ def time_pairs(student, solution, policy: TimingPolicy, request_timeout: float, 
             result.stop_reason = "student_failed"
             result.seconds = clock() - start
             return result
-        pause = getattr(student, "pause", None)
-        if pause is not None:
-            pause()  # resumed by its next request
+        student.pause()  # resumed by its next request
         b = solution.request({"op": "time", "samples": 1, "warmup": warmup if first else 0}, request_timeout)
         if b.get("status") != "ok":
             raise RuntimeError(f"the solution failed while being timed: {b}")

@@ -2,14 +2,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from grader.budget import TimeBudget
+from grader.build_result import BuildResult
 from grader.intake import Submission
 from grader.paired import PairedResult
-
-if TYPE_CHECKING:  # build.py imports this module
-    from grader.budget import TimeBudget
-    from grader.build import BuildResult
 
 # Flags on a timed case that passed: listed for a TA, scored as measured.
 REVIEW_FLAG = "review"

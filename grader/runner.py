@@ -23,6 +23,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from grader.backend import Server
 from grader.capped import DEFAULT_CAP, CappedReader
 from grader.sandbox import spawn
 
@@ -86,8 +87,8 @@ def _stopped(pid: int) -> bool:
     return True
 
 
-class HarnessServer:
-    """One `harness --serve` process, in `sandbox` (grader.sandbox) when given, with `scratch` as its
+class HarnessServer(Server):
+    """One `harness --serve` process (grader/backend.py's Server), in `sandbox` (grader.sandbox) when given, with `scratch` as its
     writable directory."""
 
     def __init__(self, harness: Path, gpu: str | None = None, cwd: Path | None = None, sandbox=None,

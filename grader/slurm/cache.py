@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from grader.backend import Kind
 from grader.build import REPO, GraderError
 
 SKIPPED = {"build", "__pycache__"}  # what Workspace.prepare leaves out of its copy of starter/
@@ -43,7 +44,7 @@ def tree_digest(root: Path, skip: set[str] = frozenset()) -> str:
     return h.hexdigest()
 
 
-def key_inputs(kind, arch: str, repo: Path = REPO) -> dict:
+def key_inputs(kind: Kind, arch: str, repo: Path = REPO) -> dict:
     return {"backend": kind.name, "arch": arch, "toolchain": kind.toolchain(),
             "harness_sources": tree_digest(Path(repo) / "starter", SKIPPED),
             "solution": tree_digest(Path(repo) / "solution" / "kernels", {"__pycache__"})}
@@ -71,7 +72,7 @@ def _read(folder: Path) -> dict | None:
         return None
 
 
-def ensure(root: Path, kind, arch: str, jobs: int, rubric: Path, repo: Path = REPO) -> tuple[CacheEntry, bool]:
+def ensure(root: Path, kind: Kind, arch: str, jobs: int, rubric: Path, repo: Path = REPO) -> tuple[CacheEntry, bool]:
     """The entry for this kind, architecture and these sources under `root`, built now if it is not there yet;
     and whether it was built now."""
     inputs = key_inputs(kind, arch, repo)
@@ -99,7 +100,7 @@ def ensure(root: Path, kind, arch: str, jobs: int, rubric: Path, repo: Path = RE
     return CacheEntry(folder, key, record), True
 
 
-def verify(folder: Path, kind, arch: str, repo: Path = REPO) -> CacheEntry:
+def verify(folder: Path, kind: Kind, arch: str, repo: Path = REPO) -> CacheEntry:
     """The entry at `folder`, checked against the key computed here: the same sources and toolchain, or an error
     that names what differs."""
     folder = Path(folder)

@@ -114,7 +114,7 @@ def submit(submissions: Path, results: Path, options: SlurmOptions, *, device: s
     manifest: the shards grade with what this step read."""
     results, submissions, rubric_path = Path(results).resolve(), Path(submissions).resolve(), Path(rubric_path)
     kind = backends.get(device)
-    gpus = getattr(kind, "uses_gpus", True)  # the CPU backend's tasks ask Slurm for CPUs only: no --gres
+    gpus = kind.uses_gpus  # the CPU backend's tasks ask Slurm for CPUs only: no --gres
     if gpus:
         one_gpu(options.gres)
     if options.max_parallel is not None and options.max_parallel < 1:

@@ -43,8 +43,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
+from grader.backend import Backend, Kind, Server
 from grader.backends import gpu_list
-from grader.build import BuildResult
+from grader.build_result import BuildResult
 from grader.isolation import Isolation
 from grader.results import SanitizerOutcome
 from grader.gate.check import Finding
@@ -80,7 +81,7 @@ class SimClock:
         self.now += seconds
 
 
-class FakeServer:
+class FakeServer(Server):
     def __init__(self, files: dict[str, bytes] | None, delay: float = 0.0, sim: SimClock | None = None,
                  solution_ms: Callable[[str, str], float] | None = None, name: str = "solution"):
         self.files = files  # None: the solution
@@ -179,7 +180,7 @@ class FakeServer:
         self.closed = True
 
 
-class FakeBackend:
+class FakeBackend(Backend):
     harness_version = "fake-1"
     sandbox = Isolation("none", note="fake backend for tests")
     checker = "compute-sanitizer"
@@ -247,12 +248,13 @@ class SimulatedBackend(FakeBackend):
         return {"host": socket.gethostname(), "uuid": f"GPU-simulated-{gpu}", "nvidia_driver": "simulated"}
 
 
-class SimulatedKind:
-    """`--device simulated`: the fake backend behind grader/backends.py's interface. Its devices are
+class SimulatedKind(Kind):
+    """`--device simulated`: the fake backend behind grader/backend.py's Kind. Its devices are
     CUDA_VISIBLE_DEVICES where set (as Slurm sets it for a job's GPUs), else one; its build cache
     holds no build, only what a real one records, and a line in builds.log each time it is built."""
     name = "simulated"
     sandboxed = False  # it runs no student code
+    uses_gpus = True  # it stands in for the GPU's kind: its Slurm tasks ask for one (--gres)
 
     def devices(self, spec: str) -> list[str]:
         if spec != "all":

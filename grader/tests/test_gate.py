@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.backend import Backend
 from grader.build import run_limited
 from grader.gate.check import check_dependencies, check_symbols
 from grader.gate.objects import ObjectFacts
@@ -41,7 +42,7 @@ def inspect(workspace, policy, folder: Path, files: dict[str, str | bytes]):
     return gate.inspect(kernels, workspace.build_dir / f"gate-{folder.name}" / "kernels", data, screened)
 
 
-class GateOnly:
+class GateOnly(Backend):
     """A backend that builds for real and refuses to run anything: the gate must decide alone."""
     harness_version, sandbox = "test", "none"
 
@@ -51,10 +52,17 @@ class GateOnly:
     def build(self, sub, timeout, gate=None):
         return self.workspace.build(sub, timeout, gate)
 
+    def set_limits(self, limits):
+        pass  # it runs nothing that limits would hold
+
     def student_server(self, build, gpu):
         raise AssertionError("the build gate alone should decide this submission")
 
-    solution_server = student_server
+    def solution_server(self, gpu):
+        raise AssertionError("the build gate alone should decide this submission")
+
+    def sanitize(self, *args, **kwargs):
+        raise AssertionError("the build gate alone should decide this submission")
 
 
 @pytest.fixture(scope="module")

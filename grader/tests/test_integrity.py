@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.backend import Server
 from grader.build import BuildResult, LocalBackend
 from grader.grade import await_gpu_memory, cap_stored, human_bytes
 from grader.intake import Submission
@@ -89,7 +90,7 @@ def test_paired_timing_stops_the_student_while_the_solution_runs():
     """time_pairs pauses the student after each of its replies; the solution's request finds it paused."""
     seen = []
 
-    class Student:
+    class Student(Server):
         paused = False
 
         def request(self, message, timeout):
@@ -99,12 +100,18 @@ def test_paired_timing_stops_the_student_while_the_solution_runs():
         def pause(self):
             self.paused = True
 
+        def close(self):
+            pass
+
     student = Student()
 
-    class Solution:
+    class Solution(Server):
         def request(self, message, timeout):
             seen.append(student.paused)
             return {"status": "ok", "samples_ms": [1.0]}
+
+        def close(self):
+            pass
 
     from grader.rubric import TimingPolicy
     policy = TimingPolicy(min_pairs=3, max_pairs=5, target_relative_ci=0.5, budget=10, warmup=0,
@@ -195,7 +202,7 @@ def test_a_harness_whose_child_holds_its_pipes_is_closed_in_bounded_time(fake_ha
 # ---------------------------------------------------------------------------
 # GPU memory after a submission, and what is stored of one.
 
-class MemoryServer:
+class MemoryServer(Server):
     def __init__(self, frees):
         self.frees = list(frees)
 
@@ -203,6 +210,9 @@ class MemoryServer:
         assert message == {"op": "memory"}
         free = self.frees.pop(0) if len(self.frees) > 1 else self.frees[0]
         return {"op": "memory", "free_bytes": free, "total_bytes": 80 * 2**30}
+
+    def close(self):
+        pass
 
 
 class Limits:
@@ -237,9 +247,12 @@ def test_memory_that_never_comes_back_names_the_submission_after_the_limit():
 
 
 def test_a_solution_that_cannot_say_its_free_memory_is_not_waited_for():
-    class Old:
+    class Old(Server):
         def request(self, message, timeout):
             return {"op": "error", "error": "unknown op 'memory'"}
+
+        def close(self):
+            pass
     assert await_gpu_memory(Old(), None, Limits, "bob") == ""
 
 

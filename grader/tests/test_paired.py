@@ -6,13 +6,14 @@ import random
 
 import pytest
 
+from grader.backend import Server
 from grader.paired import time_pairs
 from grader.rubric import TimingPolicy
 from grader.stats import median_ci
 from grader.tests.fakes import SimClock
 
 
-class Clock:
+class Clock(Server):
     """A server whose samples come from a list (cycled), recording the order of requests."""
 
     def __init__(self, name, samples, log, status="ok"):
@@ -25,8 +26,11 @@ class Clock:
         return {"op": "time", "status": "ok", "samples_ms": [next(self.samples)], "samples_sm_mhz": [1980],
                 "samples_throttled": [self.name == "A" and len(self.log) == 1]}
 
+    def close(self):
+        pass
 
-class Timed:
+
+class Timed(Server):
     """A server whose every run takes `ms` of simulated time, on a shared SimClock."""
 
     def __init__(self, ms, sim, overhead=0.001):
@@ -37,6 +41,9 @@ class Timed:
         self.sim.advance((message["warmup"] + message["samples"]) * (self.ms / 1e3 + self.overhead))
         return {"op": "time", "status": "ok", "samples_ms": [self.ms], "samples_sm_mhz": [1980],
                 "samples_throttled": [False]}
+
+    def close(self):
+        pass
 
 
 POLICY = TimingPolicy(min_pairs=10, max_pairs=40, target_relative_ci=0.01, budget=30.0, warmup=2,
