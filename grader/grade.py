@@ -35,10 +35,8 @@ from grader.backend import Backend, Server
 from grader.budget import Credited, SolutionTimes, TimeBudget, case_words
 from grader.build_result import BuildResult
 from grader.errors import GraderError
-from grader.gate.policy import GatePolicy
 from grader.intake import Entry, IntakeLimits, Submission, read_submission
 from grader.intake_plan import NoSubmissions, plan_intake
-from grader.isolation import Isolation
 from grader.roster import Person
 from grader.paired import time_pairs
 from grader.registry import Registry
@@ -561,7 +559,7 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
     def finish(result: SubmissionResult):
         with lock:
             store.save(run_id, result, backend.harness_version, rubric.sha256, rubric.max_points,
-                       chain_for_result(rubric, result, _timed(backend)))
+                       chain_for_result(rubric, result, backend.timed))
             graded.append(result)
             bar.set_postfix_str(result.submission.student)
             bar.update()
@@ -632,7 +630,7 @@ def grade_single(entry: Path | Entry, results: Path, rubric: Rubric, registry: R
         if result is None:
             result = grade_submission(sub, build, backend, gpu, solution, rubric, registry, seed)
         submission_id = store.save(run_id, result, backend.harness_version, rubric.sha256, rubric.max_points,
-                                   chain_for_result(rubric, result, _timed(backend)))
+                                   chain_for_result(rubric, result, backend.timed))
     finally:
         solution.close()
         if run_id is not None:
