@@ -12,20 +12,37 @@
 // fails only that element type's cases; a file that does not build fails every
 // case of its task.
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
+#include "registry.h"
+#include "task_list.h"
 #include "task_unavailable.h"
-#include "tasks.h"
 
 // Defined by tools/link_tasks.py's marker object for a task file that did not build.
-#define UNBUILT_MARKER(stem) extern "C" __attribute__((weak)) const char kernel_file_unbuilt_##stem[];
-UNBUILT_MARKER(fill)
-UNBUILT_MARKER(add)
-UNBUILT_MARKER(transpose)
-UNBUILT_MARKER(matmul_naive)
-UNBUILT_MARKER(matmul_tiled)
-UNBUILT_MARKER(matmul_fast)
-UNBUILT_MARKER(dot)
+#define UNBUILT_MARKER(id, ...) extern "C" __attribute__((weak)) const char kernel_file_unbuilt_##id[];
+HARNESS_TASKS(UNBUILT_MARKER, UNBUILT_MARKER)
+#undef UNBUILT_MARKER
+
+// task_list.h's parameter types must be tasks.h's: the stand-in below would otherwise define another
+// overload, and the student's launcher would have no stand-in. Checked before the stand-ins exist, so
+// that tasks.h's declaration is the only candidate.
+#define SAME_AS_TASKS_H_PLAIN(id, params)                                                 \
+    static_assert(std::is_same_v<decltype(id), void params>,                              \
+                  #id ": task_list.h lists the parameters " #params ", not those tasks.h declares");
+#define SAME_AS_TASKS_H_TEMPLATED(id, TYPES, instantiate, params)                                       \
+    namespace {                                                                                         \
+    template <typename T> constexpr bool id##_as_listed = std::is_same_v<decltype(id<T>), void params>; \
+    template <typename... Ts> constexpr bool id##_all_as_listed(TypeList<void, Ts...>) {                \
+        return (id##_as_listed<Ts> && ...);                                                             \
+    }                                                                                                   \
+    }                                                                                                   \
+    static_assert(id##_all_as_listed(TYPE_LIST(TYPES){}),                                               \
+                  #id ": task_list.h lists the parameters " #params ", not those tasks.h declares");
+HARNESS_TASKS(SAME_AS_TASKS_H_PLAIN, SAME_AS_TASKS_H_TEMPLATED)
+#undef SAME_AS_TASKS_H_PLAIN
+#undef SAME_AS_TASKS_H_TEMPLATED
 
 namespace {
 
@@ -39,72 +56,43 @@ const char* type_name(std::int32_t*) { return "std::int32_t"; }
 }
 
 // "float, double and std::int32_t" from a type list of tasks.h.
-std::string types_text(const std::vector<std::string>& names) {
+template <typename... Ts>
+std::string types_text(TypeList<void, Ts...>) {
+    const std::vector<std::string> names = {type_name(static_cast<Ts*>(nullptr))...};
     std::string s;
     for (std::size_t i = 0; i < names.size(); ++i)
         s += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
     return s;
 }
-#define TYPE_NAME_OF(T) type_name(static_cast<T*>(nullptr)),
 
-template <typename T>
-std::string missing_instantiation(const char* task, const std::vector<std::string>& types, const char* instantiate) {
+template <typename T, typename Types>
+std::string missing_instantiation(const char* task, Types types, const char* instantiate) {
     const std::string name = std::string(task) + "<" + type_name(static_cast<T*>(nullptr)) + ">";
     return std::string(task) + ".cu does not define " + name + ": the harness tests " + task + " on " +
            types_text(types) + ", so the file must instantiate it for each (end it with " + instantiate +
            ", as tasks.h shows)";
 }
 
-// Each task's element types, named as in C++ (the macros of tasks.h are expanded here,
-// outside the stand-ins, which are themselves made by expanding them).
-const std::vector<std::string> kAddTypes = {ADD_TYPES(TYPE_NAME_OF)};
-const std::vector<std::string> kTransposeTypes = {TRANSPOSE_TYPES(TYPE_NAME_OF)};
-const std::vector<std::string> kMatmulTypes = {MATMUL_TYPES(TYPE_NAME_OF)};
-
-std::string missing_function(const char* task, const char* signature) {
-    return std::string(task) + ".cu does not define " + signature + " exactly as tasks.h declares it";
+std::string missing_function(const char* task, const char* params) {
+    return std::string(task) + ".cu does not define void " + task + params + " exactly as tasks.h declares it";
 }
 
 }  // namespace
 
-__attribute__((weak)) void fill(std::int32_t*, int, int) {
-    unavailable(kernel_file_unbuilt_fill, missing_function("fill", "void fill(std::int32_t*, int, int)"));
-}
-
-__attribute__((weak)) void matmul_fast(const float*, const float*, float*, int, int, int) {
-    unavailable(kernel_file_unbuilt_matmul_fast,
-                missing_function("matmul_fast", "void matmul_fast(const float*, const float*, float*, int, int, int)"));
-}
-
-__attribute__((weak)) void dot(const float*, const float*, float*, int) {
-    unavailable(kernel_file_unbuilt_dot, missing_function("dot", "void dot(const float*, const float*, float*, int)"));
-}
-
-#define FALLBACK_ADD(T)                                                                                          \
-    template <> __attribute__((weak)) void add<T>(const T*, const T*, T*, int, int) {                            \
-        unavailable(kernel_file_unbuilt_add,                                                                     \
-                    missing_instantiation<T>("add", kAddTypes, "ADD_TYPES(INSTANTIATE_ADD)"));           \
+// A plain launcher's stand-in is a weak definition. A templated one's is a definition of the template
+// itself, instantiated here for each listed type: an instantiation is weak, and the student's (in an
+// object linked before this one) is kept over it.
+#define FALLBACK_PLAIN(id, params) \
+    __attribute__((weak)) void id params { unavailable(kernel_file_unbuilt_##id, missing_function(#id, #params)); }
+#define FALLBACK_TEMPLATED(id, TYPES, instantiate, params)                                                      \
+    template <typename T>                                                                                       \
+    void id params {                                                                                            \
+        unavailable(kernel_file_unbuilt_##id,                                                                   \
+                    missing_instantiation<T>(#id, TYPE_LIST(TYPES){}, #TYPES "(" #instantiate ")"));          \
+    }                                                                                                           \
+    namespace {                                                                                                 \
+    template <typename... Ts>                                                                                   \
+    constexpr auto id##_instances(TypeList<void, Ts...>) { return std::make_tuple(&id<Ts>...); }               \
+    __attribute__((used)) const auto id##_instantiated = id##_instances(TYPE_LIST(TYPES){});                  \
     }
-#define FALLBACK_TRANSPOSE(T)                                                                                    \
-    template <> __attribute__((weak)) void transpose<T>(const T*, T*, int, int) {                                \
-        unavailable(kernel_file_unbuilt_transpose,                                                               \
-                    missing_instantiation<T>("transpose", kTransposeTypes,                \
-                                             "TRANSPOSE_TYPES(INSTANTIATE_TRANSPOSE)")); \
-    }
-#define FALLBACK_MATMUL_NAIVE(T)                                                                                 \
-    template <> __attribute__((weak)) void matmul_naive<T>(const T*, const T*, T*, int, int, int) {              \
-        unavailable(kernel_file_unbuilt_matmul_naive,                                                            \
-                    missing_instantiation<T>("matmul_naive", kMatmulTypes,                          \
-                                             "MATMUL_TYPES(INSTANTIATE_MATMUL_NAIVE)"));                         \
-    }
-#define FALLBACK_MATMUL_TILED(T)                                                                                 \
-    template <> __attribute__((weak)) void matmul_tiled<T>(const T*, const T*, T*, int, int, int) {              \
-        unavailable(kernel_file_unbuilt_matmul_tiled,                                                            \
-                    missing_instantiation<T>("matmul_tiled", kMatmulTypes,                          \
-                                             "MATMUL_TYPES(INSTANTIATE_MATMUL_TILED)"));                         \
-    }
-
-ADD_TYPES(FALLBACK_ADD)
-TRANSPOSE_TYPES(FALLBACK_TRANSPOSE)
-MATMUL_TYPES(FALLBACK_MATMUL_NAIVE)
-MATMUL_TYPES(FALLBACK_MATMUL_TILED)
+HARNESS_TASKS(FALLBACK_PLAIN, FALLBACK_TEMPLATED)
