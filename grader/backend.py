@@ -1,11 +1,10 @@
 """Where student code is built and run: the one interface every backend implements (Autolab Tango's VMMS is the model).
 
-Three declared interfaces, each an abstract base class, so that no caller asks with getattr whether a backend has
+Two declared interfaces, each an abstract base class, so that no caller asks with getattr whether a backend has
 an ability: every ability is declared here, abstract where each backend must say, with a default where one is
-meaningful for every backend that does not say otherwise.
+meaningful for every backend that does not say otherwise. The processes a backend starts answer grader/server.py's
+Server interface.
 
-    Server   one `harness --serve` process (or a stand-in): request, close; pause (default: nothing to stop) and
-             violation (default "": nothing forged on its reply channel)
     Backend  builds a submission and starts its servers and the solution's: build, student_server,
              solution_server, sanitize, set_limits, harness_version, sandbox (abstract); checker, timed, clock,
              identify, check_gpu (defaults: compute-sanitizer, timed, time.monotonic, nothing to add, nothing
@@ -35,26 +34,7 @@ if TYPE_CHECKING:
     from grader.isolation import Isolation
     from grader.registry import Registry
     from grader.results import SanitizerOutcome
-
-
-class Server(ABC):
-    """One process that answers the harness's protocol (starter/harness/serve.cpp): a JSON request, a JSON reply."""
-
-    # Set when the process is closed, if its reply channel held lines no request asked for (a forged reply):
-    # then no reply it gave can be trusted. "": nothing was forged.
-    violation: str = ""
-
-    @abstractmethod
-    def request(self, message: dict, timeout: float) -> dict:
-        """The reply to `message`; a HarnessFailure (grader/runner.py) when there is none within `timeout` s."""
-
-    @abstractmethod
-    def close(self) -> None:
-        """Ends the process (and sets `violation` if it finds a forged reply)."""
-
-    def pause(self) -> None:
-        """Stops the process until its next request (while the solution is timed beside it). By default there is
-        nothing to stop: a server whose code cannot run between requests."""
+    from grader.server import Server
 
 
 class Backend(ABC):

@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from grader.backend import Server
+from grader.server import Server
 from grader.build_result import NEEDS_GPU
 from grader.errors import GraderError
 from grader.runner import HarnessFailure

@@ -31,7 +31,8 @@ from typing import Callable
 
 from tqdm import tqdm
 
-from grader.backend import Backend, Server
+from grader.backend import Backend
+from grader.server import Server
 from grader.budget import Credited, SolutionTimes, TimeBudget, case_words
 from grader.build_result import BuildResult
 from grader.errors import GraderError

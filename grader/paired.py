@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from grader import metrics
-from grader.backend import Server
+from grader.server import Server
 from grader.rubric import TimingPolicy
 from grader.stats import MedianCI, median_ci
 

@@ -23,7 +23,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from grader.backend import Server
+from grader.server import Server
 from grader.capped import DEFAULT_CAP, CappedReader
 from grader.sandbox import spawn
 

@@ -43,7 +43,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from grader.backend import Backend, Kind, Server
+from grader.backend import Backend, Kind
+from grader.server import Server
 from grader.backends import gpu_list
 from grader.build_result import BuildResult
 from grader.isolation import Isolation

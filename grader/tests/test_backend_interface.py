@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.backend import Backend, Kind, Server
+from grader.backend import Backend, Kind
+from grader.server import Server
 from grader.backends import CpuBackend, CpuKind, GpuBackend, GpuKind
 from grader.budget import Credited, SolutionTimes, TimeBudget
 from grader.build import LocalBackend

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.backend import Server
+from grader.server import Server
 from grader.build import BuildResult, LocalBackend
 from grader.grade import await_gpu_memory, cap_stored, human_bytes
 from grader.intake import Submission

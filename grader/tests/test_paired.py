@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from grader.backend import Server
+from grader.server import Server
 from grader.paired import time_pairs
 from grader.rubric import TimingPolicy
 from grader.stats import median_ci
