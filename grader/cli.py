@@ -46,7 +46,8 @@ from grader.intake_plan import check_folder, plan_entries
 from grader.lms import SOURCES, IntakeError, gradescope_single
 from grader.registry import Registry, RegistryError
 from grader.overview import write_overview
-from grader.report import summary_table, untimed_note, write_reports
+from grader.report import summary_table, untimed_note
+from grader.report_files import write_reports
 from grader.rescore import RescoreError, rescore
 from grader.roster import Person, RosterError, read_roster
 from grader.rubric import DEFAULT_RUBRIC, Rubric, RubricError, load_rubric

@@ -22,7 +22,6 @@ from grader.feedback import NOT_TIMED_NOTE, condense, points_note, task_state, t
 from grader.isolation import Isolation
 from grader.plots import speedup_plot
 from grader.rubric import Rubric
-from grader.spreadsheet import write_csv
 from grader.status import NOT_TIMED, case_word, submission_word, untimed_reason
 from grader.store import Store
 
@@ -262,18 +261,3 @@ def untimed_note(store: Store, rubric: Rubric) -> str:
     return (f"performance not measured for {count} of {len(subs)} submissions ({'; '.join(reasons)}): their scores "
             f"are correctness points only, the rubric's {sum(p.performance_points for p in rubric.tasks):g} "
             "performance points were not measured")
-
-
-def write_reports(results: Path, rubric: Rubric) -> dict[str, Path]:
-    """grades.csv, feedback/, review.csv and the staff's overview.html, all from the store."""
-    from grader.overview import write_overview  # it reads the tables above
-    store = Store(results / "grades.sqlite")
-    try:
-        grades = grades_table(store, rubric)
-        write_csv(grades, results / "grades.csv")
-        write_feedback(store, rubric, results / "feedback")
-        write_csv(review_table(store), results / "review.csv")
-    finally:
-        store.close()
-    return {"grades": results / "grades.csv", "feedback": results / "feedback", "review": results / "review.csv",
-            "overview": write_overview(results, rubric)}

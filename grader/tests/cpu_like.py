@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader.grade import GradeOptions, grade
-from grader.report import write_reports
+from grader.report_files import write_reports
 from grader.tests.conftest import write_submission
 from grader.tests.fakes import FakeBackend
 

@@ -11,7 +11,7 @@ import pytest
 from grader import demo
 from grader.grade import GradeOptions, grade
 from grader.leaderboard import PublishOptions, publish
-from grader.report import write_reports
+from grader.report_files import write_reports
 from grader.rubric import load_rubric
 from grader.tests.conftest import small_rubric_text, write_submission
 from grader.tests.cpu_like import CPU_DEVICE, grade_cpu_like

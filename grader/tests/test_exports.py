@@ -12,7 +12,8 @@ from grader import cli
 from grader.exports import EXPORTERS, Export, ExportError, autolab, canvas, gradescope
 from grader.grade import GradeOptions, grade, grade_single
 from grader.leaderboard import PublishOptions, publish
-from grader.report import run_of, task_feedback, task_markdown, write_reports
+from grader.report import run_of, task_feedback, task_markdown
+from grader.report_files import write_reports
 from grader.store import Store
 from grader.tests.conftest import opened, write_submission
 from grader.tests.fakes import FakeBackend

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from grader import feedback
-from grader.report import performance_markdown, run_of, task_feedback, task_markdown, write_reports
+from grader.report import performance_markdown, run_of, task_feedback, task_markdown
+from grader.report_files import write_reports
 from grader.tests import planted
 from grader.tests.conftest import REPO, opened
 from grader.tests.demo_class import SEED, demo_files, grade_demo

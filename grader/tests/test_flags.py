@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from grader.grade import GradeOptions, grade
-from grader.report import summary_table, write_reports
+from grader.report import summary_table
+from grader.report_files import write_reports
 from grader.store import ADDED_COLUMNS, Store
 from grader.tests.conftest import cases_of, write_submission
 from grader.tests.old_stores import first_release_cases

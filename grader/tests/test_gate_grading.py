@@ -5,7 +5,8 @@ import json
 
 from grader.exports import gradescope
 from grader.grade import GradeOptions, grade
-from grader.report import summary_table, write_reports
+from grader.report import summary_table
+from grader.report_files import write_reports
 from grader.store import Store
 from grader.status import case_word
 from grader.tests.conftest import opened, write_submission

@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 from grader.grade import GradeOptions, grade
-from grader.report import run_of, summary_table, task_feedback, task_markdown, write_reports
+from grader.report import run_of, summary_table, task_feedback, task_markdown
+from grader.report_files import write_reports
 from grader.store import Store, StoreError
 from grader.tests.conftest import REPO, cases_of, opened, small_rubric_text, write_submission
 from grader.tests.fakes import FakeBackend

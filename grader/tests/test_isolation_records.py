@@ -10,7 +10,8 @@ import pandas as pd
 
 from grader.build import LocalBackend
 from grader.grade import GradeOptions, grade
-from grader.report import summary_table, write_reports
+from grader.report import summary_table
+from grader.report_files import write_reports
 from grader.isolation import Isolation
 from grader.sandbox import Unsandboxed
 from grader.store import Store

@@ -6,7 +6,7 @@ import pytest
 
 from grader.grade import GradeOptions, grade
 from grader.late import LateError, lateness, parse_late, read_extensions
-from grader.report import write_reports
+from grader.report_files import write_reports
 from grader.rubric import RubricError, load_rubric
 from grader.tests.conftest import opened, small_rubric_text
 from grader.tests.fakes import FakeBackend

@@ -15,7 +15,7 @@ import pytest
 from grader.cli import main
 from grader.grade import GradeOptions, grade
 from grader.overview import write_overview
-from grader.report import write_reports
+from grader.report_files import write_reports
 from grader.roster import Person
 from grader.rubric import load_rubric
 from grader.tests.browser import Browser, find_browser

@@ -22,7 +22,8 @@ from grader.grade import GradeOptions, grade
 from grader.intake import read_submission
 from grader.late import lateness
 from grader.lms import IntakeError, find_entries
-from grader.report import LATE_UNKNOWN, write_reports
+from grader.report import LATE_UNKNOWN
+from grader.report_files import write_reports
 from grader.rubric import load_rubric
 from grader.tests.conftest import opened, small_rubric_text
 from grader.tests.fakes import FakeBackend

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from grader.grade import GradeOptions, grade
-from grader.report import write_reports
+from grader.report_files import write_reports
 from grader.roster import RosterError, read_roster
 from grader.tests.conftest import write_submission
 from grader.tests.fakes import FakeBackend

@@ -9,7 +9,7 @@ import pytest
 
 from grader import sanitizer
 from grader.grade import GradeOptions, grade
-from grader.report import write_reports
+from grader.report_files import write_reports
 from grader.results import SanitizerOutcome
 from grader.store import Store
 from grader.tests.conftest import opened, write_submission
