@@ -47,7 +47,8 @@ from pathlib import Path
 
 from grader import sanitizer as tool_runs
 from grader.backend import Kind
-from grader.build import GraderError, LocalBackend, Workspace
+from grader.build import LocalBackend, Workspace
+from grader.errors import GraderError
 from grader.registry import Registry
 from grader.results import SanitizerOutcome
 from grader.runner import HarnessFailure, HarnessServer

@@ -23,9 +23,9 @@ from pathlib import Path
 
 from grader import sanitizer as tool_runs
 from grader.backend import Backend
-from grader.build_result import NEEDS_GPU, BuildResult, renamed_folders  # (importers of these from here keep working)
+from grader.build_result import NEEDS_GPU, BuildResult, renamed_folders
 from grader.compiler_log import own_messages
-from grader.errors import GraderError  # (importers of it from here keep working)
+from grader.errors import GraderError
 from grader.gate.build_gate import BuildGate, GateError, GateSetup, Target
 from grader.gate.policy import GatePolicy
 from grader.gate.report import GateReport

@@ -36,7 +36,7 @@ import pandas as pd
 
 from grader import backends
 from grader.backend import Backend
-from grader.build import GraderError
+from grader.errors import GraderError
 from grader.exports import EXPORTERS, ExportError, autolab, canvas, gradescope
 from grader.exports.common import CORRECTNESS_ONLY_FLAG, check_measured, not_measured, student_of
 from grader.grade import GradeOptions, grade, grade_single

@@ -19,7 +19,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.build import GraderError
+from grader.errors import GraderError
 from grader.intake import Entry, IntakeLimits, Submission, choose_latest, read_submission
 from grader.lms import find_entries
 from grader.registry import Registry

@@ -13,7 +13,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.build import GraderError
+from grader.errors import GraderError
 from grader.report import UNKNOWN_RUN, feedback_context, render_feedback, run_views
 from grader.rubric import Rubric
 from grader.store import Store

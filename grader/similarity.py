@@ -29,7 +29,7 @@ from grader.intake_plan import NoSubmissions, plan_intake
 from grader.overview import feedback_link
 from grader.registry import Registry
 from grader.report import TEMPLATES
-from grader.build import GraderError
+from grader.errors import GraderError
 from grader.roster import stored_people
 from grader.rubric import Rubric
 from grader.spreadsheet import write_csv

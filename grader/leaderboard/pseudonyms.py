@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from hashlib import sha256
 from pathlib import Path
 
-from grader.build import GraderError
+from grader.errors import GraderError
 from grader.intake import clean_nickname
 
 SALT_HEX_CHARS = 64  # 32 random bytes

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from grader.build import GraderError
+from grader.errors import GraderError
 
 FORMAT = 1
 SLURM_FOLDER = "slurm"

@@ -25,7 +25,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from grader.backend import Kind
-from grader.build import REPO, GraderError
+from grader.build import REPO
+from grader.errors import GraderError
 
 SKIPPED = {"build", "__pycache__"}  # what Workspace.prepare leaves out of its copy of starter/
 

@@ -24,7 +24,7 @@ import threading
 from pathlib import Path
 
 from grader import backends
-from grader.build import GraderError
+from grader.errors import GraderError
 from grader.grade import GradeOptions, GradeSummary, grade
 from grader.intake import Entry
 from grader.rubric import load_rubric

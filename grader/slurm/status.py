@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from grader.build import GraderError
+from grader.errors import GraderError
 from grader.slurm import scheduler
 from grader.slurm.batch import Manifest, batches, read_json, read_progress
 from grader.store import Store

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import backends
-from grader.build import REPO, GraderError
+from grader.build import REPO
+from grader.errors import GraderError
 from grader.intake_plan import check_folder, plan_intake
 from grader.registry import Registry
 from grader.roster import Person

@@ -13,7 +13,7 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.build import BuildResult
+from grader.build_result import BuildResult
 from grader.intake import Submission
 from grader.isolation import Isolation
 from grader.metrics import milliseconds

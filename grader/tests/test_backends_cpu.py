@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from grader import backends, cli
-from grader.build import GraderError
+from grader.errors import GraderError
 from grader.exports import autolab, gradescope
 from grader.leaderboard.board import build_board
 from grader.report import run_views

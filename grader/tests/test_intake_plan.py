@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from grader.build import GraderError
+from grader.errors import GraderError
 from grader.grade import GradeOptions, grade
 from grader.intake_plan import NoSubmissions, check_folder, plan_entries, plan_intake
 from grader.roster import Person

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from grader.server import Server
-from grader.build import BuildResult, LocalBackend
+from grader.build import LocalBackend
+from grader.build_result import BuildResult
 from grader.grade import await_gpu_memory, cap_stored, human_bytes
 from grader.intake import Submission
 from grader.paired import time_pairs

@@ -192,7 +192,7 @@ def test_a_class_from_a_canvas_download_is_graded_and_stored_with_canvas_times(t
 
 
 def test_grading_an_empty_folder_is_an_error_and_records_no_run(tmp_path, registry, small_rubric):
-    from grader.build import GraderError
+    from grader.errors import GraderError
     (tmp_path / "subs").mkdir()
     with pytest.raises(GraderError, match="no submissions in it; no grading run recorded"):
         grade(GradeOptions(tmp_path / "subs", tmp_path / "results", [None], jobs=1, progress=False), small_rubric,

@@ -13,7 +13,8 @@ import pytest
 
 from conftest import build_with
 from grader import sanitizer
-from grader.build import BuildResult, LocalBackend
+from grader.build import LocalBackend
+from grader.build_result import BuildResult
 from grader.intake import Submission
 from grader.runner import HarnessServer
 from grader.sandbox import Unsandboxed
