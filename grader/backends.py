@@ -29,8 +29,8 @@ name given to `--device`. A kind says:
 Every backend a kind returns also has identify(gpu, device): "backend" (gpu or cpu), the host, and for a GPU its
 UUID and NVIDIA driver, for the CPU its processor, cores and compiler, stored with each grading run beside the
 harness's own description of its device (the harness's `hello` reply names the GPU, its PCI bus id and the CUDA
-driver API version, but not the host, the UUID or the driver). Readers tell an untimed run by that "backend"
-(grader/status.py's untimed_reason). Its `timed` says whether grading times cases.
+driver API version, but not the host, the UUID or the driver). Its `timed` says whether grading times cases,
+stored with each grading run (grading_runs.timed, untimed_reason) for every reader.
 """
 from __future__ import annotations
 

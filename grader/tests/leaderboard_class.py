@@ -109,7 +109,7 @@ def fill(path: Path, entries: list[Entry], rubric: Rubric, registry: Registry, l
     store = Store(path)
     try:
         run = store.start_run(7, harness_version, rubric.sha256, registry.raw, [device or DEVICE],
-                              limits or LIMITS, Isolation("none", note="test"), "test")
+                              limits or LIMITS, Isolation("none", note="test"), "test", timed=True)
         for entry in entries:
             store.save(run, result_for(entry, rubric, registry), harness_version, rubric.sha256, rubric.max_points)
         store.finish_run(run)
