@@ -4,6 +4,9 @@ Each submission's results are written in one transaction, so a grader killed
 at any moment leaves either all of a submission or none of it. A submission
 already graded with the same (student, sha256, harness version, rubric hash)
 is skipped on the next run unless --regrade.
+
+Its tables and columns, each with why it came, are the numbered steps of grader/store_migrations.py: a new store
+runs them all, an older one the ones it lacks.
 """
 from __future__ import annotations
 
