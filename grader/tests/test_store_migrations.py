@@ -3,6 +3,11 @@ new one; a store from a newer grader, another program's file, or an upgrade that
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -14,6 +19,7 @@ from grader.tests.old_stores import (CPU_RUN, OLD_WORDS, UNVERSIONED, contents, 
                                      store_of_version, table_shapes)
 
 OLD_VERSIONS = range(1, UNVERSIONED + 1)
+REPO = Path(__file__).resolve().parents[2]
 
 
 def new_store(path):
@@ -149,3 +155,21 @@ def test_an_upgrade_that_fails_midway_leaves_the_store_at_its_old_version_unchan
     monkeypatch.undo()
     Store(path).close()  # the next grader upgrades it
     assert contents(path)[0] == migrations.LATEST
+
+
+def test_a_grader_killed_during_an_upgrade_leaves_the_store_as_it_was(tmp_path):
+    path = store_of_version(tmp_path / "grades.sqlite", 6, stamped=True)
+    before = contents(path)
+    # the process dies (no exception, no rollback of its own) while the last step fills its columns
+    killed = textwrap.dedent("""
+        import os, sys
+        from grader import store_migrations as m
+        from grader.store import Store
+        last = m.MIGRATIONS[-1]
+        dies = m.Migration(last.version, last.name, last.tables, last.columns, fill=lambda db: os._exit(9))
+        m.MIGRATIONS = (*m.MIGRATIONS[:-1], dies)
+        Store(sys.argv[1])
+    """)
+    done = subprocess.run([sys.executable, "-c", killed, str(path)], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 9, done.stderr
+    assert contents(path) == before
