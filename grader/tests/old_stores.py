@@ -6,9 +6,11 @@ history): the only SQL outside the store's modules (test_one_source.py allows th
 """
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
+from grader.registry import Registry
 from grader.store_migrations import MIGRATIONS
 
 # What each grader before numbered versions ran on a new store, by the version its store has now (grader/
@@ -146,12 +148,13 @@ CREATE TABLE IF NOT EXISTS merged (
 }
 UNVERSIONED = max(OLD_SQL)  # the last version written without a version number
 
+REGISTRY = json.dumps(Registry.from_file().raw)  # the harness's, as checked in (the reports read it)
 OLD_WORDS = "bubblewrap 0.8.0 (/usr/bin/bwrap): no network, read-only system, writable scratch only"
 # One of everything an older grader stored: each row as the newest of those graders wrote it; an older one
 # wrote the columns its tables had (`_insert` leaves out the others). Run 2 graded on the CPU backend.
 OLD_ROWS = [
     ("grading_runs", {"id": 1, "started": "2026-11-21T10:00:00+00:00", "finished": "2026-11-21T10:05:00+00:00",
-                      "seed": 7, "harness_version": "old-1", "rubric_sha256": "r" * 64, "registry": "{}",
+                      "seed": 7, "harness_version": "old-1", "rubric_sha256": "r" * 64, "registry": REGISTRY,
                       "devices": '[{"gpu": "0", "name": "Old GPU"}]', "limits": '{"dram_gbs": 900.0}',
                       "sandbox": OLD_WORDS, "command": "python3 -m grader grade subs",
                       "isolation": '{"kind": "bubblewrap", "version": "0.8.0"}'}),
@@ -262,7 +265,7 @@ def table_shapes(path: Path) -> dict[str, list[tuple]]:
         db.close()
 
 
-def _as_of(source: Path, path: Path, version: int) -> sqlite3.Connection:
+def as_of_version(source: Path, path: Path, version: int) -> sqlite3.Connection:
     """A copy of the store at `source` with what came after `version` taken out (those tables and columns, and
     the version number, which no grader of that time recorded): open, for the caller to change and commit."""
     db = sqlite3.connect(source)
@@ -281,7 +284,7 @@ def _as_of(source: Path, path: Path, version: int) -> sqlite3.Connection:
 def without_table(source: Path, path: Path, table: str) -> Path:
     """A copy of the store at `source` as a grader before `table` existed would have left it."""
     [version] = [step.version for step in MIGRATIONS if table in dict(step.tables)]
-    old = _as_of(source, path, version - 1)
+    old = as_of_version(source, path, version - 1)
     old.commit()
     old.close()
     return path
@@ -292,7 +295,7 @@ def isolation_in_words(source: Path, path: Path, words: str) -> Path:
     column, and how code was isolated only in words (`words`, for every run)."""
     [version] = [step.version for step in MIGRATIONS if ("grading_runs", "isolation") in
                  [(table, column) for table, column, _ in step.columns]]
-    old = _as_of(source, path, version - 1)
+    old = as_of_version(source, path, version - 1)
     old.execute("UPDATE grading_runs SET sandbox = ?", (words,))
     old.commit()
     old.close()

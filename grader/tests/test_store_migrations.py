@@ -12,11 +12,16 @@ import pandas as pd
 import pytest
 
 from grader import store_migrations as migrations
+from grader.grade import GradeOptions, grade
 from grader.isolation import Isolation
+from grader.report import write_reports
+from grader.rubric import load_rubric
 from grader.status import NOT_TIMED_ON_CPU
 from grader.store import Store, StoreError
-from grader.tests.old_stores import (CPU_RUN, OLD_WORDS, UNVERSIONED, contents, foreign_database, stamp,
-                                     store_of_version, table_shapes)
+from grader.tests.conftest import small_rubric_text, write_submission
+from grader.tests.fakes import FakeBackend
+from grader.tests.old_stores import (CPU_RUN, OLD_WORDS, UNVERSIONED, as_of_version, contents, foreign_database,
+                                     stamp, store_of_version, table_shapes)
 
 OLD_VERSIONS = range(1, UNVERSIONED + 1)
 REPO = Path(__file__).resolve().parents[2]
@@ -173,3 +178,38 @@ def test_a_grader_killed_during_an_upgrade_leaves_the_store_as_it_was(tmp_path):
     done = subprocess.run([sys.executable, "-c", killed, str(path)], cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 9, done.stderr
     assert contents(path) == before
+
+
+@pytest.fixture(scope="module")
+def graded_now(tmp_path_factory, registry, rubric):
+    """A small class graded, and reported, by today's grader."""
+    root = tmp_path_factory.mktemp("now")
+    (root / "rubric.toml").write_text(small_rubric_text(rubric))
+    small = load_rubric(root / "rubric.toml", registry)
+    files = {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks}
+    write_submission(root / "subs", "amy", files)
+    write_submission(root / "subs", "bo", {**files, "dot.cu": "// fake: wrong-large\n"})
+    grade(GradeOptions(root / "subs", root / "results", [None], jobs=1, progress=False, seed=3), small, registry,
+          FakeBackend())
+    write_reports(root / "results", small)
+    return root / "results", small
+
+
+@pytest.mark.parametrize("version", OLD_VERSIONS)
+def test_a_class_stored_by_an_older_grader_reports_as_it_does_today(tmp_path, graded_now, version):
+    results, small = graded_now
+    old = tmp_path / "results"
+    old.mkdir()
+    db = as_of_version(results / "grades.sqlite", old / "grades.sqlite", version)
+    db.commit()
+    db.close()
+    write_reports(old, small)
+    today, then = pd.read_csv(results / "grades.csv"), pd.read_csv(old / "grades.csv")
+    recorded = version >= 9  # where its time came from: before, "not recorded" (the feedback then says nothing)
+    assert [c for c in today.columns if not today[c].equals(then[c])] == ([] if recorded else ["received_from"])
+    assert set(then["received_from"]) == (set(today["received_from"]) if recorded else {"not recorded"})
+    for student in ("amy", "bo"):
+        page, old_page = ((r / "feedback" / f"{student}.md").read_text() for r in (results, old))
+        if not recorded:
+            page = page.replace(" (the entry's file time on the grading machine)", "")
+        assert old_page == page
