@@ -44,6 +44,8 @@ class Backend(ABC):
     # Whether grading times cases. False (the CPU backend): correctness only, no measured limits, no GPU memory
     # to watch, and each task's note says that performance was not measured.
     timed: bool = True
+    # Why not, when it does not: the words every reader shows in a performance column (stored with the run).
+    untimed_reason: str = ""
     # Who runs the sanitizer's tools: "compute-sanitizer", or the CPU backend's own checks ("cpu").
     checker: str = "compute-sanitizer"
 

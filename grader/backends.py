@@ -30,8 +30,8 @@ name given to `--device`. A kind says:
 Every backend a kind returns also has identify(gpu, device): "backend" (gpu or cpu), the host, and for a GPU its
 UUID and NVIDIA driver, for the CPU its processor, cores and compiler, stored with each grading run beside the
 harness's own description of its device (the harness's `hello` reply names the GPU, its PCI bus id and the CUDA
-driver API version, but not the host, the UUID or the driver). Readers tell an untimed run by that "backend"
-(grader/status.py's untimed_reason). Its `timed` says whether grading times cases.
+driver API version, but not the host, the UUID or the driver). Its `timed` says whether grading times cases,
+stored with each grading run (grading_runs.timed, untimed_reason) for every reader.
 """
 from __future__ import annotations
 
@@ -53,6 +53,7 @@ from grader.registry import Registry
 from grader.results import SanitizerOutcome
 from grader.runner import HarnessFailure, HarnessServer
 from grader.rubric import load_rubric
+from grader.status import NOT_TIMED_ON_CPU
 
 TEST_BACKENDS_ENV = "GRADER_TEST_BACKENDS"  # "1": the tests' simulated backend may be named (tests only)
 DEFAULT_DEVICE = "gpu"
@@ -215,6 +216,7 @@ class CpuBackend(LocalBackend):
     same sandbox; correctness only: its harness times nothing, and its own checks stand in for compute-sanitizer."""
 
     timed = False
+    untimed_reason = NOT_TIMED_ON_CPU
     checker = "cpu"
     device_words = "the CPU backend's runtime"
     HARNESS_SUFFIX = "+cpu"  # on its harness version: a submission graded here is graded again on a GPU

@@ -1,7 +1,7 @@
 """make demo's last words: how the sample class was graded and where its pages are.
 
 How it was graded (timed on a GPU, or correctness only on the CPU backend) is read from the store's latest
-grading run, as every report reads it (grader/status.py's untimed_reason), never worked out again; the pages
+grading run, as every report reads it (its stored untimed_reason), never worked out again; the pages
 named are the ones that are there.
 
     python -m grader.demo RESULTS      (the top Makefile's demo target runs it after grading and publishing)

@@ -67,6 +67,11 @@ class GradeOptions:
     lms_times: Path | None = None  # the course system's submission times (--lms-times; grader/lms_times.py)
 
 
+# A grading run's source (grading_runs.source) when it graded one submission on its own (grade_single); a class's
+# run stores its --from (grader/lms.py's SOURCES).
+SINGLE = "single"
+
+
 @dataclass
 class SingleGrade:
     """One submission graded on its own (Gradescope, Autolab), as stored."""
@@ -501,7 +506,7 @@ def _flag(case: CaseOutcome, rubric: Rubric) -> None:
 
 
 def _start_run(store: Store, solutions: dict, seed: int, rubric: Rubric, registry: Registry, backend: Backend,
-               command: str) -> tuple[int, dict]:
+               command: str, folder: Path, source: str) -> tuple[int, dict]:
     """The grading run's record: its seed and versions, each GPU's device (the harness's description, and where
     the backend can tell: the host, the GPU's UUID and its driver), the first GPU's measured limits, and how
     student code is isolated; with each GPU's free memory now (what every submission must give back). Every
@@ -517,7 +522,9 @@ def _start_run(store: Store, solutions: dict, seed: int, rubric: Rubric, registr
         limits = limits or measured
         free_at_start[gpu] = free_gpu_memory(server)
     run_id = store.start_run(seed, backend.harness_version, rubric.sha256, registry.raw, devices, limits,
-                             backend.sandbox, command)
+                             backend.sandbox, command, timed=backend.timed,
+                             untimed_reason=backend.untimed_reason,
+                             folder=str(Path(folder).resolve()), source=source)
     return run_id, free_at_start
 
 
@@ -551,7 +558,8 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
     backend.set_limits(rubric.limits)
 
     solutions = {gpu: backend.solution_server(gpu) for gpu in options.gpus}
-    run_id, free_at_start = _start_run(store, solutions, seed, rubric, registry, backend, options.command)
+    run_id, free_at_start = _start_run(store, solutions, seed, rubric, registry, backend, options.command,
+                                       options.submissions, options.source)
 
     lock = threading.Lock()
     graded: list[SubmissionResult] = []
@@ -626,7 +634,7 @@ def grade_single(entry: Path | Entry, results: Path, rubric: Rubric, registry: R
     solution = backend.solution_server(gpu)
     try:
         run_id, _ = _start_run(store, {gpu: solution}, seed, rubric, registry, backend,
-                            command if command is not None else shlex.join(sys.argv))
+                               command if command is not None else shlex.join(sys.argv), sub.source, SINGLE)
         result, build = _intake_and_build(sub, backend, rubric)
         if result is None:
             result = grade_submission(sub, build, backend, gpu, solution, rubric, registry, seed)

@@ -3,8 +3,8 @@
 Everything here reads results/grades.sqlite, so `bin/grader report`
 rewrites the same files at any time, from each student's latest submission.
 
-A submission graded in a run that timed nothing (the CPU backend: its run's device record says so,
-grader/status.py's untimed_reason) shows "not timed" in its performance columns and cells, and its
+A submission graded in a run that timed nothing (the CPU backend: its run's stored facts say so,
+grading_runs.timed and untimed_reason) shows "not timed" in its performance columns and cells, and its
 feedback says that the performance points were not measured: never a 0 that reads like a slow kernel.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ from grader.feedback import NOT_TIMED_NOTE, condense, points_note, task_state, t
 from grader.isolation import Isolation
 from grader.plots import speedup_plot
 from grader.rubric import Rubric
-from grader.status import NOT_TIMED, case_word, submission_word, untimed_reason
+from grader.status import NOT_TIMED, case_word, submission_word
 from grader.store import Store
 
 UNRECORDED = Isolation("unknown", text="not recorded")  # a submission whose run is not in the store
@@ -147,7 +147,7 @@ def run_views(store: Store) -> dict[int, dict]:
                   f"{first.get('cores', '?')} cores; {first.get('compiler', 'unknown compiler')})" if cpu
                   else first.get("name", ""))
         views[run.id] = {"limits": json.loads(run.limits or "{}"), "device": device,
-                         "device_label": "device" if cpu else "GPU", "untimed": untimed_reason(devices),
+                         "device_label": "device" if cpu else "GPU", "untimed": run.untimed_reason,
                          "isolation": isolations.get(run.id, UNRECORDED)}
     return views
 

@@ -10,7 +10,6 @@ its missing timed cases are not held against the rubric.
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 
@@ -21,7 +20,6 @@ from grader.results import SanitizerOutcome
 from grader.rubric import Rubric
 from grader.score import ScoredCase
 from grader.score_chain import chain_for
-from grader.status import untimed_reason
 from grader.store import Store
 
 
@@ -60,7 +58,7 @@ def rescore(store: Store, rubric: Rubric) -> RescoreSummary:
     subs = store.submissions()
     cases = store.cases_for(None)
     tools = store.sanitizer_runs_for(None)
-    untimed = {int(r.id): bool(untimed_reason(json.loads(r.devices or "[]"))) for r in store.runs().itertuples()}
+    untimed = {int(r.id): not r.timed for r in store.runs().itertuples()}
     for sub in subs.itertuples():
         if sub.status == "graded":
             _check_cases(rubric, sub.student, cases[cases["submission_id"] == sub.id],

@@ -66,20 +66,13 @@ OUT_OF_BUDGET = "out_of_budget"
 # verdict on the code: the score, the feedback, the overview and the leaderboard count a task's cases without it.
 GPU_ONLY = "gpu_only"
 
-# Grading runs that time nothing, by the backend their device record names (grader/backends.py writes
-# "backend" into each device of a run; a run without it is a GPU run): what every reader says about their
-# performance columns instead of a speedup or a 0.
-UNTIMED_BACKENDS = {"cpu": "not timed on this run: graded on the CPU backend, which checks correctness only"}
+# Why a grading run measured no performance: the CPU backend (grader/backends.py) is the one that times nothing.
+# Stored with each run (grading_runs.timed, untimed_reason) and read by every report, never worked out again.
+NOT_TIMED_ON_CPU = "not timed on this run: graded on the CPU backend, which checks correctness only"
+# The same by the backend a run's device records name ("backend"; none: a GPU run): how the store's migration
+# tells it for runs stored before it was a column (grader/store_migrations.py).
+UNTIMED_BACKENDS = {"cpu": NOT_TIMED_ON_CPU}
 NOT_TIMED = "not timed"  # the word in a performance cell of such a run
-
-
-def untimed_reason(devices: list) -> str:
-    """Why a grading run with these device records measured no performance ("" for a run that timed)."""
-    for device in devices or []:
-        reason = UNTIMED_BACKENDS.get((device or {}).get("backend", "gpu"))
-        if reason:
-            return reason
-    return ""
 
 
 def case_word(status: str) -> str:

@@ -4,6 +4,9 @@ Each submission's results are written in one transaction, so a grader killed
 at any moment leaves either all of a submission or none of it. A submission
 already graded with the same (student, sha256, harness version, rubric hash)
 is skipped on the next run unless --regrade.
+
+Its tables and columns, each with why it came, are the numbered steps of grader/store_migrations.py: a new store
+runs them all, an older one the ones it lacks.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from grader import store_migrations as migrations
 from grader.isolation import Isolation
 from grader.received import CANVAS_LATE
 from grader.results import SubmissionResult
@@ -29,152 +33,6 @@ if TYPE_CHECKING:  # the store is handed the chain's results; it never runs the 
 Score = Callable[[pd.DataFrame], "Scored"]
 Settle = Callable[[pd.Series, pd.DataFrame, pd.DataFrame], "Scored"]
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS grading_runs (
-    id INTEGER PRIMARY KEY,
-    started TEXT NOT NULL,
-    finished TEXT,
-    seed INTEGER NOT NULL,
-    harness_version TEXT NOT NULL,
-    rubric_sha256 TEXT NOT NULL,
-    registry TEXT NOT NULL,       -- JSON: the harness's task registry (harness --list-tasks --json)
-    devices TEXT NOT NULL,        -- JSON: the harness's device description per GPU worker
-    limits TEXT NOT NULL,         -- JSON: the device limits measured by the solution's harness
-    sandbox TEXT NOT NULL,        -- how student code was isolated, in words (for people reading the file)
-    command TEXT NOT NULL,
-    isolation TEXT                -- JSON: the same as a record (grader/isolation.py), what the grader reads
-);
-CREATE TABLE IF NOT EXISTS submissions (
-    id INTEGER PRIMARY KEY,
-    run_id INTEGER NOT NULL REFERENCES grading_runs(id),
-    student TEXT NOT NULL,
-    sha256 TEXT NOT NULL,
-    received TEXT NOT NULL,
-    graded TEXT NOT NULL,
-    harness_version TEXT NOT NULL,
-    rubric_sha256 TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('graded', 'rejected', 'build_failed')),
-    total REAL NOT NULL,
-    max_total REAL NOT NULL,
-    nickname TEXT,
-    rejected TEXT,
-    notes TEXT NOT NULL,          -- JSON list
-    ignored TEXT NOT NULL,        -- JSON list of paths not used
-    build_log TEXT NOT NULL,
-    build_seconds REAL,
-    seconds REAL NOT NULL,
-    gate TEXT NOT NULL DEFAULT '[]', -- JSON list: the build gate's findings (grader/gate/)
-    build_reason TEXT NOT NULL DEFAULT '', -- why the build failed, in one line (the log is build_log)
-    raw_total REAL,               -- the tasks' points (overrides applied) before the late penalty
-                                  -- (total = raw_total - penalty)
-    late_percent REAL NOT NULL DEFAULT 0, -- the share of raw_total the late policy takes (grader/late.py)
-    penalty REAL NOT NULL DEFAULT 0,      -- in points
-    late TEXT NOT NULL DEFAULT '', -- the late policy's words: on time, how late, late days, the penalty
-    received_from TEXT NOT NULL DEFAULT '', -- where `received` came from (grader/received.py; '': not recorded)
-    UNIQUE (student, sha256, harness_version, rubric_sha256)
-);
-CREATE TABLE IF NOT EXISTS cases (
-    id INTEGER PRIMARY KEY,
-    submission_id INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
-    task TEXT NOT NULL,
-    dtype TEXT NOT NULL,
-    shape TEXT NOT NULL,
-    kind TEXT NOT NULL CHECK (kind IN ('correctness', 'timed')),
-    status TEXT NOT NULL,
-    message TEXT NOT NULL,
-    hint TEXT NOT NULL,
-    output TEXT NOT NULL,         -- what a process that hung or crashed printed last
-    seed INTEGER NOT NULL,
-    record TEXT,                  -- JSON: the harness's case record
-    unit TEXT NOT NULL,
-    work REAL NOT NULL,
-    speedup REAL, speedup_low REAL, speedup_high REAL,
-    student_ms REAL, solution_ms REAL,
-    pairs INTEGER, stop_reason TEXT, credit REAL,
-    floor_ms REAL,                -- timed: the fastest time the work can honestly take on the GPU
-    flag TEXT NOT NULL DEFAULT '',  -- 'review': listed for a TA (status 'implausible' is listed too)
-    seconds REAL,                 -- timed: GPU time the case took (checks, warm-ups, pairs)
-    throttled_pairs INTEGER       -- timed: pairs with a sample taken while the SM clock was throttled
-);
-CREATE TABLE IF NOT EXISTS samples (
-    case_id INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
-    pair INTEGER NOT NULL,
-    student_ms REAL NOT NULL,
-    solution_ms REAL NOT NULL,
-    student_sm_mhz INTEGER,
-    solution_sm_mhz INTEGER,
-    throttled INTEGER NOT NULL,
-    PRIMARY KEY (case_id, pair)
-);
--- compute-sanitizer on one small case per task (a table of its own, so stores made before it still open)
-CREATE TABLE IF NOT EXISTS sanitizer_runs (
-    submission_id INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
-    task TEXT NOT NULL,
-    tool TEXT NOT NULL,           -- memcheck, racecheck
-    dtype TEXT NOT NULL,
-    shape TEXT NOT NULL,
-    status TEXT NOT NULL,         -- clean, errors, timeout, failed, skipped, unavailable
-    errors INTEGER NOT NULL,
-    report TEXT NOT NULL,         -- the tool's first findings
-    message TEXT NOT NULL,        -- why there is no verdict
-    seconds REAL NOT NULL,
-    PRIMARY KEY (submission_id, task, tool)
-);
--- what was merged in from Slurm shard stores (grader/slurm/): each shard's run and submission once
-CREATE TABLE IF NOT EXISTS merged (
-    origin TEXT PRIMARY KEY,      -- batch/shard/run/ID or batch/shard/submission/ID in the shard's store
-    kind TEXT NOT NULL CHECK (kind IN ('run', 'submission')),
-    local_id INTEGER NOT NULL,    -- its id in this store
-    merged TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS scores (
-    submission_id INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
-    task TEXT NOT NULL,
-    correctness REAL NOT NULL, correctness_max REAL NOT NULL,
-    performance REAL NOT NULL, performance_max REAL NOT NULL,
-    cases_passed INTEGER NOT NULL, cases_total INTEGER NOT NULL,
-    note TEXT NOT NULL,
-    override REAL,                -- a TA's points for the whole task (overrides), in place of the two above
-    override_note TEXT NOT NULL DEFAULT '',
-    PRIMARY KEY (submission_id, task)
-);
--- the class list (grade --roster): students on it without a submission get a row in the reports
-CREATE TABLE IF NOT EXISTS roster (
-    student TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    keys TEXT NOT NULL            -- JSON list: every id a submission may carry for this student
-);
--- a TA's change to a task's points, with the reason on record; undone ones are kept, marked
-CREATE TABLE IF NOT EXISTS overrides (
-    id INTEGER PRIMARY KEY,
-    student TEXT NOT NULL,
-    task TEXT NOT NULL,
-    points REAL NOT NULL,
-    reason TEXT NOT NULL,
-    author TEXT NOT NULL,
-    made TEXT NOT NULL,
-    submission_sha256 TEXT NOT NULL, -- what was graded when it was made
-    undone TEXT,                  -- when it was undone (NULL: in force)
-    undone_by TEXT
-);
-"""
-
-# Columns added since the first release of the store, so an older grades.sqlite
-# is brought up to date in place, keeping everything in it.
-ADDED_COLUMNS = [("cases", "floor_ms", "REAL"), ("cases", "flag", "TEXT NOT NULL DEFAULT ''"),
-                 ("cases", "seconds", "REAL"), ("cases", "throttled_pairs", "INTEGER"),
-                 ("submissions", "gate", "TEXT NOT NULL DEFAULT '[]'"),  # the build gate's findings (JSON list)
-                 ("grading_runs", "isolation", "TEXT"),  # JSON record; older runs get theirs from their words
-                 ("submissions", "build_reason", "TEXT NOT NULL DEFAULT ''"),
-                 # the late policy (grader/late.py): raw score, share taken, points taken, its words
-                 ("submissions", "raw_total", "REAL"), ("submissions", "late_percent", "REAL NOT NULL DEFAULT 0"),
-                 ("submissions", "penalty", "REAL NOT NULL DEFAULT 0"),
-                 ("submissions", "late", "TEXT NOT NULL DEFAULT ''"),
-                 ("scores", "override", "REAL"), ("scores", "override_note", "TEXT NOT NULL DEFAULT ''"),  # overrides
-                 ("submissions", "received_from", "TEXT NOT NULL DEFAULT ''"),  # where the time received came from
-                 # which checks ran: compute-sanitizer, or the CPU backend's own in its place ("cpu")
-                 ("sanitizer_runs", "checker", "TEXT NOT NULL DEFAULT 'compute-sanitizer'")]
-
 
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -185,8 +43,9 @@ class StoreError(RuntimeError):
 
 
 class Store:
-    """The grades store. Opening one creates it, or brings an older one up to date in place (`existing`
-    opens only a store that is already there). Every SQL statement of the grader is in this class."""
+    """The grades store. Opening one creates it, or brings an older one up to date in place through the numbered
+    steps of grader/store_migrations.py (`existing` opens only a store that is already there). Every SQL
+    statement of the grader is in this class or in those steps."""
 
     def __init__(self, path: Path):
         self.path = Path(path)
@@ -196,23 +55,19 @@ class Store:
             raise StoreError(f"{self.path.parent}: cannot hold a grades store ({e.strerror})") from None
         try:
             self.db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
-            self.db.execute("PRAGMA foreign_keys = ON")
-            self.db.execute("PRAGMA journal_mode = WAL")  # readers never block the writer
-            with self.db:
-                self.db.executescript(SCHEMA)
-                for table, column, declaration in ADDED_COLUMNS:
-                    have = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
-                    if column not in have:
-                        self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
-                self._record_old_isolation()
         except sqlite3.DatabaseError as e:
+            raise StoreError(f"{self.path}: cannot be opened as a grades store ({e})") from None
+        try:
+            migrations.check_version(self.db)  # before anything is written, the journal mode included
+            self.db.execute("PRAGMA foreign_keys = ON")
+            migrations.migrate(self.db)  # a store it cannot bring up to date is left as it was, journal mode too
+            self.db.execute("PRAGMA journal_mode = WAL")  # readers never block the writer
+        except migrations.MigrationError as e:
+            self.db.close()
+            raise StoreError(f"{self.path}: {e}") from None
+        except sqlite3.DatabaseError as e:
+            self.db.close()
             raise StoreError(f"{self.path}: not a usable grades store ({e}); move it aside to start a new one") from None
-
-    def _record_old_isolation(self):
-        """Runs stored before the isolation record get one made from their words (kept whole in it), once."""
-        old = self.db.execute("SELECT id, sandbox FROM grading_runs WHERE isolation IS NULL").fetchall()
-        self.db.executemany("UPDATE grading_runs SET isolation = ? WHERE id = ?",
-                            [(Isolation.from_legacy(words or "").to_json(), run_id) for run_id, words in old])
 
     @classmethod
     def existing(cls, path: Path) -> Store:
@@ -226,13 +81,21 @@ class Store:
         self.db.close()
 
     def start_run(self, seed: int, harness_version: str, rubric_sha256: str, registry: dict, devices: list,
-                  limits: dict, isolation: Isolation, command: str) -> int:
+                  limits: dict, isolation: Isolation, command: str, *, timed: bool, untimed_reason: str = "",
+                  folder: str = "", source: str = "") -> int:
+        """Records a grading run with its facts, which every reader reads and none works out again: whether its
+        timed cases were timed (`untimed_reason` says why not, and only then), the submissions `folder` it read
+        and how they were delivered (`source`: plain, canvas, gradescope; single for one submission alone)."""
+        if timed == bool(untimed_reason):
+            raise ValueError("a grading run that times nothing says why, and only such a run")
         with self.db:
             cur = self.db.execute(
                 "INSERT INTO grading_runs (started, seed, harness_version, rubric_sha256, registry, devices, limits,"
-                " sandbox, command, isolation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " sandbox, command, isolation, timed, untimed_reason, folder, source)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (now(), seed, harness_version, rubric_sha256, json.dumps(registry), json.dumps(devices),
-                 json.dumps(limits), isolation.words, command, isolation.to_json()))
+                 json.dumps(limits), isolation.words, command, isolation.to_json(), int(timed), untimed_reason,
+                 folder, source))
         return cur.lastrowid
 
     def finish_run(self, run_id: int):

@@ -59,7 +59,7 @@ def latest_submission(store: Store, student: str | None) -> dict:
 def unmeasured(store: Store, student: str | None = None) -> tuple[int, int, str]:
     """Of the students an export is for (the one named, else everyone in the store), how many have a latest
     submission graded in a run that measured no performance, how many there are, and why (the first run's stored
-    reason, status.untimed_reason: read, never worked out again)."""
+    reason, grading_runs.untimed_reason: read, never worked out again)."""
     latest = store.latest_submissions()
     if student is not None:
         latest = latest[latest["student"] == student_of(store, student)]

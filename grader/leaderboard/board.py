@@ -10,7 +10,7 @@ METRIC_DECIMALS), the earlier submission on a tie; the same order ranks the
 students. A student with no correct submission is listed below the ranking,
 with the reason taken from their latest submission.
 
-A run that timed nothing (the CPU backend; its stored device record says so) has no metric: a submission whose
+A run that timed nothing (the CPU backend; its stored record says so: grading_runs.timed) has no metric: a submission whose
 leaderboard task passed every case that ran there is listed as correct and not timed, never as something to fix,
 and a board whose every entry comes from such runs says that nothing was timed (`Board.untimed`).
 """
@@ -24,7 +24,7 @@ import pandas as pd
 
 from grader import metrics
 from grader.rubric import Rubric
-from grader.status import GPU_ONLY, SUBMISSION_STATUSES, case_reason, untimed_reason
+from grader.status import GPU_ONLY, SUBMISSION_STATUSES, case_reason
 from grader.store import Store
 
 METRIC_DECIMALS = 1  # the metric as shown and as ranked: equal on the page means tied
@@ -61,7 +61,7 @@ class Board:
     nicknames: dict[str, str | None]  # each student's latest nickname
     devices: list[str]  # device names of the grading runs shown
     harness_versions: list[str]
-    untimed: str  # why nothing shown was timed (status.untimed_reason), when no entry comes from a timed run; else ""
+    untimed: str  # why nothing shown was timed (the runs' stored untimed_reason), when no entry comes from a timed run; else ""
     limit: float | None  # the latest run's measured limit for the metric's unit (cuBLAS FP32 or copy bandwidth)
     solution: float | None  # the solution's throughput: median over the ranked entries' paired runs
 
@@ -168,7 +168,8 @@ def submission_metric(store: Store, rubric: Rubric, submission_id: int) -> tuple
 
 
 def build_board(store: Store, rubric: Rubric) -> Board:
-    runs = store.runs()[["id", "started", "harness_version", "registry", "devices", "limits"]]
+    runs = store.runs()[["id", "started", "harness_version", "registry", "devices", "limits", "timed",
+                         "untimed_reason"]]
     subs = store.submissions()[["id", "run_id", "student", "received", "graded", "status", "total", "max_total",
                                 "nickname", "harness_version"]]
     cases = store.cases_for()[["submission_id", "task", "shape", "kind", "status", "work", "speedup", "speedup_low",
@@ -188,14 +189,14 @@ def build_board(store: Store, rubric: Rubric) -> Board:
     by_recency = subs.sort_values(["received_at", "graded_at", "id"], ascending=False)
     latest = by_recency.drop_duplicates("student")
     unranked = latest[~latest["student"].isin(ranked["student"])].copy()
-    untimed = frozenset(r.id for r in runs.itertuples() if untimed_reason(json.loads(r.devices or "[]")))
+    untimed = frozenset(r.id for r in runs.itertuples() if not r.timed)
     unranked["reason"] = [_reason(row, cases, metric, untimed) for _, row in unranked.iterrows()]
     unranked = unranked.sort_values(["received_at", "id"]).reset_index(drop=True)
     nicknames = by_recency.dropna(subset=["nickname"]).drop_duplicates("student").set_index("student")["nickname"]
 
     shown = pd.concat([ranked, unranked])
     shown_runs = runs[runs["id"].isin(shown["run_id"])]
-    reasons = [untimed_reason(json.loads(r.devices or "[]")) for r in shown_runs.itertuples()]
+    reasons = list(shown_runs["untimed_reason"])
     nothing_timed = reasons[0] if reasons and all(reasons) else ""
     devices = sorted({d.get("name", "") for r in shown_runs.itertuples() for d in json.loads(r.devices or "[]")}
                      - {""})

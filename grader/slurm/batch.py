@@ -61,6 +61,7 @@ class Manifest:
     python: str
     unsafe_no_sandbox: bool = False
     bwrap: str | None = None
+    source: str = "plain"  # how it was delivered (--from; grader/lms.py), which each shard's grading run records
     options: dict = field(default_factory=dict)  # the Slurm options given (partition, gres, max_parallel, ...)
     skipped_same: int = 0  # submissions left out: already graded, unchanged
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="microseconds"))

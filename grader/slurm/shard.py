@@ -130,6 +130,7 @@ def run_shard(manifest_path: Path, index: int | None = None, work: Path | None =
         watcher.start()
         jobs = int(os.environ.get("SLURM_CPUS_PER_TASK") or manifest.options.get("cpus_per_task") or 2)
         summary = grade(GradeOptions(Path(manifest.submissions), folder, [gpu], jobs=jobs, seed=manifest.seed,
+                                     source=manifest.source,
                                      progress=False, command=command or " ".join(sys.argv),
                                      entries=[Entry.from_record(e) for e in entries]),
                         rubric, registry, backend)

@@ -152,7 +152,7 @@ def submit(submissions: Path, results: Path, options: SlurmOptions, *, device: s
         return out
 
     manifest = Manifest(
-        batch=new_batch_id(), results=str(results), submissions=str(submissions),
+        batch=new_batch_id(), results=str(results), submissions=str(submissions), source=source,
         entries=[{**e.record(), "sha256": s.sha256} for e, s in todo],
         shards=shards_of(len(todo), options.shard_size),
         seed=seed if seed is not None else random.getrandbits(53), device=kind.name, arch=arch,

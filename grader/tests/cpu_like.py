@@ -8,6 +8,7 @@ from pathlib import Path
 
 from grader.grade import GradeOptions, grade
 from grader.report_files import write_reports
+from grader.status import NOT_TIMED_ON_CPU
 from grader.tests.conftest import write_submission
 from grader.tests.fakes import FakeBackend
 
@@ -17,6 +18,7 @@ CPU_DEVICE = {"backend": "cpu", "host": "lab-pc", "cpu": "Some CPU 3000", "cores
 class CpuLikeBackend(FakeBackend):
     harness_version = "fake-1+cpu"
     timed = False
+    untimed_reason = NOT_TIMED_ON_CPU
     checker = "cpu"
 
     def identify(self, gpu, device: dict) -> dict:

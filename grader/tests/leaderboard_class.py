@@ -23,6 +23,7 @@ from grader.results import CaseOutcome, SubmissionResult
 from grader.rubric import Rubric
 from grader.score import score_submission, zero_scores
 from grader.score_chain import chain_for_result
+from grader.status import NOT_TIMED_ON_CPU
 from grader.store import Store
 
 LIMITS = {"copy_bandwidth_gbps": 4100.0, "sgemm_fp32_gflops": 50200.0}
@@ -105,15 +106,18 @@ def result_for(entry: Entry, rubric: Rubric, registry: Registry) -> SubmissionRe
 
 
 def fill(path: Path, entries: list[Entry], rubric: Rubric, registry: Registry, limits: dict | None = None,
-         device: dict | None = None, harness_version: str = "1.0.0-test") -> Path:
-    """Saves each entry as one submission of one new grading run in the store at `path`."""
+         device: dict | None = None, harness_version: str = "1.0.0-test", timed: bool = True) -> Path:
+    """Saves each entry as one submission of one new grading run in the store at `path` (`timed`: the run
+    timed its cases; else it says the CPU backend's reason)."""
     store = Store(path)
     try:
         run = store.start_run(7, harness_version, rubric.sha256, registry.raw, [device or DEVICE],
-                              limits or LIMITS, Isolation("none", note="test"), "test")
+                              limits or LIMITS, Isolation("none", note="test"), "test", timed=timed,
+                              untimed_reason="" if timed else NOT_TIMED_ON_CPU)
         for entry in entries:
             result = result_for(entry, rubric, registry)
-            store.save(run, result, harness_version, rubric.sha256, rubric.max_points, chain_for_result(rubric, result))
+            store.save(run, result, harness_version, rubric.sha256, rubric.max_points,
+                       chain_for_result(rubric, result, timed))
         store.finish_run(run)
     finally:
         store.close()

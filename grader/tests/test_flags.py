@@ -8,7 +8,8 @@ import pytest
 from grader.grade import GradeOptions, grade
 from grader.report import summary_table
 from grader.report_files import write_reports
-from grader.store import ADDED_COLUMNS, Store
+from grader.store import Store
+from grader.store_migrations import added_columns
 from grader.tests.conftest import cases_of, write_submission
 from grader.tests.old_stores import first_release_cases
 from grader.tests.fakes import FakeBackend
@@ -71,7 +72,7 @@ def test_every_timed_case_records_its_gpu_time_and_throttled_pairs(flagged):
 def test_an_older_store_gains_the_new_columns_and_keeps_its_rows(tmp_path):
     store = Store(first_release_cases(tmp_path / "grades.sqlite"))
     columns = set(store.cases_for().columns)
-    assert {column for table, column, _ in ADDED_COLUMNS if table == "cases"} <= columns
+    assert {column for table, column, _ in added_columns() if table == "cases"} <= columns
     row = store.cases_for().iloc[0]
     assert (row["task"], row["speedup"], row["flag"]) == ("dot", 1.0, "")
     store.close()
