@@ -143,22 +143,22 @@ def test_the_student_process_pauses_its_server_and_reads_what_it_found_forged():
 class RunRecord:
     """Stands in for the store: keeps what a grading run would be started with."""
 
-    def start_run(self, seed, harness_version, rubric_sha256, registry, devices, limits, isolation, command):
-        self.devices, self.limits = devices, limits
+    def start_run(self, seed, harness_version, rubric_sha256, registry, devices, limits, isolation, command, **facts):
+        self.devices, self.limits, self.facts = devices, limits, facts
         return 1
 
 
 def test_a_run_on_a_backend_that_adds_nothing_records_the_harnesss_device_words_and_measures_its_limits(
         registry, small_rubric):
     store, solution = RunRecord(), FakeServer(None)
-    _start_run(store, {"0": solution}, 1, small_rubric, registry, FakeBackend(), "grade")
+    _start_run(store, {"0": solution}, 1, small_rubric, registry, FakeBackend(), "grade", ".", "plain")
     assert store.devices == [{"gpu": "0", "name": "Fake GPU", "sm_count": 1}]  # no "backend": readers take it as timed
     assert store.limits and solution.limits_measured  # timed by default: the GPU's limits are measured
 
 
 def test_an_untimed_backend_measures_no_limits(registry, small_rubric):
     store, solution = RunRecord(), FakeServer(None)
-    _start_run(store, {"cpu": solution}, 1, small_rubric, registry, CpuLikeBackend(), "grade")
+    _start_run(store, {"cpu": solution}, 1, small_rubric, registry, CpuLikeBackend(), "grade", ".", "plain")
     assert store.devices[0]["backend"] == "cpu" and store.limits == {} and not solution.limits_measured
 
 

@@ -6,6 +6,7 @@ from grader.grade import SINGLE, GradeOptions, grade, grade_single
 from grader.leaderboard.board import build_board
 from grader.report import grades_table
 from grader.status import NOT_TIMED, NOT_TIMED_ON_CPU
+from grader.score_chain import settle_stored
 from grader.store import Store
 from grader.tests.conftest import opened, write_submission
 from grader.tests.cpu_like import grade_cpu_like
@@ -44,7 +45,7 @@ def test_a_merged_run_keeps_the_facts_its_shard_recorded(tmp_path, registry, sma
     shard = fill(tmp_path / "shard.sqlite", [Entry("amy")], small_rubric, registry, timed=False)
     store = Store(tmp_path / "class.sqlite")
     try:
-        store.merge_from(shard, "batch/0")
+        store.merge_from(shard, "batch/0", settle_stored)
         runs = store.runs()
     finally:
         store.close()

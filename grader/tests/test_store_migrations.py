@@ -14,7 +14,7 @@ import pytest
 from grader import store_migrations as migrations
 from grader.grade import GradeOptions, grade
 from grader.isolation import Isolation
-from grader.report import write_reports
+from grader.report_files import write_reports
 from grader.rubric import load_rubric
 from grader.status import NOT_TIMED_ON_CPU
 from grader.store import Store, StoreError

@@ -156,6 +156,7 @@ def test_a_submission_well_within_its_extra_seconds_and_untimed_runs_no_solution
 
     class Untimed(FakeBackend):
         timed = False
+        untimed_reason = "not timed: this test's backend times nothing"
 
     result = grade_on_sim(tmp_path, registry, rubric, all_task_files, Untimed(sim=SimClock())).result
     assert {c.status for c in result.cases} - {"gpu_only"} == {"ok"} and result.cases
@@ -253,6 +254,7 @@ def test_requests_the_solution_cannot_run_on_this_backend_count_on_neither_side(
 
     class CpuLike(FakeBackend):
         timed = False
+        untimed_reason = "not timed: this test's backend times nothing"
 
         def solution_server(self, gpu):
             return CpuSolution(None, sim=self.sim)
