@@ -19,6 +19,8 @@
 #                 results/similarity.html and .csv, for the staff [SUBMISSIONS=dir]
 #   make check    the project's own tests; without a GPU it runs everything that
 #                 needs none and lists the GPU tests it skipped
+#   make check-fast   the fast tier of them (no build, sandbox, Slurm, browser or GPU;
+#                 conftest.py decides which): run it first, on every change
 #   make data     regenerate the reference cases in data/
 #   make registry rewrite starter/harness/registry.json (the task registry the grader,
 #                 the handout and make dist read) from the harness, after editing
@@ -79,7 +81,7 @@ GRADER  := bin/grader
 RECORD  ?=
 RECORD_ARG := $(if $(RECORD),--record $(RECORD))
 
-.PHONY: demo check data registry deps deps-headers deps-pandoc deps-browser deps-sandbox deps-slurm deps-portable build grade \
+.PHONY: demo check check-fast data registry deps deps-headers deps-pandoc deps-browser deps-sandbox deps-slurm deps-portable build grade \
         bench bench-reference bench-sources gradescope handout dist harness leaderboard overview similarity deps-similarity
 # Grades the sample class in data/sample-submissions against the solution and publishes its pages; a banner at
 # the end says how it was graded (timed, or correctness only on the CPU) and where the pages are. The grader
@@ -161,6 +163,20 @@ check: deps deps-pandoc build $(if $(filter-out 0,$(REQUIRE_BROWSER_TESTS)),deps
        $(if $(filter-out 0,$(REQUIRE_SLURM_TESTS)),deps-slurm) $(if $(filter-out 0,$(REQUIRE_PORTABLE_TESTS)),deps-portable)
 	$(STARTER) unit
 	$(PYTHON) -m pytest -ra $(PYTEST_ARGS)
+
+# The fast tier: every test not marked `slow` (conftest.py marks the tests that build, sandbox, or start Slurm, a
+# browser or a GPU), with no `make build` first. The compilers, make, bubblewrap, Slurm and Chromium are stand-ins
+# on its PATH that fail and say who called them (bin/grader's own sandbox check too: BWRAP is unset), so a test
+# that needs one fails here instead of slipping into the fast tier.
+FAST_TIER_REFUSED := nvcc g++ gcc cc c++ clang clang++ make bwrap sbatch srun salloc squeue scontrol slurmctld slurmd \
+                     munged chromium chromedriver compute-sanitizer
+check-fast: deps
+	@refused=$$(mktemp -d) && trap 'rm -rf "$$refused"' EXIT && \
+	for tool in $(FAST_TIER_REFUSED); do \
+	  printf '#!/bin/sh\necho "check-fast: %s was started (by $$PYTEST_CURRENT_TEST): mark that test slow (conftest.py)" >&2\nexit 97\n' \
+	    $$tool > $$refused/$$tool && chmod +x $$refused/$$tool || exit 1; \
+	done && \
+	env -u BWRAP PATH=$$refused:$$PATH $(PYTHON) -m pytest -ra -m "not slow" $(PYTEST_ARGS)
 
 build: deps-headers
 	$(STARTER) all unit-bin
