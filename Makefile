@@ -167,19 +167,19 @@ check: deps deps-pandoc build $(if $(filter-out 0,$(REQUIRE_BROWSER_TESTS)),deps
 # The fast tier: every test not marked `slow` (conftest.py marks the tests that build, sandbox, or start Slurm, a
 # browser or a GPU), with no `make build` first, on every core (pytest-xdist, where it is installed; one test file
 # to a worker, so a file's fixtures are made once). The compilers, make, bubblewrap, Slurm and Chromium are
-# stand-ins on its PATH (BWRAP unset) that fail and write down who started them; any such start fails the run,
-# even one a test caught and skipped on, so a test that needs them cannot slip into the fast tier.
+# stand-ins on its PATH and in BWRAP (CXX and CC unset) that fail and write down who started them; any such start
+# fails the run, even one a test caught and skipped on, so a test that needs them cannot slip into the fast tier.
 FAST_TIER_REFUSED := nvcc g++ gcc cc c++ clang clang++ make bwrap sbatch srun salloc squeue scontrol slurmctld slurmd \
                      munged chromium chromedriver compute-sanitizer
 check-fast: deps
 	@refused=$$(mktemp -d) || exit 1; trap 'rm -rf "$$refused"' EXIT; \
 	for tool in $(FAST_TIER_REFUSED); do \
-	  printf '#!/bin/sh\necho "  %s, by $${PYTEST_CURRENT_TEST:-a sandboxed process}" >> %s/started\n%s\nexit 97\n' \
+	  printf '#!/bin/sh\necho "  %s, by $${PYTEST_CURRENT_TEST:-a process that did not say which test}" >> %s/started\n%s\nexit 97\n' \
 	    $$tool $$refused "echo 'check-fast: $$tool is refused in the fast tier' >&2" > $$refused/$$tool \
 	    && chmod +x $$refused/$$tool || exit 1; \
 	done; \
 	workers=$$($(PYTHON) -c 'import xdist' 2>/dev/null && printf '%s' '-n $(NPROC) --dist loadfile'); \
-	env -u BWRAP PATH=$$refused:$$PATH $(PYTHON) -m pytest -ra -m "not slow" $$workers $(PYTEST_ARGS); status=$$?; \
+	env -u CXX -u CC BWRAP=$$refused/bwrap PATH=$$refused:$$PATH $(PYTHON) -m pytest -ra -m "not slow" $$workers $(PYTEST_ARGS); status=$$?; \
 	if [ -s $$refused/started ]; then \
 	  echo "make check-fast: tests of the fast tier started tools of the slow one; mark them slow (conftest.py):" >&2; \
 	  sort -u $$refused/started >&2; exit 1; \
