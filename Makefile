@@ -19,6 +19,8 @@
 #                 results/similarity.html and .csv, for the staff [SUBMISSIONS=dir]
 #   make check    the project's own tests; without a GPU it runs everything that
 #                 needs none and lists the GPU tests it skipped
+#   make check-fast   the fast tier of them (no build, sandbox, Slurm, browser or GPU;
+#                 conftest.py decides which): run it first, on every change
 #   make data     regenerate the reference cases in data/
 #   make registry rewrite starter/harness/registry.json (the task registry the grader,
 #                 the handout and make dist read) from the harness, after editing
@@ -79,7 +81,7 @@ GRADER  := bin/grader
 RECORD  ?=
 RECORD_ARG := $(if $(RECORD),--record $(RECORD))
 
-.PHONY: demo check data registry deps deps-headers deps-pandoc deps-browser deps-sandbox deps-slurm deps-portable build grade \
+.PHONY: demo check check-fast data registry deps deps-headers deps-pandoc deps-browser deps-sandbox deps-slurm deps-portable build grade \
         bench bench-reference bench-sources gradescope handout dist harness leaderboard overview similarity deps-similarity
 # Grades the sample class in data/sample-submissions against the solution and publishes its pages; a banner at
 # the end says how it was graded (timed, or correctness only on the CPU) and where the pages are. The grader
@@ -161,6 +163,27 @@ check: deps deps-pandoc build $(if $(filter-out 0,$(REQUIRE_BROWSER_TESTS)),deps
        $(if $(filter-out 0,$(REQUIRE_SLURM_TESTS)),deps-slurm) $(if $(filter-out 0,$(REQUIRE_PORTABLE_TESTS)),deps-portable)
 	$(STARTER) unit
 	$(PYTHON) -m pytest -ra $(PYTEST_ARGS)
+
+# The fast tier: every test not marked `slow` (conftest.py marks the tests that build, sandbox, or start Slurm, a
+# browser or a GPU), with no `make build` first, on every core (pytest-xdist, where it is installed; one test file
+# to a worker, so a file's fixtures are made once). The compilers, make, bubblewrap, Slurm and Chromium are
+# stand-ins on its PATH and in BWRAP (CXX and CC unset) that fail and write down who started them; any such start
+# fails the run, even one a test caught and skipped on, so a test that needs them cannot slip into the fast tier.
+FAST_TIER_REFUSED := nvcc g++ gcc cc c++ clang clang++ make bwrap sbatch srun salloc squeue scontrol slurmctld slurmd \
+                     munged chromium chromedriver compute-sanitizer
+check-fast: deps
+	@refused=$$(mktemp -d) || exit 1; trap 'rm -rf "$$refused"' EXIT; \
+	for tool in $(FAST_TIER_REFUSED); do \
+	  printf '#!/bin/sh\necho "  %s, by $${PYTEST_CURRENT_TEST:-a process that did not say which test}" >> %s/started\n%s\nexit 97\n' \
+	    $$tool $$refused "echo 'check-fast: $$tool is refused in the fast tier' >&2" > $$refused/$$tool \
+	    && chmod +x $$refused/$$tool || exit 1; \
+	done; \
+	workers=$$($(PYTHON) -c 'import xdist' 2>/dev/null && printf '%s' '-n $(NPROC) --dist loadfile'); \
+	env -u CXX -u CC BWRAP=$$refused/bwrap PATH=$$refused:$$PATH $(PYTHON) -m pytest -ra -m "not slow" $$workers $(PYTEST_ARGS); status=$$?; \
+	if [ -s $$refused/started ]; then \
+	  echo "make check-fast: tests of the fast tier started tools of the slow one; mark them slow (conftest.py):" >&2; \
+	  sort -u $$refused/started >&2; exit 1; \
+	fi; exit $$status
 
 build: deps-headers
 	$(STARTER) all unit-bin

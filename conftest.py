@@ -1,5 +1,10 @@
 """For every test folder: tests that need a GPU carry the `gpu` marker and are
-skipped, with the reason, on machines without one; CI runs everything else."""
+skipped, with the reason, on machines without one; CI runs everything else.
+
+The two tiers are decided here, in one place: a test is `slow` when it uses one of SLOW_FIXTURES (directly or
+through another fixture), carries the `gpu` or `slurm` marker, or sits in a file marked
+`pytestmark = pytest.mark.slow` (a file that builds or sandboxes without these fixtures). `make check-fast` runs
+the rest (`pytest -m "not slow"`); `make check` runs both."""
 from __future__ import annotations
 
 import os
@@ -25,11 +30,26 @@ def gpu_available() -> tuple[bool, str]:
 HAS_GPU, GPU_DESCRIPTION = gpu_available()
 
 
+# The fixtures that build or run for real: nvcc or g++ builds of the harness, the solution and the CPU runtime
+# (grader/tests/conftest.py, solution/tests/conftest.py), the GPU suite's grading (below), Chromium
+# (grader/tests/test_overview.py's browser), README.md's commands in a fresh clone (test_readme_commands.py).
+SLOW_FIXTURES = {"workspace", "cpu_workspace", "either_workspace", "cpu_grading_work", "gpu_work", "graded_corpus",
+                 "starter_build", "solution_build", "browser", "clone_runs"}
+SLOW_MARKERS = {"gpu", "slurm"}
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs a CUDA device; skipped without one")
+    config.addinivalue_line("markers", "slow: builds with nvcc or g++, sandboxes with bubblewrap, starts Slurm, a "
+                                       "browser or a GPU; left out by make check-fast (set in conftest.py)")
 
 
 def pytest_collection_modifyitems(config, items):
+    slow = pytest.mark.slow
+    for item in items:
+        if SLOW_FIXTURES.intersection(item.fixturenames) or SLOW_MARKERS.intersection(
+                marker.name for marker in item.iter_markers()):
+            item.add_marker(slow)
     if HAS_GPU:
         return
     skip = pytest.mark.skip(reason=f"GPU test skipped: {GPU_DESCRIPTION}")

@@ -22,6 +22,8 @@ from grader.store import Store
 from grader.tests.conftest import opened, write_submission
 from grader.tests.cpu_like import grade_cpu_like
 
+pytestmark = pytest.mark.slow  # asks g++ for its version (the CPU toolchain's record)
+
 
 # --- the kind and its refusals -------------------------------------------------------------------------------------
 

@@ -8,6 +8,8 @@ import pytest
 
 from grader.tests.conftest import REPO
 
+pytestmark = pytest.mark.slow  # runs bin/grader grade, which starts bubblewrap to check its sandbox
+
 COMMANDS = ["grade", "report", "export", "gradescope", "autolab", "rubric", "leaderboard"]
 
 

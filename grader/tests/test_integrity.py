@@ -23,6 +23,8 @@ from grader.runner import HarnessServer, _stopped
 from grader.sandbox import ResourceLimits, Sandbox, SandboxError, Unsandboxed, find_bwrap, missing_bwrap_message
 from grader.tests.conftest import REPO
 
+pytestmark = pytest.mark.slow  # builds stand-in harnesses with gcc and runs them in bubblewrap
+
 PROBES = REPO / "grader" / "tests" / "probes"
 LIMITS = ResourceLimits(cpu_seconds=60, file_size=8 * 2**20, processes=64)
 

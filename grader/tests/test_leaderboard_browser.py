@@ -17,6 +17,8 @@ from grader.tests.browser import Browser, find_browser
 from grader.tests.conftest import REPO
 from grader.tests.leaderboard_class import fill, realistic_class, realistic_second_round
 
+pytestmark = pytest.mark.slow  # drives Chromium
+
 BROWSER, DRIVER = find_browser()
 REQUIRED = os.environ.get("REQUIRE_BROWSER_TESTS", "") not in ("", "0")
 ARTIFACT = REPO / "results" / "test-artifacts" / "leaderboard.png"

@@ -19,6 +19,8 @@ from grader.sandbox import (NAMESPACE_UID, ResourceLimits, Sandbox, SandboxError
                             make_sandbox, missing_bwrap_message, run)
 from grader.tests.conftest import REPO
 
+pytestmark = pytest.mark.slow  # runs everything in bubblewrap
+
 LIMITS = ResourceLimits(cpu_seconds=60, file_size=8 * 2**20, processes=32, output=2**20)
 
 

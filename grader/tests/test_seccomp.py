@@ -18,6 +18,8 @@ from grader import seccomp
 from grader.sandbox import ResourceLimits, Sandbox, SandboxError, find_bwrap, missing_bwrap_message, run
 from grader.tests.conftest import REPO
 
+pytestmark = pytest.mark.slow  # runs student-like programs in bubblewrap under the seccomp filters
+
 PROBE = REPO / "grader" / "tests" / "probes" / "syscalls.py"
 DENIED = "Operation not permitted"
 

@@ -16,6 +16,8 @@ import pytest
 from bench_fixtures import BENCH_DIR, load_plot_bench, synthetic_bench
 from conftest import SOLUTION_KERNELS, STARTER, build_with, make_starter
 
+pytestmark = pytest.mark.slow  # builds the bench program (make, nvcc)
+
 SCHEMA = json.loads((BENCH_DIR / "bench.schema.json").read_text())
 PLANTED = Path(__file__).parent / "planted"
 TASKS = ["fill", "add", "transpose", "matmul_naive", "matmul_tiled", "matmul_fast", "dot"]

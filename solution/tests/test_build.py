@@ -5,7 +5,11 @@ import os
 import shutil
 import subprocess
 
+import pytest
+
 from conftest import STARTER, make_starter
+
+pytestmark = pytest.mark.slow  # builds the starter with make and nvcc
 
 
 def test_editing_one_kernel_rebuilds_only_that_object(tmp_path):

@@ -21,6 +21,8 @@ import pytest
 
 from conftest import DATA, NPROC, ROOT, SOLUTION_KERNELS, STARTER, summary_line
 
+pytestmark = pytest.mark.slow  # builds the CPU backend with clang and the aarch64 cross compiler
+
 REQUIRED = os.environ.get("REQUIRE_PORTABLE_TESTS", "") not in ("", "0")
 EXPECTED = "6/7 tasks pass; needs a GPU (not run on the CPU): matmul_fast"
 # Debian 12's oldest and newest clang (its default, 14, and g++ 11 passed by hand: starter/cpu/README.md). Both

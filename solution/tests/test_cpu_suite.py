@@ -20,6 +20,8 @@ import pytest
 
 from conftest import DATA, NPROC, SOLUTION_KERNELS, STARTER, summary_line
 
+pytestmark = pytest.mark.slow  # builds and runs the student suite on the CPU backend (g++)
+
 PLANTED = Path(__file__).parent / "planted"
 CPU_BUILD = STARTER / "build" / "on-cpu"
 

@@ -16,6 +16,8 @@ import pytest
 from conftest import STARTER
 from test_cpu_suite import CPU_BUILD, cpu_build_with, cpu_solution_objects, make_cpu  # noqa: F401 (a fixture)
 
+pytestmark = pytest.mark.slow  # builds the harness for the CPU backend (make, g++)
+
 PLANTED = Path(__file__).parent / "planted"
 SEED = 5
 

@@ -29,6 +29,8 @@ from handout.bench import BenchError, load_bench
 from handout.occupancy import load_gpu, occupancy
 from handout.render import HandoutError, Inputs, build, number, render_markdown, render_plots
 
+pytestmark = pytest.mark.slow  # renders the handout from the built harness's registry (make build)
+
 needs_pandoc = pytest.mark.skipif(shutil.which("pandoc") is None,
                                   reason="pandoc is not installed (make deps installs it where apt works)")
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 import re
 import subprocess
 
+import pytest
+
 from conftest import ROOT
+
+pytestmark = pytest.mark.slow  # compiles the lab's configurations (make, nvcc)
 
 LAB = ROOT / "solution" / "lab"
 SHIPPED = ROOT / "solution" / "kernels"

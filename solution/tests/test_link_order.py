@@ -9,7 +9,11 @@ import re
 import shutil
 import subprocess
 
+import pytest
+
 from conftest import STARTER
+
+pytestmark = pytest.mark.slow  # links a task file into the harness (make, nvcc)
 
 SYMBOL = "_ZNSt6vectorIdSaIdEE17_M_realloc_insertIJdEEEvN9__gnu_cxx17__normal_iteratorIPdS1_EEDpOT_"
 ATTACK = r"""
