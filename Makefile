@@ -73,7 +73,7 @@ CPU_PACKAGES    := boost/context/detail/fcontext.hpp:libboost-context-dev
 
 RESULTS ?= results
 # Where make demo and make grade run student code: auto (this machine's GPU when it has one, else the CPU
-# backend, correctness only: grader/backends.py decides), gpu or cpu.
+# backend, correctness only: grader/backends/cpu.py decides), gpu or cpu.
 DEVICE  ?= auto
 # The grader's command line, as the README runs it.
 GRADER  := bin/grader
@@ -89,7 +89,7 @@ RECORD_ARG := $(if $(RECORD),--record $(RECORD))
 demo: deps
 	$(GRADER) grade data/sample-submissions --results $(RESULTS)/demo --regrade --device $(DEVICE)
 	$(GRADER) leaderboard --results $(RESULTS)/demo
-	@$(PYTHON) -m grader.demo $(RESULTS)/demo
+	@$(PYTHON) -m grader.reports.demo $(RESULTS)/demo
 
 # Grades a directory of submissions: make grade SUBMISSIONS=dir [DEVICE=auto|gpu|cpu] [RESULTS=results]
 grade: deps
@@ -208,7 +208,7 @@ deps-similarity:
 	      || { $(SUDO) timeout 120 apt-get update -q && $(SUDO) apt-get install -y -q similarity-tester; }; }; } \
 	  || echo "WARNING: similarity-tester could not be installed: bin/grader similarity needs it (sim_c)." >&2; }
 
-# bubblewrap, which every build and run of student code goes through (grader/sandbox.py), and libseccomp.
+# bubblewrap, which every build and run of student code goes through (grader/run/sandbox.py), and libseccomp.
 deps-sandbox:
 	@if [ -n "$(BWRAP)" ]; then test -x "$(BWRAP)" || { echo "BWRAP=$(BWRAP) is not an executable" >&2; exit 1; }; \
 	elif ! command -v bwrap >/dev/null; then \

@@ -34,26 +34,26 @@ from pathlib import Path
 
 import pandas as pd
 
-from grader import backends
-from grader.backend import Backend
-from grader.errors import GraderError
+from grader.backends import cpu as backends
+from grader.backends.base import Backend
+from grader.core.errors import GraderError
 from grader.exports import EXPORTERS, ExportError, autolab, canvas, gradescope
 from grader.exports.common import CORRECTNESS_ONLY_FLAG, check_measured, not_measured, student_of
-from grader.grade import GradeOptions, grade, grade_single
-from grader.leaderboard import PublishOptions, publish
-from grader.late import lateness
-from grader.intake_plan import check_folder, plan_entries
-from grader.lms import SOURCES, IntakeError, gradescope_single
-from grader.registry import Registry, RegistryError
-from grader.overview import write_overview
-from grader.report import summary_table, untimed_note
-from grader.report_files import write_reports
-from grader.rescore import RescoreError, rescore
-from grader.roster import Person, RosterError, read_roster
-from grader.rubric import DEFAULT_RUBRIC, Rubric, RubricError, load_rubric
-from grader.sandbox import UNSAFE_FLAG, SandboxError, make_sandbox
-from grader.score_chain import settle_stored
-from grader.store import Store, StoreError
+from grader.grading.grade import GradeOptions, grade, grade_single
+from grader.reports.leaderboard import PublishOptions, publish
+from grader.core.late import lateness
+from grader.grading.plan import check_folder, plan_entries
+from grader.intake.layouts import SOURCES, IntakeError, gradescope_single
+from grader.core.registry import Registry, RegistryError
+from grader.reports.overview import write_overview
+from grader.reports.report import summary_table, untimed_note
+from grader.reports.folder import write_reports
+from grader.grading.rescore import RescoreError, rescore
+from grader.intake.roster import Person, RosterError, read_roster
+from grader.core.rubric import DEFAULT_RUBRIC, Rubric, RubricError, load_rubric
+from grader.run.sandbox import UNSAFE_FLAG, SandboxError, make_sandbox
+from grader.scoring.chain import settle_stored
+from grader.store.store import Store, StoreError
 
 
 class UsageError(ValueError):
@@ -93,7 +93,7 @@ def isolation(args, work: Path):
 
 
 def prepared_backend(args, work: Path, jobs: int, gpu: str | None, sandbox) -> tuple[Backend, Registry, Rubric]:
-    """The built backend (--device's kind: grader/backends.py), its registry and the rubric checked against it;
+    """The built backend (--device's kind: grader/backends/cpu.py), its registry and the rubric checked against it;
     the sandbox gets the rubric's limits before its GPU check runs the solution through it."""
     kind = backends.get(getattr(args, "device", backends.DEFAULT_DEVICE))
     backend, registry = kind.local(work, args.arch, sandbox, jobs)
@@ -106,7 +106,7 @@ def prepared_backend(args, work: Path, jobs: int, gpu: str | None, sandbox) -> t
 
 def check_grade_inputs(args) -> list[Person] | None:
     """Every path and file `grade` was given, checked before anything is built: the submissions folder (and
-    that it holds a submission, of --student when given: grader/intake_plan.py, as grading will find them), the
+    that it holds a submission, of --student when given: grader/grading/plan.py, as grading will find them), the
     rubric (against the checked-in registry) and its extensions file, the roster. The first problem is an error
     naming it, in one line. Returns the roster."""
     folder = check_folder(Path(args.submissions))
@@ -310,7 +310,7 @@ def graded_folder(results: Path) -> tuple[Path, str]:
 
 
 def cmd_similarity(args) -> int:
-    from grader.similarity import find_tool, write_similarity
+    from grader.reports.similarity import find_tool, write_similarity
     results = Path(args.results)
     registry = registry_from_store(results)  # (a one-line error where there is no store or no run)
     rubric = load_rubric(Path(args.rubric), registry)
@@ -325,7 +325,7 @@ def cmd_similarity(args) -> int:
 
 
 def cmd_release(args) -> int:
-    from grader.release import release
+    from grader.reports.release import release
     results = Path(args.results)
     rubric = stored_rubric(args)
     done = release(results, rubric, Path(args.out), args.zip)

@@ -12,8 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from grader.registry import Registry, RegistryError
-from grader.rubric import DEFAULT_RUBRIC
+from grader.core.registry import Registry, RegistryError
+from grader.core.rubric import DEFAULT_RUBRIC
 from handout.record import RECORD, SOLUTION_KERNELS
 from handout.render import HERE, HandoutError, Inputs, build
 

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import jinja2
 
-from grader.registry import Registry, TaskSpec
-from grader.rubric import DEFAULT_RUBRIC, Rubric, TaskPolicy, load_rubric
+from grader.core.registry import Registry, TaskSpec
+from grader.core.rubric import DEFAULT_RUBRIC, Rubric, TaskPolicy, load_rubric
 from handout import contract, measured
 from handout.bench import BenchError, BenchRun, Row, load_bench
 from handout.occupancy import GPU_FILE, Gpu, load_gpu, occupancy

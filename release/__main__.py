@@ -13,7 +13,7 @@ import hashlib
 import sys
 from pathlib import Path
 
-from grader.rubric import DEFAULT_RUBRIC
+from grader.core.rubric import DEFAULT_RUBRIC
 from handout.record import RECORD, SOLUTION_KERNELS
 from release import leaks
 
@@ -52,8 +52,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if found else 0
 
     # Only dist renders (jinja2, the handout): `leaks` runs on any python3, standard library alone.
-    from grader.registry import Registry, RegistryError
-    from grader.rubric import RubricError
+    from grader.core.registry import Registry, RegistryError
+    from grader.core.rubric import RubricError
     from handout.record import RecordError
     from handout.render import HandoutError
     from release.dist import DistError, DistOptions, build

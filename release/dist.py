@@ -22,8 +22,8 @@ from pathlib import Path
 
 import jinja2
 
-from grader.registry import Registry
-from grader.rubric import DEFAULT_RUBRIC, load_rubric
+from grader.core.registry import Registry
+from grader.core.rubric import DEFAULT_RUBRIC, load_rubric
 from handout import record as measured_record
 from handout.render import Inputs, build as build_handout
 from release import headers, leaks, tarball

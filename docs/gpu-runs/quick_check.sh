@@ -19,8 +19,8 @@ work=$(mktemp -d)
 python3 - "$work" <<'PY'
 import shutil, sys
 from pathlib import Path
-from grader.registry import Registry
-from grader.rubric import DEFAULT_RUBRIC, load_rubric
+from grader.core.registry import Registry
+from grader.core.rubric import DEFAULT_RUBRIC, load_rubric
 from grader.tests.conftest import small_rubric_text
 from grader.tests.test_gate_cpu import REPLY_PATH_FILE
 work, data = Path(sys.argv[1]), Path("data/sample-submissions")

@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 
 import pandas as pd  # noqa: E402
 
-from grader.store import Store  # noqa: E402
+from grader.store.store import Store  # noqa: E402
 from grader.tests.slurm_cluster import PARTITION, Cluster, ClusterUnavailable  # noqa: E402
 
 

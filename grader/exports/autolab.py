@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 
 from grader.exports.common import Export, latest_submission
-from grader.leaderboard.board import submission_metric
-from grader.report import run_of, task_feedback
-from grader.rubric import Rubric
-from grader.store import Store
+from grader.reports.leaderboard.board import submission_metric
+from grader.reports.report import run_of, task_feedback
+from grader.core.rubric import Rubric
+from grader.store.store import Store
 
 
 def autoresult(store: Store, rubric: Rubric, student: str | None = None) -> dict:

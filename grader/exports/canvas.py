@@ -9,19 +9,19 @@ from pathlib import Path
 
 import pandas as pd
 
-from grader import roster as roster_file
+from grader.intake import roster as roster_file
 from grader.exports.common import Export, ExportError, student_of
-from grader.report import grades_table
-from grader.roster import Person, RosterError, stored_people
-from grader.rubric import Rubric
-from grader.spreadsheet import csv_text
-from grader.store import Store
+from grader.reports.report import grades_table
+from grader.intake.roster import Person, RosterError, stored_people
+from grader.core.rubric import Rubric
+from grader.reports.spreadsheet import csv_text
+from grader.store.store import Store
 
 CANVAS_COLUMNS = list(roster_file.CANVAS_COLUMNS)
 
 
 def read_roster(path: Path) -> list[Person]:
-    """A Canvas gradebook export, or any CSV with Canvas's five student columns (grader/roster.py reads it, with
+    """A Canvas gradebook export, or any CSV with Canvas's five student columns (grader/intake/roster.py reads it, with
     the same rules as `grade --roster`)."""
     try:
         return roster_file.read_roster(path, roster_file.CANVAS_COLUMNS)

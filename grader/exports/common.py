@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.report import UNKNOWN_RUN, run_views
-from grader.rubric import Rubric
-from grader.store import Store
+from grader.reports.report import UNKNOWN_RUN, run_views
+from grader.core.rubric import Rubric
+from grader.store.store import Store
 
 CORRECTNESS_ONLY_FLAG = "--correctness-only"
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 
 from grader.exports.common import Export, latest_submission
-from grader.leaderboard.board import submission_metric
-from grader.report import performance_markdown, run_of, task_feedback, task_markdown
-from grader.rubric import Rubric
-from grader.store import Store
+from grader.reports.leaderboard.board import submission_metric
+from grader.reports.report import performance_markdown, run_of, task_feedback, task_markdown
+from grader.core.rubric import Rubric
+from grader.store.store import Store
 
 
 def _output(sub: dict, isolation, untimed: str = "", performance_max: float = 0.0) -> str:

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from grader.errors import GraderError
+from grader.core.errors import GraderError
 
 FORMAT = 1
 SLURM_FOLDER = "slurm"
@@ -50,7 +50,7 @@ class Manifest:
     entries: list[dict]  # intake.Entry.record() and the "sha256" read at submission, in the order listed
     shards: list[list[int]]  # indices into entries, one list per array task
     seed: int
-    device: str  # the backend's name (grader/backends.py)
+    device: str  # the backend's name (grader/backends/cpu.py)
     arch: str
     cache: str  # the cache entry's folder (grader/slurm/cache.py)
     cache_key: str
@@ -61,7 +61,7 @@ class Manifest:
     python: str
     unsafe_no_sandbox: bool = False
     bwrap: str | None = None
-    source: str = "plain"  # how it was delivered (--from; grader/lms.py), which each shard's grading run records
+    source: str = "plain"  # how it was delivered (--from; grader/intake/layouts.py), which each shard's grading run records
     options: dict = field(default_factory=dict)  # the Slurm options given (partition, gres, max_parallel, ...)
     skipped_same: int = 0  # submissions left out: already graded, unchanged
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="microseconds"))

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from grader.backend import Kind
-from grader.build import REPO
-from grader.errors import GraderError
+from grader.backends.base import Kind
+from grader.backends.local import REPO
+from grader.core.errors import GraderError
 
 SKIPPED = {"build", "__pycache__"}  # what Workspace.prepare leaves out of its copy of starter/
 

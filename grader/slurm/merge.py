@@ -6,7 +6,7 @@ Each submission goes in as one transaction (Store.merge_from), with its grading 
 midway is simply run again: what is merged is recorded by origin (batch/shard/id) and never merged twice. A shard
 whose task is still in Slurm's queue is left for later (its store is being written, on another node). After the
 merge the command writes the reports, as `grade` does. Each merged submission is settled again by the scoring chain
-(grader/score_chain.py) with the overrides on record in RESULTS, as one graded there would be.
+(grader/scoring/chain.py) with the overrides on record in RESULTS, as one graded there would be.
 """
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.score_chain import settle_stored
+from grader.scoring.chain import settle_stored
 from grader.slurm import scheduler
 from grader.slurm.batch import Manifest, batches, now, write_json
-from grader.store import Store
+from grader.store.store import Store
 
 
 @dataclass

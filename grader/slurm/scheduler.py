@@ -12,7 +12,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.errors import GraderError
+from grader.core.errors import GraderError
 
 MUNGE_KEY = Path("/etc/munge/munge.key")
 # States of a job that is still in the queue, and those of one that ended (squeue's and sacct's words).

@@ -2,7 +2,7 @@
 
     bin/grader shard MANIFEST [--index N]      (N: $SLURM_ARRAY_TASK_ID; the batch's shard.sh runs this)
 
-The backend is the one the batch names (grader/backends.py: gpu; cpu, whose tasks grade correctness only on the
+The backend is the one the batch names (grader/backends/cpu.py: gpu; cpu, whose tasks grade correctness only on the
 CPUs Slurm gives them, asking for no GPU; the tests' simulated one), opened on the batch's build cache after the cache's key is computed again here (same sources,
 same toolchain), with the sandbox and the rubric's limits exactly as `grade` on one machine. The task grades on
 one GPU: the first of CUDA_VISIBLE_DEVICES, which Slurm sets to the GPUs of --gres; the solution's process runs
@@ -23,15 +23,15 @@ import tempfile
 import threading
 from pathlib import Path
 
-from grader import backends
-from grader.errors import GraderError
-from grader.grade import GradeOptions, GradeSummary, grade
-from grader.intake import Entry
-from grader.rubric import load_rubric
-from grader.sandbox import make_sandbox
+from grader.backends import cpu as backends
+from grader.core.errors import GraderError
+from grader.grading.grade import GradeOptions, GradeSummary, grade
+from grader.intake.submission import Entry
+from grader.core.rubric import load_rubric
+from grader.run.sandbox import make_sandbox
 from grader.slurm import cache
 from grader.slurm.batch import Manifest, now, write_progress
-from grader.store import Store
+from grader.store.store import Store
 
 PROGRESS_SECONDS = 2.0
 

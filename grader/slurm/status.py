@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from grader.errors import GraderError
+from grader.core.errors import GraderError
 from grader.slurm import scheduler
 from grader.slurm.batch import Manifest, batches, read_json, read_progress
-from grader.store import Store
+from grader.store.store import Store
 
 WAITING = ("PENDING", "CONFIGURING", "REQUEUED", "RESV_DEL_HOLD", "REQUEUE_HOLD", "SUSPENDED")
 # What a task that left the queue without a word from Slurm said of itself (progress.json's state).

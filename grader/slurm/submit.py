@@ -7,7 +7,7 @@ In order, so that nothing is submitted that could not run:
      its shards' stores are being written); otherwise what earlier batches' shards stored and their merge has
      not merged yet (a merge job that was cancelled) is merged now;
   3. the build cache is found, or built here (grader/slurm/cache.py);
-  4. the submissions are read (grader/intake_plan.py, as `grade` reads them); those graded already with the same
+  4. the submissions are read (grader/grading/plan.py, as `grade` reads them); those graded already with the same
      sha256, harness version and rubric hash are left out (all of them are graded again with --regrade);
   5. the manifest is written, then the array (sbatch --array=0-N%K, one GPU per task) and the merge job
      (--dependency=afterany:ARRAY, no GPU). If the merge job cannot be submitted, the array is cancelled.
@@ -23,17 +23,17 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import backends
-from grader.build import REPO
-from grader.errors import GraderError
-from grader.intake_plan import check_folder, plan_intake
-from grader.registry import Registry
-from grader.roster import Person
-from grader.rubric import Rubric, load_rubric
+from grader.backends import cpu as backends
+from grader.backends.local import REPO
+from grader.core.errors import GraderError
+from grader.grading.plan import check_folder, plan_intake
+from grader.core.registry import Registry
+from grader.intake.roster import Person
+from grader.core.rubric import Rubric, load_rubric
 from grader.slurm import cache, scheduler
 from grader.slurm.batch import SLURM_FOLDER, Manifest, batches, new_batch_id, now
 from grader.slurm.merge import merge_results
-from grader.store import Store
+from grader.store.store import Store
 
 SETUP_SECONDS = 15 * 60  # a task's own start: the cache's key, the sandbox and GPU checks, the solution's limits
 

@@ -7,11 +7,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from grader.build import Workspace
+from grader.backends.local import Workspace
 from grader.gate.policy import gate_tables_text
-from grader.registry import Registry
-from grader.rubric import DEFAULT_RUBRIC, load_rubric
-from grader.store import Store
+from grader.core.registry import Registry
+from grader.core.rubric import DEFAULT_RUBRIC, load_rubric
+from grader.store.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
 

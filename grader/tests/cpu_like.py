@@ -1,4 +1,4 @@
-"""The fake backend made to behave as the CPU backend (grader/backends.py's CpuKind): nothing timed, no
+"""The fake backend made to behave as the CPU backend (grader/backends/cpu.py's CpuKind): nothing timed, no
 compute-sanitizer, a device record with backend "cpu"; `// fake: needs-gpu` marks a file the CPU cannot run and
 `// fake: gpu-only` one whose every shape is over the CPU's per-case budget. test_grade_cpu.py grades the sample
 class on the real CPU backend; these stores answer the same questions in a second."""
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.grade import GradeOptions, grade
-from grader.report_files import write_reports
-from grader.status import NOT_TIMED_ON_CPU
+from grader.grading.grade import GradeOptions, grade
+from grader.reports.folder import write_reports
+from grader.core.status import NOT_TIMED_ON_CPU
 from grader.tests.conftest import write_submission
 from grader.tests.fakes import FakeBackend
 

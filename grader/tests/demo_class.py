@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.grade import GradeOptions, grade
+from grader.grading.grade import GradeOptions, grade
 from grader.tests.conftest import write_submission
 from grader.tests.fakes import FakeBackend
 

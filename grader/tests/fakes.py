@@ -22,7 +22,7 @@ A file may instead hold `// fake-harness: NAME`, a planted bug of solution/tests
 sample class (planted.py): its cases then get the statuses, messages and hints the real harness
 gives that bug (the strings of starter/harness/diagnose.cpp), and compute-sanitizer its findings.
 
-`--device simulated` (grader/backends.py) is this backend behind the backends' one interface
+`--device simulated` (grader/backends/cpu.py) is this backend behind the backends' one interface
 (SimulatedKind), for the tests of the command line and of Slurm batches: only with
 GRADER_TEST_BACKENDS=1 in the environment, which only tests set. GRADER_SIMULATED_DELAY=s
 makes each of its requests take s seconds (a class that takes a while to grade).
@@ -43,17 +43,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from grader.backend import Backend, Kind
-from grader.server import Server
-from grader.backends import gpu_list
-from grader.build_result import BuildResult
-from grader.isolation import Isolation
-from grader.results import SanitizerOutcome
+from grader.backends.base import Backend, Kind
+from grader.run.server import Server
+from grader.backends.cpu import gpu_list
+from grader.run.build_result import BuildResult
+from grader.run.isolation import Isolation
+from grader.run.results import SanitizerOutcome
 from grader.gate.check import Finding
 from grader.gate.report import GateReport
-from grader.registry import Registry
-from grader.rubric import load_rubric
-from grader.runner import HarnessFailure
+from grader.core.registry import Registry
+from grader.core.rubric import load_rubric
+from grader.run.runner import HarnessFailure
 from grader.tests import planted
 
 SOLUTION_MS = 2.0
@@ -250,7 +250,7 @@ class SimulatedBackend(FakeBackend):
 
 
 class SimulatedKind(Kind):
-    """`--device simulated`: the fake backend behind grader/backend.py's Kind. Its devices are
+    """`--device simulated`: the fake backend behind grader/backends/base.py's Kind. Its devices are
     CUDA_VISIBLE_DEVICES where set (as Slurm sets it for a job's GPUs), else one; its build cache
     holds no build, only what a real one records, and a line in builds.log each time it is built."""
     name = "simulated"

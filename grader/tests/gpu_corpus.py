@@ -1,6 +1,6 @@
 """The GPU suite's graded corpus (issue 14): every submission a GPU test of solution/tests or grader/tests
 asks about, gathered under distinct student names and graded once per session (the `graded_corpus` fixture of
-the top conftest.py); the tests are queries on the stores, through grader.store.Store.
+the top conftest.py); the tests are queries on the stores, through grader.store.store.Store.
 
 Two grading runs, each one `python3 -m grader grade` with the sandbox on, one after the other, on the session's
 one build tree (`gpu_work`: the pristine harness, the solution and the build gate's objects are built once):

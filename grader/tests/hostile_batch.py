@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from grader.intake import file_time
+from grader.intake.submission import file_time
 from grader.tests.conftest import REPO, texts_a_student_reads
 from grader.tests.hostile_entries import Entry, hand_in, load_corpus
 

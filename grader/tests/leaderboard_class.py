@@ -1,4 +1,4 @@
-"""Stores for the leaderboard's tests, filled through grader.store's real API (start_run, save).
+"""Stores for the leaderboard's tests, filled through grader.store.store's real API (start_run, save).
 
 An `Entry` says how one submission did; `fill` grades nothing, it builds the
 case outcomes and paired timings a grading run would have produced, with
@@ -13,18 +13,18 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.build_result import BuildResult
-from grader.intake import Submission
-from grader.isolation import Isolation
-from grader.metrics import milliseconds
-from grader.paired import Pair, PairedResult
-from grader.registry import Registry
-from grader.results import CaseOutcome, SubmissionResult
-from grader.rubric import Rubric
-from grader.score import score_submission, zero_scores
-from grader.score_chain import chain_for_result
-from grader.status import NOT_TIMED_ON_CPU
-from grader.store import Store
+from grader.run.build_result import BuildResult
+from grader.intake.submission import Submission
+from grader.run.isolation import Isolation
+from grader.core.metrics import milliseconds
+from grader.run.paired import Pair, PairedResult
+from grader.core.registry import Registry
+from grader.run.results import CaseOutcome, SubmissionResult
+from grader.core.rubric import Rubric
+from grader.scoring.score import score_submission, zero_scores
+from grader.scoring.chain import chain_for_result
+from grader.core.status import NOT_TIMED_ON_CPU
+from grader.store.store import Store
 
 LIMITS = {"copy_bandwidth_gbps": 4100.0, "sgemm_fp32_gflops": 50200.0}
 # The solution's throughput as a fraction of the device limit, about as on the recorded H200.

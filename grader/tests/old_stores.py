@@ -1,7 +1,7 @@
 """grades.sqlite files as older graders left them, for the tests that open them with today's Store.
 
 The current Store can only write the current schema, so these build the old ones with sqlite3 directly, with
-the SQL each older grader ran (grader/store.py's SCHEMA and ADDED_COLUMNS at the commit named, from git
+the SQL each older grader ran (grader/store/store.py's SCHEMA and ADDED_COLUMNS at the commit named, from git
 history): the only SQL outside the store's modules (test_one_source.py allows this file and no other).
 """
 from __future__ import annotations
@@ -10,8 +10,8 @@ import json
 import sqlite3
 from pathlib import Path
 
-from grader.registry import Registry
-from grader.store_migrations import MIGRATIONS
+from grader.core.registry import Registry
+from grader.store.migrations import MIGRATIONS
 
 # What each grader before numbered versions ran on a new store, by the version its store has now (grader/
 # store_migrations.py's steps): version N's store is version N-1's with these statements run. None of them

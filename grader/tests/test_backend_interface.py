@@ -1,4 +1,4 @@
-"""The one backend interface (grader/backend.py): every implementation declares it, its defaults are what grading
+"""The one backend interface (grader/backends/base.py): every implementation declares it, its defaults are what grading
 relies on, and no caller asks a backend or a server with getattr whether it has an ability."""
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from grader.backend import Backend, Kind
-from grader.server import Server
-from grader.backends import CpuBackend, CpuKind, GpuBackend, GpuKind
-from grader.budget import Credited, SolutionTimes, TimeBudget
-from grader.build import LocalBackend
-from grader.grade import _start_run, _StudentProcess
-from grader.isolation import Isolation
-from grader.runner import HarnessServer
+from grader.backends.base import Backend, Kind
+from grader.run.server import Server
+from grader.backends.cpu import CpuBackend, CpuKind, GpuBackend, GpuKind
+from grader.run.budget import Credited, SolutionTimes, TimeBudget
+from grader.backends.local import LocalBackend
+from grader.grading.grade import _start_run, _StudentProcess
+from grader.run.isolation import Isolation
+from grader.run.runner import HarnessServer
 from grader.tests.cpu_like import CpuLikeBackend
 from grader.tests.fakes import FakeBackend, FakeServer, SimulatedBackend, SimulatedKind
 
@@ -134,7 +134,7 @@ def test_the_student_process_pauses_its_server_and_reads_what_it_found_forged():
     student.request({"op": "hello"}, 1)
     student.pause()
     assert server.paused == 1
-    from grader.results import CaseOutcome
+    from grader.run.results import CaseOutcome
     case = student.answered_by(CaseOutcome("add", "float32", "1x1", "correctness", "ok"))
     student.close()
     assert case.status == "protocol" and case.message == "forged"
@@ -172,7 +172,7 @@ def _ability_probes(tree: ast.AST) -> set[str]:
 
 
 # Probes of the same names on things that are not backends or servers.
-NOT_BACKENDS = {"feedback.py": {"getattr(..., 'checker')"}}  # a stored sanitizer row (an older store's)
+NOT_BACKENDS = {"reports/feedback.py": {"getattr(..., 'checker')"}}  # a stored sanitizer row (an older store's)
 
 
 def test_no_grader_module_asks_whether_a_backend_or_server_has_an_ability():

@@ -10,15 +10,17 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from grader import backends, cli
-from grader.errors import GraderError
+from grader.backends import cpu as backends
+
+from grader import cli
+from grader.core.errors import GraderError
 from grader.exports import autolab, gradescope
-from grader.leaderboard.board import build_board
-from grader.report import run_views
-from grader.rescore import rescore
-from grader.score import NOT_MEASURED, score_task
-from grader.results import CaseOutcome
-from grader.store import Store
+from grader.reports.leaderboard.board import build_board
+from grader.reports.report import run_views
+from grader.grading.rescore import rescore
+from grader.scoring.score import NOT_MEASURED, score_task
+from grader.run.results import CaseOutcome
+from grader.store.store import Store
 from grader.tests.conftest import opened, write_submission
 from grader.tests.cpu_like import grade_cpu_like
 

@@ -6,9 +6,9 @@ import subprocess
 
 import pytest
 
-from grader.build import Workspace
-from grader.intake import Submission, read_submission
-from grader.sandbox import ResourceLimits, Sandbox, SandboxError, find_bwrap, missing_bwrap_message
+from grader.backends.local import Workspace
+from grader.intake.submission import Submission, read_submission
+from grader.run.sandbox import ResourceLimits, Sandbox, SandboxError, find_bwrap, missing_bwrap_message
 from grader.tests.conftest import REPO
 
 SAMPLES = REPO / "data" / "sample-submissions"

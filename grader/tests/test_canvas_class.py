@@ -1,11 +1,11 @@
 """The Canvas-style sample class that device_run.sh's canvas_class step grades on a GPU, checked here."""
 from __future__ import annotations
 
-from grader.intake import read_submission
-from grader.late import lateness
-from grader.lms import find_entries
-from grader.roster import match, read_roster
-from grader.rubric import load_rubric
+from grader.intake.submission import read_submission
+from grader.core.late import lateness
+from grader.intake.layouts import find_entries
+from grader.intake.roster import match, read_roster
+from grader.core.rubric import load_rubric
 from grader.tests.canvas_class import STUDENTS, TIMES, build
 
 

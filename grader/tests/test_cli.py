@@ -84,7 +84,7 @@ def test_grade_report_export_and_leaderboard_run_end_to_end_on_the_simulated_bac
 def _refused(tmp_path, *args, expect: str):
     """`grade` with these arguments into a results folder that already holds a store: exit 1, one line that
     says `expect`, no traceback, no build folder made, and the store byte for byte as it was."""
-    from grader.store import Store
+    from grader.store.store import Store
     results = tmp_path / "results"
     Store(results / "grades.sqlite").close()
     before = (results / "grades.sqlite").read_bytes()

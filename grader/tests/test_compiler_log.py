@@ -1,7 +1,7 @@
-"""grader/compiler_log.py: a student reads the compiler's messages, and the lines it quotes of their own files only."""
+"""grader/backends/compiler_log.py: a student reads the compiler's messages, and the lines it quotes of their own files only."""
 from __future__ import annotations
 
-from grader.compiler_log import own_messages
+from grader.backends.compiler_log import own_messages
 
 
 def own(path: str) -> bool:

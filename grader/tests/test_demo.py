@@ -1,4 +1,4 @@
-"""make demo's closing banner (grader/demo.py): how the class was graded, read from the store's latest grading run,
+"""make demo's closing banner (grader/reports/demo.py): how the class was graded, read from the store's latest grading run,
 and the pages that are there. Graded on the fake backends in a second; solution/tests/test_readme_commands.py runs
 the real make demo from a fresh clone without a GPU."""
 from __future__ import annotations
@@ -8,11 +8,11 @@ import shutil
 
 import pytest
 
-from grader import demo
-from grader.grade import GradeOptions, grade
-from grader.leaderboard import PublishOptions, publish
-from grader.report_files import write_reports
-from grader.rubric import load_rubric
+from grader.reports import demo
+from grader.grading.grade import GradeOptions, grade
+from grader.reports.leaderboard import PublishOptions, publish
+from grader.reports.folder import write_reports
+from grader.core.rubric import load_rubric
 from grader.tests.conftest import small_rubric_text, write_submission
 from grader.tests.cpu_like import CPU_DEVICE, grade_cpu_like
 from grader.tests.fakes import FakeBackend
@@ -39,7 +39,7 @@ def test_after_a_run_on_the_cpu_it_says_correctness_only_and_names_every_page(tm
                         small)
     text = demo.banner(results)
     assert "for CORRECTNESS ONLY" in text and f"on the CPU backend on {CPU_DEVICE['host']}" in text
-    assert "not timed on this run: graded on the CPU backend" in text  # grader/status.py's words, read from the run
+    assert "not timed on this run: graded on the CPU backend" in text  # grader/core/status.py's words, read from the run
     assert "the sample class (2 submissions)" in text
     for page in (results / "leaderboard" / "index.html", results / "overview.html"):
         assert str(page) in text

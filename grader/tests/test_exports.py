@@ -10,11 +10,11 @@ import pytest
 
 from grader import cli
 from grader.exports import EXPORTERS, Export, ExportError, autolab, canvas, gradescope
-from grader.grade import GradeOptions, grade, grade_single
-from grader.leaderboard import PublishOptions, publish
-from grader.report import run_of, task_feedback, task_markdown
-from grader.report_files import write_reports
-from grader.store import Store
+from grader.grading.grade import GradeOptions, grade, grade_single
+from grader.reports.leaderboard import PublishOptions, publish
+from grader.reports.report import run_of, task_feedback, task_markdown
+from grader.reports.folder import write_reports
+from grader.store.store import Store
 from grader.tests.conftest import opened, write_submission
 from grader.tests.fakes import FakeBackend
 from grader.tests.leaderboard_class import Entry, fill
@@ -166,7 +166,7 @@ def test_gradescopes_leaderboard_value_is_the_leaderboards_metric(tmp_path, rubr
 
 
 def test_an_unsandboxed_grade_says_so_on_gradescope(tmp_path, files, registry, small_rubric):
-    from grader.sandbox import Unsandboxed
+    from grader.run.sandbox import Unsandboxed
 
     class Unsafe(FakeBackend):
         sandbox = Unsandboxed().description
@@ -239,7 +239,7 @@ def test_canvas_reads_a_roster_and_names_who_it_lacks(tmp_path, rubric, registry
 def test_canvas_without_roster_uses_the_roster_grade_stored(tmp_path, rubric, registry):
     """`grade --roster` stored the class list: the export lists it (names, and a blank for who submitted
     nothing), and names the graded student it lacks, as `export --roster FILE` does."""
-    from grader.roster import Person
+    from grader.intake.roster import Person
     path = fill(tmp_path / "grades.sqlite", [Entry("alice", 1.0), Entry("bob", 1.0)], rubric, registry)
     store = Store.existing(path)
     try:
@@ -255,7 +255,7 @@ def test_canvas_without_roster_uses_the_roster_grade_stored(tmp_path, rubric, re
 
 
 def test_canvas_with_a_roster_file_reads_it_rather_than_the_stored_one(tmp_path, rubric, registry):
-    from grader.roster import Person
+    from grader.intake.roster import Person
     path = fill(tmp_path / "grades.sqlite", [Entry("alice", 1.0)], rubric, registry)
     roster = tmp_path / "roster.csv"
     roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section\nPoints Possible,,,,\n"

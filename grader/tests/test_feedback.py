@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from grader import feedback
-from grader.report import performance_markdown, run_of, task_feedback, task_markdown
-from grader.report_files import write_reports
+from grader.reports import feedback
+from grader.reports.report import performance_markdown, run_of, task_feedback, task_markdown
+from grader.reports.folder import write_reports
 from grader.tests import planted
 from grader.tests.conftest import REPO, opened
 from grader.tests.demo_class import SEED, demo_files, grade_demo
@@ -277,8 +277,8 @@ def test_a_real_deduction_is_said_with_its_size(demo, rubric):
 def test_no_output_speaks_of_the_graders_own_machinery():
     """A fault ends only its own case in the grader (a fresh process takes the next): nothing may say that it
     left the GPU unusable for the rest of a run."""
-    for path in [*(REPO / "grader").glob("*.py"), *(REPO / "grader" / "templates").iterdir(),
-                 *(REPO / "grader" / "exports").glob("*.py")]:
+    product = [p for p in (REPO / "grader").rglob("*.py") if "tests" not in p.relative_to(REPO / "grader").parts]
+    for path in [*product, *(REPO / "grader" / "reports" / "templates").iterdir()]:
         text = path.read_text()
         assert "unusable" not in text and "rest of this run" not in text, path
 
@@ -316,7 +316,7 @@ def test_the_plot_is_embedded_and_written_beside_the_page(demo):
 
 def test_the_plot_draws_each_timed_case_on_a_linear_axis_with_both_thresholds(monkeypatch):
     import matplotlib.axes
-    from grader import plots
+    from grader.reports import plots
     drawn = {}
     real = matplotlib.axes.Axes.set_xlim
 

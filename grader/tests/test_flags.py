@@ -5,11 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from grader.grade import GradeOptions, grade
-from grader.report import summary_table
-from grader.report_files import write_reports
-from grader.store import Store
-from grader.store_migrations import added_columns
+from grader.grading.grade import GradeOptions, grade
+from grader.reports.report import summary_table
+from grader.reports.folder import write_reports
+from grader.store.store import Store
+from grader.store.migrations import added_columns
 from grader.tests.conftest import cases_of, write_submission
 from grader.tests.old_stores import first_release_cases
 from grader.tests.fakes import FakeBackend

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from grader.backend import Backend
-from grader.build import run_limited
+from grader.backends.base import Backend
+from grader.backends.local import run_limited
 from grader.gate.check import check_dependencies, check_symbols
 from grader.gate.objects import ObjectFacts
-from grader.grade import grade_submission
-from grader.intake import Submission, read_submission
-from grader.rubric import load_rubric
+from grader.grading.grade import grade_submission
+from grader.intake.submission import Submission, read_submission
+from grader.core.rubric import load_rubric
 from grader.tests.conftest import REPO
 from grader.tests.test_rubric import broken
 

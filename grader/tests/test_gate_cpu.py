@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from grader.build import Workspace
+from grader.backends.local import Workspace
 from grader.gate import build_gate
-from grader.intake import Submission
-from grader.rubric import load_rubric
-from grader.runner import HarnessFailure, HarnessServer
+from grader.intake.submission import Submission
+from grader.core.rubric import load_rubric
+from grader.run.runner import HarnessFailure, HarnessServer
 from grader.tests.conftest import REPO
 from grader.tests.test_gate import HOSTILE, LAUNCHER, inspect
 from grader.tests.test_rubric import broken

@@ -4,11 +4,11 @@ from __future__ import annotations
 import json
 
 from grader.exports import gradescope
-from grader.grade import GradeOptions, grade
-from grader.report import summary_table
-from grader.report_files import write_reports
-from grader.store import Store
-from grader.status import case_word
+from grader.grading.grade import GradeOptions, grade
+from grader.reports.report import summary_table
+from grader.reports.folder import write_reports
+from grader.store.store import Store
+from grader.core.status import case_word
 from grader.tests.conftest import opened, write_submission
 from grader.tests.old_stores import before_the_gate
 from grader.tests.fakes import FakeBackend

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from grader.lms import find_entries
-from grader.rubric import load_rubric
+from grader.intake.layouts import find_entries
+from grader.core.rubric import load_rubric
 from grader.tests import gpu_corpus
 from grader.tests.gpu_corpus import FLOAT_ONLY, RACY, SAMPLE_CLASS, SOLUTION_AS_STUDENT, WILD_WRITE
 from grader.tests.hostile_batch import ENTRIES, hostile_student, normal_after, runs_code, sanitized

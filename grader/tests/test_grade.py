@@ -13,10 +13,10 @@ import time
 import pandas as pd
 import pytest
 
-from grader.grade import GradeOptions, grade
-from grader.report import run_of, summary_table, task_feedback, task_markdown
-from grader.report_files import write_reports
-from grader.store import Store, StoreError
+from grader.grading.grade import GradeOptions, grade
+from grader.reports.report import run_of, summary_table, task_feedback, task_markdown
+from grader.reports.folder import write_reports
+from grader.store.store import Store, StoreError
 from grader.tests.conftest import REPO, cases_of, opened, small_rubric_text, write_submission
 from grader.tests.fakes import FakeBackend
 
@@ -177,9 +177,9 @@ KILL_SCRIPT = """
 import json, sys
 sys.path.insert(0, {repo!r})
 from pathlib import Path
-from grader.grade import GradeOptions, grade
-from grader.registry import Registry
-from grader.rubric import load_rubric
+from grader.grading.grade import GradeOptions, grade
+from grader.core.registry import Registry
+from grader.core.rubric import load_rubric
 from grader.tests.fakes import FakeBackend
 registry = Registry.from_json(json.loads(Path({registry!r}).read_text()))
 rubric = load_rubric(Path({rubric!r}), registry)
@@ -223,8 +223,8 @@ def test_kill_minus_9_midway_loses_only_the_submission_in_flight(tmp_path, regis
     assert (n_scores == tasks).all() and (n_cases == 3 * tasks).all()  # whole, never partial
     assert cases["submission_id"].isin(kept["id"]).all()
 
-    from grader.registry import Registry
-    from grader.rubric import load_rubric
+    from grader.core.registry import Registry
+    from grader.core.rubric import load_rubric
     small = load_rubric(tmp_path / "rubric.toml", Registry.from_json(registry.raw))
     backend = FakeBackend()
     resumed = grade(GradeOptions(subs, results, [None], progress=False), small, registry, backend)

@@ -22,12 +22,12 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from grader import backends
-from grader.backends import CpuKind
-from grader.registry import Registry
-from grader.rubric import load_rubric
-from grader.sandbox import Sandbox, SandboxError, ResourceLimits, find_bwrap, missing_bwrap_message
-from grader.score import NOT_MEASURED
+from grader.backends import cpu as backends
+from grader.backends.cpu import CpuKind
+from grader.core.registry import Registry
+from grader.core.rubric import load_rubric
+from grader.run.sandbox import Sandbox, SandboxError, ResourceLimits, find_bwrap, missing_bwrap_message
+from grader.scoring.score import NOT_MEASURED
 from grader.slurm import cache, scheduler
 from grader.slurm.batch import batches
 from grader.slurm.shard import run_shard
@@ -262,8 +262,8 @@ def test_grading_writes_no_canvas_csv_and_export_refuses_it_without_correctness_
 
 
 def test_the_pages_say_what_was_not_measured_and_show_correct_tasks_as_correct(graded, tmp_path):
-    from grader.leaderboard import PublishOptions, publish
-    from grader.leaderboard.board import CORRECT_NOT_TIMED
+    from grader.reports.leaderboard import PublishOptions, publish
+    from grader.reports.leaderboard.board import CORRECT_NOT_TIMED
     done = publish(PublishOptions(graded.results, out=tmp_path / "board", salt_file=tmp_path / "salt"), graded.policy)
     html = done.html.read_text()
     assert "nothing was timed and nobody is ranked yet" in html and "still has something to fix" not in html

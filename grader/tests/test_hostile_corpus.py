@@ -93,7 +93,7 @@ def test_an_entry_whose_cpu_verdict_differs_says_why(entry):
 def test_an_archive_bomb_is_rejected_at_intake_in_bounded_time_and_memory(entry, tmp_path):
     import resource
     import time
-    from grader.intake import read_submission
+    from grader.intake.submission import read_submission
     hand_in(entry, tmp_path, "bomb")
     [archive] = list(tmp_path.iterdir())
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -105,7 +105,7 @@ def test_an_archive_bomb_is_rejected_at_intake_in_bounded_time_and_memory(entry,
 
 
 def test_the_duplicate_entry_is_graded_once_from_its_later_archive(tmp_path):
-    from grader.intake import choose_latest, list_entries, read_submission
+    from grader.intake.submission import choose_latest, list_entries, read_submission
     [entry] = [e for e in load_corpus() if e.duplicate]
     hand_in(entry, tmp_path, "twice")
     entries, skipped = list_entries(tmp_path)
@@ -178,8 +178,8 @@ def test_a_file_an_include_names_is_never_quoted_to_a_student(graded_corpus, ent
 def test_the_entry_that_waits_in_every_case_holds_the_gpu_for_about_its_time_budget(graded_corpus):
     """Without the budget its 45 cases of fill, add and transpose (about 3 s each, under the fast rubric's 5 s)
     would hold the GPU for over two minutes; the budget stops it about [limits] time_budget_extra seconds in."""
-    from grader.rubric import load_rubric
-    from grader.registry import Registry
+    from grader.core.rubric import load_rubric
+    from grader.core.registry import Registry
     student = hostile_student("sleeps-every-case")
     limits = load_rubric(graded_corpus.fast.rubric, Registry.from_file()).limits
     cases = graded_corpus.cases(student)

@@ -23,7 +23,7 @@ from dataclasses import replace
 
 import pytest
 
-from grader.rubric import load_rubric
+from grader.core.rubric import load_rubric
 from grader.tests import hostile_batch as batch
 from grader.tests.conftest import opened, small_rubric_text
 from grader.tests.gpu_corpus import TIMES, GradedCorpus, grade

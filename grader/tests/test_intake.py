@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from grader.intake import MAX_FILES, list_entries, parse_nickname, read_submission
+from grader.intake.submission import MAX_FILES, list_entries, parse_nickname, read_submission
 
 TASKS = ["fill.cu", "add.cu", "dot.cu"]
 
@@ -215,7 +215,7 @@ def test_a_member_that_claims_more_than_the_limit_is_refused_unread(tmp_path):
 
 
 def test_an_archive_over_the_size_limit_is_refused_without_opening_it(tmp_path):
-    from grader.intake import IntakeLimits
+    from grader.intake.submission import IntakeLimits
     archive = tmp_path / "huge.zip"
     archive.write_bytes(b"PK" + b"\0" * (2 * 2**20))
     sub = read_submission(archive, TASKS, IntakeLimits(archive_bytes=2**20))
@@ -223,14 +223,14 @@ def test_an_archive_over_the_size_limit_is_refused_without_opening_it(tmp_path):
 
 
 def test_a_zip_declaring_too_many_entries_is_refused_before_its_directory_is_read(tmp_path):
-    from grader.intake import IntakeLimits
+    from grader.intake.submission import IntakeLimits
     many = make_zip(tmp_path / "many.zip", {f"d{i}/": b"" for i in range(50)})
     sub = read_submission(many, TASKS, IntakeLimits(members=20))
     assert "more than 20 entries" in sub.rejected
 
 
 def test_folders_links_and_empty_directories_count_as_members(tmp_path):
-    from grader.intake import IntakeLimits
+    from grader.intake.submission import IntakeLimits
     folder = tmp_path / "zoe"
     for i in range(30):
         (folder / f"empty{i}").mkdir(parents=True)
@@ -240,14 +240,14 @@ def test_folders_links_and_empty_directories_count_as_members(tmp_path):
 
 
 def test_reading_one_submission_is_bounded_in_time(tmp_path):
-    from grader.intake import IntakeLimits
+    from grader.intake.submission import IntakeLimits
     members = {f"f{i}.txt": b"x" for i in range(500)}
     sub = read_submission(make_tar(tmp_path / "slow.tar.gz", members), TASKS, IntakeLimits(seconds=1e-9))
     assert "took longer than 1e-09 s" in sub.rejected
 
 
 def test_the_rubric_sets_the_intake_limits(rubric):
-    from grader.intake import IntakeLimits
+    from grader.intake.submission import IntakeLimits
     limits = IntakeLimits.from_rubric(rubric.limits)
     assert (limits.archive_bytes, limits.unpacked_bytes, limits.members, limits.seconds) == (
         int(rubric.limits.archive_mib * 2**20), int(rubric.limits.unpacked_mib * 2**20), rubric.limits.members,
@@ -258,7 +258,7 @@ def test_the_rubric_sets_the_intake_limits(rubric):
 # One student id, two entries.
 
 def test_of_two_entries_with_one_id_the_one_received_last_is_graded_and_says_so(tmp_path):
-    from grader.intake import choose_latest
+    from grader.intake.submission import choose_latest
     folder = tmp_path / "alice"
     folder.mkdir()
     (folder / "fill.cu").write_text("// old")
@@ -275,7 +275,7 @@ def test_of_two_entries_with_one_id_the_one_received_last_is_graded_and_says_so(
 
 
 def test_on_a_tie_the_archive_is_graded(tmp_path):
-    from grader.intake import choose_latest
+    from grader.intake.submission import choose_latest
     folder = tmp_path / "carl"
     folder.mkdir()
     (folder / "fill.cu").write_text("// folder")

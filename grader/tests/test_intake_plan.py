@@ -1,4 +1,4 @@
-"""The intake plan alone (grader/intake_plan.py): what a folder gives `grade`, `grade --slurm` and `similarity` to
+"""The intake plan alone (grader/grading/plan.py): what a folder gives `grade`, `grade --slurm` and `similarity` to
 do, from fake folder trees, a real SQLite store and the real registry and rubric; no build, no GPU."""
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import os
 
 import pytest
 
-from grader.errors import GraderError
-from grader.grade import GradeOptions, grade
-from grader.intake_plan import NoSubmissions, check_folder, plan_entries, plan_intake
-from grader.roster import Person
+from grader.core.errors import GraderError
+from grader.grading.grade import GradeOptions, grade
+from grader.grading.plan import NoSubmissions, check_folder, plan_entries, plan_intake
+from grader.intake.roster import Person
 from grader.tests.conftest import write_submission
 from grader.tests.fakes import FakeBackend
 from grader.tests.test_lms import canvas_zip, gradescope_export

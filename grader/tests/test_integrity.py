@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from grader.server import Server
-from grader.build import LocalBackend
-from grader.build_result import BuildResult
-from grader.grade import await_gpu_memory, cap_stored, human_bytes
-from grader.intake import Submission
-from grader.paired import time_pairs
-from grader.results import CaseOutcome, SanitizerOutcome, SubmissionResult
-from grader.runner import HarnessServer, _stopped
-from grader.sandbox import ResourceLimits, Sandbox, SandboxError, Unsandboxed, find_bwrap, missing_bwrap_message
+from grader.run.server import Server
+from grader.backends.local import LocalBackend
+from grader.run.build_result import BuildResult
+from grader.grading.grade import await_gpu_memory, cap_stored, human_bytes
+from grader.intake.submission import Submission
+from grader.run.paired import time_pairs
+from grader.run.results import CaseOutcome, SanitizerOutcome, SubmissionResult
+from grader.run.runner import HarnessServer, _stopped
+from grader.run.sandbox import ResourceLimits, Sandbox, SandboxError, Unsandboxed, find_bwrap, missing_bwrap_message
 from grader.tests.conftest import REPO
 
 pytestmark = pytest.mark.slow  # builds stand-in harnesses with gcc and runs them in bubblewrap
@@ -116,7 +116,7 @@ def test_paired_timing_stops_the_student_while_the_solution_runs():
         def close(self):
             pass
 
-    from grader.rubric import TimingPolicy
+    from grader.core.rubric import TimingPolicy
     policy = TimingPolicy(min_pairs=3, max_pairs=5, target_relative_ci=0.5, budget=10, warmup=0,
                           submission_budget=60, review_speedup=1.5)
     result = time_pairs(student, Solution(), policy, 5, 0.1)
@@ -135,7 +135,7 @@ def fake_backend(work: Path, isolation, fake_harness: Path, monkeypatch) -> tupl
     monkeypatch.setenv("PATH", f"{tool_dir}:{os.environ['PATH']}")
     backend = LocalBackend.__new__(LocalBackend)
     backend.isolation = isolation
-    from grader.build import Workspace
+    from grader.backends.local import Workspace
     backend.workspace = Workspace(work / "ws", sandbox=isolation)
     return backend, BuildResult(True, fake_harness, 0.0)
 

@@ -8,13 +8,13 @@ import sys
 
 import pandas as pd
 
-from grader.build import LocalBackend
-from grader.grade import GradeOptions, grade
-from grader.report import summary_table
-from grader.report_files import write_reports
-from grader.isolation import Isolation
-from grader.sandbox import Unsandboxed
-from grader.store import Store
+from grader.backends.local import LocalBackend
+from grader.grading.grade import GradeOptions, grade
+from grader.reports.report import summary_table
+from grader.reports.folder import write_reports
+from grader.run.isolation import Isolation
+from grader.run.sandbox import Unsandboxed
+from grader.store.store import Store
 from grader.tests.conftest import REPO, cases_of, opened, write_submission
 from grader.tests.fakes import FakeBackend
 from grader.tests.old_stores import damaged_isolation, isolation_in_words

@@ -4,10 +4,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from grader.grade import GradeOptions, grade
-from grader.late import LateError, lateness, parse_late, read_extensions
-from grader.report_files import write_reports
-from grader.rubric import RubricError, load_rubric
+from grader.grading.grade import GradeOptions, grade
+from grader.core.late import LateError, lateness, parse_late, read_extensions
+from grader.reports.folder import write_reports
+from grader.core.rubric import RubricError, load_rubric
 from grader.tests.conftest import opened, small_rubric_text
 from grader.tests.fakes import FakeBackend
 from grader.tests.test_lms import canvas_tar

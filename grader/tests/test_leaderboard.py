@@ -1,6 +1,6 @@
 """The published leaderboard: ranking, ties, names, escaping, history, the three files, bad input.
 
-Every store here is filled through grader.store's real API (leaderboard_class.fill)."""
+Every store here is filled through grader.store.store's real API (leaderboard_class.fill)."""
 from __future__ import annotations
 
 import base64
@@ -15,14 +15,14 @@ from html.parser import HTMLParser
 import pandas as pd
 import pytest
 
-from grader.intake import parse_nickname
-from grader.leaderboard import LeaderboardError, PublishOptions, publish
-from grader.leaderboard.chart import bar_chart, nice_step
-from grader.leaderboard.history import HISTORY_DIR
-from grader.leaderboard.pseudonyms import Pseudonyms, display_names, load_or_create_salt
-from grader.leaderboard.render import md_escape
-from grader.rubric import RubricError, load_rubric
-from grader.store import Store
+from grader.intake.submission import parse_nickname
+from grader.reports.leaderboard import LeaderboardError, PublishOptions, publish
+from grader.reports.leaderboard.chart import bar_chart, nice_step
+from grader.reports.leaderboard.history import HISTORY_DIR
+from grader.reports.leaderboard.pseudonyms import Pseudonyms, display_names, load_or_create_salt
+from grader.reports.leaderboard.render import md_escape
+from grader.core.rubric import RubricError, load_rubric
+from grader.store.store import Store
 from grader.tests.conftest import REPO
 from grader.tests.leaderboard_class import Entry, fill, realistic_class, realistic_second_round
 from grader.tests.test_rubric import broken
@@ -540,7 +540,7 @@ def test_the_command_takes_ranked_only(board, results, capsys):
 
 
 def test_the_phone_chart_puts_each_label_on_its_own_line_above_a_full_width_bar():
-    from grader.leaderboard.chart import NARROW
+    from grader.reports.leaderboard.chart import NARROW
     entries = [(1, "a rather long nickname indeed, yes", 100.0), (2, "b", 50.0)]
     wide = bar_chart(entries, "GFLOP/s", solution=98.0, limit=120.0, limit_name="cuBLAS FP32")
     narrow = bar_chart(entries, "GFLOP/s", solution=98.0, limit=120.0, limit_name="cuBLAS FP32", narrow=True)

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from grader.leaderboard import PublishOptions, publish
+from grader.reports.leaderboard import PublishOptions, publish
 from grader.tests.browser import Browser, find_browser
 from grader.tests.conftest import REPO
 from grader.tests.leaderboard_class import fill, realistic_class, realistic_second_round

@@ -10,9 +10,9 @@ from datetime import datetime, timezone
 
 import pytest
 
-from grader.grade import GradeOptions, grade
-from grader.intake import choose_latest, read_submission
-from grader.lms import IntakeError, find_entries
+from grader.grading.grade import GradeOptions, grade
+from grader.intake.submission import choose_latest, read_submission
+from grader.intake.layouts import IntakeError, find_entries
 from grader.tests.conftest import opened
 from grader.tests.fakes import FakeBackend
 
@@ -192,7 +192,7 @@ def test_a_class_from_a_canvas_download_is_graded_and_stored_with_canvas_times(t
 
 
 def test_grading_an_empty_folder_is_an_error_and_records_no_run(tmp_path, registry, small_rubric):
-    from grader.errors import GraderError
+    from grader.core.errors import GraderError
     (tmp_path / "subs").mkdir()
     with pytest.raises(GraderError, match="no submissions in it; no grading run recorded"):
         grade(GradeOptions(tmp_path / "subs", tmp_path / "results", [None], jobs=1, progress=False), small_rubric,

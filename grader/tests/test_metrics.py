@@ -1,12 +1,10 @@
-"""grader/metrics.py: the throughput, speedup and %-of-limit arithmetic every reader uses."""
+"""grader/core/metrics.py: the throughput, speedup and %-of-limit arithmetic every reader uses."""
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from grader import metrics
-
-
+from grader.core import metrics
 def test_throughput_is_work_per_second_in_giga_units():
     assert metrics.throughput(2e9, 1.0) == pytest.approx(2000.0)  # 2 GFLOP in 1 ms: 2 TFLOP/s
     assert metrics.throughput(1e9, 1000.0) == pytest.approx(1.0)

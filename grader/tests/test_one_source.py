@@ -1,6 +1,6 @@
 """One source per fact, checked over the grader's own code: the throughput and speedup formulas live
-in grader/metrics.py, and every SQL statement in the store (grader/store.py, its schema's steps in
-grader/store_migrations.py)."""
+in grader/core/metrics.py, and every SQL statement in the store (grader/store/store.py, its schema's steps in
+grader/store/migrations.py)."""
 from __future__ import annotations
 
 import ast
@@ -21,7 +21,7 @@ SQL_CALLS = {"execute", "executemany", "executescript", "read_sql", "read_sql_qu
 # Stores as older graders wrote them: the current Store cannot write an old schema, so these fixtures
 # build one with sqlite3, and are the only SQL outside store.py.
 OLD_STORES = TESTS / "old_stores.py"
-STORE = (GRADER / "store.py", GRADER / "store_migrations.py")  # the store: its queries, and its schema's steps
+STORE = (GRADER / "store" / "store.py", GRADER / "store" / "migrations.py")  # the store: its queries, and its schema's steps
 
 
 def modules(include_tests: bool) -> list[Path]:
@@ -76,13 +76,13 @@ def test_the_checks_find_what_they_look_for():
 
 @pytest.mark.parametrize("path", modules(include_tests=False), ids=lambda p: str(p.relative_to(GRADER)))
 def test_throughput_and_speedup_are_computed_only_in_metrics(path):
-    if path.name == "metrics.py" and path.parent == GRADER:
+    if path == GRADER / "core" / "metrics.py":
         return
-    assert formula_findings(path.read_text()) == [], f"{path}: use grader.metrics"
+    assert formula_findings(path.read_text()) == [], f"{path}: use grader.core.metrics"
 
 
 @pytest.mark.parametrize("path", modules(include_tests=True), ids=lambda p: str(p.relative_to(GRADER)))
 def test_sql_is_written_only_in_the_store(path):
     if path in (*STORE, OLD_STORES, Path(__file__).resolve()):  # (this file's samples)
         return
-    assert sql_findings(path.read_text()) == [], f"{path}: add a Store method (grader/store.py)"
+    assert sql_findings(path.read_text()) == [], f"{path}: add a Store method (grader/store/store.py)"

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from grader import cli
-from grader.rescore import RescoreError, rescore
-from grader.rubric import load_rubric
+from grader.grading.rescore import RescoreError, rescore
+from grader.core.rubric import load_rubric
 from grader.tests.conftest import opened, small_rubric_text, write_submission
 from grader.tests.fakes import FakeBackend
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from grader.cli import main
-from grader.grade import GradeOptions, grade
-from grader.overview import write_overview
-from grader.report_files import write_reports
-from grader.roster import Person
-from grader.rubric import load_rubric
+from grader.grading.grade import GradeOptions, grade
+from grader.reports.overview import write_overview
+from grader.reports.folder import write_reports
+from grader.intake.roster import Person
+from grader.core.rubric import load_rubric
 from grader.tests.browser import Browser, find_browser
 from grader.tests.conftest import small_rubric_text, write_submission
 from grader.tests.demo_class import grade_demo

@@ -6,10 +6,10 @@ import random
 
 import pytest
 
-from grader.server import Server
-from grader.paired import time_pairs
-from grader.rubric import TimingPolicy
-from grader.stats import median_ci
+from grader.run.server import Server
+from grader.run.paired import time_pairs
+from grader.core.rubric import TimingPolicy
+from grader.core.stats import median_ci
 from grader.tests.fakes import SimClock
 
 

@@ -18,13 +18,13 @@ import pandas as pd
 import pytest
 
 from grader import cli
-from grader.grade import GradeOptions, grade
-from grader.intake import read_submission
-from grader.late import lateness
-from grader.lms import IntakeError, find_entries
-from grader.report import LATE_UNKNOWN
-from grader.report_files import write_reports
-from grader.rubric import load_rubric
+from grader.grading.grade import GradeOptions, grade
+from grader.intake.submission import read_submission
+from grader.core.late import lateness
+from grader.intake.layouts import IntakeError, find_entries
+from grader.reports.report import LATE_UNKNOWN
+from grader.reports.folder import write_reports
+from grader.core.rubric import load_rubric
 from grader.tests.conftest import opened, small_rubric_text
 from grader.tests.fakes import FakeBackend
 from grader.tests.test_lms import canvas_tar, canvas_zip

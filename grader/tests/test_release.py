@@ -9,9 +9,9 @@ import pytest
 
 from grader.cli import main
 from grader.exports import autolab, gradescope
-from grader.report import run_of, task_feedback, task_markdown
-from grader.report_files import write_reports
-from grader.store import Store
+from grader.reports.report import run_of, task_feedback, task_markdown
+from grader.reports.folder import write_reports
+from grader.store.store import Store
 from grader.tests.demo_class import demo_files, grade_demo
 
 FILES = {"feedback.html", "feedback.md", "speedup.png"}

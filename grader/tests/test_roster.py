@@ -4,9 +4,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from grader.grade import GradeOptions, grade
-from grader.report_files import write_reports
-from grader.roster import RosterError, read_roster
+from grader.grading.grade import GradeOptions, grade
+from grader.reports.folder import write_reports
+from grader.intake.roster import RosterError, read_roster
 from grader.tests.conftest import write_submission
 from grader.tests.fakes import FakeBackend
 from grader.tests.test_lms import canvas_zip

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.rubric import DEFAULT_RUBRIC, RubricError, load_rubric
+from grader.core.rubric import DEFAULT_RUBRIC, RubricError, load_rubric
 
 
 def broken(tmp_path: Path, old: str, new: str) -> Path:

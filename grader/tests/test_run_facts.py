@@ -2,12 +2,12 @@
 the run starts, copied by a Slurm merge, and read by every report: none works them out again from device records."""
 from __future__ import annotations
 
-from grader.grade import SINGLE, GradeOptions, grade, grade_single
-from grader.leaderboard.board import build_board
-from grader.report import grades_table
-from grader.status import NOT_TIMED, NOT_TIMED_ON_CPU
-from grader.score_chain import settle_stored
-from grader.store import Store
+from grader.grading.grade import SINGLE, GradeOptions, grade, grade_single
+from grader.reports.leaderboard.board import build_board
+from grader.reports.report import grades_table
+from grader.core.status import NOT_TIMED, NOT_TIMED_ON_CPU
+from grader.scoring.chain import settle_stored
+from grader.store.store import Store
 from grader.tests.conftest import opened, write_submission
 from grader.tests.cpu_like import grade_cpu_like
 from grader.tests.fakes import FakeBackend

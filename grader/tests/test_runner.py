@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from grader.runner import STDERR_CAP, HarnessFailure, HarnessServer
+from grader.run.runner import STDERR_CAP, HarnessFailure, HarnessServer
 
 FAKE = textwrap.dedent("""\
     #!/usr/bin/env python3

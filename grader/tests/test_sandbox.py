@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox import (NAMESPACE_UID, ResourceLimits, Sandbox, SandboxError, Unsandboxed, find_bwrap,
+from grader.run.sandbox import (NAMESPACE_UID, ResourceLimits, Sandbox, SandboxError, Unsandboxed, find_bwrap,
                             make_sandbox, missing_bwrap_message, run)
 from grader.tests.conftest import REPO
 
@@ -215,7 +215,7 @@ def test_a_user_namespace_sandbox_also_holds_when_the_grader_is_not_root(bwrap, 
         import json, sys
         sys.path.insert(0, {str(REPO)!r})
         from pathlib import Path
-        from grader.sandbox import ResourceLimits, Sandbox, run
+        from grader.run.sandbox import ResourceLimits, Sandbox, run
         sandbox = Sandbox(Path({str(bwrap)!r}), ResourceLimits(60, 2**20, 16))
         sandbox.check(Path({str(shared)!r}))
         bomb = run(sandbox, ["python3", "-c", {FORK_BOMB!r}], timeout=6, writable=[Path({str(shared)!r}) / "s"])
@@ -269,7 +269,7 @@ def test_a_bwrap_path_that_is_not_a_program_is_named(tmp_path):
 
 def test_a_harness_that_crashes_in_the_sandbox_is_reported_with_its_signal(sandbox, tmp_path):
     """bubblewrap turns a child's signal into exit status 128 + N; the runner turns it back into words."""
-    from grader.runner import HarnessFailure, HarnessServer
+    from grader.run.runner import HarnessFailure, HarnessServer
     fake = tmp_path / "bin" / "harness"
     fake.parent.mkdir()
     fake.write_text("#!/usr/bin/python3\nimport os, signal, sys\nsys.stdin.readline()\n"
@@ -285,7 +285,7 @@ def test_a_harness_that_crashes_in_the_sandbox_is_reported_with_its_signal(sandb
 def test_a_bwrap_unpacked_with_its_libraries_finds_them(tmp_path):
     """On a machine without a package index, bubblewrap and the libraries it needs come unpacked (dpkg -x)
     in one tree; a bwrap whose libraries are missing from the system loads them from that tree."""
-    from grader.sandbox import _bwrap_environment
+    from grader.run.sandbox import _bwrap_environment
     tree = tmp_path / "root"
     (tree / "usr" / "bin").mkdir(parents=True)
     (tree / "usr" / "lib" / "x86_64-linux-gnu").mkdir(parents=True)

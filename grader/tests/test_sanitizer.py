@@ -7,11 +7,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from grader import sanitizer
-from grader.grade import GradeOptions, grade
-from grader.report_files import write_reports
-from grader.results import SanitizerOutcome
-from grader.store import Store
+from grader.run import sanitizer
+from grader.grading.grade import GradeOptions, grade
+from grader.reports.folder import write_reports
+from grader.run.results import SanitizerOutcome
+from grader.store.store import Store
 from grader.tests.conftest import opened, write_submission
 from grader.tests.old_stores import without_table
 from grader.tests.fakes import FakeBackend
@@ -187,7 +187,7 @@ def test_feedback_says_what_the_tool_found_in_plain_words(graded):
 
 
 def test_the_summary_counts_submissions_with_sanitizer_findings(graded, small_rubric):
-    from grader.report import summary_table
+    from grader.reports.report import summary_table
     store = Store(graded / "grades.sqlite")
     row = summary_table(store, small_rubric).iloc[0]
     store.close()
@@ -204,9 +204,9 @@ def test_a_store_made_before_the_sanitizer_table_still_opens_and_gains_it(tmp_pa
 
 
 def test_an_unavailable_tool_costs_nothing():
-    from grader.score import apply_sanitizer_penalty
-    from grader.results import TaskScore
-    from grader.rubric import TaskPolicy
+    from grader.scoring.score import apply_sanitizer_penalty
+    from grader.run.results import TaskScore
+    from grader.core.rubric import TaskPolicy
     policy = TaskPolicy("add", 4, 4, ("float32",), ("1x1",), (), 0.25, 0.8)
     score = TaskScore("add", 4, 4, 0, 4, 1, 1)
     runs = [SanitizerOutcome("add", "memcheck", "float32", "1x1", "unavailable"),
@@ -242,8 +242,8 @@ def test_the_tools_run_is_the_start_of_a_graded_run_cut_at_random_at_or_after_th
 def test_the_tool_is_sent_exactly_the_requests_a_graded_run_sends(small_rubric, registry):
     """The code under the tool sees what a graded process sees first: the same op, task, type, shapes in the same
     order, seed and check runs (memcheck adds fixed placement, which the tool needs to see past an array's end)."""
-    from grader.grade import grade_submission
-    from grader.intake import Submission
+    from grader.grading.grade import grade_submission
+    from grader.intake.submission import Submission
     from grader.tests.fakes import FakeBackend, FakeServer
 
     sent = []

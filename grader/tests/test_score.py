@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from grader.paired import Pair, PairedResult
-from grader.results import CaseOutcome
-from grader.score import score_task
+from grader.run.paired import Pair, PairedResult
+from grader.run.results import CaseOutcome
+from grader.scoring.score import score_task
 
 
 def correctness_cases(policy, status_of=lambda dtype, shape: "ok"):

@@ -1,4 +1,4 @@
-"""The scoring chain (grader/score_chain.py): each step alone, their order, and the store writing what it is given."""
+"""The scoring chain (grader/scoring/chain.py): each step alone, their order, and the store writing what it is given."""
 from __future__ import annotations
 
 import dataclasses
@@ -6,13 +6,13 @@ import dataclasses
 import pandas as pd
 import pytest
 
-from grader.late import ON_TIME, Lateness
-from grader.paired import Pair, PairedResult
-from grader.results import CaseOutcome, SanitizerOutcome, TaskScore
-from grader.score import ScoredCase
-from grader.score_chain import (Override, Scored, TaskOverride, Totals, late_penalty, overrides, sanitizer_penalty,
+from grader.core.late import ON_TIME, Lateness
+from grader.run.paired import Pair, PairedResult
+from grader.run.results import CaseOutcome, SanitizerOutcome, TaskScore
+from grader.scoring.score import ScoredCase
+from grader.scoring.chain import (Override, Scored, TaskOverride, Totals, late_penalty, overrides, sanitizer_penalty,
                                 score_chain, settle, settle_stored, task_scores, totals)
-from grader.store import Store, StoreError
+from grader.store.store import Store, StoreError
 from grader.tests.leaderboard_class import Entry, fill
 
 

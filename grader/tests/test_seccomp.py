@@ -1,4 +1,4 @@
-"""The seccomp filters (grader/seccomp.py, built with libseccomp; grader/confine.py): real bubblewrap, real system
+"""The seccomp filters (grader/run/seccomp.py, built with libseccomp; grader/run/confine.py): real bubblewrap, real system
 calls, under each profile; and the programs libseccomp builds from the policy, run through a classic-BPF
 interpreter for both architectures."""
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import seccomp
-from grader.sandbox import ResourceLimits, Sandbox, SandboxError, find_bwrap, missing_bwrap_message, run
+from grader.run import seccomp
+from grader.run.sandbox import ResourceLimits, Sandbox, SandboxError, find_bwrap, missing_bwrap_message, run
 from grader.tests.conftest import REPO
 
 pytestmark = pytest.mark.slow  # runs student-like programs in bubblewrap under the seccomp filters

@@ -13,9 +13,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from grader import similarity as sim
+from grader.reports import similarity as sim
 from grader.cli import main
-from grader.grade import GradeOptions, grade
+from grader.grading.grade import GradeOptions, grade
 from grader.tests.conftest import REPO, write_submission
 from grader.tests.fakes import FakeBackend
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.errors import GraderError
+from grader.core.errors import GraderError
 from grader.slurm.batch import Manifest, batches
 from grader.slurm.submit import default_time, one_gpu, sbatch_arguments, shards_of
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from grader import cli
-from grader.errors import GraderError
+from grader.core.errors import GraderError
 from grader.slurm import scheduler
 from grader.slurm.batch import batches
 from grader.slurm.merge import merge_results

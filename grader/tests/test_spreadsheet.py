@@ -1,4 +1,4 @@
-"""Every CSV a person opens goes through one guard (grader/spreadsheet.py): no cell a spreadsheet would run.
+"""Every CSV a person opens goes through one guard (grader/reports/spreadsheet.py): no cell a spreadsheet would run.
 
 A class whose students carry hostile ids (a Canvas gradebook's SIS Login ID, which the roster makes their
 id), hostile Canvas names and hostile nicknames is graded on the fake backend; then every command that
@@ -18,12 +18,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from grader.spreadsheet import cell, csv_text, runs_as_formula
+from grader.reports.spreadsheet import cell, csv_text, runs_as_formula
 from grader.tests.conftest import small_rubric_text
 from grader.tests.test_lms import canvas_tar
 
 REPO = Path(__file__).resolve().parents[2]
-GUARD = REPO / "grader" / "spreadsheet.py"
+GUARD = REPO / "grader" / "reports" / "spreadsheet.py"
 # Where code that writes what a person opens lives: the grader, the release tools, the handout's generator.
 PACKAGES = [REPO / "grader", REPO / "release", REPO / "handout"]
 TESTS = REPO / "grader" / "tests"
@@ -84,12 +84,12 @@ def test_the_check_finds_every_way_to_write_a_csv():
     assert csv_writes("from csv import DictWriter\n")
     assert csv_writes("out.writerows(rows)\n")
     assert not csv_writes("import csv\nrows = list(csv.reader(text.splitlines()))\npd.read_csv(p)\n")
-    assert not csv_writes("from grader.spreadsheet import write_csv\nwrite_csv(table, path)\n")
+    assert not csv_writes("from grader.reports.spreadsheet import write_csv\nwrite_csv(table, path)\n")
 
 
 @pytest.mark.parametrize("path", product_modules(), ids=lambda p: str(p.relative_to(REPO)))
 def test_no_code_but_the_guard_writes_a_csv(path):
-    assert csv_writes(path.read_text()) == [], f"{path}: write CSV through grader.spreadsheet (write_csv, csv_text)"
+    assert csv_writes(path.read_text()) == [], f"{path}: write CSV through grader.reports.spreadsheet (write_csv, csv_text)"
 
 
 # --- a hostile class, every CSV the grader writes --------------------------------------------------------------
@@ -123,7 +123,7 @@ def every_cell(path: Path) -> list[list[str]]:
 def written(tmp_path_factory, registry, rubric) -> Path:
     """The results folder after every command that writes a CSV, from one store of the hostile class."""
     from grader import cli
-    from grader.rubric import load_rubric
+    from grader.core.rubric import load_rubric
     from grader.tests.fakes import FakeBackend
     root = tmp_path_factory.mktemp("hostile-csv")
     download, roster = hostile_class(root, registry)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from grader.store import Store, StoreError
-from grader.store_migrations import added_columns
+from grader.store.store import Store, StoreError
+from grader.store.migrations import added_columns
 from grader.tests.leaderboard_class import Entry, fill
 from grader.tests.old_stores import before_the_gate
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from grader import cli
-from grader.score_chain import settle_stored
-from grader.store import Store, StoreError
+from grader.scoring.chain import settle_stored
+from grader.store.store import Store, StoreError
 from grader.tests.conftest import opened, small_rubric_text, write_submission
 
 

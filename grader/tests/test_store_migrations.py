@@ -11,13 +11,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from grader import store_migrations as migrations
-from grader.grade import GradeOptions, grade
-from grader.isolation import Isolation
-from grader.report_files import write_reports
-from grader.rubric import load_rubric
-from grader.status import NOT_TIMED_ON_CPU
-from grader.store import Store, StoreError
+from grader.store import migrations as migrations
+from grader.grading.grade import GradeOptions, grade
+from grader.run.isolation import Isolation
+from grader.reports.folder import write_reports
+from grader.core.rubric import load_rubric
+from grader.core.status import NOT_TIMED_ON_CPU
+from grader.store.store import Store, StoreError
 from grader.tests.conftest import small_rubric_text, write_submission
 from grader.tests.fakes import FakeBackend
 from grader.tests.old_stores import (CPU_RUN, OLD_WORDS, UNVERSIONED, as_of_version, contents, foreign_database,
@@ -168,8 +168,8 @@ def test_a_grader_killed_during_an_upgrade_leaves_the_store_as_it_was(tmp_path):
     # the process dies (no exception, no rollback of its own) while the last step fills its columns
     killed = textwrap.dedent("""
         import os, sys
-        from grader import store_migrations as m
-        from grader.store import Store
+        from grader.store import migrations as m
+        from grader.store.store import Store
         last = m.MIGRATIONS[-1]
         dies = m.Migration(last.version, last.name, last.tables, last.columns, fill=lambda db: os._exit(9))
         m.MIGRATIONS = (*m.MIGRATIONS[:-1], dies)

@@ -1,4 +1,4 @@
-"""A submission's time budget (grader/budget.py), on a simulated GPU with simulated time (grader/tests/fakes.py):
+"""A submission's time budget (grader/run/budget.py), on a simulated GPU with simulated time (grader/tests/fakes.py):
 its code may run [limits] time_budget_multiple x the solution's time for the same requests + time_budget_extra
 seconds; the request that would pass it is stopped where the budget ends, and the rest is not run."""
 from __future__ import annotations
@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from grader.budget import SolutionTimes, TimeBudget
-from grader.grade import GradeOptions, _StudentProcess, grade, grade_single
-from grader.intake import Submission
-from grader.report import write_feedback
-from grader.rubric import RubricError, load_rubric
+from grader.run.budget import SolutionTimes, TimeBudget
+from grader.grading.grade import GradeOptions, _StudentProcess, grade, grade_single
+from grader.intake.submission import Submission
+from grader.reports.report import write_feedback
+from grader.core.rubric import RubricError, load_rubric
 from grader.tests.conftest import opened, small_rubric_text, write_submission
 from grader.tests.fakes import (REQUEST_SECONDS, RUN_OVERHEAD_SECONDS, SOLUTION_MS, FakeBackend, FakeServer,
                                 SimClock)

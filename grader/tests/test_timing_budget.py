@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from grader.grade import SLOW_CHECK_SHARE, grade_single
-from grader.rubric import load_rubric
+from grader.grading.grade import SLOW_CHECK_SHARE, grade_single
+from grader.core.rubric import load_rubric
 from grader.tests.conftest import write_submission
 from grader.tests.fakes import SimClock, FakeBackend
 

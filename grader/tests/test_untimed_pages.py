@@ -14,11 +14,11 @@ import pandas as pd
 import pytest
 
 from grader import cli
-from grader.grade import GradeOptions, grade
-from grader.leaderboard import PublishOptions, publish
-from grader.leaderboard.board import CORRECT_NOT_TIMED, build_board
-from grader.release import release
-from grader.rubric import load_rubric
+from grader.grading.grade import GradeOptions, grade
+from grader.reports.leaderboard import PublishOptions, publish
+from grader.reports.leaderboard.board import CORRECT_NOT_TIMED, build_board
+from grader.reports.release import release
+from grader.core.rubric import load_rubric
 from grader.tests.conftest import opened, small_rubric_text, write_submission
 from grader.tests.cpu_like import grade_cpu_like
 from grader.tests.fakes import FakeBackend

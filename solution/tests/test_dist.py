@@ -26,7 +26,7 @@ import pytest
 from conftest import ROOT, SOLUTION_KERNELS, summary_line
 from synthetic_bench import write_synthetic_record
 
-from grader.rubric import DEFAULT_RUBRIC
+from grader.core.rubric import DEFAULT_RUBRIC
 from release import dist, leaks
 
 HARNESS = ROOT / "starter" / "build" / "starter" / "harness"
@@ -290,7 +290,7 @@ def test_the_untouched_stub_sample_is_not_a_secret():
 
 @needs_builder
 def test_dist_writes_nothing_when_the_tarball_would_leak(monkeypatch, tmp_path, record, registry):
-    from grader.registry import Registry
+    from grader.core.registry import Registry
     real = dist.repo_members
 
     def with_solution():
@@ -422,7 +422,7 @@ def make_submit(starter: Path, *args: str) -> subprocess.CompletedProcess:
 
 def intake(archive: Path, tmp_path: Path, registry: dict):
     """The grader's own intake, on the archive exactly as a student hands it in (renamed by student id)."""
-    from grader.intake import list_entries, read_submission
+    from grader.intake.submission import list_entries, read_submission
     folder = tmp_path / "submissions"
     folder.mkdir()
     shutil.copy(archive, folder / "s1234567.tar.gz")

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from conftest import build_with
-from grader import sanitizer
-from grader.build import LocalBackend
-from grader.build_result import BuildResult
-from grader.intake import Submission
-from grader.runner import HarnessServer
-from grader.sandbox import Unsandboxed
+from grader.run import sanitizer
+from grader.backends.local import LocalBackend
+from grader.run.build_result import BuildResult
+from grader.intake.submission import Submission
+from grader.run.runner import HarnessServer
+from grader.run.sandbox import Unsandboxed
 
 pytestmark = pytest.mark.gpu
 

@@ -16,8 +16,8 @@ import tomllib
 import pytest
 
 from conftest import ROOT
-from grader.score_chain import settle_stored
-from grader.store import Store
+from grader.scoring.chain import settle_stored
+from grader.store.store import Store
 from grader.tests.conftest import texts_a_student_reads
 from grader.tests.gpu_corpus import FLOAT_ONLY, SAMPLE_CLASS, SOLUTION_AS_STUDENT
 

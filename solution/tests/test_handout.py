@@ -22,8 +22,8 @@ import pytest
 from conftest import ROOT, SOLUTION_KERNELS
 from synthetic_bench import COPY_GBPS, DEVICE, write_synthetic_bench, write_synthetic_record
 
-from grader.registry import Registry
-from grader.rubric import DEFAULT_RUBRIC, load_rubric
+from grader.core.registry import Registry
+from grader.core.rubric import DEFAULT_RUBRIC, load_rubric
 from handout import record as measured_record
 from handout.bench import BenchError, load_bench
 from handout.occupancy import load_gpu, occupancy

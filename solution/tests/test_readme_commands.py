@@ -38,10 +38,10 @@ from conftest import ROOT
 from synthetic_bench import write_synthetic_record
 from test_dist import extract, without_cuda
 
-from grader import backends
-from grader.registry import Registry
-from grader.rubric import DEFAULT_RUBRIC, load_rubric
-from grader.sandbox import ResourceLimits, Sandbox, SandboxError, find_bwrap
+from grader.backends import cpu as backends
+from grader.core.registry import Registry
+from grader.core.rubric import DEFAULT_RUBRIC, load_rubric
+from grader.run.sandbox import ResourceLimits, Sandbox, SandboxError, find_bwrap
 from grader.tests import canvas_class
 from release.dist import render_readme
 

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.gpu
 
 
 def test_the_serve_channels_are_hidden_close_on_exec_and_nonce_checked(solution_build):
-    from grader.runner import HarnessServer
+    from grader.run.runner import HarnessServer
     server = HarnessServer(solution_build.harness, "0")
     try:
         reply = server.request({"op": "hello"}, 120)

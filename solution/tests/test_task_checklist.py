@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from grader.registry import Registry
-from grader.rubric import load_rubric
+from grader.core.registry import Registry
+from grader.core.rubric import load_rubric
 from handout.contract import ContractError, declaration
 
 REGISTRY = Path("starter/harness/registry.json")

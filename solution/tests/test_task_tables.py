@@ -16,8 +16,8 @@ import pytest
 
 from synthetic_bench import write_synthetic_record
 
-from grader.registry import Registry
-from grader.rubric import DEFAULT_RUBRIC, load_rubric
+from grader.core.registry import Registry
+from grader.core.rubric import DEFAULT_RUBRIC, load_rubric
 from handout.render import Inputs, render_markdown
 from release.dist import render_readme
 

@@ -4,7 +4,7 @@
 // few seconds there (2 cores, AddressSanitizer on the task files): the elements of a vector or matrix, the
 // multiply-adds of a matmul. Larger shapes are "GPU only": the student suite counts and lists them, and the
 // harness's `--serve` answers a check of one with the status gpu_only, which the grader leaves out of a CPU
-// run's score (grader/status.py).
+// run's score (grader/core/status.py).
 #pragma once
 
 #include <string>

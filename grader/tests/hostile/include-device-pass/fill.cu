@@ -5,7 +5,7 @@
 //
 // (hostile corpus: what the file includes is listed from both views of the file, the device pass's and the
 // host pass's (starter/tools/includes.py), before anything is compiled: refused by the build gate's includes
-// rule; and a build log quotes only the student's own lines (grader/compiler_log.py).)
+// rule; and a build log quotes only the student's own lines (grader/backends/compiler_log.py).)
 #include <cstdint>
 
 #include "cuda_check.h"

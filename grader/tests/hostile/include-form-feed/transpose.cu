@@ -5,7 +5,7 @@
 //
 // (hostile corpus: what the file includes is decided by what the compiler read (starter/tools/includes.py),
 // before anything is compiled: refused by the build gate's includes rule; and a build log quotes only the
-// student's own lines (grader/compiler_log.py). The file's text must appear nowhere a student reads.)
+// student's own lines (grader/backends/compiler_log.py). The file's text must appear nowhere a student reads.)
 #include <cstdint>
 
 #include "cuda_check.h"

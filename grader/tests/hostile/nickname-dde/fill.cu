@@ -1,7 +1,7 @@
 // fill — a 2-D grid of 2-D blocks of 32 x 8 threads, one element each: out[r * cols + c] = r * cols + c.
 //
 // (hostile corpus: an honest kernel; the attack is the nickname, a spreadsheet formula (nickname.txt), which
-// every CSV the grader writes must show as text: grader/spreadsheet.py.)
+// every CSV the grader writes must show as text: grader/reports/spreadsheet.py.)
 #include <cstdint>
 
 #include "cuda_check.h"

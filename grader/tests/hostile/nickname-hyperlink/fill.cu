@@ -3,7 +3,7 @@
 //
 // (hostile corpus: the attack is the nickname, a spreadsheet formula: =HYPERLINK(...) would be a live link in
 // a TA's gradebook. The kernel is honest and must be graded like any other; every CSV cell the grader writes
-// from the nickname is guarded by grader/spreadsheet.py (a leading apostrophe), grades.csv and
+// from the nickname is guarded by grader/reports/spreadsheet.py (a leading apostrophe), grades.csv and
 // leaderboard.csv included.)
 #include <cstdint>
 #include <cstdio>

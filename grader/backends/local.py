@@ -1,0 +1,399 @@
+"""Building a submission against a pristine copy of the harness.
+
+Once per grading run the grader copies starter/ (the harness, the contract
+headers, the stubs and the Makefile, never a student's) into its work
+directory, builds the harness library there, and builds the solution. Each
+submission then gets a fresh kernels folder holding only its recognized task
+files (the stubs stand in for missing ones), which is compiled and linked
+against that library with a wall-clock limit, inside the sandbox
+(grader/run/sandbox.py): it sees the pristine harness, the library and its own
+files read-only, and can write only its own build folder. With the rubric's
+gate policy, the files are first compiled to objects and inspected
+(grader/gate/): a file that breaks a rule is replaced by its stub before the link.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+import json
+from pathlib import Path
+
+from grader.run import sanitizer as tool_runs
+from grader.backends.base import Backend
+from grader.run.build_result import NEEDS_GPU, BuildResult, renamed_folders
+from grader.backends.compiler_log import own_messages
+from grader.core.errors import GraderError
+from grader.gate.build_gate import BuildGate, GateError, GateSetup, Target
+from grader.gate.policy import GatePolicy
+from grader.gate.report import GateReport
+from grader.intake.submission import Submission
+from grader.core.registry import Registry
+from grader.run.results import SanitizerOutcome
+from grader.run.runner import HarnessFailure, HarnessServer
+from grader.run.sandbox import ResourceLimits, Unsandboxed, run
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD_LOG_CAP = 20000  # characters of compiler output kept for feedback
+HARNESS_CANNOT_RUN = 4  # the harness's exit status when it could not run at all (no CUDA device, ...)
+
+
+def run_limited(cmd: list[str], timeout: float, cwd: Path | None = None) -> tuple[int | None, str]:
+    """Runs cmd in its own process group; returns (exit status or None on timeout, combined output)."""
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            errors="replace", start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        return proc.returncode, out
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        return None, out
+
+
+class Workspace:
+    """The grader's private build tree for one grading run. Submissions are built in `sandbox`
+    (without one, only a wall clock and output cap apply: for trusted code and tests)."""
+
+    def __init__(self, work: Path, arch: str | None = None, repo: Path = REPO, sandbox=None, cpu: bool = False):
+        self.repo = repo
+        self.cpu = cpu  # built for the CPU backend (make CPU=1): no GPU architecture, no nvcc
+        self.work = Path(work).resolve()
+        self.pristine = self.work / "pristine"
+        self.build_dir = self.work / "build"
+        self.kernel_dirs = self.work / "kernels"
+        self.scratch = self.work / "scratch"
+        self.arch = None if cpu else arch
+        self.sandbox = sandbox if sandbox is not None else Unsandboxed()
+        # Header libraries outside the system's include path (make's DEPS_INCLUDE), shown to builds read-only.
+        deps = os.environ.get("DEPS_INCLUDE", "")
+        self.deps_include = Path(deps).resolve() if deps and Path(deps).is_dir() else None
+        self._gate = GateSetup()
+        self._gates: dict[str, BuildGate] = {}  # the gate each submission was built through (its race harness's too)
+
+    def _make(self, *args: str) -> list[str]:
+        cmd = ["make", "-s", "-C", str(self.pristine), f"BUILD={self.build_dir}", *args]
+        if self.cpu:  # its runtime library beside the harness's (what a sandboxed build reads, read-only)
+            return cmd + ["CPU=1", f"CUDACPU_BUILD={self.build_dir / 'lib' / 'cpu'}"]
+        return cmd + ["CPU=0"] + ([f"ARCH={self.arch}"] if self.arch else [])
+
+    def prepare(self, jobs: int, solution: bool = True) -> Path:
+        """Copies the harness, builds its library and (unless told not to) the solution; returns
+        the solution's harness."""
+        if self.pristine.exists():
+            shutil.rmtree(self.pristine)
+        shutil.copytree(self.repo / "starter", self.pristine, ignore=shutil.ignore_patterns("build", "__pycache__"))
+        self.kernel_dirs.mkdir(parents=True, exist_ok=True)
+        if not self.arch and not self.cpu:  # detected once, here; a sandboxed build then needs no nvidia-smi
+            status, out = run_limited(["make", "-s", "--no-print-directory", "-C", str(self.pristine), "print-arch"],
+                                      timeout=120)
+            self.arch = out.strip() if status == 0 and out.strip().startswith("sm_") else None
+        # The CPU backend's runtime library too (build/lib/cpu): a sandboxed build sees it read-only.
+        status, out = run_limited(self._make(f"-j{jobs}", "lib", *(["cudacpu-lib"] if self.cpu else [])),
+                                  timeout=1800)
+        if status != 0:
+            raise GraderError(f"building the pristine harness failed:\n{out[-4000:]}")
+        if not solution:
+            return self.build_dir / "solution" / "harness"
+        solution = self.repo / "solution" / "kernels"
+        status, out = run_limited(self._make(f"-j{jobs}", "harness", f"KERNELS={solution}", "KTAG=solution"),
+                                  timeout=1800)
+        if status != 0:
+            raise GraderError(f"building the solution failed:\n{out[-4000:]}")
+        if self.cpu:  # the stubs' objects, once: every submission's missing files link these (_reuse_stubs), the
+            # race checker's too
+            status, out = run_limited(self._make(f"-j{jobs}", "objects", "race-objects",
+                                                 f"KERNELS={self.pristine / 'kernels'}", "KTAG=stubs"), timeout=1800)
+            if status != 0:
+                raise GraderError(f"building the stubs failed:\n{out[-4000:]}")
+        return self.build_dir / "solution" / "harness"
+
+    def _reuse_stubs(self, kernels: Path, out_dir: Path, handed_in=(), folder: str = "kernels"):
+        """A task file that is the stub (missing from the submission, refused by the gate, or handed in untouched)
+        gets the stub's object, compiled once per work folder (the gate's reference objects on the GPU, prepare()
+        on the CPU), newer than its source so make keeps it. Most submissions lack some files, and each stub
+        costs an nvcc run of seconds (a cudacpu.py one with AddressSanitizer on the CPU): a one-file hostile
+        entry compiled six stubs for one file of its own. Files in `handed_in` are left to make: the gate reads
+        what their own compilation wrote (the .d list of the files it read), even where they equal the stub.
+        folder "racecheck/kernels": the same for the CPU backend's race checker's objects."""
+        built = self.build_dir / "stubs" / folder
+        for name, data in self.stub_files().items():
+            obj = built / (Path(name).stem + ".o")
+            if name not in handed_in and obj.is_file() and (kernels / name).read_bytes() == data:
+                (out_dir / folder).mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(obj, out_dir / folder / obj.name)  # (a copy's time is now: after the source's)
+
+    def stub_files(self) -> dict[str, bytes]:
+        return {p.name: p.read_bytes() for p in (self.pristine / "kernels").glob("*.cu")}
+
+    def build(self, sub: Submission, timeout: float, gate: GatePolicy | None = None) -> BuildResult:
+        # Folders named by the submission's key (its id and the entry it came from), never by the bare id: two
+        # entries of one student, built at the same time, must not share a folder.
+        kernels = self.kernel_dirs / sub.key
+        if kernels.exists():
+            shutil.rmtree(kernels)
+        kernels.mkdir(parents=True)
+        for name, data in {**self.stub_files(), **sub.files}.items():
+            (kernels / name).write_bytes(data)
+        tag = f"submission-{sub.key}"
+        out_dir = self.build_dir / tag
+        shutil.rmtree(out_dir, ignore_errors=True)
+        out_dir.mkdir(parents=True)
+        start = time.monotonic()
+        report, status, timed_out, out = None, 0, False, ""
+        if gate:  # the same gate on both backends: the pre-check, then each compiled object
+            checker = self.gate(gate)
+            self._gates[sub.key] = checker
+            # Before compiling: what each file includes, as the preprocessor read it (its messages are not kept);
+            # a file whose #include breaks a rule is replaced by its stub, so the compiler never quotes what it names.
+            listed = self._sandboxed_make("includes", kernels, out_dir, timeout,
+                                          f"INCLUDES_OF={' '.join(sorted(sub.files))}")
+            timed_out = listed.timed_out
+            screened = checker.screen(kernels, sub.files, out_dir / "kernels")
+            self._reuse_stubs(kernels, out_dir, handed_in=sub.files)  # the files the submission lacks
+            if not timed_out:
+                done = self._sandboxed_make("objects", kernels, out_dir, max(1.0, timeout - (time.monotonic() - start)))
+                status, timed_out, out = done.status, done.timed_out, done.stdout
+            report = checker.inspect(kernels, out_dir / "kernels", sub.files, screened) if status == 0 \
+                else GateReport(screened)
+        if status == 0 and not timed_out:
+            self._reuse_stubs(kernels, out_dir)  # (again: the gate may have put stubs in for files it refused)
+            done = self._sandboxed_make("harness", kernels, out_dir, max(1.0, timeout - (time.monotonic() - start)))
+            status, timed_out, out = done.status, done.timed_out, out + done.stdout
+        seconds = time.monotonic() - start
+        names = self.folder_names(kernels)
+        log = self._readable(out, kernels)
+        if timed_out:
+            return BuildResult(False, None, seconds, log, f"the build took longer than its limit of {timeout:g} s",
+                               report, folder_names=names)
+        if status != 0:
+            return BuildResult(False, None, seconds, log, "your code does not compile (the compiler's messages follow)",
+                               report, folder_names=names)
+        unbuilt = self._unbuilt(out_dir / "harness.tasks.json", kernels, sub.files)
+        return BuildResult(True, out_dir / "harness", seconds, log, gate=report,
+                           unbuilt={f: r for f, r in unbuilt.items() if not r.startswith(NEEDS_GPU)},
+                           needs_gpu={f: r for f, r in unbuilt.items() if r.startswith(NEEDS_GPU)},
+                           folder_names=names)
+
+    def race_harness(self, sub: Submission, timeout: float) -> tuple[Path | None, str]:
+        """The CPU backend's race checker for a built submission: its task files as the gate left them, compiled
+        again with --racecheck, sealed as its other objects were, linked into a harness of their own (once).
+        (harness, "") or (None, why it could not be built)."""
+        kernels, out_dir = self.kernel_dirs / sub.key, self.build_dir / f"submission-{sub.key}"
+        harness = out_dir / "racecheck" / "harness"
+        if harness.is_file():
+            return harness, ""
+        start = time.monotonic()
+        self._reuse_stubs(kernels, out_dir, handed_in=sub.files, folder="racecheck/kernels")
+        done = self._sandboxed_make("race-objects", kernels, out_dir, timeout)
+        gate = self._gates.get(sub.key)
+        if done.status == 0 and not done.timed_out and gate is not None:
+            unsealed = gate.seal_folder(out_dir / "racecheck" / "kernels", sub.files)
+            if unsealed:
+                return None, f"the race checker's objects could not be sealed: {', '.join(unsealed)}"
+        if done.status == 0 and not done.timed_out:
+            done = self._sandboxed_make("race-harness", kernels, out_dir,
+                                        max(1.0, timeout - (time.monotonic() - start)))
+        if done.timed_out:
+            return None, f"building the race checker took longer than {timeout:g} s"
+        if done.status != 0 or not harness.is_file():
+            return None, "the race checker did not build: " + self._readable(done.stdout, kernels)[-600:]
+        return harness, ""
+
+    def _sandboxed_make(self, target: str, kernels: Path, out_dir: Path, timeout: float, *settings: str):
+        """make TARGET for one submission in the sandbox: its kernels, the pristine tree and the library
+        read-only, only its own build folder writable."""
+        make = self._make(target, f"KERNELS={kernels}", f"KTAG={out_dir.name}", *settings)
+        if self.deps_include:
+            make.append(f"DEPS_INCLUDE={self.deps_include}")
+        read_only = [self.pristine, self.build_dir / "lib", kernels] + ([self.deps_include] if self.deps_include else [])
+        done = run(self.sandbox, make, timeout=timeout, read_only=read_only, writable=[out_dir], cwd=out_dir,
+                   merge_stderr=True)
+        if done.stdout.startswith("bwrap: "):  # the sandbox itself failed before any student code ran
+            raise GraderError(f"the sandbox could not start a build: {done.stdout.strip()[:1000]}")
+        return done
+
+    def gate(self, policy: GatePolicy) -> BuildGate:
+        """The build gate for this workspace and policy, set up on first use: the same rules on the objects of
+        either backend (the CPU backend's are g++'s, with its runtime and AddressSanitizer to link)."""
+        def compile_objects(kernels: Path, tag: str):
+            status, out = run_limited(self._make(f"-j{os.cpu_count() or 2}", "objects", f"KERNELS={kernels}",
+                                                 f"KTAG={tag}"), timeout=1800)
+            if status != 0:
+                raise GraderError(f"building the gate's reference objects ({tag}) failed:\n{out[-4000:]}")
+
+        def make() -> BuildGate:
+            target = Target.cpu(self.pristine, self.build_dir) if self.cpu else Target.gpu()
+            return BuildGate(self.pristine, self.build_dir, policy, compile_objects, target=target)
+        try:
+            return self._gate.get(policy, make)
+        except GateError as e:
+            raise GraderError(f"the build gate cannot run: {e}") from e
+
+    def _unbuilt(self, report: Path, kernels: Path, files: dict[str, bytes]) -> dict[str, str]:
+        """The submission's own task files that did not build, from the link's report (a stub that stood
+        in for a missing or refused file always builds)."""
+        try:
+            tasks = json.loads(report.read_text())["tasks"]
+        except (OSError, ValueError, KeyError) as e:
+            raise GraderError(f"the build left no readable report of its task files ({report}: {e})") from None
+        return {e["file"]: self._readable(e["reason"], kernels) for e in tasks.values()
+                if not e["built"] and e["file"] in files}
+
+    def folder_names(self, kernels: Path) -> tuple[tuple[str, str], ...]:
+        """The grader's folders as a student's own checkout names them: the submission's files in kernels/, the
+        starter's tree at its top, the build in build/."""
+        return ((str(kernels) + "/", "kernels/"), (str(self.pristine) + "/", ""), (str(self.build_dir) + "/", "build/"))
+
+    def _readable(self, out: str, kernels: Path) -> str:
+        """The compiler's output with the grader's paths taken out and only the student's own lines quoted in it
+        (compiler_log.own_messages), capped for feedback."""
+        lines = [line for line in out.splitlines() if not line.startswith(("make:", "make["))]
+        named = renamed_folders("\n".join(lines), self.folder_names(kernels))
+        tasks = set(self.stub_files())
+        return own_messages(named, lambda path: path.startswith("kernels/") or Path(path).name in tasks)[-BUILD_LOG_CAP:]
+
+
+class LocalBackend(Backend):
+    """Builds with nvcc in a private workspace and runs harnesses on this machine's GPUs; student code
+    (its build, its harness processes, its sanitizer runs) in `isolation` (grader.run.sandbox). With `cpu=True`
+    the same, built for the CPU backend (grader/backends/cpu.py's CpuBackend)."""
+
+    device_words = "the GPU"  # what check_gpu's message says the harness must reach
+
+    def __init__(self, work: Path, arch: str | None = None, isolation=None, cpu: bool = False):
+        self.isolation = isolation if isolation is not None else Unsandboxed()
+        if getattr(self.isolation, "privileged", False):
+            os.umask(os.umask(0) & 0o022)  # what the grader writes stays readable to the sandbox's own user
+        self.workspace = Workspace(work, arch, sandbox=self.isolation, cpu=cpu)
+        self.solution: Path | None = None
+        self.registry: Registry | None = None
+
+    @property
+    def sandbox(self) -> str:
+        """How student code is isolated, in words (stored with the grading run)."""
+        return self.isolation.description
+
+    def set_limits(self, limits):
+        """The rubric's [limits] for everything student code runs (grader.core.rubric.Limits)."""
+        self.isolation.limits = ResourceLimits.from_rubric(limits)
+
+    def prepare(self, jobs: int) -> Registry:
+        """Builds the pristine harness and the solution; returns the harness's task registry."""
+        self.solution = self.workspace.prepare(jobs)
+        self.registry = Registry.from_harness(self.solution)
+        return self.registry
+
+    @property
+    def harness_version(self) -> str:
+        return self.registry.harness_version
+
+    def build(self, sub: Submission, timeout: float, gate: GatePolicy | None = None) -> BuildResult:
+        return self.workspace.build(sub, timeout, gate)
+
+    def student_server(self, build: BuildResult, gpu: str | None) -> HarnessServer:
+        scratch = self.workspace.scratch / build.harness.parent.name / "serve"
+        shutil.rmtree(scratch, ignore_errors=True)
+        return HarnessServer(build.harness, gpu, sandbox=self.isolation, scratch=scratch)
+
+    def solution_server(self, gpu: str | None) -> HarnessServer:
+        return HarnessServer(self.solution, gpu)
+
+    def use_cache(self, folder: Path, cached: dict) -> Registry:
+        """Grade against the pristine harness, library and solution that a kind's build_cache built in `folder`
+        (grader/slurm/cache.py): this backend's work folder links to the pristine sources and the library (which a
+        submission's build only reads, in the sandbox, read-only) and copies the solution's and the stubs' objects
+        (small; what make writes if it ever finds them stale is then this task's own copy, never the shared
+        entry)."""
+        built = Path(folder) / "work"
+        ws = self.workspace
+        ws.work.mkdir(parents=True, exist_ok=True)
+        ws.build_dir.mkdir(parents=True, exist_ok=True)
+        for link, target in ((ws.pristine, built / "pristine"), (ws.build_dir / "lib", built / "build" / "lib")):
+            if link.is_symlink() or link.exists():
+                raise GraderError(f"{link} exists already: an array task needs a fresh work folder")
+            link.symlink_to(target, target_is_directory=True)
+        for tag in ("solution", "stubs"):  # (the CPU backend's entry has no stubs: its gate reads no objects)
+            if (built / "build" / tag).is_dir():
+                shutil.copytree(built / "build" / tag, ws.build_dir / tag, symlinks=True)
+        ws.kernel_dirs.mkdir(parents=True, exist_ok=True)
+        self.solution = ws.build_dir / "solution" / "harness"
+        self.registry = Registry.from_json(cached["registry"])
+        return self.registry
+
+    def check_gpu(self, gpu: str | None):
+        """The solution's harness, started in the sandbox, must reach the GPU: otherwise every student's
+        case would fail for a reason that is the grader's, not theirs."""
+        with HarnessServer(self.solution, gpu) as outside:  # the driver makes its device nodes on first use
+            outside.request({"op": "hello"}, 120)
+        scratch = self.workspace.scratch / "gpu-check"
+        shutil.rmtree(scratch, ignore_errors=True)
+        server = HarnessServer(self.solution, gpu, sandbox=self.isolation, scratch=scratch)
+        try:
+            server.request({"op": "hello"}, 120)
+        except Exception as e:  # noqa: BLE001 - any failure here is the sandbox's
+            raise GraderError(f"the harness cannot use {self.device_words} inside the sandbox ({e}): "
+                              f"{server.stderr.strip()[-1500:] or 'no message'}") from None
+        finally:
+            server.close()
+
+    def sanitize(self, sub: Submission, build: BuildResult, gpu: str | None, tool: str, task: str, dtype: str,
+                 shape: str, seed: int, timeout: float, shapes: list[str] | None = None) -> SanitizerOutcome:
+        """compute-sanitizer over the student's `harness --serve`, in the sandbox (the tool under the tool
+        profile, the harness under the run profile), sent the requests a graded run of the task gets:
+        its graded shapes in order, up to a random cut at or after its small case (sanitize.sanitized_shapes)."""
+        found = tool_runs.find_tool()
+        if not found:
+            return SanitizerOutcome(task, tool, dtype, shape, "unavailable",
+                                    message="compute-sanitizer is not installed on the grading machine")
+        scratch = self.workspace.scratch / build.harness.parent.name / f"{tool}-{task}"
+        shutil.rmtree(scratch, ignore_errors=True)
+        prefix = tool_runs.new_prefix()
+        log = scratch / f"{prefix.strip('=')}.log"
+        chosen = tool_runs.sanitized_shapes(list(shapes or [shape]), shape)
+        start = time.monotonic()
+        deadline = start + timeout
+        server = HarnessServer(build.harness, gpu, sandbox=self.isolation, scratch=scratch,
+                               tool=tool_runs.serve_command(found, tool, str(log), prefix))
+        status, timed_out, said = None, False, ""
+        try:
+            for i, message in enumerate(tool_runs.requests(tool, task, dtype, chosen, seed)):
+                reply = server.request(message, max(1.0, deadline - time.monotonic()))
+                if i == 0 and self.isolation is not None and getattr(self.isolation, "filters", None) \
+                        and (server.seccomp_filters() or 0) < 2:
+                    # The tool's own filter and the run profile's: the student's code must not run under the
+                    # tool with less than a graded run has. (The grader's problem, never the student's.)
+                    raise HarnessFailure("the harness under compute-sanitizer was not under the run profile's "
+                                         "seccomp filter; the tool's run was stopped", "crashed")
+                if reply.get("context_lost"):
+                    break
+            # The tool writes its summary once the harness has quit; a process the code left behind could
+            # keep the tool waiting: it gets what is left of the limit, then the whole sandbox is killed.
+            status = server.finish(max(5.0, deadline - time.monotonic()))
+            if status is None:
+                said = ("compute-sanitizer did not end after the harness quit (a process your code left running "
+                        "kept it waiting)")
+        except HarnessFailure as failure:
+            timed_out = failure.kind == "timeout"
+            said = str(failure)
+            status = server.proc.poll()
+        finally:
+            server.close()
+        text = log.read_text(errors="replace") if log.is_file() else ""
+        output = server.stderr
+        shutil.rmtree(scratch, ignore_errors=True)
+        findings = tool_runs.parse(text, prefix)
+        report = self.workspace._readable(findings.report, self.workspace.kernel_dirs / sub.key)
+        outcome = SanitizerOutcome(task, tool, dtype, chosen[-1], "clean", 0, report,
+                                   seconds=time.monotonic() - start)
+        if timed_out and not findings.errors:
+            outcome.status, outcome.message = "timeout", f"compute-sanitizer did not finish within {timeout:g} s"
+        elif findings.errors:
+            outcome.status, outcome.errors = "errors", findings.errors
+        elif findings.errors is None or status == HARNESS_CANNOT_RUN or said:
+            outcome.status = "failed"
+            outcome.message = (f"compute-sanitizer gave no verdict (exit status {status}): "
+                               + (said + "\n" + output).strip()[-1000:])
+        return outcome

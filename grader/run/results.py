@@ -1,0 +1,88 @@
+"""What grading one submission produced, before it is stored."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from grader.run.budget import TimeBudget
+from grader.run.build_result import BuildResult
+from grader.intake.submission import Submission
+from grader.run.paired import PairedResult
+
+# Flags on a timed case that passed: listed for a TA, scored as measured.
+REVIEW_FLAG = "review"
+
+
+@dataclass
+class SanitizerOutcome:
+    """One compute-sanitizer run (grader/run/sanitizer.py) on a task's small case; on the CPU backend, its own checks
+    in the tool's place (checker "cpu": AddressSanitizer for memcheck, the race checker for racecheck)."""
+    task: str
+    tool: str  # "memcheck" or "racecheck"
+    dtype: str
+    shape: str
+    status: str  # "clean", "errors", "timeout", "failed" (no verdict), "skipped", "unavailable"
+    errors: int = 0
+    report: str = ""  # the tool's first findings, paths relative to the submission
+    message: str = ""  # why there is no verdict (failed, skipped, unavailable)
+    seconds: float = 0.0
+    checker: str = "compute-sanitizer"  # or "cpu": the CPU backend's own checks ran in the tool's place
+
+    @property
+    def found_errors(self) -> bool:
+        return self.status == "errors"
+
+
+@dataclass
+class CaseOutcome:
+    task: str
+    dtype: str
+    shape: str
+    kind: str  # "correctness" or "timed"
+    status: str
+    message: str = ""
+    hint: str = ""
+    seed: int = 0
+    output: str = ""  # the last output of a harness process that hung or crashed
+    record: dict | None = None  # the harness's case record, when there is one
+    paired: PairedResult | None = None
+    credit: float | None = None  # performance credit of a timed case, 0..1
+    unit: str = ""  # GFLOP/s or GB/s
+    work: float = 0.0  # FLOPs or bytes of one run, for throughput
+    floor_ms: float | None = None  # timed cases: the fastest time the work can honestly take on this GPU
+    flag: str = ""  # REVIEW_FLAG when the speedup is high enough for a TA to look at
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass
+class TaskScore:
+    task: str
+    correctness: float
+    correctness_max: float
+    performance: float
+    performance_max: float
+    cases_passed: int
+    cases_total: int
+    note: str = ""
+
+    @property
+    def total(self) -> float:
+        return self.correctness + self.performance
+
+
+@dataclass
+class SubmissionResult:
+    submission: Submission
+    status: str  # "graded", "rejected", "build_failed"
+    build: BuildResult | None = None
+    cases: list[CaseOutcome] = field(default_factory=list)
+    scores: list[TaskScore] = field(default_factory=list)
+    seconds: float = 0.0
+    sanitizer: list[SanitizerOutcome] = field(default_factory=list)
+    budget: TimeBudget | None = None  # what its code used of its time budget (grader/run/budget.py; not stored)
+
+    @property
+    def total(self) -> float:
+        return sum(s.total for s in self.scores)

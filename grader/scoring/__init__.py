@@ -1,0 +1,2 @@
+"""Points from stored outcomes: one chain of named steps (chain.py), task scores and the sanitizer penalty
+first (score.py)."""

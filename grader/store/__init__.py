@@ -1,0 +1,1 @@
+"""The grades store: SQLite, its numbered migrations; it saves and answers, and does no arithmetic."""
