@@ -1,4 +1,21 @@
 """The grader: grades a directory of CUDA submissions against the reference solution.
 
 Run it as `bin/grader <command>`; `bin/grader --help` lists the commands.
+
+Its packages are layers, listed here from the bottom up: a module imports only from its own layer and the
+layers below it (grader/tests/test_layers.py holds every import to this order). cli.py and __main__.py sit on top.
 """
+
+LAYERS = (
+    "gate",      # the build gate: what a task file may contain and call, judged from its objects
+    "core",      # the facts every layer shares: registry, rubric and its policies, statuses, formulas, errors
+    "intake",    # submissions as they arrive: a course system's layouts and times, the roster, one submission read
+    "run",       # running student code: sandbox, seccomp, the harness process, sanitizer, paired timing, budget
+    "backends",  # where submissions are built and run: the interface (base.py), this machine's GPUs, the CPU
+    "scoring",   # points from outcomes: one chain of named steps
+    "store",     # the grades store: SQLite and its numbered migrations; saves and answers, no arithmetic
+    "grading",   # one path per submission (intake plan, build, run, score, store), and rescoring
+    "reports",   # readers of the store: feedback, grades.csv, overview, leaderboard, similarity
+    "exports",   # readers of the store for course systems: Canvas, Gradescope, Autolab
+    "slurm",     # grading a class as a Slurm array: submit, shard, merge, status
+)
