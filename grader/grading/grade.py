@@ -44,7 +44,6 @@ from grader.core.registry import Registry
 from grader.run.results import REVIEW_FLAG, CaseOutcome, SanitizerOutcome, SubmissionResult
 from grader.core.rubric import Rubric, TaskPolicy
 from grader.run.runner import HarnessFailure
-from grader.scoring.score import ZERO_NOTES, score_submission, zero_scores
 from grader.scoring.chain import chain_for_result
 from grader.core.status import GPU_ONLY, NOT_RUN, OUT_OF_BUDGET
 from grader.store.store import Store
@@ -373,7 +372,6 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
         student.close()
     name_folders_as_the_student_does(result, build)
     cap_stored(result, int(rubric.limits.message_kib * 1024), int(rubric.limits.stored_kib * 1024))
-    result.scores = score_submission(rubric, result.cases, result.sanitizer, timed)
     result.seconds = time.monotonic() - start
     return result
 
@@ -530,14 +528,13 @@ def _start_run(store: Store, solutions: dict, seed: int, rubric: Rubric, registr
 
 def _intake_and_build(sub: Submission, backend: Backend, rubric: Rubric) -> tuple[SubmissionResult | None,
                                                                                   BuildResult | None]:
-    """A submission rejected at intake, or whose build failed, is finished here (with its zero scores);
+    """A submission rejected at intake, or whose build failed, is finished here (the scoring chain gives it zero);
     otherwise its build, ready to run."""
     if sub.rejected:
-        return SubmissionResult(sub, "rejected", scores=zero_scores(rubric, ZERO_NOTES["rejected"])), None
+        return SubmissionResult(sub, "rejected"), None
     build = backend.build(sub, rubric.limits.build, rubric.gate)
     if not build.ok:
-        return SubmissionResult(sub, "build_failed", build,
-                                scores=zero_scores(rubric, ZERO_NOTES["build_failed"])), None
+        return SubmissionResult(sub, "build_failed", build), None
     return None, build
 
 

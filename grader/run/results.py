@@ -45,7 +45,6 @@ class CaseOutcome:
     output: str = ""  # the last output of a harness process that hung or crashed
     record: dict | None = None  # the harness's case record, when there is one
     paired: PairedResult | None = None
-    credit: float | None = None  # performance credit of a timed case, 0..1
     unit: str = ""  # GFLOP/s or GB/s
     work: float = 0.0  # FLOPs or bytes of one run, for throughput
     floor_ms: float | None = None  # timed cases: the fastest time the work can honestly take on this GPU
@@ -78,11 +77,6 @@ class SubmissionResult:
     status: str  # "graded", "rejected", "build_failed"
     build: BuildResult | None = None
     cases: list[CaseOutcome] = field(default_factory=list)
-    scores: list[TaskScore] = field(default_factory=list)
     seconds: float = 0.0
     sanitizer: list[SanitizerOutcome] = field(default_factory=list)
     budget: TimeBudget | None = None  # what its code used of its time budget (grader/run/budget.py; not stored)
-
-    @property
-    def total(self) -> float:
-        return sum(s.total for s in self.scores)

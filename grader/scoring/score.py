@@ -118,13 +118,6 @@ def task_score(policy: TaskPolicy, cases: Sequence[ScoredCase], measured: bool =
     return score, credits
 
 
-def score_task(policy: TaskPolicy, cases: list[CaseOutcome], measured: bool = True) -> TaskScore:
-    """task_score for a fresh grade's outcomes; each timed case scored for performance gets its credit."""
-    score, credits = task_score(policy, [ScoredCase.of_outcome(c, i) for i, c in enumerate(cases)], measured)
-    for i, credit in credits.items():
-        cases[i].credit = credit
-    return score
-
 
 def apply_sanitizer_penalty(score: TaskScore, policy: TaskPolicy, penalty: float,
                             findings: Sequence[SanitizerOutcome]) -> TaskScore:
@@ -159,16 +152,6 @@ def sanitizer_penalty(rubric: Rubric, scores: Sequence[TaskScore], findings: Seq
     return [apply_sanitizer_penalty(s, policies[s.task], rubric.sanitizer.penalty, findings) if s.task in policies
             else s for s in scores]
 
-
-def score_submission(rubric: Rubric, cases: list[CaseOutcome],
-                     sanitizer: Sequence[SanitizerOutcome] = (), measured: bool = True) -> list[TaskScore]:
-    """Every task's score after the sanitizer penalty, for a fresh grade's outcomes (which get their credits);
-    `measured=False` for a run that measures no performance (module doc)."""
-    scores, credits = task_scores(rubric, "graded", [ScoredCase.of_outcome(c, i) for i, c in enumerate(cases)],
-                                  measured)
-    for i, credit in credits.items():
-        cases[i].credit = credit
-    return sanitizer_penalty(rubric, scores, list(sanitizer))
 
 
 # The note on every task of a submission that never ran, by its status (grade.py and rescore.py).

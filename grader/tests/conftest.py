@@ -11,6 +11,9 @@ from grader.backends.local import Workspace
 from grader.gate.policy import gate_tables_text
 from grader.core.registry import Registry
 from grader.core.rubric import DEFAULT_RUBRIC, load_rubric
+from grader.core.late import ON_TIME
+from grader.scoring.chain import score_chain
+from grader.scoring.score import ScoredCase
 from grader.store.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,6 +59,12 @@ def cpu_grading_work(tmp_path_factory) -> Path:
     the stubs, built by the first run, in a cache entry's layout: .../entry/work): test_grade_cpu's class and the
     hostile batch on the CPU (test_hostile_corpus_cpu) share it rather than build it twice."""
     return tmp_path_factory.mktemp("cpu-grading") / "entry" / "work"
+
+
+def scores_of(result, rubric, measured: bool = True) -> list:
+    """A fresh result's task scores as the scoring chain makes them (no overrides, on time): what grading stores."""
+    cases = [ScoredCase.of_outcome(c, i) for i, c in enumerate(result.cases)]
+    return score_chain(rubric, result.status, cases, result.sanitizer, [], ON_TIME, measured).scores
 
 
 @contextmanager

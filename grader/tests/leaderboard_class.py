@@ -21,7 +21,6 @@ from grader.run.paired import Pair, PairedResult
 from grader.core.registry import Registry
 from grader.run.results import CaseOutcome, SubmissionResult
 from grader.core.rubric import Rubric
-from grader.scoring.score import score_submission, zero_scores
 from grader.scoring.chain import chain_for_result
 from grader.core.status import NOT_TIMED_ON_CPU
 from grader.store.store import Store
@@ -69,10 +68,10 @@ def result_for(entry: Entry, rubric: Rubric, registry: Registry) -> SubmissionRe
     sub = Submission(entry.student, Path(entry.student), digest, entry.received, nickname=entry.nickname)
     if entry.status == "rejected":
         sub.rejected = "the submission holds a symbolic link (evil.cu); submit plain files"
-        return SubmissionResult(sub, "rejected", scores=zero_scores(rubric, "not graded: rejected at intake"))
+        return SubmissionResult(sub, "rejected")
     if entry.status == "build_failed":
         build = BuildResult(False, None, 1.0, "error: nope", "your code does not compile")
-        return SubmissionResult(sub, "build_failed", build, scores=zero_scores(rubric, "does not compile"))
+        return SubmissionResult(sub, "build_failed", build)
     rng = random.Random(digest)
     cases = []
     for policy in rubric.tasks:
@@ -100,9 +99,7 @@ def result_for(entry: Entry, rubric: Rubric, registry: Registry) -> SubmissionRe
                 at = entry.timed_speeds.get(shape, speed) if board else speed
                 case.paired = _paired(solution_ms, at, entry.spread, rng)
             cases.append(case)
-    result = SubmissionResult(sub, "graded", BuildResult(True, Path("harness"), 1.0), cases)
-    result.scores = score_submission(rubric, cases)
-    return result
+    return SubmissionResult(sub, "graded", BuildResult(True, Path("harness"), 1.0), cases)
 
 
 def fill(path: Path, entries: list[Entry], rubric: Rubric, registry: Registry, limits: dict | None = None,

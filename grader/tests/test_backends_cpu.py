@@ -18,7 +18,8 @@ from grader.exports import autolab, gradescope
 from grader.reports.leaderboard.board import build_board
 from grader.reports.report import run_views
 from grader.grading.rescore import rescore
-from grader.scoring.score import NOT_MEASURED, score_task
+from grader.scoring.score import NOT_MEASURED
+from grader.tests.test_score import score_task
 from grader.run.results import CaseOutcome
 from grader.store.store import Store
 from grader.tests.conftest import opened, write_submission

@@ -15,7 +15,7 @@ from grader.gate.objects import ObjectFacts
 from grader.grading.grade import grade_submission
 from grader.intake.submission import Submission, read_submission
 from grader.core.rubric import load_rubric
-from grader.tests.conftest import REPO
+from grader.tests.conftest import REPO, scores_of
 from grader.tests.test_rubric import broken
 
 HOSTILE = REPO / "grader" / "tests" / "hostile"
@@ -109,7 +109,7 @@ def test_an_untouched_stub_handed_in_is_compiled_and_missing_files_reuse_the_stu
 
 
 @pytest.mark.parametrize("entry", GATE_DECIDES, ids=lambda p: p.name)
-def test_a_hostile_submission_gets_its_expected_verdict_from_the_gate(hostile_results, entry):
+def test_a_hostile_submission_gets_its_expected_verdict_from_the_gate(hostile_results, entry, rubric):
     expected = tomllib.loads((entry / "expected.toml").read_text())
     build, result = hostile_results[entry.name]
     assert build.ok and build.harness.exists(), build.log  # the stub took the forbidden file's place and linked
@@ -119,7 +119,7 @@ def test_a_hostile_submission_gets_its_expected_verdict_from_the_gate(hostile_re
     assert all(expected["reason"].lower() in c.message.lower() for c in cases), cases[0].message
     assert all(c.status == "missing" for c in result.cases if c.task != expected["task"])
     forbidden = [f.file for f in build.gate.findings if f.enforced]
-    score = next(s for s in result.scores if s.task == expected["task"])
+    score = next(s for s in scores_of(result, rubric) if s.task == expected["task"])
     assert score.total == 0 and "build-gate rule" in score.note
     assert set(forbidden) == {f"{expected['task']}.cu"}
 

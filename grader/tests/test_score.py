@@ -5,7 +5,12 @@ import pytest
 
 from grader.run.paired import Pair, PairedResult
 from grader.run.results import CaseOutcome
-from grader.scoring.score import score_task
+from grader.scoring.score import ScoredCase, task_score
+
+
+def score_task(policy, cases, measured=True):
+    """The chain's first step for one task, on fresh outcomes."""
+    return task_score(policy, [ScoredCase.of_outcome(c, i) for i, c in enumerate(cases)], measured)[0]
 
 
 def correctness_cases(policy, status_of=lambda dtype, shape: "ok"):
@@ -51,9 +56,9 @@ def test_credit_is_taken_at_the_upper_end_of_the_interval(rubric):
     case = timed_case(policy, policy.timed[0], speedups)
     assert case.paired.speedup.median <= policy.s_zero * 1.0 < case.paired.speedup.high
     cases = correctness_cases(policy) + [case, timed_case(policy, policy.timed[1], speedups)]
-    score = score_task(policy, cases)
+    score, credits = task_score(policy, [ScoredCase.of_outcome(c, i) for i, c in enumerate(cases)], True)
     assert score.performance > 0
-    assert case.credit == pytest.approx(policy.performance_credit(case.paired.speedup.high))
+    assert credits[cases.index(case)] == pytest.approx(policy.performance_credit(case.paired.speedup.high))
 
 
 def test_a_timed_case_that_went_wrong_earns_no_credit(rubric):

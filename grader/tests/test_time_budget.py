@@ -12,7 +12,7 @@ from grader.grading.grade import GradeOptions, _StudentProcess, grade, grade_sin
 from grader.intake.submission import Submission
 from grader.reports.report import write_feedback
 from grader.core.rubric import RubricError, load_rubric
-from grader.tests.conftest import opened, small_rubric_text, write_submission
+from grader.tests.conftest import opened, scores_of, small_rubric_text, write_submission
 from grader.tests.fakes import (REQUEST_SECONDS, RUN_OVERHEAD_SECONDS, SOLUTION_MS, FakeBackend, FakeServer,
                                 SimClock)
 
@@ -88,7 +88,7 @@ def test_tasks_after_the_budget_ran_out_are_not_run_and_missing_files_stay_missi
 
 def test_cases_over_the_budget_count_as_failed(tmp_path, registry, budget_rubric):
     result = grade_on_sim(tmp_path, registry, budget_rubric, {"add.cu": f"// fake: ok sleep={SLEEP}\n"}).result
-    add = next(s for s in result.scores if s.task == "add")
+    add = next(s for s in scores_of(result, budget_rubric) if s.task == "add")
     assert (add.cases_passed, add.cases_total) == (5, len(ADD_SHAPES))
     assert add.correctness == pytest.approx(budget_rubric.task("add").correctness_points * 5 / len(ADD_SHAPES))
     assert add.performance == 0
