@@ -154,7 +154,7 @@ def sanitizer_penalty(rubric: Rubric, scores: Sequence[TaskScore], findings: Seq
 
 
 
-# The note on every task of a submission that never ran, by its status (grade.py and rescore.py).
+# The note on every task of a submission that never ran, by its status (task_scores, the chain's first step).
 ZERO_NOTES = {"rejected": "not graded: rejected at intake", "build_failed": "does not compile"}
 
 
