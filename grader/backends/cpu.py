@@ -53,7 +53,7 @@ from grader.core.registry import Registry
 from grader.run.results import SanitizerOutcome
 from grader.run.runner import HarnessFailure, HarnessServer
 from grader.core.rubric import load_rubric
-from grader.core.status import NOT_TIMED_ON_CPU
+from grader.core.status import NOT_TIMED_ON_CPU, CaseStatus, SanitizerStatus
 
 TEST_BACKENDS_ENV = "GRADER_TEST_BACKENDS"  # "1": the tests' simulated backend may be named (tests only)
 DEFAULT_DEVICE = "gpu"
@@ -252,10 +252,10 @@ class CpuBackend(LocalBackend):
         races between blocks. A finding is a case the backend stopped with its report."""
         start = time.monotonic()
         chosen = tool_runs.sanitized_shapes(list(shapes or [shape]), shape)
-        outcome = SanitizerOutcome(task, tool, dtype, chosen[-1], "clean", checker="cpu")
+        outcome = SanitizerOutcome(task, tool, dtype, chosen[-1], SanitizerStatus.CLEAN, checker="cpu")
         harness, why = (build.harness, "") if tool == "memcheck" else self.workspace.race_harness(sub, timeout)
         if harness is None:
-            outcome.status, outcome.message = "failed", why
+            outcome.status, outcome.message = SanitizerStatus.FAILED, why
             return outcome
         scratch = self.workspace.scratch / build.harness.parent.name / f"{tool}-{task}"
         shutil.rmtree(scratch, ignore_errors=True)
@@ -268,15 +268,16 @@ class CpuBackend(LocalBackend):
                 if replies[-1].get("context_lost"):
                     break
         except HarnessFailure as failure:
-            said = ("the check did not finish within its limit" if failure.kind == "timeout" else str(failure))
-            outcome.status = "timeout" if failure.kind == "timeout" else "failed"
+            said = ("the check did not finish within its limit" if failure.kind == CaseStatus.TIMEOUT else str(failure))
+            outcome.status = (SanitizerStatus.TIMEOUT if failure.kind == CaseStatus.TIMEOUT
+                              else SanitizerStatus.FAILED)
         finally:
             server.close()
             shutil.rmtree(scratch, ignore_errors=True)
         outcome.seconds = time.monotonic() - start
         findings = tool_runs.cpu_findings(replies)
         if findings.errors:
-            outcome.status, outcome.errors = "errors", findings.errors
+            outcome.status, outcome.errors = SanitizerStatus.ERRORS, findings.errors
             outcome.report = self.workspace._readable(findings.report, self.workspace.kernel_dirs / sub.key)
         elif said:
             outcome.message = f"{said}: {server.stderr.strip()[-600:]}".rstrip(": ")

@@ -26,6 +26,7 @@ from grader.backends.base import Backend
 from grader.run.build_result import NEEDS_GPU, BuildResult, renamed_folders
 from grader.backends.compiler_log import own_messages
 from grader.core.errors import GraderError
+from grader.core.status import CaseStatus, SanitizerStatus
 from grader.gate.build_gate import BuildGate, GateError, GateSetup, Target
 from grader.gate.policy import GatePolicy
 from grader.gate.report import GateReport
@@ -346,7 +347,7 @@ class LocalBackend(Backend):
         its graded shapes in order, up to a random cut at or after its small case (sanitize.sanitized_shapes)."""
         found = tool_runs.find_tool()
         if not found:
-            return SanitizerOutcome(task, tool, dtype, shape, "unavailable",
+            return SanitizerOutcome(task, tool, dtype, shape, SanitizerStatus.UNAVAILABLE,
                                     message="compute-sanitizer is not installed on the grading machine")
         scratch = self.workspace.scratch / build.harness.parent.name / f"{tool}-{task}"
         shutil.rmtree(scratch, ignore_errors=True)
@@ -366,7 +367,7 @@ class LocalBackend(Backend):
                     # The tool's own filter and the run profile's: the student's code must not run under the
                     # tool with less than a graded run has. (The grader's problem, never the student's.)
                     raise HarnessFailure("the harness under compute-sanitizer was not under the run profile's "
-                                         "seccomp filter; the tool's run was stopped", "crashed")
+                                         "seccomp filter; the tool's run was stopped", CaseStatus.CRASHED)
                 if reply.get("context_lost"):
                     break
             # The tool writes its summary once the harness has quit; a process the code left behind could
@@ -376,7 +377,7 @@ class LocalBackend(Backend):
                 said = ("compute-sanitizer did not end after the harness quit (a process your code left running "
                         "kept it waiting)")
         except HarnessFailure as failure:
-            timed_out = failure.kind == "timeout"
+            timed_out = failure.kind == CaseStatus.TIMEOUT
             said = str(failure)
             status = server.proc.poll()
         finally:
@@ -386,14 +387,15 @@ class LocalBackend(Backend):
         shutil.rmtree(scratch, ignore_errors=True)
         findings = tool_runs.parse(text, prefix)
         report = self.workspace._readable(findings.report, self.workspace.kernel_dirs / sub.key)
-        outcome = SanitizerOutcome(task, tool, dtype, chosen[-1], "clean", 0, report,
+        outcome = SanitizerOutcome(task, tool, dtype, chosen[-1], SanitizerStatus.CLEAN, 0, report,
                                    seconds=time.monotonic() - start)
         if timed_out and not findings.errors:
-            outcome.status, outcome.message = "timeout", f"compute-sanitizer did not finish within {timeout:g} s"
+            outcome.status = SanitizerStatus.TIMEOUT
+            outcome.message = f"compute-sanitizer did not finish within {timeout:g} s"
         elif findings.errors:
-            outcome.status, outcome.errors = "errors", findings.errors
+            outcome.status, outcome.errors = SanitizerStatus.ERRORS, findings.errors
         elif findings.errors is None or status == HARNESS_CANNOT_RUN or said:
-            outcome.status = "failed"
+            outcome.status = SanitizerStatus.FAILED
             outcome.message = (f"compute-sanitizer gave no verdict (exit status {status}): "
                                + (said + "\n" + output).strip()[-1000:])
         return outcome

@@ -10,6 +10,46 @@ Readers (report, exports, leaderboard) look statuses up here and nowhere else.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class CaseStatus(StrEnum):
+    """A case's status; also the status of the harness's reply (its first five) and of a paired timing. A member
+    equals its word (CaseStatus.OK == "ok"), so the store keeps the same text and a string read back compares equal."""
+    OK = "ok"
+    WRONG = "wrong"
+    NOT_IMPLEMENTED = "not_implemented"
+    BUILD_ERROR = "build_error"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"
+    MISSING = "missing"
+    SKIPPED = "skipped"
+    # Stopped, or not run, because the submission had used up its time budget (grader/run/budget.py).
+    OUT_OF_BUDGET = "out_of_budget"
+    IMPLAUSIBLE = "implausible"
+    PROTOCOL = "protocol"
+    FORBIDDEN = "forbidden"
+    NEEDS_GPU = "needs_gpu"
+    # Not run by the CPU backend's harness, the shape being over that backend's per-case budget. It is no verdict
+    # on the code: the score, the feedback, the overview and the leaderboard count a task's cases without it.
+    GPU_ONLY = "gpu_only"
+
+
+class SubmissionStatus(StrEnum):
+    GRADED = "graded"
+    REJECTED = "rejected"
+    BUILD_FAILED = "build_failed"
+
+
+class SanitizerStatus(StrEnum):
+    """compute-sanitizer's verdict on a task's small case (or the CPU backend's own checks in its place)."""
+    CLEAN = "clean"
+    ERRORS = "errors"
+    TIMEOUT = "timeout"
+    FAILED = "failed"  # no verdict
+    SKIPPED = "skipped"
+    UNAVAILABLE = "unavailable"
 
 
 @dataclass(frozen=True)
@@ -19,52 +59,53 @@ class Status:
     meaning: str
 
 
-CASE_STATUSES: dict[str, Status] = {
-    "ok": Status("passed", "", "the output was right on every checked run"),
-    "wrong": Status("wrong", "wrong results", "the output was wrong (the message says where and how)"),
-    "not_implemented": Status("not implemented yet", "not implemented yet",
-                              "the launcher still calls NOT_IMPLEMENTED_YET()"),
-    "build_error": Status("does not build", "does not build",
-                          "the task's file did not compile or link, or lacks this element type's instantiation"),
-    "error": Status("error", "failed to run", "the run failed: a CUDA error, a fault, or an exception"),
-    "timeout": Status("timed out", "ran out of time", "the run took longer than its time limit"),
-    "crashed": Status("crashed", "crashed", "the harness process died while running the code"),
-    "missing": Status("file missing", "no file for this task", "the task's file is not in the submission"),
-    "skipped": Status("not run", "not run", "not run (an earlier case hung, or the submission's time ran out)"),
-    "out_of_budget": Status("over its time budget", "over its time budget",
-                            "stopped or not run: the submission's code had used up its time budget ([limits] "
-                            "time_budget_multiple x the solution's time for the same requests + time_budget_extra, "
-                            "grader/run/budget.py); the message names the case where it ran out"),
-    "implausible": Status("implausible", "implausible timing",
-                          "timed faster than the GPU can physically do the work: no performance credit, "
-                          "listed for review"),
-    "protocol": Status("not trusted", "not trusted", "something other than the harness wrote on its reply channel"),
-    "forbidden": Status("refused by the build gate", "refused by the build gate",
-                        "not run: the task file breaks a rule of the build gate (grader/rubric.toml [gate])"),
-    "needs_gpu": Status("needs a GPU", "needs a GPU",
-                        "not run: graded on the CPU backend, which cannot run this file (inline PTX, cp.async, tensor "
-                        "cores, a CUDA library, ...; the message names the line): grade it on a GPU"),
-    "gpu_only": Status("GPU only", "GPU only",
-                       "not run: graded on the CPU backend, and the shape is over that backend's per-case budget "
-                       "(starter/harness/backend_budget.h); left out of the task's score, a GPU run checks it"),
+CASE_STATUSES: dict[CaseStatus, Status] = {
+    CaseStatus.OK: Status("passed", "", "the output was right on every checked run"),
+    CaseStatus.WRONG: Status("wrong", "wrong results", "the output was wrong (the message says where and how)"),
+    CaseStatus.NOT_IMPLEMENTED: Status(
+        "not implemented yet", "not implemented yet", "the launcher still calls NOT_IMPLEMENTED_YET()"),
+    CaseStatus.BUILD_ERROR: Status(
+        "does not build", "does not build",
+        "the task's file did not compile or link, or lacks this element type's instantiation"),
+    CaseStatus.ERROR: Status("error", "failed to run", "the run failed: a CUDA error, a fault, or an exception"),
+    CaseStatus.TIMEOUT: Status("timed out", "ran out of time", "the run took longer than its time limit"),
+    CaseStatus.CRASHED: Status("crashed", "crashed", "the harness process died while running the code"),
+    CaseStatus.MISSING: Status("file missing", "no file for this task", "the task's file is not in the submission"),
+    CaseStatus.SKIPPED: Status(
+        "not run", "not run", "not run (an earlier case hung, or the submission's time ran out)"),
+    CaseStatus.OUT_OF_BUDGET: Status(
+        "over its time budget", "over its time budget",
+        "stopped or not run: the submission's code had used up its time budget ([limits] "
+        "time_budget_multiple x the solution's time for the same requests + time_budget_extra, "
+        "grader/run/budget.py); the message names the case where it ran out"),
+    CaseStatus.IMPLAUSIBLE: Status(
+        "implausible", "implausible timing",
+        "timed faster than the GPU can physically do the work: no performance credit, listed for review"),
+    CaseStatus.PROTOCOL: Status(
+        "not trusted", "not trusted", "something other than the harness wrote on its reply channel"),
+    CaseStatus.FORBIDDEN: Status(
+        "refused by the build gate", "refused by the build gate",
+        "not run: the task file breaks a rule of the build gate (grader/rubric.toml [gate])"),
+    CaseStatus.NEEDS_GPU: Status(
+        "needs a GPU", "needs a GPU",
+        "not run: graded on the CPU backend, which cannot run this file (inline PTX, cp.async, tensor "
+        "cores, a CUDA library, ...; the message names the line): grade it on a GPU"),
+    CaseStatus.GPU_ONLY: Status(
+        "GPU only", "GPU only",
+        "not run: graded on the CPU backend, and the shape is over that backend's per-case budget "
+        "(starter/harness/backend_budget.h); left out of the task's score, a GPU run checks it"),
 }
 
-SUBMISSION_STATUSES: dict[str, Status] = {
-    "graded": Status("graded", "", "built and graded"),
-    "rejected": Status("rejected at intake", "rejected at intake", "the archive was refused before building"),
-    "build_failed": Status("did not build", "does not build", "no harness could be linked at all"),
+SUBMISSION_STATUSES: dict[SubmissionStatus, Status] = {
+    SubmissionStatus.GRADED: Status("graded", "", "built and graded"),
+    SubmissionStatus.REJECTED: Status(
+        "rejected at intake", "rejected at intake", "the archive was refused before building"),
+    SubmissionStatus.BUILD_FAILED: Status("did not build", "does not build", "no harness could be linked at all"),
 }
 
 # A case that never ran the student's code, and says nothing about it beyond its status.
-NOT_RUN = frozenset({"missing", "not_implemented", "skipped", "forbidden", "build_error", "needs_gpu", "gpu_only",
-                     "out_of_budget"})
-
-# A case stopped, or not run, because the submission had used up its time budget (grader/run/budget.py).
-OUT_OF_BUDGET = "out_of_budget"
-
-# A case the CPU backend's harness did not run, its shape being over that backend's per-case budget. It is no
-# verdict on the code: the score, the feedback, the overview and the leaderboard count a task's cases without it.
-GPU_ONLY = "gpu_only"
+NOT_RUN = frozenset({CaseStatus.MISSING, CaseStatus.NOT_IMPLEMENTED, CaseStatus.SKIPPED, CaseStatus.FORBIDDEN,
+                     CaseStatus.BUILD_ERROR, CaseStatus.NEEDS_GPU, CaseStatus.GPU_ONLY, CaseStatus.OUT_OF_BUDGET})
 
 # Why a grading run measured no performance: the CPU backend (grader/backends/cpu.py) is the one that times nothing.
 # Stored with each run (grading_runs.timed, untimed_reason) and read by every report, never worked out again.
@@ -88,13 +129,17 @@ def submission_word(status: str) -> str:
 
 
 # compute-sanitizer's verdict on a task's small case (grader/run/sanitizer.py; the feedback's words).
-SANITIZER_STATUSES: dict[str, Status] = {
-    "clean": Status("no problems found", "", "the tool ran and reported nothing"),
-    "errors": Status("found errors", "", "the tool reported errors: costs the rubric's [sanitizer] penalty"),
-    "timeout": Status("did not finish in time", "", "the tool ran past the rubric's sanitizer limit: no verdict"),
-    "failed": Status("gave no verdict", "", "the tool ended without a report (its message says why)"),
-    "skipped": Status("not run", "", "not run: the task hung, its replies were forged, or its time ran out"),
-    "unavailable": Status("not available on the grading machine", "", "compute-sanitizer is not installed"),
+SANITIZER_STATUSES: dict[SanitizerStatus, Status] = {
+    SanitizerStatus.CLEAN: Status("no problems found", "", "the tool ran and reported nothing"),
+    SanitizerStatus.ERRORS: Status(
+        "found errors", "", "the tool reported errors: costs the rubric's [sanitizer] penalty"),
+    SanitizerStatus.TIMEOUT: Status(
+        "did not finish in time", "", "the tool ran past the rubric's sanitizer limit: no verdict"),
+    SanitizerStatus.FAILED: Status("gave no verdict", "", "the tool ended without a report (its message says why)"),
+    SanitizerStatus.SKIPPED: Status(
+        "not run", "", "not run: the task hung, its replies were forged, or its time ran out"),
+    SanitizerStatus.UNAVAILABLE: Status(
+        "not available on the grading machine", "", "compute-sanitizer is not installed"),
 }
 
 

@@ -15,21 +15,22 @@ from grader.exports.common import Export, latest_submission
 from grader.reports.leaderboard.board import submission_metric
 from grader.reports.report import performance_markdown, run_of, task_feedback, task_markdown
 from grader.core.rubric import Rubric
+from grader.core.status import SubmissionStatus
 from grader.store.store import Store
 
 
 def _output(sub: dict, isolation, untimed: str = "", performance_max: float = 0.0) -> str:
     """The top of the results page: why it was not graded or did not build, notes on the files, the gate."""
-    if sub["status"] == "rejected":
+    if sub["status"] == SubmissionStatus.REJECTED:
         lines = [f"Your submission was not graded: {sub['rejected']}"]
-    elif sub["status"] == "build_failed":
+    elif sub["status"] == SubmissionStatus.BUILD_FAILED:
         lines = [f"{sub['build_reason'] or 'your code did not build'}\n\n{sub['build_log']}"]
     else:
         lines = json.loads(sub["notes"])
     lines += [f"build gate: {f['message']}" for f in json.loads(sub["gate"]) if f["enforced"]]
     if not isolation.isolated:
         lines.append(f"Graded without a sandbox ({isolation.label}): your code ran with the grader's rights.")
-    if untimed and sub["status"] == "graded":
+    if untimed and sub["status"] == SubmissionStatus.GRADED:
         lines.append(f"Correctness only. {untimed[:1].upper()}{untimed[1:]}. The {performance_max:g} performance points "
                      "were not measured: the score counts correctness points only.")
     return "\n".join(lines).strip()

@@ -45,7 +45,7 @@ from grader.run.results import REVIEW_FLAG, CaseOutcome, SanitizerOutcome, Submi
 from grader.core.rubric import Rubric, TaskPolicy
 from grader.run.runner import HarnessFailure
 from grader.scoring.chain import chain_for_result
-from grader.core.status import GPU_ONLY, NOT_RUN, OUT_OF_BUDGET
+from grader.core.status import NOT_RUN, CaseStatus, SanitizerStatus, SubmissionStatus
 from grader.store.store import Store
 
 
@@ -118,7 +118,7 @@ class _StudentProcess(Server):
         if counted and limit <= 0:
             self.budget.charge(0.0)
             self.close()
-            raise HarnessFailure(self.budget.run_out(self.case), OUT_OF_BUDGET)
+            raise HarnessFailure(self.budget.run_out(self.case), CaseStatus.OUT_OF_BUDGET)
         charged = False
         try:
             if self.server is None:
@@ -134,11 +134,11 @@ class _StudentProcess(Server):
         except HarnessFailure as failure:
             if counted and not charged:
                 self.budget.charge(0.0)
-            if failure.kind == "protocol":
+            if failure.kind == CaseStatus.PROTOCOL:
                 self._distrust(str(failure))
             self.close()
-            if counted and failure.kind == "timeout" and limit < timeout:  # the budget's limit, not the case's
-                raise HarnessFailure(self.budget.run_out(self.case), OUT_OF_BUDGET, failure.stderr) from None
+            if counted and failure.kind == CaseStatus.TIMEOUT and limit < timeout:  # the budget's limit, not the case's
+                raise HarnessFailure(self.budget.run_out(self.case), CaseStatus.OUT_OF_BUDGET, failure.stderr) from None
             raise
         if reply.get("context_lost"):
             self.close()  # the process exits after such a fault; the next case gets a new one
@@ -155,8 +155,8 @@ class _StudentProcess(Server):
 
     def _distrust(self, reason: str):
         for case in self.answered:
-            if case.status != "protocol":
-                case.status, case.message, case.hint = "protocol", reason, ""
+            if case.status != CaseStatus.PROTOCOL:
+                case.status, case.message, case.hint = CaseStatus.PROTOCOL, reason, ""
                 if case.paired is not None:
                     case.paired = None
         self.answered = []
@@ -257,9 +257,10 @@ def cap_stored(result: SubmissionResult, message_bytes: int, submission_bytes: i
 
 def _outcome_from_reply(task: str, dtype: str, shape: str, kind: str, seed: int, reply: dict) -> CaseOutcome:
     if reply.get("op") == "error":  # the harness refused the request itself
-        return CaseOutcome(task, dtype, shape, kind, "error", message=reply.get("error", ""), seed=seed)
+        return CaseOutcome(task, dtype, shape, kind, CaseStatus.ERROR, message=reply.get("error", ""), seed=seed)
     work = reply.get("work") or {}
-    return CaseOutcome(task, dtype, shape, kind, reply.get("status", "error"), message=reply.get("message", ""),
+    return CaseOutcome(task, dtype, shape, kind, reply.get("status", CaseStatus.ERROR),
+                       message=reply.get("message", ""),
                        hint=reply.get("hint", ""), seed=seed, record=reply, unit=work.get("unit", ""),
                        work=work.get("flops") if work.get("unit") == "GFLOP/s" else work.get("bytes", 0.0))
 
@@ -274,7 +275,7 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                      solution_times: SolutionTimes | None = None) -> SubmissionResult:
     """solution_times: the solution's measured times of this grading run on this worker (grader/run/budget.py),
     shared by its submissions; by default measured for this one alone."""
-    result = SubmissionResult(sub, "graded", build)
+    result = SubmissionResult(sub, SubmissionStatus.GRADED, build)
     start = time.monotonic()
     deadline = start + rubric.limits.submission
     case_limit = rubric.limits.case
@@ -289,21 +290,22 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
             if spec.file not in sub.files:
                 for dtype in policy.dtypes:
                     for shape in policy.shapes:
-                        result.cases.append(CaseOutcome(policy.id, dtype, shape, "correctness", "missing",
+                        result.cases.append(CaseOutcome(policy.id, dtype, shape, "correctness", CaseStatus.MISSING,
                                                         f"{spec.file} was not in the submission", seed=seed))
                 continue
             if build.gate is not None and build.gate.enforced(spec.file):  # not linked: its stub stood in
                 message = build.gate.case_message(spec.file)
-                result.cases += [CaseOutcome(policy.id, dtype, shape, "correctness", "forbidden", message, seed=seed)
+                result.cases += [CaseOutcome(policy.id, dtype, shape, "correctness", CaseStatus.FORBIDDEN, message,
+                                             seed=seed)
                                  for dtype in policy.dtypes for shape in policy.shapes]
                 continue
             if spec.file in build.needs_gpu:  # the CPU backend cannot run it: not the student's fault, not run here
-                result.cases += [CaseOutcome(policy.id, dtype, shape, "correctness", "needs_gpu",
+                result.cases += [CaseOutcome(policy.id, dtype, shape, "correctness", CaseStatus.NEEDS_GPU,
                                              build.needs_gpu[spec.file], seed=seed)
                                  for dtype in policy.dtypes for shape in policy.shapes]
                 continue
             if spec.file in build.unbuilt:  # did not compile or link: a marker stood in, every case would say so
-                result.cases += [CaseOutcome(policy.id, dtype, shape, "correctness", "build_error",
+                result.cases += [CaseOutcome(policy.id, dtype, shape, "correctness", CaseStatus.BUILD_ERROR,
                                              build.unbuilt[spec.file], seed=seed)
                                  for dtype in policy.dtypes for shape in policy.shapes]
                 continue
@@ -312,17 +314,17 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                 unbuilt_type = ""  # this element type's launcher is not defined: its other shapes would say the same
                 for shape in policy.shapes:
                     if unbuilt_type:
-                        result.cases.append(CaseOutcome(policy.id, dtype, shape, "correctness", "build_error",
+                        result.cases.append(CaseOutcome(policy.id, dtype, shape, "correctness", CaseStatus.BUILD_ERROR,
                                                         unbuilt_type, seed=seed))
                         continue
                     if not stop and budget.ran_out:
-                        result.cases.append(CaseOutcome(policy.id, dtype, shape, "correctness", OUT_OF_BUDGET,
-                                                        budget.not_run(), seed=seed))
+                        result.cases.append(CaseOutcome(policy.id, dtype, shape, "correctness",
+                                                        CaseStatus.OUT_OF_BUDGET, budget.not_run(), seed=seed))
                         continue
                     if not stop and time.monotonic() > deadline:
                         stop = f"skipped: the submission's time limit of {rubric.limits.submission:.0f} s ran out"
                     if stop:
-                        status = "not_implemented" if stop == "not implemented yet" else "skipped"
+                        status = CaseStatus.NOT_IMPLEMENTED if stop == "not implemented yet" else CaseStatus.SKIPPED
                         result.cases.append(CaseOutcome(policy.id, dtype, shape, "correctness", status, stop,
                                                         seed=seed))
                         continue
@@ -334,14 +336,16 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                                                                        student.request(message, case_limit)))
                     except HarnessFailure as f:
                         case = _failure_outcome(policy.id, dtype, shape, "correctness", seed, f)
-                    if case.status == GPU_ONLY and timed:  # only the CPU backend's harness leaves a case to a GPU
-                        case.status, case.message = "protocol", f"a GPU run's harness answered {GPU_ONLY} for {shape}"
+                    # Only the CPU backend's harness leaves a case to a GPU.
+                    if case.status == CaseStatus.GPU_ONLY and timed:
+                        case.status = CaseStatus.PROTOCOL
+                        case.message = f"a GPU run's harness answered {CaseStatus.GPU_ONLY} for {shape}"
                     result.cases.append(case)
-                    if case.status == "build_error":
+                    if case.status == CaseStatus.BUILD_ERROR:
                         unbuilt_type = case.message
-                    if case.status == "not_implemented":
+                    if case.status == CaseStatus.NOT_IMPLEMENTED:
                         stop = "not implemented yet"
-                    elif case.status == "timeout":  # the next case would most likely hang just the same
+                    elif case.status == CaseStatus.TIMEOUT:  # the next case would most likely hang just the same
                         stop = "skipped: an earlier case of this task did not finish within its time limit"
             if rubric.sanitizer.tools:
                 student.close()  # the tool's run gets a GPU that no process of this student still holds
@@ -359,11 +363,12 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
             if correct:
                 for shape in policy.timed:
                     if budget.ran_out:
-                        result.cases.append(CaseOutcome(policy.id, policy.timed_dtype, shape, "timed", OUT_OF_BUDGET,
-                                                        budget.not_run(), seed=seed))
+                        result.cases.append(CaseOutcome(policy.id, policy.timed_dtype, shape, "timed",
+                                                        CaseStatus.OUT_OF_BUDGET, budget.not_run(), seed=seed))
                         continue
                     if time.monotonic() > deadline:
-                        result.cases.append(CaseOutcome(policy.id, policy.timed_dtype, shape, "timed", "skipped",
+                        result.cases.append(CaseOutcome(policy.id, policy.timed_dtype, shape, "timed",
+                                                        CaseStatus.SKIPPED,
                                                         "skipped: the submission's time limit ran out", seed=seed))
                         continue
                     result.cases.append(_timed_case(policy, shape, seed, student, Credited(solution, budget, clock),
@@ -421,9 +426,9 @@ def _sanitize_task(sub: Submission, build: BuildResult, backend: Backend, gpu: s
         return []
     dtype = policy.timed_dtype
     skip = ""
-    if any(c.status == "timeout" for c in own):
+    if any(c.status == CaseStatus.TIMEOUT for c in own):
         skip = "not run: a case of this task did not finish within its time limit"
-    elif any(c.status == "protocol" for c in own):
+    elif any(c.status == CaseStatus.PROTOCOL for c in own):
         skip = "not run: this task's results were forged on the harness's reply channel"
     outcomes = []
     for tool in rubric.sanitizer.tools:
@@ -432,7 +437,7 @@ def _sanitize_task(sub: Submission, build: BuildResult, backend: Backend, gpu: s
         if not skip and time.monotonic() > deadline:
             skip = f"not run: the submission's time limit of {rubric.limits.submission:.0f} s ran out"
         if skip:
-            outcomes.append(SanitizerOutcome(policy.id, tool, dtype, shape, "skipped", message=skip,
+            outcomes.append(SanitizerOutcome(policy.id, tool, dtype, shape, SanitizerStatus.SKIPPED, message=skip,
                                              checker=backend.checker))
             continue
         # The tool's run gets the task's graded shapes from the first, as a graded run does (up to a random
@@ -451,20 +456,20 @@ def _timed_case(policy: TaskPolicy, shape: str, seed: int, student: _StudentProc
     try:
         case = student.answered_by(_outcome_from_reply(task, dtype, shape, "timed", seed,
                                                        student.request(message, rubric.limits.case)))
-        if case.status != "ok":
+        if case.status != CaseStatus.OK:
             return case
         student_check = clock() - started
         student.pause()  # nothing of the student's runs beside the solution (resumed by its next request)
         reference = solution.request(message, rubric.limits.case)
-        if reference.get("status") != "ok":
+        if reference.get("status") != CaseStatus.OK:
             # The GPU is shared with the student's process: if that process holds its memory, the solution
             # cannot run beside it. Free it and try once more; only a second failure is the grader's.
             student.close()
             reference = solution.request(message, rubric.limits.case)
-            if reference.get("status") != "ok":
+            if reference.get("status") != CaseStatus.OK:
                 raise GraderError(f"the solution failed its own check at {task} {dtype} {shape}: {reference}")
-            if case.status == "ok":  # (closing may have found a forged reply: that verdict stands)
-                case.status = "error"
+            if case.status == CaseStatus.OK:  # (closing may have found a forged reply: that verdict stands)
+                case.status = CaseStatus.ERROR
                 case.message = ("not timed: while your code's process was running, the solution could not run "
                                 "beside it on the GPU (your code probably held most of the GPU's memory)")
             return case
@@ -472,7 +477,7 @@ def _timed_case(policy: TaskPolicy, shape: str, seed: int, student: _StudentProc
         warmup = 0 if student_check > SLOW_CHECK_SHARE * rubric.timing.budget else rubric.timing.warmup
         case.paired = time_pairs(student, solution, rubric.timing, rubric.limits.case, policy.s_zero, started=started,
                                  warmup=warmup, clock=clock)
-        if case.paired.status != "ok":
+        if case.paired.status != CaseStatus.OK:
             case.status, case.message = case.paired.status, case.paired.message
             if case.paired.record:
                 case.hint = case.paired.record.get("hint", "")
@@ -490,7 +495,7 @@ def _flag(case: CaseOutcome, rubric: Rubric) -> None:
     """A time below the physical floor is implausible (no credit); a speedup above the rubric's is for review."""
     student_ms, speedup = case.paired.student.median, case.paired.speedup.median
     if case.floor_ms and student_ms < case.floor_ms:
-        case.status = "implausible"
+        case.status = CaseStatus.IMPLAUSIBLE
         case.message = (f"measured time is faster than the GPU can physically do this work: your median "
                         f"{student_ms:.4g} ms, where this work takes at least {case.floor_ms:.4g} ms on this GPU; "
                         "flagged implausible, no performance credit, listed for review")
@@ -531,10 +536,10 @@ def _intake_and_build(sub: Submission, backend: Backend, rubric: Rubric) -> tupl
     """A submission rejected at intake, or whose build failed, is finished here (the scoring chain gives it zero);
     otherwise its build, ready to run."""
     if sub.rejected:
-        return SubmissionResult(sub, "rejected"), None
+        return SubmissionResult(sub, SubmissionStatus.REJECTED), None
     build = backend.build(sub, rubric.limits.build, rubric.gate)
     if not build.ok:
-        return SubmissionResult(sub, "build_failed", build), None
+        return SubmissionResult(sub, SubmissionStatus.BUILD_FAILED, build), None
     return None, build
 
 

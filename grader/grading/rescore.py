@@ -18,6 +18,7 @@ import pandas as pd
 from grader.core.late import lateness
 from grader.run.results import SanitizerOutcome
 from grader.core.rubric import Rubric
+from grader.core.status import SubmissionStatus
 from grader.scoring.score import ScoredCase
 from grader.scoring.chain import chain_for
 from grader.store.store import Store
@@ -60,7 +61,7 @@ def rescore(store: Store, rubric: Rubric) -> RescoreSummary:
     tools = store.sanitizer_runs_for(None)
     untimed = {int(r.id): not r.timed for r in store.runs().itertuples()}
     for sub in subs.itertuples():
-        if sub.status == "graded":
+        if sub.status == SubmissionStatus.GRADED:
             _check_cases(rubric, sub.student, cases[cases["submission_id"] == sub.id],
                          not untimed.get(int(sub.run_id), False))
     before = dict(zip(store.latest_submissions()["student"], store.latest_submissions()["total"]))

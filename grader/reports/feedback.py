@@ -52,7 +52,7 @@ import pandas as pd
 from grader.core import metrics
 from grader.run.sanitizer import (CPU_TOOL_WORDS, MEMCHECK_FINDS, cpu_finding_words, cpu_location, location, meaning,
                               summary_sentence)
-from grader.core.status import GPU_ONLY, case_word, sanitizer_word
+from grader.core.status import CaseStatus, SanitizerStatus, case_word, sanitizer_word
 
 # diagnose.cpp's race_hint(), word for word: case_runner.cpp puts it before a case's own hint when
 # the outputs of its check runs differ.
@@ -76,8 +76,9 @@ HARNESS = "./build/starter/harness"
 CPU_HARNESS = "./build/on-cpu/starter/harness"
 CPU_RACE_HARNESS = "./build/on-cpu/starter/racecheck/harness"
 # How failures are ordered: what stopped the code first, consequences ("not run") last.
-STATUS_ORDER = ["build_error", "needs_gpu", "forbidden", "error", "crashed", "timeout", "out_of_budget", "protocol",
-                "wrong", "implausible", "not_implemented", "missing", "skipped"]
+STATUS_ORDER = [CaseStatus.BUILD_ERROR, CaseStatus.NEEDS_GPU, CaseStatus.FORBIDDEN, CaseStatus.ERROR,
+                CaseStatus.CRASHED, CaseStatus.TIMEOUT, CaseStatus.OUT_OF_BUDGET, CaseStatus.PROTOCOL, CaseStatus.WRONG,
+                CaseStatus.IMPLAUSIBLE, CaseStatus.NOT_IMPLEMENTED, CaseStatus.MISSING, CaseStatus.SKIPPED]
 SHAPES_SHOWN = 4
 _NUMBER = re.compile(r"[-+]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?([eE][-+]?\d+)?|NaN|inf")
 
@@ -143,10 +144,10 @@ def contradicted(hint: str, tools: dict[str, str], tile_pattern_holds: bool = Fa
     for the case's element type, contradict a hint (module doc)."""
     if tile_pattern_holds and INDEX_FORMULA.search(hint):
         return True
-    out_of_bounds = tools.get("memcheck") == "errors"
+    out_of_bounds = tools.get("memcheck") == SanitizerStatus.ERRORS
     if out_of_bounds and GRID_COVERAGE.search(hint):
         return True
-    return out_of_bounds and tools.get("racecheck") == "clean" and hint == RACE_SENTENCE
+    return out_of_bounds and tools.get("racecheck") == SanitizerStatus.CLEAN and hint == RACE_SENTENCE
 
 
 def tile_pattern(cases: pd.DataFrame) -> tuple[str, list[str]]:
@@ -154,7 +155,8 @@ def tile_pattern(cases: pd.DataFrame) -> tuple[str, list[str]]:
     types it holds for ("" when the shapes tell no tile width)."""
     found: dict[int, list[str]] = {}
     for dtype, rows in cases[cases["kind"] == "correctness"].groupby("dtype", sort=False):
-        outcomes = [(_dims(r.shape), r.status == "ok") for r in rows.itertuples() if r.status in ("ok", "wrong")]
+        outcomes = [(_dims(r.shape), r.status == CaseStatus.OK) for r in rows.itertuples()
+                    if r.status in (CaseStatus.OK, CaseStatus.WRONG)]
         if all(passed for _, passed in outcomes):
             continue
         for t in EDGE_TILES:
@@ -194,9 +196,10 @@ def covers(rows: pd.DataFrame, shapes: tuple[str, ...]) -> str:
 def reproduce(task: str, row, status: str) -> Reproduce | None:
     """Commands that repeat a failed case in starter/ (Reproduce), whatever the student's machine has: the same
     inputs come from the same seed on either backend."""
-    if status == "build_error":
+    if status == CaseStatus.BUILD_ERROR:
         return Reproduce(f"make test TASK={task}")
-    if status not in ("wrong", "error", "crashed", "timeout", "implausible"):
+    if status not in (CaseStatus.WRONG, CaseStatus.ERROR, CaseStatus.CRASHED, CaseStatus.TIMEOUT,
+                      CaseStatus.IMPLAUSIBLE):
         return None
     one = f"--task {task} --dtype {row.dtype} --shape {row.shape} --seed {int(row.seed)}"
     timed = row.kind != "correctness"  # a timed case runs timed on a GPU; the CPU backend checks it only
@@ -227,9 +230,9 @@ def _sanitizer_evidence(task: str, runs: pd.DataFrame, seed: int | None) -> list
     found = []
     for r in runs.itertuples():
         checker = getattr(r, "checker", "compute-sanitizer")
-        if r.status == "errors" and checker == "cpu":
+        if r.status == SanitizerStatus.ERRORS and checker == "cpu":
             found.append(_cpu_check_evidence(task, r, seed))
-        elif r.status == "errors":
+        elif r.status == SanitizerStatus.ERRORS:
             where = location(r.report)
             text = summary_sentence(r.tool, int(r.errors)) + (f" at {where}" if where else "") + \
                 f" ({r.dtype} {r.shape})" + (f": {meaning(r.report)}" if meaning(r.report) else "")
@@ -238,7 +241,7 @@ def _sanitizer_evidence(task: str, runs: pd.DataFrame, seed: int | None) -> list
                        f"--shape {r.shape}" + (f" --seed {seed}" if seed is not None else "")
                        + " --check-only --fixed-placement")
             found.append(Evidence("sanitizer", text, r.report, command))
-        elif r.status in ("timeout", "failed"):  # on the student's code: the tool had no verdict on it
+        elif r.status in (SanitizerStatus.TIMEOUT, SanitizerStatus.FAILED):  # on the student's code: no verdict
             found.append(Evidence("sanitizer-note", f"{checker_name(checker, r.tool)} on {r.dtype} {r.shape}: "
                                                     f"{sanitizer_word(r.status)}" + (f" ({r.message})" if r.message else "")))
     return found
@@ -248,22 +251,17 @@ def _verdict(rows: pd.DataFrame, timed: pd.DataFrame, total: int) -> str:
     statuses = list(rows["status"])
     if not statuses:
         return "not graded"
-    if all(s == "missing" for s in statuses):
-        return case_word("missing")
-    if all(s == "forbidden" for s in statuses):
-        return case_word("forbidden")
-    if all(s == "build_error" for s in statuses):
-        return case_word("build_error")
-    if all(s == "needs_gpu" for s in statuses):
-        return case_word("needs_gpu")
-    if statuses[0] == "not_implemented" or all(s == "not_implemented" for s in statuses):
+    for whole in (CaseStatus.MISSING, CaseStatus.FORBIDDEN, CaseStatus.BUILD_ERROR, CaseStatus.NEEDS_GPU):
+        if all(s == whole for s in statuses):
+            return case_word(whole)
+    if statuses[0] == CaseStatus.NOT_IMPLEMENTED or all(s == CaseStatus.NOT_IMPLEMENTED for s in statuses):
         return "not implemented"
-    passed = statuses.count("ok")
+    passed = statuses.count(CaseStatus.OK)
     if passed == len(statuses):
-        bad_timed = timed[timed["status"] != "ok"]
+        bad_timed = timed[timed["status"] != CaseStatus.OK]
         return f"passed {passed}/{total}" + (f"; {len(bad_timed)} timed case{'s' if len(bad_timed) > 1 else ''} "
                                              f"failed" if len(bad_timed) else "")
-    failed = [s for s in statuses if s != "ok"]
+    failed = [s for s in statuses if s != CaseStatus.OK]
     counts = {s: failed.count(s) for s in STATUS_ORDER if s in failed}
     counts.update({s: failed.count(s) for s in failed if s not in counts})
     if len(counts) == 1:
@@ -273,7 +271,7 @@ def _verdict(rows: pd.DataFrame, timed: pd.DataFrame, total: int) -> str:
 
 def _verb(status: str) -> str:
     """A status as what cases did ("21 of 27 cases wrong", "18 of 18 cases ended in an error")."""
-    return {"error": "ended in an error", "protocol": "not trusted"}.get(status, case_word(status))
+    return {CaseStatus.ERROR: "ended in an error", CaseStatus.PROTOCOL: "not trusted"}.get(status, case_word(status))
 
 
 def _groups(task: str, failed: pd.DataFrame, tools: dict[str, str], shapes: tuple[str, ...],
@@ -299,23 +297,23 @@ def _groups(task: str, failed: pd.DataFrame, tools: dict[str, str], shapes: tupl
 
 def condense(task: str, shapes: tuple[str, ...], cases: pd.DataFrame, tool_runs: pd.DataFrame) -> dict:
     """One task's verdict, evidence and groups of failed cases (module doc), from its stored rows."""
-    gpu_only = cases[cases["status"] == GPU_ONLY]
-    cases = cases[cases["status"] != GPU_ONLY]
+    gpu_only = cases[cases["status"] == CaseStatus.GPU_ONLY]
+    cases = cases[cases["status"] != CaseStatus.GPU_ONLY]
     correctness = cases[cases["kind"] == "correctness"]
     timed = cases[cases["kind"] == "timed"]
     verdict = _verdict(correctness, timed, len(correctness))
     tools = dict(zip(tool_runs["tool"], tool_runs["status"]))
-    failed = cases[cases["status"] != "ok"]
+    failed = cases[cases["status"] != CaseStatus.OK]
     seed = int(cases["seed"].iloc[0]) if not cases.empty else None
     evidence: list[Evidence] = []
     groups: list[Group] = []
-    whole = verdict in (case_word("missing"), case_word("forbidden"), "not implemented")
-    if verdict == case_word("build_error"):  # the compiler's line, once for the task
+    whole = verdict in (case_word(CaseStatus.MISSING), case_word(CaseStatus.FORBIDDEN), "not implemented")
+    if verdict == case_word(CaseStatus.BUILD_ERROR):  # the compiler's line, once for the task
         first = correctness.iloc[0]
         evidence.append(Evidence("build", first["message"], reproduce=f"make test TASK={task}"))
-    elif verdict == case_word("forbidden"):  # the rule it broke, once for the task
+    elif verdict == case_word(CaseStatus.FORBIDDEN):  # the rule it broke, once for the task
         evidence.append(Evidence("gate", correctness.iloc[0]["message"], reproduce="make precheck"))
-    elif verdict == case_word("needs_gpu"):  # graded on the CPU: what in the file the CPU backend cannot run, once
+    elif verdict == case_word(CaseStatus.NEEDS_GPU):  # on the CPU: what in the file the CPU backend cannot run, once
         evidence.append(Evidence("needs-gpu", correctness.iloc[0]["message"] + " (the CPU backend cannot run it; "
                                  "graded on a GPU, this task's cases would run)"))
     elif not whole:
@@ -328,10 +326,10 @@ def condense(task: str, shapes: tuple[str, ...], cases: pd.DataFrame, tool_runs:
     if not gpu_only.empty:  # graded on the CPU: which shapes it left to a GPU, once
         evidence.append(Evidence("gpu-only", f"Not run on the CPU: {covers(gpu_only, shapes)}, over the CPU "
                                  "backend's per-case budget; left out of this score (a GPU run checks them)."))
-        verdict = f"{verdict} · {len(gpu_only)} GPU only" if len(correctness) else case_word(GPU_ONLY)
+        verdict = f"{verdict} · {len(gpu_only)} GPU only" if len(correctness) else case_word(CaseStatus.GPU_ONLY)
     if verdict.startswith("passed") and any(e.kind == "sanitizer" for e in evidence):
         verdict += " · " + "; ".join(f"{r.tool} found {int(r.errors)} error{'s' if r.errors != 1 else ''}"
-                                      for r in tool_runs.itertuples() if r.status == "errors")
+                                      for r in tool_runs.itertuples() if r.status == SanitizerStatus.ERRORS)
     return {"verdict": verdict, "evidence": evidence, "groups": groups,
             "details": bool(evidence or groups)}
 
@@ -370,9 +368,9 @@ def points_note(task: dict, correctness_cases: pd.DataFrame) -> tuple[list[str],
     points taken off for something the code did (a deduction, an implausible time) rather than what was not
     measured."""
     parts, taken = [], False
-    correctness_cases = correctness_cases[correctness_cases["status"] != GPU_ONLY]
+    correctness_cases = correctness_cases[correctness_cases["status"] != CaseStatus.GPU_ONLY]
     total = len(correctness_cases)
-    passed = int((correctness_cases["status"] == "ok").sum())
+    passed = int((correctness_cases["status"] == CaseStatus.OK).sum())
     if total:
         lost = task["correctness_max"] * passed / total - task["correctness"]
         if lost > 0.0005:
@@ -384,7 +382,7 @@ def points_note(task: dict, correctness_cases: pd.DataFrame) -> tuple[list[str],
     elif task["performance_max"] > 0 and total and passed < total and task["verdict"] not in (
             "file missing", "not implemented", "does not build", "refused by the build gate", "needs a GPU"):
         parts.append("performance counts once every case passes")
-    implausible = [v["shape"] for v in task["timed"] if v["status"] == "implausible"]
+    implausible = [v["shape"] for v in task["timed"] if v["status"] == CaseStatus.IMPLAUSIBLE]
     if implausible:
         parts.append(f"timed faster than the GPU can do the work at {', '.join(implausible)}: no performance "
                      "points, listed for review")
@@ -393,7 +391,7 @@ def points_note(task: dict, correctness_cases: pd.DataFrame) -> tuple[list[str],
 
 
 # Verdicts of a task none of whose cases could run on the grading run's backend: no verdict on the code.
-NOT_RUN_VERDICTS = (case_word("needs_gpu"), case_word(GPU_ONLY))
+NOT_RUN_VERDICTS = (case_word(CaseStatus.NEEDS_GPU), case_word(CaseStatus.GPU_ONLY))
 
 
 def task_state(verdict: str, points_taken: bool) -> str:

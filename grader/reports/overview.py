@@ -27,15 +27,17 @@ from grader.core.received import shown  # noqa: E402
 from grader.reports.report import (TEMPLATES, UNKNOWN_RUN, WHOLE_SUBMISSION, grades_table, review_table, run_views,  # noqa: E402
                            untimed_note)
 from grader.core.rubric import Rubric  # noqa: E402
-from grader.core.status import GPU_ONLY, NOT_RUN, case_word, sanitizer_word, submission_word  # noqa: E402
+from grader.core.status import (NOT_RUN, CaseStatus, SanitizerStatus, SubmissionStatus, case_word,  # noqa: E402
+                                sanitizer_word, submission_word)
 from grader.store.store import Store  # noqa: E402
 
-FAILED_RUNS = ("timeout", "crashed", "error", "protocol")  # cases whose run went wrong, not merely wrong output
+# Cases whose run went wrong, not merely wrong output.
+FAILED_RUNS = (CaseStatus.TIMEOUT, CaseStatus.CRASHED, CaseStatus.ERROR, CaseStatus.PROTOCOL)
 # A pass rate counts the cases that ran the student's code: one that never did (a missing file, the stub, a file that
 # did not build or that the gate refused, a case after a hang, one left to a GPU) says nothing about that case, and
 # its cause is listed elsewhere on the page. Cases the grading run's backend left to a GPU (the CPU backend: a shape
 # over its per-case budget, a file it cannot run) are counted apart, as scoring leaves them out of a score.
-LEFT_TO_A_GPU = (GPU_ONLY, "needs_gpu")
+LEFT_TO_A_GPU = (CaseStatus.GPU_ONLY, CaseStatus.NEEDS_GPU)
 
 
 def feedback_link(student: str) -> str:
@@ -78,7 +80,7 @@ def pass_rates(cases: pd.DataFrame, rubric: Rubric, students: int) -> list[dict]
                 mine = correctness[(correctness["task"] == policy.id) & (correctness["dtype"] == dtype)
                                    & (correctness["shape"] == shape)]
                 attempted = int((~mine["status"].isin(NOT_RUN)).sum())
-                passed = int((mine["status"] == "ok").sum())
+                passed = int((mine["status"] == CaseStatus.OK).sum())
                 rows.append({"task": policy.id, "dtype": dtype, "shape": shape, "passed": passed,
                              "attempted": attempted, "students": students,
                              "gpu": int(mine["status"].isin(LEFT_TO_A_GPU).sum()),
@@ -141,14 +143,16 @@ def overview_context(store: Store, rubric: Rubric) -> dict:
         failed_runs.append({"student": student_of[sid], "task": task, "cases": len(group),
                             "case": f"{first['kind']} {first['dtype']} {first['shape']}", "word": case_word(status),
                             "status": status, "message": first_line(first["message"] or first["output"])})
-    found = tool_runs[tool_runs["status"] == "errors"]
+    found = tool_runs[tool_runs["status"] == SanitizerStatus.ERRORS]
     sanitizer = [{"student": s, "task": r.task, "tool": r.tool, "errors": int(r.errors),
                   "word": sanitizer_word(r.status), "first": first_line(r.report)}
                  for s, r in zip(who(found), found.itertuples())]
     unbuilt = [{"student": r.student, "task": WHOLE_SUBMISSION, "word": submission_word(r.status),
-                "why": first_line(r.rejected if r.status == "rejected" else (r.build_reason or r.build_log))}
-               for r in subs[subs["status"].isin(("build_failed", "rejected"))].itertuples()]
-    broken = cases[cases["status"] == "build_error"].drop_duplicates(["submission_id", "task"])
+                "why": first_line(r.rejected if r.status == SubmissionStatus.REJECTED
+                                  else (r.build_reason or r.build_log))}
+               for r in subs[subs["status"].isin((SubmissionStatus.BUILD_FAILED, SubmissionStatus.REJECTED))]
+               .itertuples()]
+    broken = cases[cases["status"] == CaseStatus.BUILD_ERROR].drop_duplicates(["submission_id", "task"])
     unbuilt += [{"student": s, "task": r.task, "word": case_word(r.status), "why": first_line(r.message)}
                 for s, r in zip(who(broken), broken.itertuples())]
     late = [{"student": r.student, "received": shown(r.received, r.received_from), "penalty": float(r.penalty),
@@ -175,8 +179,8 @@ def overview_context(store: Store, rubric: Rubric) -> dict:
             "counts": {"students": len(grades), "submitted": len(subs),
                        "mean": float(totals.mean()) if len(totals) else 0.0,
                        "median": float(totals.median()) if len(totals) else 0.0,
-                       "timeouts": sum(1 for f in failed_runs if f["status"] == "timeout"),
-                       "crashes": sum(1 for f in failed_runs if f["status"] != "timeout")},
+                       "timeouts": sum(1 for f in failed_runs if f["status"] == CaseStatus.TIMEOUT),
+                       "crashes": sum(1 for f in failed_runs if f["status"] != CaseStatus.TIMEOUT)},
             "run": {"seed": run.get("seed"), "started": run.get("started"),
                     "devices": ", ".join(d.get("name", "") for d in json.loads(run.get("devices") or "[]"))}}
 

@@ -22,7 +22,7 @@ from grader.reports.feedback import NOT_TIMED_NOTE, condense, points_note, task_
 from grader.run.isolation import Isolation
 from grader.reports.plots import speedup_plot
 from grader.core.rubric import Rubric
-from grader.core.status import NOT_TIMED, case_word, submission_word
+from grader.core.status import NOT_TIMED, CaseStatus, SanitizerStatus, SubmissionStatus, case_word, submission_word
 from grader.store.store import Store
 
 UNRECORDED = Isolation("unknown", text="not recorded")  # a submission whose run is not in the store
@@ -99,7 +99,7 @@ def task_feedback(store: Store, rubric: Rubric, submission_id: int, limits: dict
                 "performance_max": policy.performance_points,
                 **condense(policy.id, policy.shapes, rows, tool_runs[tool_runs["task"] == policy.id]),
                 "timed": timed_views(policy.id, rows, limits, policy)}
-        if rows.empty and status in ("rejected", "build_failed"):
+        if rows.empty and status in (SubmissionStatus.REJECTED, SubmissionStatus.BUILD_FAILED):
             task["verdict"] = submission_word(status)
         task["points"] = task["correctness"] + task["performance"]
         task["max_points"] = policy.correctness_points + policy.performance_points
@@ -176,8 +176,8 @@ def feedback_context(store: Store, rubric: Rubric, sub, run: dict) -> tuple[dict
                "notes": [n for n in json.loads(sub.notes) if not _MISSING_NOTE.match(n)],
                "ignored": json.loads(sub.ignored), "device": run["device"], "device_label": run["device_label"],
                "untimed": run["untimed"], "performance_max": sum(p.performance_points for p in rubric.tasks),
-               "unbuilt": [t["task"] for t in tasks if t["verdict"] == case_word("build_error")],
-               "no_sanitizer": bool(len(tool_runs)) and (tool_runs["status"] == "unavailable").all(),
+               "unbuilt": [t["task"] for t in tasks if t["verdict"] == case_word(CaseStatus.BUILD_ERROR)],
+               "no_sanitizer": bool(len(tool_runs)) and (tool_runs["status"] == SanitizerStatus.UNAVAILABLE).all(),
                "plot": f"{sub.student}.png" if png else None,
                "plot_data": base64.b64encode(png).decode() if png else None,
                "unsandboxed": None if isolation.isolated else isolation.label}
@@ -230,14 +230,16 @@ def summary_table(store: Store, rubric: Rubric) -> pd.DataFrame:
     cases = store.cases_for(ids)
     tool_runs = store.sanitizer_runs_for(ids)
     scores = store.scores(ids)
-    row = {"submissions": len(subs), "graded": int((subs["status"] == "graded").sum()),
-           "build failures": int((subs["status"] == "build_failed").sum()),
-           "with files that do not build": int(cases[cases["status"] == "build_error"]["submission_id"].nunique()),
-           "rejected": int((subs["status"] == "rejected").sum()),
-           "with timeouts": int(cases[cases["status"] == "timeout"]["submission_id"].nunique()),
+    row = {"submissions": len(subs), "graded": int((subs["status"] == SubmissionStatus.GRADED).sum()),
+           "build failures": int((subs["status"] == SubmissionStatus.BUILD_FAILED).sum()),
+           "with files that do not build":
+               int(cases[cases["status"] == CaseStatus.BUILD_ERROR]["submission_id"].nunique()),
+           "rejected": int((subs["status"] == SubmissionStatus.REJECTED).sum()),
+           "with timeouts": int(cases[cases["status"] == CaseStatus.TIMEOUT]["submission_id"].nunique()),
            "flagged for review": len(review_table(store)),
-           "sanitizer findings": int(tool_runs[tool_runs["status"] == "errors"]["submission_id"].nunique()),
-           "with forbidden files": int(cases[cases["status"] == "forbidden"]["submission_id"].nunique()),
+           "sanitizer findings":
+               int(tool_runs[tool_runs["status"] == SanitizerStatus.ERRORS]["submission_id"].nunique()),
+           "with forbidden files": int(cases[cases["status"] == CaseStatus.FORBIDDEN]["submission_id"].nunique()),
            "mean total": round(float(subs["total"].mean()), 2), "of": rubric.max_points}
     means = (scores.assign(points=scores["correctness"] + scores["performance"])
              .groupby("task")["points"].mean().round(2))

@@ -32,6 +32,7 @@ from grader.reports.report import TEMPLATES
 from grader.core.errors import GraderError
 from grader.intake.roster import stored_people
 from grader.core.rubric import Rubric
+from grader.core.status import SubmissionStatus
 from grader.reports.spreadsheet import write_csv
 from grader.store.store import Store
 
@@ -106,7 +107,7 @@ def read_class(store: Store, registry: Registry, rubric: Rubric, folder: Path, s
     """{task file: {student: text}} of the store's latest submissions, read from FOLDER, and a note per
     student whose entry there is not the one graded."""
     graded = store.latest_submissions()
-    graded = graded[graded["status"] != "rejected"]
+    graded = graded[graded["status"] != SubmissionStatus.REJECTED]
     stored = dict(zip(graded["student"], graded["sha256"]))
     roster = store.roster()  # graded with --roster: the store knows each student by the roster's id
     try:

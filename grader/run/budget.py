@@ -34,7 +34,7 @@ from grader.run.server import Server
 from grader.run.build_result import NEEDS_GPU
 from grader.core.errors import GraderError
 from grader.run.runner import HarnessFailure
-from grader.core.status import GPU_ONLY
+from grader.core.status import CaseStatus
 
 
 class SolutionTimes:
@@ -64,7 +64,7 @@ class SolutionTimes:
             except HarnessFailure as e:
                 raise GraderError(f"the solution's process failed at {case_words(message)} (measuring a "
                                   f"submission's time budget): {e}") from None
-            if reply.get("status") in ("ok", GPU_ONLY):
+            if reply.get("status") in (CaseStatus.OK, CaseStatus.GPU_ONLY):
                 return took
             if reply.get("message", "").startswith(NEEDS_GPU):  # the CPU backend cannot run the solution's file
                 return None

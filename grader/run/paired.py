@@ -39,6 +39,7 @@ from typing import Callable
 from grader.core import metrics
 from grader.run.server import Server
 from grader.core.rubric import TimingPolicy
+from grader.core.status import CaseStatus
 from grader.core.stats import MedianCI, median_ci
 
 VERDICT_PAIRS = 3  # the fewest pairs whose interval (their range) is trusted for stopping
@@ -59,7 +60,7 @@ class Pair:
 
 @dataclass
 class PairedResult:
-    status: str = "ok"  # "ok", or the student's status when a timed run went wrong
+    status: str = CaseStatus.OK  # or the student's status (the harness's word) when a timed run went wrong
     message: str = ""
     pairs: list[Pair] = field(default_factory=list)
     stop_reason: str = ""
@@ -109,8 +110,8 @@ def time_pairs(student: Server, solution: Server, policy: TimingPolicy, request_
         runs = 1 + (warmup if first else 0)
         t0 = clock()
         a = student.request({"op": "time", "samples": 1, "warmup": warmup if first else 0}, request_timeout)
-        if a.get("status") != "ok":
-            result.status = a.get("status", "error")
+        if a.get("status") != CaseStatus.OK:
+            result.status = a.get("status", CaseStatus.ERROR)
             result.message = a.get("message") or a.get("error", "")
             result.record = a.get("record")
             result.stop_reason = "student_failed"
@@ -118,7 +119,7 @@ def time_pairs(student: Server, solution: Server, policy: TimingPolicy, request_
             return result
         student.pause()  # resumed by its next request
         b = solution.request({"op": "time", "samples": 1, "warmup": warmup if first else 0}, request_timeout)
-        if b.get("status") != "ok":
+        if b.get("status") != CaseStatus.OK:
             raise RuntimeError(f"the solution failed while being timed: {b}")
         longest = max(longest, (clock() - t0) / runs)
         (a_ms, a_mhz, a_throttled), (b_ms, b_mhz, b_throttled) = _sample(a), _sample(b)

@@ -7,6 +7,7 @@ from grader.run.budget import TimeBudget
 from grader.run.build_result import BuildResult
 from grader.intake.submission import Submission
 from grader.run.paired import PairedResult
+from grader.core.status import CaseStatus, SanitizerStatus, SubmissionStatus
 
 # Flags on a timed case that passed: listed for a TA, scored as measured.
 REVIEW_FLAG = "review"
@@ -20,7 +21,7 @@ class SanitizerOutcome:
     tool: str  # "memcheck" or "racecheck"
     dtype: str
     shape: str
-    status: str  # "clean", "errors", "timeout", "failed" (no verdict), "skipped", "unavailable"
+    status: SanitizerStatus
     errors: int = 0
     report: str = ""  # the tool's first findings, paths relative to the submission
     message: str = ""  # why there is no verdict (failed, skipped, unavailable)
@@ -29,7 +30,7 @@ class SanitizerOutcome:
 
     @property
     def found_errors(self) -> bool:
-        return self.status == "errors"
+        return self.status == SanitizerStatus.ERRORS
 
 
 @dataclass
@@ -38,7 +39,7 @@ class CaseOutcome:
     dtype: str
     shape: str
     kind: str  # "correctness" or "timed"
-    status: str
+    status: str  # a CaseStatus, or the harness's reply word as it came (which equals one)
     message: str = ""
     hint: str = ""
     seed: int = 0
@@ -52,7 +53,7 @@ class CaseOutcome:
 
     @property
     def passed(self) -> bool:
-        return self.status == "ok"
+        return self.status == CaseStatus.OK
 
 
 @dataclass
@@ -74,7 +75,7 @@ class TaskScore:
 @dataclass
 class SubmissionResult:
     submission: Submission
-    status: str  # "graded", "rejected", "build_failed"
+    status: SubmissionStatus
     build: BuildResult | None = None
     cases: list[CaseOutcome] = field(default_factory=list)
     seconds: float = 0.0

@@ -23,6 +23,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from grader.core.status import CaseStatus
 from grader.run.server import Server
 from grader.run.capped import DEFAULT_CAP, CappedReader
 from grader.run.sandbox import spawn
@@ -37,9 +38,9 @@ FORGED = ("something other than the harness wrote on the grader's private reply 
 class HarnessFailure(RuntimeError):
     """The harness process ended the request without a reply."""
 
-    def __init__(self, reason: str, kind: str, stderr: str = ""):
+    def __init__(self, reason: str, kind: CaseStatus, stderr: str = ""):
         super().__init__(reason)
-        self.kind = kind  # "timeout", "crashed" or "protocol"
+        self.kind = kind  # the case's status: TIMEOUT, CRASHED, PROTOCOL or OUT_OF_BUDGET
         self.stderr = stderr
 
 
@@ -134,7 +135,7 @@ class HarnessServer(Server):
             self._buffer = b""
         if self._buffer.strip() or self._pending():
             self.kill()
-            self._fail("protocol", f"the harness's reply channel held a line no request asked for: {FORGED}")
+            self._fail(CaseStatus.PROTOCOL, f"the harness's reply channel held a line no request asked for: {FORGED}")
         if self._paused:
             self.resume()  # a paused process cannot answer
         nonce = secrets.token_hex(16)
@@ -142,7 +143,7 @@ class HarnessServer(Server):
             self.proc.stdin.write((json.dumps({**message, "nonce": nonce}) + "\n").encode())
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
-            self._fail("crashed", f"the harness {self._exit_words()} before the request")
+            self._fail(CaseStatus.CRASHED, f"the harness {self._exit_words()} before the request")
         deadline = time.monotonic() + timeout
         while True:
             reply = self._next_line(deadline, timeout)
@@ -150,7 +151,7 @@ class HarnessServer(Server):
                 break
         if reply.get("nonce") != nonce:
             self.kill()
-            self._fail("protocol", f"a reply without this request's nonce: {FORGED}")
+            self._fail(CaseStatus.PROTOCOL, f"a reply without this request's nonce: {FORGED}")
         return reply
 
     def _next_line(self, deadline: float, timeout: float) -> dict:
@@ -158,15 +159,15 @@ class HarnessServer(Server):
             left = deadline - time.monotonic()
             if left <= 0 or not self._selector.select(left):
                 self.kill()
-                self._fail("timeout", f"no result after {timeout:.0f} s: the kernel probably never finishes "
+                self._fail(CaseStatus.TIMEOUT, f"no result after {timeout:.0f} s: the kernel probably never finishes "
                                       "(a loop that never ends, or a __syncthreads() not every thread reaches)")
             chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
             if not chunk:
-                self._fail("crashed", f"the harness {self._exit_words()} while running your code")
+                self._fail(CaseStatus.CRASHED, f"the harness {self._exit_words()} while running your code")
             self._buffer += chunk
             if len(self._buffer) > REPLY_CAP and b"\n" not in self._buffer:
                 self.kill()
-                self._fail("protocol", f"a reply longer than {REPLY_CAP} bytes: {FORGED}")
+                self._fail(CaseStatus.PROTOCOL, f"a reply longer than {REPLY_CAP} bytes: {FORGED}")
         line, self._buffer = self._buffer.split(b"\n", 1)
         try:
             reply = json.loads(line)
@@ -174,12 +175,12 @@ class HarnessServer(Server):
             if self.lenient:
                 return {}
             self.kill()
-            self._fail("protocol", f"the harness's reply was not JSON: {FORGED}")
+            self._fail(CaseStatus.PROTOCOL, f"the harness's reply was not JSON: {FORGED}")
         if not isinstance(reply, dict):
             if self.lenient:
                 return {}
             self.kill()
-            self._fail("protocol", f"a reply without this request's nonce: {FORGED}")
+            self._fail(CaseStatus.PROTOCOL, f"a reply without this request's nonce: {FORGED}")
         return reply
 
     def _pending(self) -> bool:
@@ -208,7 +209,7 @@ class HarnessServer(Server):
         self._stderr.join(timeout=2)
         return describe_exit(status, self.stderr)
 
-    def _fail(self, kind: str, reason: str):
+    def _fail(self, kind: CaseStatus, reason: str):
         self._stderr.join(timeout=2)
         raise HarnessFailure(reason, kind, self.stderr)
 

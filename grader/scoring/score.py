@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 
 from grader.run.results import CaseOutcome, SanitizerOutcome, TaskScore
 from grader.core.rubric import Rubric, TaskPolicy
-from grader.core.status import GPU_ONLY, UNTIMED_BACKENDS
+from grader.core.status import UNTIMED_BACKENDS, CaseStatus, SubmissionStatus
 
 NOT_MEASURED = "performance not measured: " + UNTIMED_BACKENDS["cpu"].split(": ", 1)[1]
 
@@ -49,7 +49,7 @@ class ScoredCase:
 
     @property
     def passed(self) -> bool:
-        return self.status == "ok"
+        return self.status == CaseStatus.OK
 
     @classmethod
     def of_outcome(cls, case: CaseOutcome, key: int) -> ScoredCase:
@@ -67,7 +67,7 @@ class ScoredCase:
 
 
 def timed_credit(policy: TaskPolicy, case: ScoredCase) -> float:
-    if case.status != "ok" or not case.pairs or case.speedup_high is None:
+    if case.status != CaseStatus.OK or not case.pairs or case.speedup_high is None:
         return 0.0
     return policy.performance_credit(case.speedup_high)
 
@@ -77,7 +77,7 @@ def task_score(policy: TaskPolicy, cases: Sequence[ScoredCase], measured: bool =
     """One task's score and the credit of each of its timed cases scored for performance (by case key).
     measured=False: the run timed nothing (the CPU backend); correctness only (module doc)."""
     own = [c for c in cases if c.task == policy.id and c.kind == "correctness"]
-    correctness = [c for c in own if c.status != GPU_ONLY]
+    correctness = [c for c in own if c.status != CaseStatus.GPU_ONLY]
     gpu_only = len(own) - len(correctness)
     timed = [c for c in cases if c.task == policy.id and c.kind == "timed"]
     total = len(policy.dtypes) * len(policy.shapes) - gpu_only
@@ -87,15 +87,15 @@ def task_score(policy: TaskPolicy, cases: Sequence[ScoredCase], measured: bool =
                       policy.correctness_points, 0.0, policy.performance_points, passed, total)
     if not total:
         score.note = "not graded on the CPU: every case is over its per-case budget; grade it on a GPU"
-    elif any(c.status == "missing" for c in correctness):
+    elif any(c.status == CaseStatus.MISSING for c in correctness):
         score.note = "file missing"
-    elif any(c.status == "forbidden" for c in correctness):
+    elif any(c.status == CaseStatus.FORBIDDEN for c in correctness):
         score.note = "not run: the file breaks a build-gate rule"
-    elif correctness and all(c.status == "needs_gpu" for c in correctness):
+    elif correctness and all(c.status == CaseStatus.NEEDS_GPU for c in correctness):
         score.note = f"not graded on the CPU: {correctness[0].message}; grade it on a GPU"
-    elif correctness and all(c.status == "build_error" for c in correctness):
+    elif correctness and all(c.status == CaseStatus.BUILD_ERROR for c in correctness):
         score.note = "does not build (the build's messages say why)"
-    elif any(c.status == "not_implemented" for c in correctness):
+    elif any(c.status == CaseStatus.NOT_IMPLEMENTED for c in correctness):
         score.note = "not implemented"
     elif passed < total:
         score.note = f"{total - passed} of {total} correctness cases failed: no performance points"
@@ -103,13 +103,13 @@ def task_score(policy: TaskPolicy, cases: Sequence[ScoredCase], measured: bool =
         score.note = NOT_MEASURED if policy.performance_points else ""
     elif policy.timed:
         credits = {c.key: timed_credit(policy, c) for c in timed}
-        implausible = [c.shape for c in timed if c.status == "implausible"]
+        implausible = [c.shape for c in timed if c.status == CaseStatus.IMPLAUSIBLE]
         if implausible:
             score.note = (f"timed case(s) {', '.join(implausible)} measured faster than the GPU can physically run "
                           "them: flagged implausible, no performance points, listed for review")
         else:
             score.performance = policy.performance_points * sum(credits[c.key] for c in timed) / len(policy.timed)
-            failed = [f"{c.shape} ({c.status})" for c in timed if c.status != "ok"]
+            failed = [f"{c.shape} ({c.status})" for c in timed if c.status != CaseStatus.OK]
             if failed:
                 score.note = f"no performance credit for timed case(s) {', '.join(failed)}"
     if gpu_only:
@@ -155,7 +155,8 @@ def sanitizer_penalty(rubric: Rubric, scores: Sequence[TaskScore], findings: Seq
 
 
 # The note on every task of a submission that never ran, by its status (task_scores, the chain's first step).
-ZERO_NOTES = {"rejected": "not graded: rejected at intake", "build_failed": "does not compile"}
+ZERO_NOTES = {SubmissionStatus.REJECTED: "not graded: rejected at intake",
+              SubmissionStatus.BUILD_FAILED: "does not compile"}
 
 
 def zero_scores(rubric: Rubric, note: str) -> list[TaskScore]:

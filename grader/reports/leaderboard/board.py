@@ -24,14 +24,15 @@ import pandas as pd
 
 from grader.core import metrics
 from grader.core.rubric import Rubric
-from grader.core.status import GPU_ONLY, SUBMISSION_STATUSES, case_reason
+from grader.core.status import SUBMISSION_STATUSES, CaseStatus, SubmissionStatus, case_reason
 from grader.store.store import Store
 
 METRIC_DECIMALS = 1  # the metric as shown and as ranked: equal on the page means tied
 
 # Which failed status explains an unranked entry first (its words: grader/core/status.py's reasons).
-REASON_ORDER = ["missing", "forbidden", "build_error", "needs_gpu", "not_implemented", "wrong", "crashed", "timeout", "error",
-                "skipped"]
+REASON_ORDER = [CaseStatus.MISSING, CaseStatus.FORBIDDEN, CaseStatus.BUILD_ERROR, CaseStatus.NEEDS_GPU,
+                CaseStatus.NOT_IMPLEMENTED, CaseStatus.WRONG, CaseStatus.CRASHED, CaseStatus.TIMEOUT, CaseStatus.ERROR,
+                CaseStatus.SKIPPED]
 # The reason of an entry graded where nothing is timed whose leaderboard task passed every case that ran: correct.
 CORRECT_NOT_TIMED = "correct; not timed (graded on the CPU)"
 # ... and of one whose leaderboard task had no case the CPU backend could run (every shape over its budget).
@@ -96,15 +97,15 @@ def _unit(registry_json: str, task: str) -> str:
 
 
 def _reason(sub: pd.Series, cases: pd.DataFrame, metric: TaskColumn, untimed_runs: frozenset = frozenset()) -> str:
-    if sub["status"] != "graded":
+    if sub["status"] != SubmissionStatus.GRADED:
         return SUBMISSION_STATUSES[sub["status"]].reason
     mine = cases[(cases["submission_id"] == sub["id"]) & (cases["task"] == metric.task)]
-    checks = mine[(mine["kind"] == "correctness") & (mine["status"] != GPU_ONLY)]
-    failed = set(checks.loc[checks["status"] != "ok", "status"])
+    checks = mine[(mine["kind"] == "correctness") & (mine["status"] != CaseStatus.GPU_ONLY)]
+    failed = set(checks.loc[checks["status"] != CaseStatus.OK, "status"])
     for status in REASON_ORDER:
         if status in failed:
             # A student who submitted other tasks did submit: name the file that was missing.
-            return f"no {metric.task}.cu" if status == "missing" else case_reason(status)
+            return f"no {metric.task}.cu" if status == CaseStatus.MISSING else case_reason(status)
     if failed:
         return "failed its checks"
     timed = mine[(mine["kind"] == "timed") & (mine["shape"] == metric.shape)]
@@ -131,7 +132,7 @@ def _measure(subs: pd.DataFrame, cases: pd.DataFrame, runs: pd.DataFrame, metric
     """`subs` with each column's throughput, the metric's timed run (speedup and interval, the solution's
     throughput), the metric, its % of the run's limit, and `correct`: whether it counts for the leaderboard."""
     # Throughput of every passed timed run at each column's shape, one column per task.
-    timed = cases[(cases["kind"] == "timed") & (cases["status"] == "ok") & (cases["student_ms"] > 0)].copy()
+    timed = cases[(cases["kind"] == "timed") & (cases["status"] == CaseStatus.OK) & (cases["student_ms"] > 0)].copy()
     timed["throughput"] = metrics.throughput(timed["work"], timed["student_ms"])
     timed["solution_throughput"] = metrics.throughput(timed["work"], timed["solution_ms"])
     wanted = pd.DataFrame([(c.task, c.shape) for c in [metric, *others]], columns=["task", "shape"])
@@ -143,14 +144,15 @@ def _measure(subs: pd.DataFrame, cases: pd.DataFrame, runs: pd.DataFrame, metric
     board_runs = timed[timed["task"] == metric.task].set_index("submission_id")[
         ["speedup", "speedup_low", "speedup_high", "solution_throughput"]]
     failed_checks = cases[(cases["task"] == metric.task) & (cases["kind"] == "correctness")
-                          & ~cases["status"].isin(["ok", GPU_ONLY])]["submission_id"].unique()
+                          & ~cases["status"].isin([CaseStatus.OK, CaseStatus.GPU_ONLY])]["submission_id"].unique()
 
     subs = subs.join(per_task, on="id").join(board_runs, on="id")
     subs["metric"] = subs[throughput_column(metric.task)]
     limits = {r.id: metrics.device_limit(json.loads(r.limits or "{}"), metric.unit) for r in runs.itertuples()}
     subs["limit"] = subs["run_id"].map(limits).astype(float)
     subs["percent_of_limit"] = metrics.percent_of_limit(subs["metric"], subs["limit"])
-    subs["correct"] = (subs["status"] == "graded") & subs["metric"].notna() & ~subs["id"].isin(failed_checks)
+    subs["correct"] = ((subs["status"] == SubmissionStatus.GRADED) & subs["metric"].notna()
+                       & ~subs["id"].isin(failed_checks))
     subs["metric_rounded"] = subs["metric"].round(METRIC_DECIMALS)
     return subs
 
