@@ -3,7 +3,6 @@ circle anywhere, and one submission's grading passes intake, build, run, score a
 from __future__ import annotations
 
 import ast
-import sqlite3
 import sys
 import threading
 from pathlib import Path
@@ -98,16 +97,12 @@ def test_no_import_circle_in_the_grader():
     assert circles == []
 
 
-WRITES_A_SUBMISSION = ("INSERT INTO submissions", "INSERT INTO cases", "INSERT INTO scores",
-                       "UPDATE submissions SET late_percent")
-
-
 def test_one_submission_passes_intake_build_run_score_and_store_once_each_in_that_order(tmp_path, registry,
-                                                                                        small_rubric, monkeypatch):
+                                                                                        small_rubric):
     """The steps of one submission's path, as grade() takes them: read at intake, built by the backend, run (the
-    run layer's calls from grade_submission), scored (any call of the scoring layer), stored (the SQL that writes
-    its rows; the chain runs inside the store's transaction, before them, so that an override made meanwhile
-    is counted or not yet made). A step that came back after the next had begun would show twice."""
+    run layer's calls from grade_submission), scored (any call of the scoring layer), stored (the store writing
+    what the chain made of it: Store.save runs the chain inside its transaction, before it writes, so that an
+    override made meanwhile is counted or not yet made). A step that came back after the next had begun would show twice."""
     write_submission(tmp_path / "subs", "amy", {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks})
     steps = []
 
@@ -123,15 +118,9 @@ def test_one_submission_passes_intake_build_run_score_and_store_once_each_in_tha
             steps.append("run")
         elif code.co_filename.startswith(str(GRADER / "scoring")):
             steps.append("score")
+        elif code.co_qualname == "Store._write_scored":
+            steps.append("store")
 
-    connect = sqlite3.connect
-
-    def traced(*args, **kwargs):  # the store's writes of a submission's rows, as SQLite runs them
-        db = connect(*args, **kwargs)
-        db.set_trace_callback(lambda sql: steps.append("store") if sql.startswith(WRITES_A_SUBMISSION) else None)
-        return db
-
-    monkeypatch.setattr(sqlite3, "connect", traced)
     sys.setprofile(watch)
     threading.setprofile(watch)
     try:
