@@ -116,8 +116,9 @@ def test_half_precision_at_k_4096_is_caught_by_the_mean_rule(half_precision_buil
     assert result.returncode == 1, result.stderr[-2000:]
     (record,) = json_lines(result.stdout)
     check = record["check"]
-    # At most a few elements in 16 million leave the sqrt(K) bound: the mean error is what fails.
-    assert record["status"] == "wrong" and check["wrong"] < check["elements"] / 10000, check
+    # Few elements leave the sqrt(K) bound (on an H100 under 1 in 10,000; 1,751 of 16.8 million on an H200): the
+    # mean error is what fails.
+    assert record["status"] == "wrong" and check["wrong"] < check["elements"] / 1000, check
     assert check["mean_error"] > 3 * check["mean_error_limit"], check
     assert "far less accurate than float32 arithmetic gives" in record["message"]
     assert "half precision" in record["hint"] or "tensor cores" in record["hint"]
