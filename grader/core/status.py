@@ -110,9 +110,6 @@ NOT_RUN = frozenset({CaseStatus.MISSING, CaseStatus.NOT_IMPLEMENTED, CaseStatus.
 # Why a grading run measured no performance: the CPU backend (grader/backends/cpu.py) is the one that times nothing.
 # Stored with each run (grading_runs.timed, untimed_reason) and read by every report, never worked out again.
 NOT_TIMED_ON_CPU = "not timed on this run: graded on the CPU backend, which checks correctness only"
-# The same by the backend a run's device records name ("backend"; none: a GPU run): how the store's migration
-# tells it for runs stored before it was a column (grader/store/migrations.py).
-UNTIMED_BACKENDS = {"cpu": NOT_TIMED_ON_CPU}
 NOT_TIMED = "not timed"  # the word in a performance cell of such a run
 
 

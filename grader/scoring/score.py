@@ -28,9 +28,9 @@ from dataclasses import dataclass, replace
 
 from grader.run.results import CaseOutcome, SanitizerOutcome, TaskScore
 from grader.core.rubric import Rubric, TaskPolicy
-from grader.core.status import UNTIMED_BACKENDS, CaseStatus, SubmissionStatus
+from grader.core.status import NOT_TIMED_ON_CPU, CaseStatus, SubmissionStatus
 
-NOT_MEASURED = "performance not measured: " + UNTIMED_BACKENDS["cpu"].split(": ", 1)[1]
+NOT_MEASURED = "performance not measured: " + NOT_TIMED_ON_CPU.split(": ", 1)[1]
 
 
 @dataclass(frozen=True)

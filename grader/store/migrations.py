@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from grader.run.isolation import Isolation
-from grader.core.status import UNTIMED_BACKENDS
+from grader.core.status import NOT_TIMED_ON_CPU
 
 
 class MigrationError(RuntimeError):
@@ -145,9 +145,8 @@ def legacy_untimed_reason(devices: list) -> str:
     records name (grader/backends/cpu.py wrote "backend" into each; none: a GPU run). Only the migration asks: a
     run stored since says it itself (grading_runs.timed, untimed_reason)."""
     for device in devices or []:
-        reason = UNTIMED_BACKENDS.get((device or {}).get("backend", "gpu"))
-        if reason:
-            return reason
+        if (device or {}).get("backend", "gpu") == "cpu":
+            return NOT_TIMED_ON_CPU
     return ""
 
 
