@@ -18,4 +18,5 @@ LAYERS = (
     "reports",   # readers of the store: feedback, grades.csv, overview, leaderboard, similarity
     "exports",   # readers of the store for course systems: Canvas, Gradescope, Autolab
     "slurm",     # grading a class as a Slurm array: submit, shard, merge, status
+    "service",   # the course's grading service: HTTP API, tokens, limits, one worker per GPU (docs/service.md)
 )

@@ -14,7 +14,10 @@
   overview            rewrite results/overview.html: how the class did, for the staff (histograms, pass rates, lists)
   leaderboard         publish results/leaderboard/ (index.html, leaderboard.md, .csv) from the store
   rules               print the build gate's rules; --export FILE writes them for the students' pre-check
-  status              how far the Slurm batch of `grade --slurm` got: per shard, ETA, the merge (docs/slurm.md)
+  serve               the course's grading service: uploads over HTTP, one worker per GPU (docs/service.md)
+  tokens              make the service's tokens from the roster (a file to hand out), a staff or assignment token;
+                      --revoke, --list
+  status              the grading service's queue and workers; how far the Slurm batch of `grade --slurm` got
   merge               merge the Slurm shards' stores into results/grades.sqlite, then write the reports
   shard MANIFEST      grade one shard of a Slurm batch (what each array task runs)
 
@@ -49,7 +52,7 @@ from grader.reports.overview import write_overview
 from grader.reports.report import summary_table, untimed_note
 from grader.reports.folder import write_reports
 from grader.grading.rescore import RescoreError, rescore
-from grader.intake.roster import Person, RosterError, read_roster
+from grader.intake.roster import Person, RosterError, read_roster, stored_people
 from grader.core.rubric import DEFAULT_RUBRIC, Rubric, RubricError, load_rubric
 from grader.run.sandbox import UNSAFE_FLAG, SandboxError, make_sandbox
 from grader.scoring.chain import settle_stored
@@ -224,8 +227,117 @@ def cmd_grade_slurm(args) -> int:
 
 
 def cmd_status(args) -> int:
-    from grader.slurm.status import report
-    print(report(Path(args.results), args.batch))
+    """The service's queue and workers when the store has them; the latest Slurm batch when there is one."""
+    from grader.slurm.status import batches, report
+    from grader.service.status import service_status, status_text
+    from grader.store.jobs import Jobs
+    results = Path(args.results)
+    shown = False
+    if (results / "grades.sqlite").is_file() and not args.batch:
+        store = Store.existing(results / "grades.sqlite")
+        try:
+            status = service_status(Jobs(store))
+        finally:
+            store.close()
+        if status["workers"] or status["queue"] or status["done_last_hour"]:
+            print(status_text(status))
+            shown = True
+    if args.batch or batches(results) or not shown:
+        if shown:
+            print()
+        print(report(results, args.batch))
+    return 0
+
+
+def cmd_serve(args) -> int:
+    """Builds the solution once (the Slurm path's build cache), then serves; each worker opens that build."""
+    from grader.service.serve import ServeOptions, serve
+    from grader.slurm import cache
+    results = Path(args.results).resolve()
+    work = Path(args.work).resolve() if args.work else results / "work"
+    kind = backends.get(args.device)
+    if kind.sandboxed:
+        isolation(args, work)  # refuses now, before a worker starts, where the sandbox cannot work
+    gpus = kind.devices(args.gpus)
+    registry = Registry.from_file()
+    rubric = load_rubric(Path(args.rubric), registry)
+    arch = kind.arch(args.arch)
+    entry, built = cache.ensure(work / "cache", kind, arch, os.cpu_count() or 2, Path(args.rubric))
+    print(f"service: solution {'built' if built else 'already built'} in {entry.folder}", file=sys.stderr)
+
+    def worker_command(name: str, gpu: str | None) -> list[str]:
+        command = [sys.executable, "-m", "grader", "serve-worker", "--results", str(results), "--name", name,
+                   "--device", args.device, "--rubric", str(Path(args.rubric).resolve()), "--cache",
+                   str(entry.folder), "--work", str(work / name), "--parent", str(os.getpid()), "--arch", arch]
+        command += ["--gpu", gpu] if gpu is not None else []
+        command += [UNSAFE_FLAG] if args.unsafe_no_sandbox else (["--bwrap", args.bwrap] if args.bwrap else [])
+        return command
+
+    return serve(ServeOptions(results, args.host, args.port, gpus, worker_command, args.drain), rubric, registry)
+
+
+def cmd_serve_worker(args) -> int:
+    from grader.service.worker import Worker, WorkerOptions
+    kind = backends.get(args.device)
+    work = Path(args.work)
+    sandbox = isolation(args, work) if kind.sandboxed else None
+    cached = json.loads((Path(args.cache) / "cache.json").read_text())
+    backend, registry = kind.open(Path(args.cache), cached, work, sandbox, args.arch)
+    rubric = load_rubric(Path(args.rubric), registry)
+    backend.set_limits(rubric.limits)
+    options = WorkerOptions(Path(args.results), args.name, args.gpu, args.parent, shlex.join(sys.argv))
+    worker = Worker(options, backend, registry, rubric)
+    if kind.sandboxed and not args.unsafe_no_sandbox:
+        try:
+            backend.check_gpu(args.gpu)
+        except GraderError as e:  # the GPU cannot run the solution here: the staff see why, no job is lost
+            worker.jobs.worker_started(args.name, args.gpu, os.getpid())
+            worker.jobs.worker_state(args.name, "failed", str(e))
+            print(f"service: {args.name}: stopped taking jobs: {e}", file=sys.stderr)
+            from grader.service.worker import GPU_FAILED
+            return GPU_FAILED
+    return worker.run()
+
+
+def cmd_tokens(args) -> int:
+    from grader.service import tokens
+    from grader.store.jobs import Jobs
+    results = Path(args.results)
+    store = Store(results / "grades.sqlite")
+    try:
+        jobs = Jobs(store)
+        if args.revoke:
+            n = jobs.revoke(student=args.revoke)
+            if not n:
+                raise GraderError(f"{args.revoke} holds no token in force (bin/grader tokens --list)")
+            print(f"revoked {n} token(s) of {args.revoke}; `bin/grader tokens --roster ...` gives them a new one")
+        elif args.staff or args.assignment:
+            role, name = ("staff", args.staff) if args.staff else ("assignment", args.assignment)
+            token = tokens.issue_one(jobs, role, name)
+            print(f"a {role} token for {name} (shown once; only its hash is stored):\n{token}")
+        elif args.list:
+            for t in jobs.tokens():
+                state = f"revoked {t.revoked}" if t.revoked else "in force"
+                print(f"{t.role:10} {t.student or t.name:24} {t.hash[:12]}  made {t.made}  {state}")
+        else:
+            people = read_roster(Path(args.roster)) if args.roster else None
+            if people is None:
+                stored = store.roster()
+                if not len(stored):
+                    raise UsageError("give --roster FILE (the class list): the store holds none yet")
+                people = stored_people(stored)
+            else:
+                store.save_roster(people)
+            issued = tokens.issue_students(jobs, people, renew=args.renew)
+            rubric = load_rubric(Path(args.rubric), Registry.from_file())
+            out = tokens.write_hand_out(issued, Path(args.out) if args.out else results / "tokens.csv",
+                                        rubric.service.url)
+            kept = len(people) - len(issued)
+            print(f"{len(issued)} new student tokens in {out} (readable by you only: hand each student their row, "
+                  "then delete it)" + (f"; {kept} students kept the token they have (--renew replaces them)"
+                                       if kept else ""))
+    finally:
+        store.close()
     return 0
 
 
@@ -593,8 +705,10 @@ def parser() -> argparse.ArgumentParser:
                    "sees (default: RESULTS/slurm/cache)")
     g.set_defaults(func=cmd_grade)
 
-    st = sub.add_parser("status", help="how far the Slurm batch got: shards, ETA, the merge",
-                        description="Show the latest Slurm batch of RESULTS (or --batch): each array task's state "
+    st = sub.add_parser("status", help="the grading service's queue and workers; how far the Slurm batch got",
+                        description="Show the grading service's queue, workers (GPU, state, job, jobs per hour) and "
+                                    "failed jobs, when RESULTS's store has them; and the latest Slurm batch of "
+                                    "RESULTS (or --batch): each array task's state "
                                     "(squeue, sacct or scontrol), graded / total per shard and in all, where each "
                                     "shard ran (host, GPU), an ETA, the merge job, and what was left ungraded.")
     st.add_argument("--results", default="results", help="results directory (default: %(default)s)")
@@ -696,6 +810,50 @@ def parser() -> argparse.ArgumentParser:
     common(a, results=False)
     one(a)
     a.set_defaults(func=cmd_autolab)
+
+    sv = sub.add_parser("serve", help="the course's grading service: uploads over HTTP, one worker per GPU",
+                        description="Serve the grading API (docs/service.md) on HOST:PORT, behind the course's "
+                                    "reverse proxy with TLS; the queue and every result are in RESULTS/grades.sqlite. "
+                                    "SIGTERM or Ctrl-C stops it cleanly.")
+    common(sv)
+    sv.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s: the proxy's side)")
+    sv.add_argument("--port", type=int, default=8000, help="port (default: %(default)s)")
+    sv.add_argument("--gpus", default="all", help="'all' or GPU indices such as 0,1: one worker per GPU")
+    sv.add_argument("--device", default=backends.DEFAULT_DEVICE, metavar="NAME",
+                    help="where student code runs: gpu (default), cpu (correctness only) or auto")
+    sv.add_argument("--arch", default=None, help="GPU architecture to build for, e.g. sm_90 (default: detected)")
+    sv.add_argument("--work", default=None, help="build directory (default: RESULTS/work)")
+    sv.add_argument("--drain", type=float, default=60.0, help="seconds a stopping service lets each worker finish "
+                    "its job; after that the job goes back to the queue (default: %(default)s)")
+    sandboxing(sv)
+    sv.set_defaults(func=cmd_serve)
+
+    sw = sub.add_parser("serve-worker", help="one GPU's worker of `serve` (the service starts it)")
+    common(sw)
+    sw.add_argument("--name", required=True)
+    sw.add_argument("--gpu", default=None)
+    sw.add_argument("--device", default=backends.DEFAULT_DEVICE)
+    sw.add_argument("--arch", default=None)
+    sw.add_argument("--cache", required=True, help="the solution's build (serve's)")
+    sw.add_argument("--work", required=True)
+    sw.add_argument("--parent", type=int, required=True, help="the service's pid")
+    sandboxing(sw)
+    sw.set_defaults(func=cmd_serve_worker)
+
+    tk = sub.add_parser("tokens", help="the grading service's tokens: one per student, staff, the assignment's",
+                        description="Make a token for every student of the roster who has none (only their hashes "
+                                    "are stored) and write RESULTS/tokens.csv to hand out; or one staff or "
+                                    "assignment (Gradescope bridge) token; or revoke or list them.")
+    common(tk)
+    tk.add_argument("--roster", default=None, help="the class list (default: the one stored)")
+    tk.add_argument("--out", default=None, help="the file to hand out (default: RESULTS/tokens.csv)")
+    tk.add_argument("--renew", action="store_true", help="new tokens for everyone, the old ones revoked")
+    tk.add_argument("--staff", default=None, metavar="NAME", help="print a new staff token for NAME")
+    tk.add_argument("--assignment", default=None, metavar="NAME",
+                    help="print a new assignment token (the Gradescope bridge's), named NAME")
+    tk.add_argument("--revoke", default=None, metavar="ID", help="revoke the student's tokens")
+    tk.add_argument("--list", action="store_true", help="list the tokens (hash prefixes, never the tokens)")
+    tk.set_defaults(func=cmd_tokens)
 
     rs = sub.add_parser("rescore", help="recompute every stored score under an edited rubric (no GPU)",
                         description="Score every stored submission again from its stored cases under --rubric "

@@ -12,6 +12,7 @@ with `touch -d` or any archiver). grader/intake/layouts.py decides each entry's 
   canvas-late       a Canvas download that Canvas marked LATE (its file name), with no time known: the late
                     policy's `marked_late` decides, and the submission is listed for a TA
   canvas-unmarked   a Canvas download not marked LATE, with no time known: on time
+  service           the grading service's own clock when the upload arrived (grader/service/)
   file              the entry's own modification time on the grading machine (a plain folder of submissions,
                     or a single submission given by path): set when the file was copied there, not inside it
   (empty)           not recorded: a submission stored by a grader from before this was kept
@@ -23,6 +24,7 @@ LMS_TIMES = "lms-times"
 CANVAS_LATE = "canvas-late"
 CANVAS_UNMARKED = "canvas-unmarked"
 FILE = "file"
+SERVICE = "service"
 UNRECORDED = ""
 
 WORDS = {GRADESCOPE: "Gradescope's submission time",
@@ -30,6 +32,7 @@ WORDS = {GRADESCOPE: "Gradescope's submission time",
          CANVAS_LATE: "unknown: Canvas marked it LATE and its download records no time",
          CANVAS_UNMARKED: "unknown: Canvas did not mark it late and its download records no time",
          FILE: "the entry's file time on the grading machine",
+         SERVICE: "the grading service's clock at upload",
          UNRECORDED: "not recorded"}
 # The sources whose time is not known: the late policy reads Canvas's mark instead.
 TIME_UNKNOWN = frozenset({CANVAS_LATE, CANVAS_UNMARKED})

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from grader.gate.policy import GatePolicy, parse_gate
 from grader.core.late import LatePolicy, parse_late
+from grader.core.service_policy import ServicePolicy, parse_service
 from grader.core.registry import SHAPE_SETS, Registry
 
 DEFAULT_RUBRIC = Path(__file__).resolve().parents[1] / "rubric.toml"
@@ -131,6 +132,7 @@ class Rubric:
     gate: GatePolicy  # the build gate's rules (grader/gate/)
     leaderboard_shape: str  # the leaderboard task's timed shape that ranks: by default its largest
     late: LatePolicy | None = None  # [late]: due date, penalty, late days, extensions (grader/core/late.py)
+    service: ServicePolicy = ServicePolicy()  # [service]: the grading service's limits (grader/core/service_policy.py)
 
     def task(self, task_id: str) -> TaskPolicy:
         return next(t for t in self.tasks if t.id == task_id)
@@ -287,8 +289,9 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
     gate = parse_gate(data, tasks_t, {t.file: t.id for t in registry.tasks}, fail,
                       file_kib=limits.task_file_kib, precheck_seconds=limits.precheck_seconds)
     late = parse_late(data.get("late"), path, fail)
+    service = parse_service(data.get("service"), fail)
     return Rubric(path, digest, name, str(assignment.get("title", name)), leaderboard, limits, timing, tuple(policies),
-                  sanitizer=sanitizer, leaderboard_shape=board_shape, gate=gate, late=late)
+                  sanitizer=sanitizer, leaderboard_shape=board_shape, gate=gate, late=late, service=service)
 
 
 def _sanitizer_policy(section: dict, policies: list[TaskPolicy], registry: Registry, fail, number,

@@ -56,6 +56,12 @@ def latest_submission(store: Store, student: str | None) -> dict:
     return latest[latest["student"] == name].iloc[0].to_dict()
 
 
+def submission_row(store: Store, submission_id: int) -> dict:
+    """One stored submission (as the store's row), by its id."""
+    rows = store.submissions()
+    return rows[rows["id"] == int(submission_id)].iloc[0].to_dict()
+
+
 def unmeasured(store: Store, student: str | None = None) -> tuple[int, int, str]:
     """Of the students an export is for (the one named, else everyone in the store), how many have a latest
     submission graded in a run that measured no performance, how many there are, and why (the first run's stored

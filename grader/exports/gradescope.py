@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from grader.exports.common import Export, latest_submission
+from grader.exports.common import Export, latest_submission, submission_row
 from grader.reports.leaderboard.board import submission_metric
 from grader.reports.report import performance_markdown, run_of, task_feedback, task_markdown
 from grader.core.rubric import Rubric
@@ -36,8 +36,9 @@ def _output(sub: dict, isolation, untimed: str = "", performance_max: float = 0.
     return "\n".join(lines).strip()
 
 
-def results(store: Store, rubric: Rubric, student: str | None = None) -> dict:
-    sub = latest_submission(store, student)
+def results(store: Store, rubric: Rubric, student: str | None = None, submission_id: int | None = None) -> dict:
+    """The student's latest submission's results.json, or that of `submission_id` (the grading service's job)."""
+    sub = latest_submission(store, student) if submission_id is None else submission_row(store, submission_id)
     run = run_of(store, sub["run_id"])
     tests = []
     for task in task_feedback(store, rubric, sub["id"], run["limits"], run["untimed"]):

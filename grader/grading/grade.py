@@ -272,10 +272,19 @@ def _failure_outcome(task: str, dtype: str, shape: str, kind: str, seed: int, fa
 
 def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu: str | None, solution: Server,
                      rubric: Rubric, registry: Registry, seed: int,
-                     solution_times: SolutionTimes | None = None) -> SubmissionResult:
+                     solution_times: SolutionTimes | None = None,
+                     progress: Callable[[int, int], None] | None = None) -> SubmissionResult:
     """solution_times: the solution's measured times of this grading run on this worker (grader/run/budget.py),
-    shared by its submissions; by default measured for this one alone."""
+    shared by its submissions; by default measured for this one alone. progress(cases decided, cases planned)
+    after each case (the grading service shows it)."""
     result = SubmissionResult(sub, SubmissionStatus.GRADED, build)
+    planned = sum(len(p.dtypes) * len(p.shapes) + (len(p.timed) if backend.timed else 0) for p in rubric.tasks)
+    told = [-1]
+
+    def tell():
+        if progress is not None and len(result.cases) != told[0]:
+            told[0] = len(result.cases)
+            progress(min(told[0], planned), planned)
     start = time.monotonic()
     deadline = start + rubric.limits.submission
     case_limit = rubric.limits.case
@@ -286,6 +295,7 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
     timed = backend.timed
     try:
         for policy in rubric.tasks:
+            tell()
             spec = registry.task(policy.id)
             if spec.file not in sub.files:
                 for dtype in policy.dtypes:
@@ -341,6 +351,7 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                         case.status = CaseStatus.PROTOCOL
                         case.message = f"a GPU run's harness answered {CaseStatus.GPU_ONLY} for {shape}"
                     result.cases.append(case)
+                    tell()
                     if case.status == CaseStatus.BUILD_ERROR:
                         unbuilt_type = case.message
                     if case.status == CaseStatus.NOT_IMPLEMENTED:
@@ -373,8 +384,10 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                         continue
                     result.cases.append(_timed_case(policy, shape, seed, student, Credited(solution, budget, clock),
                                                     rubric, clock))
+                    tell()
     finally:
         student.close()
+    tell()
     name_folders_as_the_student_does(result, build)
     cap_stored(result, int(rubric.limits.message_kib * 1024), int(rubric.limits.stored_kib * 1024))
     result.seconds = time.monotonic() - start
@@ -508,7 +521,7 @@ def _flag(case: CaseOutcome, rubric: Rubric) -> None:
                         "to look at")
 
 
-def _start_run(store: Store, solutions: dict, seed: int, rubric: Rubric, registry: Registry, backend: Backend,
+def start_run(store: Store, solutions: dict, seed: int, rubric: Rubric, registry: Registry, backend: Backend,
                command: str, folder: Path, source: str) -> tuple[int, dict]:
     """The grading run's record: its seed and versions, each GPU's device (the harness's description, and where
     the backend can tell: the host, the GPU's UUID and its driver), the first GPU's measured limits, and how
@@ -531,7 +544,7 @@ def _start_run(store: Store, solutions: dict, seed: int, rubric: Rubric, registr
     return run_id, free_at_start
 
 
-def _intake_and_build(sub: Submission, backend: Backend, rubric: Rubric) -> tuple[SubmissionResult | None,
+def intake_and_build(sub: Submission, backend: Backend, rubric: Rubric) -> tuple[SubmissionResult | None,
                                                                                   BuildResult | None]:
     """A submission rejected at intake, or whose build failed, is finished here (the scoring chain gives it zero);
     otherwise its build, ready to run."""
@@ -560,7 +573,7 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
     backend.set_limits(rubric.limits)
 
     solutions = {gpu: backend.solution_server(gpu) for gpu in options.gpus}
-    run_id, free_at_start = _start_run(store, solutions, seed, rubric, registry, backend, options.command,
+    run_id, free_at_start = start_run(store, solutions, seed, rubric, registry, backend, options.command,
                                        options.submissions, options.source)
 
     lock = threading.Lock()
@@ -576,7 +589,7 @@ def grade(options: GradeOptions, rubric: Rubric, registry: Registry, backend: Ba
             bar.update()
 
     def build_one(sub: Submission) -> tuple[Submission, BuildResult | None]:
-        done, build = _intake_and_build(sub, backend, rubric)
+        done, build = intake_and_build(sub, backend, rubric)
         if done is not None:
             finish(done)
         return sub, build
@@ -635,9 +648,9 @@ def grade_single(entry: Path | Entry, results: Path, rubric: Rubric, registry: R
     run_id = None
     solution = backend.solution_server(gpu)
     try:
-        run_id, _ = _start_run(store, {gpu: solution}, seed, rubric, registry, backend,
+        run_id, _ = start_run(store, {gpu: solution}, seed, rubric, registry, backend,
                                command if command is not None else shlex.join(sys.argv), sub.source, SINGLE)
-        result, build = _intake_and_build(sub, backend, rubric)
+        result, build = intake_and_build(sub, backend, rubric)
         if result is None:
             result = grade_submission(sub, build, backend, gpu, solution, rubric, registry, seed)
         submission_id = store.save(run_id, result, backend.harness_version, rubric.sha256, rubric.max_points,

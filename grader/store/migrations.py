@@ -48,6 +48,12 @@ class Migration:
             any(column in have.get(table, set()) for table, column, _ in self.columns)
 
 
+def _job_indexes(db: sqlite3.Connection):
+    """The queue is read by state and by student on every upload and every claim."""
+    db.execute("CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (state, id)")
+    db.execute("CREATE INDEX IF NOT EXISTS jobs_by_student ON jobs (student, id)")
+
+
 # --- the first release (2026-11-21, b38acaf): runs, submissions, cases, timing samples, task scores ----------
 
 FIRST_RELEASE = (
@@ -234,6 +240,50 @@ MIGRATIONS: tuple[Migration, ...] = (
         ("grading_runs", "folder", "TEXT NOT NULL DEFAULT ''"),  # the submissions graded ('': not recorded)
         ("grading_runs", "source", "TEXT NOT NULL DEFAULT ''")),  # how they were delivered: plain, canvas, ...
         fill=_run_facts_from_devices),
+    # issue 29: the grading service (grader/service/) keeps its queue, its tokens and its workers here, so an
+    # accepted upload survives a restart and its result lands in the same store every reader reads
+    Migration(12, "grading service", tables=(("tokens", """CREATE TABLE tokens (
+    hash TEXT PRIMARY KEY,        -- sha256 of the token; the token itself is never stored
+    role TEXT NOT NULL CHECK (role IN ('student', 'staff', 'assignment')),
+    student TEXT NOT NULL DEFAULT '',  -- a student token's student ('' for the others)
+    name TEXT NOT NULL DEFAULT '',     -- who holds a staff token, or what an assignment token is for
+    made TEXT NOT NULL,
+    revoked TEXT                  -- when it was revoked (NULL: in force)
+)"""), ("jobs", """CREATE TABLE jobs (
+    id INTEGER PRIMARY KEY,
+    student TEXT NOT NULL,
+    upload_id TEXT NOT NULL UNIQUE,  -- the client's Upload-Id: a request repeating one is refused
+    token TEXT NOT NULL,          -- the hash of the token that uploaded it
+    received TEXT NOT NULL,       -- the service's clock (or Gradescope's, from the bridge)
+    received_from TEXT NOT NULL,
+    archive TEXT NOT NULL,        -- where the upload is kept
+    sha256 TEXT NOT NULL,
+    bytes INTEGER NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'done', 'failed', 'cancelled')),
+    phase TEXT NOT NULL DEFAULT 'waiting',
+    done_cases INTEGER,
+    total_cases INTEGER,
+    worker TEXT,                  -- the worker that has it (or had it last)
+    claim TEXT,                   -- that worker's claim: only the holder of the current claim may finish it
+    attempts INTEGER NOT NULL DEFAULT 0,  -- times a worker took it
+    started TEXT,
+    finished TEXT,
+    seconds REAL,                 -- from claimed to stored
+    submission_id INTEGER,        -- its grade in submissions (a later identical upload may replace the row)
+    status TEXT,                  -- the grade's status: graded, build_failed, rejected
+    counted INTEGER NOT NULL DEFAULT 1,  -- counts against the hourly limit (not when it did not build)
+    error TEXT NOT NULL DEFAULT ''
+)"""), ("workers", """CREATE TABLE workers (
+    name TEXT PRIMARY KEY,        -- gpu0, gpu1, ...
+    gpu TEXT,
+    pid INTEGER,
+    state TEXT NOT NULL CHECK (state IN ('starting', 'idle', 'busy', 'failed', 'stopped')),
+    job INTEGER,
+    reason TEXT NOT NULL DEFAULT '',  -- why it failed
+    started TEXT NOT NULL,
+    seen TEXT NOT NULL,
+    done INTEGER NOT NULL DEFAULT 0   -- jobs it finished since it started
+)""")), fill=_job_indexes),
 )
 LATEST = MIGRATIONS[-1].version
 FIRST_TABLES = {name for name, _ in FIRST_RELEASE}

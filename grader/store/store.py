@@ -108,10 +108,12 @@ class Store:
         return row is not None
 
     def save(self, run_id: int, result: SubmissionResult, harness_version: str, rubric_sha256: str,
-             max_total: float, score: Score) -> int:
+             max_total: float, score: Score, then: Callable[[int], None] | None = None) -> int:
         """Writes one submission's results in a single transaction, replacing an earlier grade of the same key,
         with the scores, credits and totals `score` (the scoring chain) returns for its student's overrides in
-        force: called inside the transaction, so an override made meanwhile is either counted or not yet made."""
+        force: called inside the transaction, so an override made meanwhile is either counted or not yet made.
+        `then(submission_id)` runs last in the same transaction (the service marks its job done there: the grade
+        and the job's end are stored together or not at all); whatever it raises undoes both."""
         sub, build = result.submission, result.build
         with self.db:
             self.db.execute("DELETE FROM submissions WHERE student = ? AND sha256 = ? AND harness_version = ?"
@@ -154,6 +156,8 @@ class Store:
                 [(sid, f.task, f.tool, f.dtype, f.shape, f.status, f.errors, f.report, f.message, f.seconds, f.checker)
                  for f in result.sanitizer])
             self._write_scored(sid, scored)
+            if then is not None:
+                then(sid)
         return sid
 
     def _in_force(self, student: str) -> pd.DataFrame:

@@ -14,7 +14,7 @@ from grader.run.server import Server
 from grader.backends.cpu import CpuBackend, CpuKind, GpuBackend, GpuKind
 from grader.run.budget import Credited, SolutionTimes, TimeBudget
 from grader.backends.local import LocalBackend
-from grader.grading.grade import _start_run, _StudentProcess
+from grader.grading.grade import start_run, _StudentProcess
 from grader.run.isolation import Isolation
 from grader.run.runner import HarnessServer
 from grader.tests.cpu_like import CpuLikeBackend
@@ -151,14 +151,14 @@ class RunRecord:
 def test_a_run_on_a_backend_that_adds_nothing_records_the_harnesss_device_words_and_measures_its_limits(
         registry, small_rubric):
     store, solution = RunRecord(), FakeServer(None)
-    _start_run(store, {"0": solution}, 1, small_rubric, registry, FakeBackend(), "grade", ".", "plain")
+    start_run(store, {"0": solution}, 1, small_rubric, registry, FakeBackend(), "grade", ".", "plain")
     assert store.devices == [{"gpu": "0", "name": "Fake GPU", "sm_count": 1}]  # no "backend": readers take it as timed
     assert store.limits and solution.limits_measured  # timed by default: the GPU's limits are measured
 
 
 def test_an_untimed_backend_measures_no_limits(registry, small_rubric):
     store, solution = RunRecord(), FakeServer(None)
-    _start_run(store, {"cpu": solution}, 1, small_rubric, registry, CpuLikeBackend(), "grade", ".", "plain")
+    start_run(store, {"cpu": solution}, 1, small_rubric, registry, CpuLikeBackend(), "grade", ".", "plain")
     assert store.devices[0]["backend"] == "cpu" and store.limits == {} and not solution.limits_measured
 
 

@@ -1,0 +1,44 @@
+"""The service as the staff see it: the queue, each worker (its GPU, state, job, throughput), failed jobs.
+`bin/grader status` prints it; the service's /api/v1/status serves the same dictionary."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from grader.store.jobs import FAILED, QUEUED, RUNNING, Jobs
+
+
+def service_status(jobs: Jobs, now: datetime | None = None) -> dict:
+    now = now or datetime.now(timezone.utc)
+    hour_ago = (now - timedelta(hours=1)).isoformat(timespec="seconds")
+    finished = jobs.finished_since(hour_ago)
+    workers = []
+    for w in jobs.workers():
+        mine = [s for name, _, s in finished if name == w["name"] and s is not None]
+        workers.append({"name": w["name"], "gpu": w["gpu"], "state": w["state"], "job": w["job"],
+                        "reason": w["reason"], "since": w["started"], "done": w["done"],
+                        "jobs_last_hour": len(mine),
+                        "seconds_per_job": round(sum(mine) / len(mine), 1) if mine else None})
+    queued = jobs.jobs(states=(QUEUED,))
+    oldest = min((j.received for j in queued), default=None)
+    return {"queue": len(queued), "running": len(jobs.jobs(states=(RUNNING,))),
+            "oldest_waiting_since": oldest, "done_last_hour": len(finished), "workers": workers,
+            "failed": [{"job": j.id, "student": j.student, "error": j.error, "finished": j.finished}
+                       for j in jobs.jobs(states=(FAILED,))][-20:]}
+
+
+def status_text(status: dict) -> str:
+    lines = [f"queue: {status['queue']} waiting"
+             + (f" (the oldest since {status['oldest_waiting_since']})" if status["oldest_waiting_since"] else "")
+             + f", {status['running']} being graded; {status['done_last_hour']} graded in the last hour"]
+    if not status["workers"]:
+        lines.append("no worker has started: is `bin/grader serve` running?")
+    for w in status["workers"]:
+        pace = (f"{w['jobs_last_hour']} jobs in the last hour, {w['seconds_per_job']} s each"
+                if w["jobs_last_hour"] else "no job in the last hour")
+        doing = f" job {w['job']}" if w["job"] else ""
+        why = f": {w['reason']}" if w["reason"] else ""
+        lines.append(f"  {w['name']} (GPU {w['gpu']}): {w['state']}{doing}{why}; {pace}")
+    if status["failed"]:
+        lines.append(f"failed jobs ({len(status['failed'])}, the latest last):")
+        lines += [f"  job {f['job']} {f['student']}: {f['error']}" for f in status["failed"]]
+    return "\n".join(lines)

@@ -1,0 +1,157 @@
+"""The service's workers, one process per GPU (grader/service/worker.py): started, watched, restarted, stopped.
+
+On start, every job a previous life of the service left running goes back to the queue (its worker died with
+it). A worker that exits is looked at: its job goes back to the queue (or fails after the rubric's `attempts`);
+a worker that stopped because its GPU failed stays stopped (the staff see why in `bin/grader status`); any
+other is started again, unless it keeps dying within seconds of starting. Stopping the service asks each
+worker to finish the job in hand (SIGTERM), waits up to `drain` seconds, then ends the rest and gives their
+jobs back.
+
+Workers die with the service: on Linux the kernel sends them SIGKILL when it dies (PR_SET_PDEATHSIG), and each
+also stops when its parent changes. A stray worker that outlived it anyway cannot store a job that was given
+back meanwhile (grader/store/jobs.py: the claim).
+"""
+from __future__ import annotations
+
+import ctypes
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.core.service_policy import ServicePolicy
+from grader.service.worker import GPU_FAILED
+from grader.store.jobs import Jobs
+from grader.store.store import Store
+
+WATCH_SECONDS = 0.5
+QUICK_DEATH = 10.0  # a worker that dies this soon after starting, three times running, is not started again
+
+
+def _die_with_parent():
+    """In the worker, before exec: SIGKILL when the service dies (Linux); elsewhere the worker's own check."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def worker_name(gpu: str | None, index: int) -> str:
+    """gpu0 for GPU 0; the CPU backend's device as it is named (cpu); worker1 for a device without a name."""
+    if gpu is None:
+        return f"worker{index}"
+    return f"gpu{gpu}" if str(gpu).isdigit() else str(gpu)
+
+
+@dataclass
+class _Worker:
+    name: str
+    gpu: str | None
+    process: subprocess.Popen | None = None
+    started: float = 0.0
+    quick_deaths: int = 0
+    given_up: str = ""
+    log: list[str] = field(default_factory=list)
+
+
+class Supervisor:
+    def __init__(self, results: Path, gpus: list[str | None], command: Callable[[str, str | None], list[str]],
+                 policy: ServicePolicy, drain: float = 60.0):
+        self.results, self.policy, self.drain = Path(results), policy, drain
+        self.command = command  # (worker name, gpu) -> the worker's command line
+        self.workers = [_Worker(worker_name(gpu, i), gpu) for i, gpu in enumerate(gpus)]
+        self.stopping = False
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def log(self, line: str):
+        print(f"service: {line}", file=sys.stderr, flush=True)
+
+    def _jobs(self) -> tuple[Store, Jobs]:
+        store = Store(self.results / "grades.sqlite")
+        return store, Jobs(store)
+
+    def start(self):
+        store, jobs = self._jobs()
+        try:
+            for job in jobs.running():
+                state = jobs.give_back(job.id, "the service restarted while it was being graded", self.policy.attempts)
+                self.log(f"job {job.id} ({job.student}) was running when the service stopped: {state} again")
+        finally:
+            store.close()
+        for w in self.workers:
+            self._spawn(w)
+        self._thread = threading.Thread(target=self._watch, name="supervisor", daemon=True)
+        self._thread.start()
+
+    def _spawn(self, w: _Worker):
+        w.process = subprocess.Popen(self.command(w.name, w.gpu), preexec_fn=_die_with_parent)
+        w.started = time.monotonic()
+
+    def _watch(self):
+        while not self.stopping:
+            time.sleep(WATCH_SECONDS)
+            with self._lock:
+                if self.stopping:
+                    return
+                for w in self.workers:
+                    if w.process is None or w.process.poll() is None:
+                        continue
+                    self._ended(w, w.process.returncode)
+
+    def _ended(self, w: _Worker, code: int):
+        store, jobs = self._jobs()
+        try:
+            why = f"signal {-code}" if code < 0 else f"exit status {code}"
+            for job in jobs.running(w.name):
+                state = jobs.give_back(job.id, f"its worker {w.name} ended ({why})", self.policy.attempts)
+                self.log(f"job {job.id} ({job.student}): worker {w.name} ended ({why}); the job is {state}")
+            w.process = None
+            if code == GPU_FAILED:
+                self.log(f"worker {w.name} stopped for good (its GPU or the grader failed): `bin/grader status` says why")
+                return
+            quick = time.monotonic() - w.started < QUICK_DEATH
+            w.quick_deaths = w.quick_deaths + 1 if quick else 0
+            if w.quick_deaths >= 3:
+                w.given_up = f"it ended {w.quick_deaths} times within {QUICK_DEATH:g} s of starting ({why})"
+                jobs.worker_started(w.name, w.gpu, 0)
+                jobs.worker_state(w.name, "failed", w.given_up)
+                self.log(f"worker {w.name} not started again: {w.given_up}")
+                return
+            self.log(f"worker {w.name} ended ({why}): started again")
+        finally:
+            store.close()
+        self._spawn(w)
+
+    def stop(self):
+        """Finishes or gives back every job in hand, then returns (the service's clean shutdown)."""
+        with self._lock:
+            self.stopping = True
+        live = [w for w in self.workers if w.process is not None and w.process.poll() is None]
+        for w in live:
+            w.process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + self.drain
+        for w in live:
+            try:
+                w.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                w.process.kill()
+                w.process.wait()
+        store, jobs = self._jobs()
+        try:
+            for w in live:
+                for job in jobs.running(w.name):
+                    jobs.give_back(job.id, f"the service stopped while {w.name} graded it", self.policy.attempts + 1)
+                    self.log(f"job {job.id} ({job.student}) was not finished within {self.drain:g} s: queued again")
+                row = next((r for r in jobs.workers() if r["name"] == w.name), None)
+                if row is not None and row["state"] not in ("failed", "stopped"):
+                    jobs.worker_state(w.name, "stopped")
+        finally:
+            store.close()
+
+    def alive(self) -> int:
+        return sum(1 for w in self.workers if w.process is not None and w.process.poll() is None)

@@ -1,0 +1,46 @@
+"""What the service says about a job: the JSON of docs/service.md's API, made from the store's rows."""
+from __future__ import annotations
+
+import math
+import statistics
+from datetime import datetime, timezone
+
+from grader.core.rubric import Rubric
+from grader.reports.student_view import student_result
+from grader.store.jobs import QUEUED, RUNNING, Job, Jobs
+
+
+def eta(jobs: Jobs, job: Job, position: int | None, workers: int) -> float | None:
+    """Seconds until the job's result, from how long recent jobs took (None before any finished)."""
+    recent = jobs.recent_seconds()
+    if not recent or workers < 1:
+        return None
+    typical = statistics.median(recent)
+    if job.state == RUNNING:
+        share = (job.done_cases or 0) / job.total_cases if job.total_cases else 0.0
+        return round(max(1.0, typical * (1 - share)), 1)
+    if job.state == QUEUED and position is not None:
+        return round(math.ceil(position / workers) * typical, 1)
+    return None
+
+
+def job_view(jobs: Jobs, rubric: Rubric, job: Job, workers: int, now: datetime, feedback: bool = True,
+             queue: list[int] | None = None) -> dict:
+    queue = jobs.queue() if queue is None and job.state == QUEUED else (queue or [])
+    position = queue.index(job.id) + 1 if job.id in queue else None
+    view = {"job": job.id, "student": job.student, "attempt": jobs.attempt_number(job), "state": job.state,
+            "phase": job.phase, "position": position, "eta_seconds": eta(jobs, job, position, workers),
+            "progress": ({"done": job.done_cases, "total": job.total_cases} if job.total_cases else None),
+            "received": job.received, "started": job.started, "finished": job.finished,
+            "counted": bool(job.counted) if job.state == "done" else job.state in (QUEUED, RUNNING),
+            "error": job.error if job.state in ("failed", "cancelled") else "", "result": None}
+    if job.state == "done" and job.submission_id is not None:
+        result = student_result(jobs.store, rubric, job.submission_id, now)
+        if result is not None and not feedback:
+            result.pop("feedback", None)
+        view["result"] = result
+    return view
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)

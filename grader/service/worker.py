@@ -1,0 +1,163 @@
+"""One GPU's worker: takes the service's jobs from the store's queue and grades each by the path a class takes.
+
+A worker is a process of its own (`bin/grader serve-worker`, started by grader/service/supervisor.py), one per
+GPU, so a job that brings it down takes nothing else with it: the service gives the job back to the queue and
+starts the worker again. It opens one grading run for its life (its solution's process, its measured limits),
+then for each job: intake (grader/intake/submission.py, within the rubric's limits) → build → run → score →
+store, the same functions `grade` calls (grader/grading/grade.py); the grade and the job's end are stored in one
+transaction (grader/store/jobs.py's finish_in).
+
+Before a grade is stored, the worker checks its GPU: the solution must still pass one small case. A GPU that
+fails the check (or a grader failure of any kind) stops the worker: the job goes back to the queue for another
+GPU, the worker's row says why (`bin/grader status`), and it takes no more jobs.
+
+SIGTERM (the service shutting down) lets the job in hand finish, then the worker stops.
+"""
+from __future__ import annotations
+
+import os
+import random
+import secrets
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from grader.backends.base import Backend
+from grader.core.registry import Registry
+from grader.core.rubric import Rubric
+from grader.core.status import CaseStatus, SubmissionStatus
+from grader.grading.grade import await_gpu_memory, grade_submission, intake_and_build, start_run
+from grader.intake.submission import Entry, IntakeLimits, read_submission
+from grader.run.budget import SolutionTimes
+from grader.run.runner import HarnessFailure
+from grader.run.server import Server
+from grader.scoring.chain import chain_for_result
+from grader.store.jobs import Job, Jobs, LostClaim
+from grader.store.store import Store
+
+SOURCE = "service"  # the grading run's source (grading_runs.source)
+IDLE_POLL = 0.2  # seconds between looks at an empty queue
+GPU_FAILED = 3  # the worker's exit status when its GPU (or the grader) failed: the supervisor does not restart it
+
+
+class GpuFailed(RuntimeError):
+    """The worker's GPU, or the grader on it, failed: the worker stops taking jobs."""
+
+
+@dataclass
+class WorkerOptions:
+    results: Path
+    name: str  # gpu0, ...
+    gpu: str | None
+    parent: int  # the service's pid: the worker stops when it is gone
+    command: str
+    seed: int | None = None
+
+
+def health_check(solution: Server, rubric: Rubric, registry: Registry) -> str:
+    """"" when the GPU still runs the solution right on the first task's smallest graded case; else why not."""
+    policy = rubric.tasks[0]
+    shape = rubric.sanitizer.shape(policy.id) or policy.shapes[0]
+    message = {"op": "check", "task": policy.id, "dtype": policy.dtypes[0], "shape": shape, "seed": 1,
+               "check_runs": 1}
+    try:
+        reply = solution.request(message, rubric.limits.case)
+    except HarnessFailure as e:
+        return f"the solution's process failed its health check ({policy.id} {shape}): {e}"
+    if reply.get("status") != CaseStatus.OK:
+        return (f"the solution failed its health check ({policy.id} {policy.dtypes[0]} {shape}): "
+                f"{reply.get('status')}: {reply.get('message') or reply.get('error', '')}")
+    return ""
+
+
+class Worker:
+    def __init__(self, options: WorkerOptions, backend: Backend, registry: Registry, rubric: Rubric):
+        self.o, self.backend, self.registry, self.rubric = options, backend, registry, rubric
+        self.store = Store(Path(options.results) / "grades.sqlite")
+        self.jobs = Jobs(self.store)
+        self.stopping = False
+        self.solution: Server | None = None
+
+    def log(self, line: str):
+        print(f"service: {self.o.name}: {line}", file=sys.stderr, flush=True)
+
+    def run(self) -> int:
+        signal.signal(signal.SIGTERM, self._stop)
+        signal.signal(signal.SIGINT, self._stop)
+        self.jobs.worker_started(self.o.name, self.o.gpu, os.getpid())
+        try:
+            self.backend.set_limits(self.rubric.limits)
+            self.solution = self.backend.solution_server(self.o.gpu)
+            seed = self.o.seed if self.o.seed is not None else random.getrandbits(53)
+            run_id, free = start_run(self.store, {self.o.gpu: self.solution}, seed, self.rubric, self.registry,
+                                     self.backend, self.o.command, Path(self.o.results) / "uploads", SOURCE)
+            times = SolutionTimes(self.solution, self.rubric.limits.case, self.backend.clock)
+            self.jobs.worker_state(self.o.name, "idle")
+            self.log(f"ready on GPU {self.o.gpu} (grading run {run_id})")
+            while not self.stopping and os.getppid() == self.o.parent:
+                claim = secrets.token_hex(8)
+                job = self.jobs.claim(self.o.name, claim)
+                if job is None:
+                    time.sleep(IDLE_POLL)
+                    continue
+                self._grade(job, claim, run_id, seed, times, free.get(self.o.gpu))
+        except GpuFailed as e:
+            self.jobs.worker_state(self.o.name, "failed", str(e))
+            self.log(f"stopped taking jobs: {e}")
+            return GPU_FAILED
+        except Exception as e:  # the grader's own failure (starting the solution included): the same
+            reason = f"{type(e).__name__}: {e}"
+            for job in self.jobs.running(self.o.name):
+                self.jobs.give_back(job.id, f"its worker failed ({reason})", self.rubric.service.attempts)
+            self.jobs.worker_state(self.o.name, "failed", reason)
+            self.log(f"stopped taking jobs: {reason}")
+            return GPU_FAILED
+        finally:
+            if self.solution is not None:
+                self.solution.close()
+        self.jobs.worker_state(self.o.name, "stopped")
+        self.log("stopped")
+        return 0
+
+    def _stop(self, *_):
+        self.stopping = True
+
+    def _grade(self, job: Job, claim: str, run_id: int, seed: int, times: SolutionTimes, free_at_start):
+        started = time.monotonic()
+        entry = Entry(Path(job.archive), job.student, job.received, received_from=job.received_from)
+        sub = read_submission(entry, [t.file for t in self.registry.tasks], IntakeLimits.from_rubric(self.rubric.limits))
+        result, build = intake_and_build(sub, self.backend, self.rubric)
+        if result is None:
+            self.jobs.progress(job.id, claim, "running")
+            result = grade_submission(sub, build, self.backend, self.o.gpu, self.solution, self.rubric, self.registry,
+                                      seed, times,
+                                      progress=lambda done, total: self.jobs.progress(job.id, claim, "running", done,
+                                                                                      total))
+            held = await_gpu_memory(self.solution, free_at_start, self.rubric.limits, sub.student)
+            if held:
+                sub.notes.append(held)
+                self.log(f"warning: {held}")
+        sick = health_check(self.solution, self.rubric, self.registry)
+        if sick:  # what this GPU measured cannot be trusted: another GPU grades the job again
+            self.jobs.give_back(job.id, f"GPU {self.o.gpu} failed after grading it ({sick})", self.rubric.service.attempts,
+                                claim)
+            raise GpuFailed(sick)
+        self.jobs.progress(job.id, claim, "storing")
+        seconds = time.monotonic() - started
+        counted = result.status == SubmissionStatus.GRADED
+        replaced = self.jobs.same_archive_grades(sub.student, sub.sha256)
+        try:
+            sid = self.store.save(run_id, result, self.backend.harness_version, self.rubric.sha256,
+                                  self.rubric.max_points, chain_for_result(self.rubric, result, self.backend.timed),
+                                  then=lambda sid: self.jobs.finish_in(job.id, claim, sid, result.status, counted,
+                                                                       seconds, sub.sha256, replaced))
+        except LostClaim:
+            self.log(f"job {job.id} ({job.student}) was taken from this worker meanwhile; its grade here is dropped")
+            return
+        row = self.store.submissions(job.student).set_index("id").loc[sid]
+        waited = (datetime.now(timezone.utc) - datetime.fromisoformat(job.received)).total_seconds() - seconds
+        self.log(f"job {job.id} {job.student} attempt {self.jobs.attempt_number(job)}: {result.status} "
+                 f"{row['total']:.1f}/{row['max_total']:.0f} in {seconds:.1f} s (waited {max(0.0, waited):.1f} s)")

@@ -1,0 +1,292 @@
+"""The grading service's queue, tokens and workers, in the grades store (tables of migrations step 12).
+
+The queue is the store: an accepted upload is a row before its reply is sent, so it survives the service's
+restart; a worker takes a job by a claim written in one transaction (`claim`), and only the holder of the
+job's current claim can finish it (`finish_in`, inside the transaction that stores the grade), so a job a
+restarted service gave back to the queue is stored exactly once even if a stray old worker ends it too.
+
+Order (`claim`): round robin by student. The next job is the oldest queued job of the student served least
+recently (never served first), among students with no job running: one student's many uploads cannot
+starve the rest, and each student's results come back in their upload order.
+
+Every statement runs in a transaction of its own; `admit` and `claim` take the write lock first (BEGIN
+IMMEDIATE), so two uploads of one student at the same moment cannot both pass the limits.
+"""
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from grader.store.store import Store, now
+
+QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed", "cancelled"
+OPEN = (QUEUED, RUNNING)
+ROLES = ("student", "staff", "assignment")
+
+
+class LostClaim(RuntimeError):
+    """The job was given to another worker (or back to the queue) meanwhile: this worker's result is not stored."""
+
+
+@dataclass
+class Job:
+    id: int
+    student: str
+    upload_id: str
+    token: str
+    received: str
+    received_from: str
+    archive: str
+    sha256: str
+    bytes: int
+    state: str
+    phase: str
+    done_cases: int | None
+    total_cases: int | None
+    worker: str | None
+    claim: str | None
+    attempts: int
+    started: str | None
+    finished: str | None
+    seconds: float | None
+    submission_id: int | None
+    status: str | None
+    counted: int
+    error: str
+
+    @property
+    def open(self) -> bool:
+        return self.state in OPEN
+
+
+@dataclass(frozen=True)
+class Token:
+    hash: str
+    role: str
+    student: str
+    name: str
+    made: str
+    revoked: str | None
+
+
+def _stamp(when: datetime) -> str:
+    return when.astimezone(timezone.utc).isoformat(timespec="seconds")
+
+
+class Jobs:
+    """The service's rows of one store. Every SQL statement of the service is here."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.db: sqlite3.Connection = store.db
+
+    @contextmanager
+    def _writing(self):
+        """A write transaction that holds the lock from its first statement (reads inside it are current)."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.rollback()
+            raise
+        self.db.commit()
+
+    def _jobs(self, sql: str, params: tuple = ()) -> list[Job]:
+        cur = self.db.execute(sql, params)
+        names = [d[0] for d in cur.description]
+        return [Job(**dict(zip(names, row))) for row in cur.fetchall()]
+
+    # --- tokens ---------------------------------------------------------------------------------------------
+
+    def add_tokens(self, rows: list[tuple[str, str, str, str]]) -> None:
+        """(hash, role, student, name) each, made now."""
+        made = now()
+        with self.db:
+            self.db.executemany("INSERT INTO tokens (hash, role, student, name, made) VALUES (?, ?, ?, ?, ?)",
+                                [(*row, made) for row in rows])
+
+    def token(self, digest: str) -> Token | None:
+        row = self.db.execute("SELECT hash, role, student, name, made, revoked FROM tokens WHERE hash = ?",
+                              (digest,)).fetchone()
+        return Token(*row) if row else None
+
+    def tokens(self) -> list[Token]:
+        return [Token(*row) for row in self.db.execute(
+            "SELECT hash, role, student, name, made, revoked FROM tokens ORDER BY role, student, made")]
+
+    def revoke(self, student: str | None = None, digest_prefix: str | None = None) -> int:
+        """Revokes a student's tokens in force, or the one token whose hash starts with `digest_prefix`."""
+        with self.db:
+            if student is not None:
+                cur = self.db.execute("UPDATE tokens SET revoked = ? WHERE student = ? AND role = 'student'"
+                                      " AND revoked IS NULL", (now(), student))
+            else:
+                cur = self.db.execute("UPDATE tokens SET revoked = ? WHERE hash LIKE ? AND revoked IS NULL",
+                                      (now(), f"{digest_prefix}%"))
+        return cur.rowcount
+
+    def students_with_tokens(self) -> set[str]:
+        return {s for (s,) in self.db.execute("SELECT student FROM tokens WHERE role = 'student' AND revoked IS"
+                                              " NULL")}
+
+    # --- the queue --------------------------------------------------------------------------------------------
+
+    def admit(self, job: dict, limit: Callable[[list[Job]], str | None]) -> tuple[int | None, str | None]:
+        """Adds a queued job unless `limit` (given the student's jobs of the last hour and every job still
+        open, read under the write lock) refuses it: (its id, None), or (None, the refusal's words)."""
+        with self._writing():
+            hour_ago = _stamp(datetime.now(timezone.utc) - timedelta(hours=1))
+            recent = self._jobs("SELECT * FROM jobs WHERE student = ? AND (received >= ? OR state IN (?, ?))"
+                                " ORDER BY id", (job["student"], hour_ago, *OPEN))
+            refused = limit(recent)
+            if refused:
+                return None, refused
+            cur = self.db.execute(
+                "INSERT INTO jobs (student, upload_id, token, received, received_from, archive, sha256, bytes,"
+                " state) VALUES (:student, :upload_id, :token, :received, :received_from, :archive, :sha256,"
+                " :bytes, 'queued')", job)
+            return cur.lastrowid, None
+
+    def by_upload(self, upload_id: str) -> Job | None:
+        found = self._jobs("SELECT * FROM jobs WHERE upload_id = ?", (upload_id,))
+        return found[0] if found else None
+
+    def job(self, job_id: int) -> Job | None:
+        found = self._jobs("SELECT * FROM jobs WHERE id = ?", (job_id,))
+        return found[0] if found else None
+
+    def jobs(self, student: str | None = None, states: tuple[str, ...] | None = None) -> list[Job]:
+        sql, params = "SELECT * FROM jobs WHERE 1", []
+        if student is not None:
+            sql, params = sql + " AND student = ?", [*params, student]
+        if states:
+            sql += f" AND state IN ({', '.join('?' * len(states))})"
+            params += list(states)
+        return self._jobs(sql + " ORDER BY id", tuple(params))
+
+    def attempt_number(self, job: Job) -> int:
+        """The job's place among its student's uploads (1: their first)."""
+        return self.db.execute("SELECT COUNT(*) FROM jobs WHERE student = ? AND id <= ?",
+                               (job.student, job.id)).fetchone()[0]
+
+    # The queue in the order workers take it (the module's docstring): a student with a job running waits.
+    _ORDER = """
+        SELECT j.id, j.student FROM jobs j
+        LEFT JOIN (SELECT student, MAX(started) AS served FROM jobs WHERE started IS NOT NULL GROUP BY student) s
+          ON s.student = j.student
+        WHERE j.state = 'queued'
+        ORDER BY s.served IS NOT NULL, s.served, j.id"""
+
+    def queue(self) -> list[int]:
+        """The queued jobs' ids in the order workers will take them (a student's later jobs after the first
+        ones of everyone else)."""
+        rows = self.db.execute(self._ORDER).fetchall()
+        first, rest, seen = [], [], set()
+        for job_id, student in rows:
+            (rest if student in seen else first).append(job_id)
+            seen.add(student)
+        return first + rest
+
+    def claim(self, worker: str, claim: str) -> Job | None:
+        """Gives the next job to `worker` under `claim` (running, attempts + 1), or None when none waits."""
+        with self._writing():
+            busy = {s for (s,) in self.db.execute("SELECT DISTINCT student FROM jobs WHERE state = 'running'")}
+            nxt = next((job_id for job_id, student in self.db.execute(self._ORDER) if student not in busy), None)
+            if nxt is None:
+                return None
+            self.db.execute("UPDATE jobs SET state = 'running', phase = 'building', worker = ?, claim = ?,"
+                            " attempts = attempts + 1, started = ?, done_cases = NULL, total_cases = NULL"
+                            " WHERE id = ?", (worker, claim, now(), nxt))
+            self.db.execute("UPDATE workers SET state = 'busy', job = ?, seen = ? WHERE name = ?", (nxt, now(), worker))
+        return self.job(nxt)
+
+    def progress(self, job_id: int, claim: str, phase: str, done: int | None = None, total: int | None = None):
+        with self.db:
+            self.db.execute("UPDATE jobs SET phase = ?, done_cases = COALESCE(?, done_cases),"
+                            " total_cases = COALESCE(?, total_cases) WHERE id = ? AND claim = ? AND state = 'running'",
+                            (phase, done, total, job_id, claim))
+
+    def finish_in(self, job_id: int, claim: str, submission_id: int, status: str, counted: bool, seconds: float,
+                  sha256: str, replaced: list[int]):
+        """Inside Store.save's transaction: the job is done with its grade. Earlier jobs whose grade the new one
+        replaced (the same archive uploaded again) point to it. Raises LostClaim, undoing the save, when the
+        job is no longer this worker's."""
+        cur = self.db.execute("UPDATE jobs SET state = 'done', phase = 'done', finished = ?, submission_id = ?,"
+                              " status = ?, counted = ?, seconds = ?, error = '' WHERE id = ? AND claim = ?"
+                              " AND state = 'running'",
+                              (now(), submission_id, status, int(counted), seconds, job_id, claim))
+        if cur.rowcount != 1:
+            raise LostClaim(f"job {job_id} is no longer this worker's")
+        if replaced:
+            self.db.execute(f"UPDATE jobs SET submission_id = ? WHERE submission_id IN ({', '.join('?' * len(replaced))})",
+                            (submission_id, *replaced))
+        self.db.execute("UPDATE workers SET state = 'idle', job = NULL, done = done + 1, seen = ? WHERE job = ?",
+                        (now(), job_id))
+
+    def same_archive_grades(self, student: str, sha256: str) -> list[int]:
+        """The stored grades a new grade of this archive will replace (Store.save keeps one per key)."""
+        return [i for (i,) in self.db.execute("SELECT id FROM submissions WHERE student = ? AND sha256 = ?",
+                                              (student, sha256))]
+
+    def give_back(self, job_id: int, reason: str, max_attempts: int, claim: str | None = None) -> str:
+        """A running job whose worker is gone (or stops) goes back to the queue, at its old place; after
+        `max_attempts` takes it fails instead (a submission that kills its worker every time must not stop
+        the queue). Returns the job's new state ('' when it was not running, or not under `claim`)."""
+        with self._writing():
+            row = self.db.execute("SELECT attempts FROM jobs WHERE id = ? AND state = 'running'"
+                                  + (" AND claim = ?" if claim else ""),
+                                  (job_id, claim) if claim else (job_id,)).fetchone()
+            if row is None:
+                return ""
+            if row[0] >= max_attempts:
+                self.db.execute("UPDATE jobs SET state = 'failed', phase = 'done', finished = ?, claim = NULL,"
+                                " counted = 0, error = ? WHERE id = ?",
+                                (now(), f"{reason}; it was tried {row[0]} times, so it was not tried again", job_id))
+                return FAILED
+            self.db.execute("UPDATE jobs SET state = 'queued', phase = 'waiting', claim = NULL, done_cases = NULL,"
+                            " total_cases = NULL, error = ? WHERE id = ?", (reason, job_id))
+            self.db.execute("UPDATE workers SET job = NULL WHERE job = ?", (job_id,))
+            return QUEUED
+
+    def running(self, worker: str | None = None) -> list[Job]:
+        return self._jobs("SELECT * FROM jobs WHERE state = 'running'" + (" AND worker = ?" if worker else "")
+                          + " ORDER BY id", (worker,) if worker else ())
+
+    def cancel(self, job_id: int, reason: str) -> bool:
+        with self.db:
+            cur = self.db.execute("UPDATE jobs SET state = 'cancelled', phase = 'done', finished = ?, counted = 0,"
+                                  " claim = NULL, error = ? WHERE id = ? AND state = 'queued'", (now(), reason, job_id))
+        return cur.rowcount == 1
+
+    def recent_seconds(self, count: int = 20) -> list[float]:
+        """How long the last `count` jobs took, newest first (the ETA's estimate)."""
+        return [s for (s,) in self.db.execute("SELECT seconds FROM jobs WHERE state = 'done' AND seconds IS NOT NULL"
+                                              " ORDER BY finished DESC, id DESC LIMIT ?", (count,))]
+
+    # --- workers ----------------------------------------------------------------------------------------------
+
+    def worker_started(self, name: str, gpu: str | None, pid: int):
+        with self.db:
+            self.db.execute("INSERT INTO workers (name, gpu, pid, state, started, seen) VALUES (?, ?, ?, 'starting',"
+                            " ?, ?) ON CONFLICT (name) DO UPDATE SET gpu = excluded.gpu, pid = excluded.pid,"
+                            " state = 'starting', job = NULL, reason = '', started = excluded.started,"
+                            " seen = excluded.seen, done = 0", (name, gpu, pid, now(), now()))
+
+    def worker_state(self, name: str, state: str, reason: str = ""):
+        with self.db:
+            self.db.execute("UPDATE workers SET state = ?, reason = ?, seen = ?"
+                            + (", job = NULL" if state != "busy" else "") + " WHERE name = ?",
+                            (state, reason, now(), name))
+
+    def workers(self) -> list[dict]:
+        cur = self.db.execute("SELECT * FROM workers ORDER BY name")
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row)) for row in cur.fetchall()]
+
+    def finished_since(self, since: str) -> list[tuple[str, str, float]]:
+        """(worker, finished, seconds) of every job done since `since` (the staff's throughput)."""
+        return list(self.db.execute("SELECT worker, finished, seconds FROM jobs WHERE state = 'done' AND finished >= ?"
+                                    " ORDER BY finished", (since,)))
