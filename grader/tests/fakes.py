@@ -53,6 +53,7 @@ from grader.gate.check import Finding
 from grader.gate.report import GateReport
 from grader.core.registry import Registry
 from grader.core.rubric import load_rubric
+from grader.core.status import CaseStatus
 from grader.run.runner import HarnessFailure
 from grader.tests import planted
 
@@ -240,6 +241,25 @@ class FakeBackend(Backend):
 
 
 SIMULATED_DELAY_ENV = "GRADER_SIMULATED_DELAY"
+# A folder: the simulated GPU named by a file in it has failed (its solution's process fails every request from
+# then on), as a GPU that falls off the bus does; the grading service's tests break one GPU of several so.
+SIMULATED_BROKEN_ENV = "GRADER_SIMULATED_BROKEN"
+
+
+class _FailingGpu(Server):
+    """The solution's process on a simulated GPU that fails once its file appears (SIMULATED_BROKEN_ENV)."""
+
+    def __init__(self, server: Server, flag: Path):
+        self.server, self.flag = server, flag
+
+    def request(self, message: dict, timeout: float) -> dict:
+        if self.flag.exists():
+            raise HarnessFailure("the process ended: CUDA error: unspecified launch failure (simulated: the GPU "
+                                 "fell off the bus)", CaseStatus.CRASHED)
+        return self.server.request(message, timeout)
+
+    def close(self):
+        self.server.close()
 
 
 class SimulatedBackend(FakeBackend):
@@ -247,6 +267,11 @@ class SimulatedBackend(FakeBackend):
 
     def identify(self, gpu, device: dict) -> dict:
         return {"host": socket.gethostname(), "uuid": f"GPU-simulated-{gpu}", "nvidia_driver": "simulated"}
+
+    def solution_server(self, gpu) -> Server:
+        server = super().solution_server(gpu)
+        broken = os.environ.get(SIMULATED_BROKEN_ENV)
+        return _FailingGpu(server, Path(broken) / str(gpu)) if broken else server
 
 
 class SimulatedKind(Kind):

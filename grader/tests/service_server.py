@@ -1,0 +1,186 @@
+"""The grading service as its tests run it: `bin/grader serve` started the real way, as a process of its own on
+loopback, with the simulated GPUs of grader/tests/fakes.py (`--device simulated`: fast, and a GPU can be made to
+fail), and real HTTP clients (http.client) talking to it.
+
+    service = ServiceUnderTest(tmp_path, students=["s01", "s02"], gpus="0,1", delay=0.01)
+    service.start()
+    job = service.upload(service.token("s01"), archive())          # 202's body
+    done = service.wait(service.token("s01"), job["job"])
+    service.kill()                                                  # SIGKILL, as a crash
+"""
+from __future__ import annotations
+
+import http.client
+import io
+import json
+import os
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+from grader.cli import main as grader
+from grader.core.registry import Registry
+from grader.core.rubric import DEFAULT_RUBRIC
+
+REPO = Path(__file__).resolve().parents[2]
+TASK_FILES = [t.file for t in Registry.from_file().tasks]
+
+
+def archive(marker: str = "ok speed=1.2", files: dict[str, bytes] | None = None, salt: str = "") -> bytes:
+    """A submission as `make submit` packs it (a .tar.gz of the task files), each file a fake kernel whose marker
+    says how it behaves (grader/tests/fakes.py); `salt` makes two archives differ."""
+    files = files if files is not None else {name: f"// fake: {marker}\n// {salt}\n".encode() for name in TASK_FILES}
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            info.mtime = 1_700_000_000
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rubric_with(tmp: Path, **service) -> Path:
+    """A copy of the course's rubric with [service] values changed (uploads_per_hour=2, ...)."""
+    text = Path(DEFAULT_RUBRIC).read_text()
+    for key, value in service.items():
+        text, n = re.subn(rf"(?m)^{key} = .*$", f"{key} = {json.dumps(value)}", text)
+        assert n == 1, key
+    out = Path(tmp) / "rubric.toml"
+    out.write_text(text)
+    return out
+
+
+class ServiceUnderTest:
+    def __init__(self, tmp: Path, students: list[str] = ("s01", "s02"), gpus: str = "0", delay: float = 0.0,
+                 rubric: Path | None = None, drain: float = 30.0):
+        self.tmp = Path(tmp)
+        self.results = self.tmp / "results"
+        self.broken = self.tmp / "broken-gpus"
+        self.broken.mkdir(parents=True, exist_ok=True)
+        self.gpus, self.delay, self.drain = gpus, delay, drain
+        self.rubric = Path(rubric or DEFAULT_RUBRIC)
+        self.port = free_port()
+        self.process: subprocess.Popen | None = None
+        self.log_path = self.tmp / "service.log"
+        self.students = list(students)
+        roster = self.tmp / "roster.csv"
+        roster.write_text("student,name\n" + "".join(f"{s},Student {s}\n" for s in self.students))
+        assert grader(["tokens", "--results", str(self.results), "--roster", str(roster), "--rubric",
+                       str(self.rubric)]) == 0
+        rows = (self.results / "tokens.csv").read_text().splitlines()[1:]
+        self.tokens = {row.split(",")[0]: row.split(",")[2] for row in rows}
+        self.staff = self._one("--staff", "ta")
+        self.assignment = self._one("--assignment", "gradescope")
+
+    def _one(self, flag: str, name: str) -> str:
+        import contextlib
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert grader(["tokens", "--results", str(self.results), flag, name]) == 0
+        return out.getvalue().strip().splitlines()[-1]
+
+    def token(self, student: str) -> str:
+        return self.tokens[student]
+
+    @property
+    def env(self) -> dict:
+        return {**os.environ, "GRADER_TEST_BACKENDS": "1", "CUDA_VISIBLE_DEVICES": self.gpus,
+                "GRADER_SIMULATED_DELAY": str(self.delay), "GRADER_SIMULATED_BROKEN": str(self.broken),
+                "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
+
+    def start(self, timeout: float = 60.0) -> "ServiceUnderTest":
+        self.log_from = len(self.log())
+        log = open(self.log_path, "a")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "grader", "serve", "--results", str(self.results), "--device", "simulated",
+             "--port", str(self.port), "--rubric", str(self.rubric), "--drain", str(self.drain)],
+            cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"the service exited ({self.process.returncode}):\n{self.log()}")
+            try:
+                if self.request("GET", "/healthz")[0] == 200 and self.ready_workers() >= len(self.gpus.split(",")):
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise AssertionError(f"the service did not start within {timeout} s:\n{self.log()}")
+
+    def ready_workers(self) -> int:
+        """Workers of this start that said they are ready."""
+        return self.log()[self.log_from:].count("ready on GPU")
+
+    def log(self) -> str:
+        return self.log_path.read_text() if self.log_path.exists() else ""
+
+    def request(self, method: str, path: str, token: str | None = None, body: bytes | None = None,
+                headers: dict | None = None, timeout: float = 30.0) -> tuple[int, dict, dict]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            sent = dict(headers or {})
+            if token:
+                sent["Authorization"] = f"Bearer {token}"
+            conn.request(method, path, body=body, headers=sent)
+            reply = conn.getresponse()
+            data = reply.read()
+            return reply.status, (json.loads(data) if data else {}), dict(reply.getheaders())
+        finally:
+            conn.close()
+
+    def upload(self, token: str, data: bytes, student: str | None = None, upload_id: str | None = None,
+               expect: int = 202, extra: dict | None = None) -> dict:
+        headers = {"Upload-Id": upload_id or secrets.token_urlsafe(12), "Content-Type": "application/gzip",
+                   **({"Student": student} if student else {}), **(extra or {})}
+        status, body, _ = self.request("POST", "/api/v1/uploads", token, data, headers)
+        assert status == expect, (status, body)
+        return body
+
+    def job(self, token: str, job_id: int) -> dict:
+        status, body, _ = self.request("GET", f"/api/v1/jobs/{job_id}", token)
+        assert status == 200, (status, body)
+        return body
+
+    def wait(self, token: str, job_id: int, timeout: float = 60.0) -> dict:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            job = self.job(token, job_id)
+            if job["state"] in ("done", "failed", "cancelled"):
+                return job
+            time.sleep(0.1)
+        raise AssertionError(f"job {job_id} not finished within {timeout} s: {job}\n{self.log()}")
+
+    def status(self) -> dict:
+        status, body, _ = self.request("GET", "/api/v1/status", self.staff)
+        assert status == 200, body
+        return body
+
+    def worker_pids(self) -> list[int]:
+        found = subprocess.run(["pgrep", "-f", f"serve-worker --results {self.results}"], capture_output=True,
+                               text=True).stdout.split()
+        return [int(p) for p in found]
+
+    def kill(self, sig: int = signal.SIGKILL):
+        """Ends the service as a crash would (SIGKILL: no shutdown runs; its workers die with it)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(sig)
+            self.process.wait(timeout=self.drain + 30)
+        deadline = time.monotonic() + 10
+        while self.worker_pids() and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+    def stop(self):
+        self.kill(signal.SIGTERM)
