@@ -1,0 +1,100 @@
+"""The rubric's [service] policy on the running service: one upload in flight, uploads per hour (an upload that
+did not build does not count), the deadline with the service's clock as the time received; and the same
+verdicts as `bin/grader grade` for the same archive."""
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from grader.cli import main as grader
+from grader.tests.service_server import ServiceUnderTest, archive, rubric_with
+
+
+@pytest.fixture
+def late_rubric(tmp_path):
+    path = rubric_with(tmp_path, uploads_per_hour=2)
+    text = path.read_text() + ('\n[late]\ndue = "2020-01-01T00:00:00"\ntimezone = "UTC"\npenalty = 10\nper = "day"\n'
+                               'cap = 50\n')
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def service(tmp_path, late_rubric):
+    s = ServiceUnderTest(tmp_path, students=["s01", "s02"], gpus="0", delay=0.002, rubric=late_rubric)
+    s.start()
+    yield s
+    s.stop()
+
+
+def test_one_upload_in_flight_then_the_hourly_limit_and_a_failed_build_does_not_count(service):
+    token = service.token("s01")
+    first = service.upload(token, archive(salt="1", marker="ok sleep=0.5"))
+    status, reply, headers = service.request("POST", "/api/v1/uploads", token, archive(salt="2"),
+                                             {"Upload-Id": "in-flight-2"})
+    assert status == 429 and f"upload #1 is still" in reply["error"] and int(headers["retry-after"]) > 0
+    service.wait(token, first["job"])
+    broken = service.wait(token, service.upload(token, archive(marker="build-fails", salt="3"))["job"])
+    assert broken["result"]["status"] == "build_failed" and broken["counted"] is False
+    second = service.wait(token, service.upload(token, archive(salt="4"))["job"])
+    assert second["counted"] is True
+    status, reply, headers = service.request("POST", "/api/v1/uploads", token, archive(salt="5"),
+                                             {"Upload-Id": "over-the-limit"})
+    assert status == 429 and "2 uploads counted in the last hour" in reply["error"]
+    assert "next upload is possible at" in reply["error"] and 3500 < int(headers["retry-after"]) <= 3600
+    status, limits, _ = service.request("GET", "/api/v1/limits", token)
+    assert limits["counted_last_hour"] == 2 and limits["next_upload_at"] and limits["in_flight"] is None
+    # staff are held to no limit, and the other student is not slowed by this one's
+    service.wait(service.staff, service.upload(service.staff, archive(salt="6"), student="s01")["job"])
+    service.wait(service.token("s02"), service.upload(service.token("s02"), archive(salt="7"))["job"])
+
+
+def test_the_late_policy_reads_the_services_clock(service):
+    token = service.token("s02")
+    done = service.wait(token, service.upload(token, archive(salt="late"))["job"])
+    assert "late" in done["result"]["late"] and done["result"]["total"] == 50  # capped at 50%
+    db = sqlite3.connect(service.results / "grades.sqlite")
+    received, source = db.execute("SELECT received, received_from FROM submissions").fetchone()
+    assert source == "service" and received == done["received"]
+
+
+def test_the_bridges_received_time_is_gradescopes(service):
+    job = service.upload(service.assignment, archive(salt="gs"), student="s02",
+                         extra={"Received-At": "2019-12-31T23:00:00Z"})
+    done = service.wait(service.assignment, job["job"])
+    assert done["received"] == "2019-12-31T23:00:00+00:00" and done["result"]["late"].startswith("on time")
+    # a student cannot set their own time
+    own = service.upload(service.token("s01"), archive(salt="own-time"), extra={"Received-At": "2019-01-01T00:00:00Z"})
+    assert own["received"] != "2019-01-01T00:00:00+00:00"
+
+
+def test_the_service_gives_the_verdicts_grade_gives(service, tmp_path, monkeypatch):
+    data = archive(files={"fill.cu": b"// fake: ok speed=1.3\n", "add.cu": b"// fake: wrong\n",
+                          "transpose.cu": b"// fake: crash\n", "dot.cu": b"#error no\n",
+                          "matmul_naive.cu": b"// fake: not_implemented\n"})
+    token = service.token("s01")
+    done = service.wait(token, service.upload(token, data)["job"])
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "s01.tar.gz").write_bytes(data)
+    monkeypatch.setenv("GRADER_TEST_BACKENDS", "1")
+    assert grader(["grade", str(folder), "--results", str(tmp_path / "batch"), "--device", "simulated",
+                   "--rubric", str(service.rubric), "--no-progress", "--unsafe-no-sandbox"]) == 0
+
+    def verdicts(db: str, sid: int | None = None):
+        con = sqlite3.connect(db)
+        sid = sid or con.execute("SELECT MAX(id) FROM submissions").fetchone()[0]
+        cases = con.execute("SELECT task, dtype, shape, kind, status FROM cases WHERE submission_id = ? ORDER BY"
+                            " task, dtype, shape, kind", (sid,)).fetchall()
+        scores = con.execute("SELECT task, correctness, performance FROM scores WHERE submission_id = ? ORDER BY"
+                             " task", (sid,)).fetchall()
+        return cases, scores
+
+    served = sqlite3.connect(service.results / "grades.sqlite").execute(
+        "SELECT submission_id FROM jobs WHERE id = ?", (done["job"],)).fetchone()[0]
+    ours, theirs = verdicts(service.results / "grades.sqlite", served), verdicts(tmp_path / "batch" / "grades.sqlite")
+    assert ours[0] == theirs[0] and len(ours[0]) > 50
+    assert [(t, c) for t, c, _ in ours[1]] == [(t, c) for t, c, _ in theirs[1]]
+    assert {s for *_, s in ours[0]} >= {"ok", "wrong", "crashed", "build_error", "not_implemented", "missing"}
