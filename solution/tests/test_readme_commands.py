@@ -138,6 +138,9 @@ COMMANDS: list[tuple[str, Verdict]] = [
     (r"bin/grader grade \S+ --slurm .*", Verdict(NOT_RUN, "submits to a Slurm cluster (test_slurm_cluster.py starts "
                                                           "one)")),
     (r"bin/grader status", Verdict(NOT_RUN, "follows the Slurm batch of the line above")),
+    (r"bin/grader tokens --roster \S+", Verdict(RUNS, "one token per student of the roster, into results/tokens.csv")),
+    (r"bin/grader serve", Verdict(NOT_RUN, "a service that runs until it is stopped (test_service_*.py start it on "
+                                           "loopback and talk to it)")),
     # TAs
     (r"make leaderboard", Verdict(RUNS, "publishes results/leaderboard/")),
     (r"rsync .*", Verdict(NOT_RUN, "copies the leaderboard to a web host")),
