@@ -37,8 +37,8 @@ VISIBLE = "PLANTED-VISIBLE transpose message"
 
 def rubric_text(hidden: str = f'hidden = ["{HIDDEN_TIMED}"]\n', section: str = f'\n[hidden]\nuntil = "{UNTIL}"\n',
                 board: str = "", dot: str = f'hidden = ["{HIDDEN_CHECK}"]\n') -> str:
-    text = DEFAULT_RUBRIC.read_text().replace("[tasks.matmul_fast]\n", f"[tasks.matmul_fast]\n{hidden}")
-    text = text.replace("[tasks.dot]\n", f"[tasks.dot]\n{dot}")
+    text = re.sub(r"(?m)^\[tasks.matmul_fast\]\n", f"[tasks.matmul_fast]\n{hidden}", DEFAULT_RUBRIC.read_text())
+    text = re.sub(r"(?m)^\[tasks.dot\]\n", f"[tasks.dot]\n{dot}", text)
     text = text.replace('leaderboard_task = "matmul_fast"\n', f'leaderboard_task = "matmul_fast"\n{board}')
     return text + section
 
