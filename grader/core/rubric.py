@@ -6,6 +6,7 @@ import json
 import math
 import tomllib
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from grader.gate.policy import GatePolicy, parse_gate
@@ -35,6 +36,7 @@ class TaskPolicy:
     timed: tuple[str, ...]
     s_zero: float
     s_full: float
+    hidden: tuple[str, ...] = ()  # shapes whose results students see only after the rubric's hidden_until
 
     @property
     def timed_dtype(self) -> str:
@@ -49,6 +51,11 @@ class TaskPolicy:
     def largest_timed(self) -> str | None:
         """The timed shape with the most elements (the most work), or None when nothing is timed."""
         return max(self.timed, key=shape_size, default=None)
+
+    @property
+    def largest_shown_timed(self) -> str | None:
+        """The largest timed shape that is not hidden: what the public leaderboard may show of the task."""
+        return max((s for s in self.timed if s not in self.hidden), key=shape_size, default=None)
 
     def performance_credit(self, speedup: float) -> float:
         """0 at s <= s_zero, 1 at s >= s_full, linear in log(s) between."""
@@ -133,6 +140,7 @@ class Rubric:
     leaderboard_shape: str  # the leaderboard task's timed shape that ranks: by default its largest
     late: LatePolicy | None = None  # [late]: due date, penalty, late days, extensions (grader/core/late.py)
     service: ServicePolicy = ServicePolicy()  # [service]: the grading service's limits (grader/core/service_policy.py)
+    hidden_until: datetime | None = None  # [hidden] until: before it students see hidden shapes' counts only
 
     def task(self, task_id: str) -> TaskPolicy:
         return next(t for t in self.tasks if t.id == task_id)
@@ -238,7 +246,8 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
             fail(where, f"unknown task '{task_id}' (the harness's tasks: {', '.join(registry.ids)})")
         if not isinstance(entry, dict):
             fail(where, "must be a table")
-        known = {"correctness_points", "performance_points", "dtypes", "shapes", "timed", "s_zero", "s_full", "gate"}
+        known = {"correctness_points", "performance_points", "dtypes", "shapes", "timed", "s_zero", "s_full", "gate",
+                 "hidden"}
         for key in entry.keys() - known:
             fail(where, f"unknown key '{key}' (expected {', '.join(sorted(known))})")
         # Types and shapes are the registry's: by default every type of the task and its
@@ -252,13 +261,18 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
         for s in shapes + timed:
             if not spec.valid_shape(s):
                 fail(where, f"'{s}' is not a {spec.shape_kind} shape")
+        hidden = strings(entry, "hidden", where, allow_empty=True) if "hidden" in entry else ()
+        for s in hidden:
+            if s not in shapes + timed:
+                fail(where, f"hidden shape '{s}' is not one of {task_id}'s graded or timed shapes "
+                            f"({', '.join(dict.fromkeys(shapes + timed))})")
         s_zero = number(entry, "s_zero", where, positive=True)
         s_full = number(entry, "s_full", where, positive=True)
         if not s_zero < s_full:
             fail(where, f"thresholds out of order: s_zero ({s_zero}) must be below s_full ({s_full})")
         policies.append(TaskPolicy(task_id, number(entry, "correctness_points", where),
                                    number(entry, "performance_points", where), dtypes, shapes, timed,
-                                   s_zero, s_full))
+                                   s_zero, s_full, hidden))
     if not policies:
         fail("[tasks]", "no task is graded")
     timed_cases = sum(len(p.timed) for p in policies)
@@ -281,17 +295,54 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
     if not next(p for p in policies if p.id == leaderboard).timed:
         fail("[assignment]", f"'leaderboard_task' {leaderboard!r} has no timed shapes")
     board_policy = next(p for p in policies if p.id == leaderboard)
-    board_shape = assignment.get("leaderboard_shape", board_policy.largest_timed)
+    # The leaderboard is public before and after [hidden] until: it never ranks by a hidden shape.
+    board_shape = assignment.get("leaderboard_shape", board_policy.largest_shown_timed)
+    if board_shape is None:
+        fail("[assignment]", f"every timed shape of 'leaderboard_task' {leaderboard!r} is hidden: the public "
+                             "leaderboard needs one that is not")
     if board_shape not in board_policy.timed:
         fail("[assignment]", f"'leaderboard_shape' {board_shape!r} is not one of {leaderboard}'s timed shapes "
                              f"({', '.join(board_policy.timed)})")
+    if board_shape in board_policy.hidden:
+        fail("[assignment]", f"'leaderboard_shape' {board_shape!r} is hidden ([tasks.{leaderboard}] hidden): the "
+                             "public leaderboard would show its results; name a timed shape that is not hidden")
     # Every task file is linked into the harness, graded or not, so the gate covers them all.
     gate = parse_gate(data, tasks_t, {t.file: t.id for t in registry.tasks}, fail,
                       file_kib=limits.task_file_kib, precheck_seconds=limits.precheck_seconds)
     late = parse_late(data.get("late"), path, fail)
     service = parse_service(data.get("service"), fail)
+    hidden_until = _hidden_until(data.get("hidden"), policies, fail)
     return Rubric(path, digest, name, str(assignment.get("title", name)), leaderboard, limits, timing, tuple(policies),
-                  sanitizer=sanitizer, leaderboard_shape=board_shape, gate=gate, late=late, service=service)
+                  sanitizer=sanitizer, leaderboard_shape=board_shape, gate=gate, late=late, service=service,
+                  hidden_until=hidden_until)
+
+
+def _hidden_until(section, policies: list[TaskPolicy], fail) -> datetime | None:
+    """[hidden] until: the moment hidden shapes' results are shown to students (grader/core/visibility.py); required
+    when a task lists hidden shapes, and only then."""
+    hiding = [p.id for p in policies if p.hidden]
+    if section is None:
+        if hiding:
+            fail("[hidden]", f"missing: {', '.join(hiding)} list{'s' if len(hiding) == 1 else ''} hidden shapes, so the rubric needs [hidden] until = "
+                             "\"2026-12-11T23:59:00+00:00\" (when students see their results)")
+        return None
+    if not isinstance(section, dict):
+        fail("[hidden]", "must be a table")
+    for key in section.keys() - {"until"}:
+        fail("[hidden]", f"unknown key '{key}' (expected until)")
+    if not hiding:
+        fail("[hidden]", "'until' is set but no task lists hidden shapes (a task's `hidden = [\"shape\", ...]`)")
+    value = section.get("until")
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            fail("[hidden]", f"'until' must be an ISO 8601 time with its offset, such as "
+                             f"\"2026-12-11T23:59:00+00:00\", got {section['until']!r}")
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        fail("[hidden]", f"'until' must be an ISO 8601 time with its offset, such as \"2026-12-11T23:59:00+00:00\" "
+                         f"(an offset says which day it is everywhere), got {section.get('until')!r}")
+    return value
 
 
 def _sanitizer_policy(section: dict, policies: list[TaskPolicy], registry: Registry, fail, number,

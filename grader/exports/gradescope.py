@@ -6,14 +6,22 @@ performance test, the task's timed cases (report.performance_markdown), as the p
 graded in a run that timed nothing (the CPU backend) has no performance tests, and its output says that the
 performance points were not measured (never a failed test for what did not run). Field names follow Gradescope's
 autograder specification (grader/tests/test_exports.py lists them).
+
+Before the rubric's [hidden] until (grader/core/visibility.py, which says why), a task with hidden cases has its
+tests show only its visible cases, without points, and a test of its own, "TASK: hidden cases", hold the task's
+points with visibility "after_due_date" and the count line as its output; the top-level score stays whole
+(Gradescope does not show a student the total while a test is hidden). After the date, the tests are as without
+hidden shapes, all "visible".
 """
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 from grader.exports.common import Export, latest_submission, submission_row
 from grader.reports.leaderboard.board import submission_metric
-from grader.reports.report import performance_markdown, run_of, task_feedback, task_markdown
+from grader.core import visibility
+from grader.reports.report import performance_markdown, run_of, students_now, task_feedback, task_markdown
 from grader.core.rubric import Rubric
 from grader.core.status import SubmissionStatus
 from grader.store.store import Store
@@ -36,26 +44,42 @@ def _output(sub: dict, isolation, untimed: str = "", performance_max: float = 0.
     return "\n".join(lines).strip()
 
 
-def results(store: Store, rubric: Rubric, student: str | None = None, submission_id: int | None = None) -> dict:
-    """The student's latest submission's results.json, or that of `submission_id` (the grading service's job)."""
+def results(store: Store, rubric: Rubric, student: str | None = None, now: datetime | None = None,
+            submission_id: int | None = None) -> dict:
+    """The results.json of the student's latest submission (or of `submission_id`: the grading service's job), for
+    Gradescope to show them at `now` (the time it is made when not given)."""
+    view = visibility.student(now) if now else students_now()
     sub = latest_submission(store, student) if submission_id is None else submission_row(store, submission_id)
     run = run_of(store, sub["run_id"])
+    shown = task_feedback(store, rubric, sub["id"], run["limits"], run["untimed"], view)
+    whole = task_feedback(store, rubric, sub["id"], run["limits"], run["untimed"]) if view.hides(rubric) else shown
     tests = []
-    for task in task_feedback(store, rubric, sub["id"], run["limits"], run["untimed"]):
+    for task, points in zip(shown, whole):
         for part, detail in (("correctness", task_markdown(task)), ("performance", performance_markdown(task))):
             got, worth = task[part], task[f"{part}_max"]
             if worth == 0 or (part == "performance" and run["untimed"]):
                 continue
+            if task["withheld"]:  # the visible cases' feedback; the points are in the hidden cases' test
+                tests.append({"name": f"{task['task']}: {part} (visible cases)", "output": detail,
+                              "visibility": "visible"})
+                continue
             tests.append({"name": f"{task['task']}: {part}", "score": round(float(got), 3), "max_score": worth,
                           "status": "passed" if got >= worth else "failed", "output": detail,
                           "visibility": "visible"})
+        if task["withheld"]:
+            tests.append({"name": f"{task['task']}: hidden cases", "score": round(float(points["points"]), 3),
+                          "max_score": task["max_points"], "output": f"{task['note']}: this test holds all of "
+                          f"{task['task']}'s {task['max_points']:g} points.", "visibility": "after_due_date"})
     value, metric = submission_metric(store, rubric, sub["id"])
     performance_max = sum(p.performance_points for p in rubric.tasks)
-    return {"score": round(float(sub["total"]), 3), "visibility": "visible",
-            "output": _output(sub, run["isolation"], run["untimed"], performance_max),
+    hidden = sum(t["hidden"] for t in shown)
+    output = _output(sub, run["isolation"], run["untimed"], performance_max)
+    if hidden:
+        output = "\n".join(filter(None, [output, f"{visibility.count_line(hidden, rubric)}; the score is shown then."]))
+    return {"score": round(float(sub["total"]), 3), "visibility": "visible", "output": output,
             "test_output_format": "md", "tests": tests,
             "leaderboard": [{"name": metric.label, "value": value if value is not None else 0.0, "order": "desc"}]}
 
 
-def export(store: Store, rubric: Rubric, student: str | None = None) -> Export:
-    return Export(json.dumps(results(store, rubric, student), indent=2) + "\n")
+def export(store: Store, rubric: Rubric, student: str | None = None, now: datetime | None = None) -> Export:
+    return Export(json.dumps(results(store, rubric, student, now), indent=2) + "\n")

@@ -5,16 +5,20 @@ file, an LMS comment's attachment) each student needs their own and nobody else'
 feedback.html (its plot embedded, so the page stands alone), feedback.md and, when the student has timed
 cases, speedup.png; with --zip, OUT/ID.zip holding the same files instead. What it says it wrote is read from
 what it wrote (Released.summary): a class graded without a GPU has no plot, and no plot is promised. Like every
-report it reads the store (report.feedback_context), so it never hands out a page older than the scores.
+report it reads the store (report.feedback_context), so it never hands out a page older than the scores. The
+pages are for students: before the rubric's [hidden] until they show hidden cases counted, not shown
+(grader/core/visibility.py), as of `now` (the time of release when not given).
 """
 from __future__ import annotations
 
 import zipfile
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
+from grader.core import visibility
 from grader.core.errors import GraderError
-from grader.reports.report import UNKNOWN_RUN, feedback_context, render_feedback, run_views
+from grader.reports.report import UNKNOWN_RUN, feedback_context, render_feedback, run_views, students_now
 from grader.core.rubric import Rubric
 from grader.store.store import Store
 
@@ -55,7 +59,8 @@ def student_files(context: dict, png: bytes | None) -> dict[str, bytes]:
     return files
 
 
-def release(results: Path, rubric: Rubric, out: Path, as_zip: bool = False) -> Released:
+def release(results: Path, rubric: Rubric, out: Path, as_zip: bool = False, now: datetime | None = None) -> Released:
+    view = visibility.student(now) if now else students_now()
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise GraderError(f"{out}: exists and is not a folder")
@@ -64,7 +69,7 @@ def release(results: Path, rubric: Rubric, out: Path, as_zip: bool = False) -> R
     store = Store.existing(Path(results) / "grades.sqlite")
     try:
         runs = run_views(store)
-        everyone = [(sub.student, *feedback_context(store, rubric, sub, runs.get(sub.run_id, UNKNOWN_RUN)))
+        everyone = [(sub.student, *feedback_context(store, rubric, sub, runs.get(sub.run_id, UNKNOWN_RUN), view))
                     for sub in store.latest_submissions().itertuples()]
     finally:
         store.close()

@@ -12,12 +12,15 @@ from __future__ import annotations
 import base64
 import json
 import re
+from datetime import datetime, timezone
 from pathlib import Path
 
 import jinja2
 import pandas as pd
 
 from grader.core import received as source_of
+from grader.core import visibility
+from grader.core.visibility import STAFF_VIEW, View
 from grader.reports.feedback import NOT_TIMED_NOTE, condense, points_note, task_state, timed_views
 from grader.run.isolation import Isolation
 from grader.reports.plots import speedup_plot
@@ -80,13 +83,21 @@ def grades_table(store: Store, rubric: Rubric) -> pd.DataFrame:
     return table.round(3)
 
 
-def task_feedback(store: Store, rubric: Rubric, submission_id: int, limits: dict, untimed: str = "") -> list[dict]:
+def task_feedback(store: Store, rubric: Rubric, submission_id: int, limits: dict, untimed: str = "",
+                  view: View = STAFF_VIEW) -> list[dict]:
     """Each task of a submission as its feedback shows it (grader/reports/feedback.py): the scores, a one-line verdict,
     the evidence and groups of failed cases, and the timed cases rated against the run's measured `limits`;
     `untimed`: why the run timed nothing (run_views), said in each task that has performance points.
-    The feedback pages, Gradescope's per-task output and Autolab's lines are all made from these."""
+    The feedback pages, Gradescope's per-task output and Autolab's lines are all made from these.
+    A `view` that hides (grader/core/visibility.py) leaves hidden cases out of everything here; a task that had
+    some says how many ("hidden") and has its points withheld ("withheld": its points are None)."""
     cases = store.cases(submission_id)
     tool_runs = store.sanitizer_runs(submission_id)
+    hiding = view.hides(rubric)
+    if hiding:  # what this reader may not see is never handed to the code below
+        hidden = cases[visibility.hidden_rows(rubric, cases)] if not cases.empty else cases
+        cases = cases[~visibility.hidden_rows(rubric, cases)] if not cases.empty else cases
+        tool_runs = tool_runs[~visibility.hidden_rows(rubric, tool_runs)] if not tool_runs.empty else tool_runs
     scores = store.scores([submission_id]).set_index("task")
     status = store.submission_status(submission_id)
     tasks = []
@@ -98,7 +109,8 @@ def task_feedback(store: Store, rubric: Rubric, submission_id: int, limits: dict
                 "performance": float(s.performance) if s is not None else 0.0,
                 "performance_max": policy.performance_points,
                 **condense(policy.id, policy.shapes, rows, tool_runs[tool_runs["task"] == policy.id]),
-                "timed": timed_views(policy.id, rows, limits, policy)}
+                "timed": timed_views(policy.id, rows, limits, policy),
+                "hidden": int((hidden["task"] == policy.id).sum()) if hiding else 0, "withheld": False}
         if rows.empty and status in (SubmissionStatus.REJECTED, SubmissionStatus.BUILD_FAILED):
             task["verdict"] = submission_word(status)
         task["points"] = task["correctness"] + task["performance"]
@@ -117,6 +129,12 @@ def task_feedback(store: Store, rubric: Rubric, submission_id: int, limits: dict
             task["performance"] = forced - task["correctness"]
             task["points"] = forced
             task["note"] = task["row_note"] = task["override"]
+        if task["hidden"] and rows.empty:
+            task["verdict"] = "every case hidden"
+        if task["hidden"]:  # its points (and a note or override about them) would tell how its hidden cases went
+            task.update(withheld=True, correctness=None, performance=None, points=None, override="",
+                        note=visibility.count_line(task["hidden"], rubric), state="withheld")
+            task["row_note"] = task["note"]
         tasks.append(task)
     return tasks
 
@@ -161,15 +179,17 @@ def run_of(store: Store, run_id: int) -> dict:
 _MISSING_NOTE = re.compile(r"^\S+\.cu is missing: that task scores 0$")
 
 
-def feedback_context(store: Store, rubric: Rubric, sub, run: dict) -> tuple[dict, bytes | None]:
-    """What feedback.md.j2 and feedback.html.j2 render for one stored submission, and its plot's PNG."""
-    tasks = task_feedback(store, rubric, sub.id, run["limits"], run["untimed"])
+def feedback_context(store: Store, rubric: Rubric, sub, run: dict, view: View = STAFF_VIEW) -> tuple[dict, bytes | None]:
+    """What feedback.md.j2 and feedback.html.j2 render for one stored submission, and its plot's PNG, as `view`'s
+    reader sees it (grader/core/visibility.py: before the rubric's date a student sees hidden cases counted)."""
+    tasks = task_feedback(store, rubric, sub.id, run["limits"], run["untimed"], view)
     timed = [v for t in tasks for v in t["timed"]]
     png = speedup_plot(timed)
     tool_runs = store.sanitizer_runs(sub.id)
     findings = json.loads(sub.gate)
     isolation = run["isolation"]
     shown = {**sub._asdict(), "received": source_of.shown(sub.received, sub.received_from)}
+    hidden = student_score(shown, tasks, rubric)
     context = {"title": rubric.title, "s": shown, "status_word": submission_word, "tasks": tasks,
                "timed": timed, "gate": [f for f in findings if f["enforced"]],
                "gate_notes": [f for f in findings if not f["enforced"]],
@@ -180,8 +200,30 @@ def feedback_context(store: Store, rubric: Rubric, sub, run: dict) -> tuple[dict
                "no_sanitizer": bool(len(tool_runs)) and (tool_runs["status"] == SanitizerStatus.UNAVAILABLE).all(),
                "plot": f"{sub.student}.png" if png else None,
                "plot_data": base64.b64encode(png).decode() if png else None,
-               "unsandboxed": None if isolation.isolated else isolation.label}
+               "unsandboxed": None if isolation.isolated else isolation.label, "hidden": hidden}
     return context, png
+
+
+def students_now() -> View:
+    """The view of a student reading now: the default of every output made for students."""
+    return visibility.student(datetime.now(timezone.utc))
+
+
+def student_score(shown: dict, tasks: list[dict], rubric: Rubric) -> dict | None:
+    """When some task's points are withheld (task_feedback): puts the other tasks' points out of their worth in
+    `shown` (a submission's row as a page shows it) in place of the whole score and takes out the late penalty's
+    points (a share of the whole score), and returns what the page says of the hidden cases ({"count", "line",
+    "withheld"}); None, leaving `shown` as it is, when nothing is withheld."""
+    withheld = [t for t in tasks if t["withheld"]]
+    if not withheld:
+        return None
+    count = sum(t["hidden"] for t in tasks)
+    shown.update(total=sum(t["points"] for t in tasks if not t["withheld"]),
+                 max_total=sum(t["max_points"] for t in tasks if not t["withheld"]),
+                 raw_total=None, penalty=None)
+    late = "; the late penalty is taken from the whole score then" if (shown.get("late_percent") or 0) > 0 else ""
+    return {"count": count, "line": visibility.count_line(count, rubric),
+            "withheld": visibility.withheld_line(withheld, rubric) + late}
 
 
 def render_feedback(context: dict, kind: str) -> str:
@@ -189,12 +231,15 @@ def render_feedback(context: dict, kind: str) -> str:
     return TEMPLATES[kind].get_template(f"feedback.{kind}.j2").render(context)
 
 
-def write_feedback(store: Store, rubric: Rubric, out: Path) -> list[Path]:
+def write_feedback(store: Store, rubric: Rubric, out: Path, view: View | None = None) -> list[Path]:
+    """Each student's feedback page and Markdown (and plot) in `out`: pages for students, as they read them at
+    `view`'s time (now when not given)."""
+    view = view or students_now()
     out.mkdir(parents=True, exist_ok=True)
     written = []
     runs = run_views(store)
     for sub in store.latest_submissions().itertuples():
-        context, png = feedback_context(store, rubric, sub, runs.get(sub.run_id, UNKNOWN_RUN))
+        context, png = feedback_context(store, rubric, sub, runs.get(sub.run_id, UNKNOWN_RUN), view)
         if png:
             (out / f"{sub.student}.png").write_bytes(png)
         for kind in ("md", "html"):

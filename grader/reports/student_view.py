@@ -1,25 +1,61 @@
-"""One stored submission's result as its student sees it (the grading service's reply, grader/service/views.py)."""
+"""One stored submission's result as its student sees it: the `result` of the grading service's job replies.
+
+The service (grader/service/) calls student_result for a job that is done; every number and sentence comes from the
+same readers as the feedback page (report.task_feedback, task_markdown, performance_markdown), in the students'
+view at `now` (grader/core/visibility.py: before the rubric's [hidden] until, hidden cases are counted, not shown, and
+a task that has some has its points withheld: None here).
+"""
 from __future__ import annotations
 
 from datetime import datetime
 
+from grader.core import visibility
+from grader.core.errors import GraderError
 from grader.core.rubric import Rubric
-from grader.reports.report import run_of, task_feedback, task_markdown
+from grader.core.status import SubmissionStatus
+from grader.reports.report import performance_markdown, run_of, student_score, task_feedback, task_markdown
 from grader.store.store import Store
 
 
-def student_result(store: Store, rubric: Rubric, submission_id: int, now: datetime) -> dict | None:
-    """status, total, max_total, late, timed, tasks [{task, points, max, note}], feedback (the condensed
-    feedback in Markdown, as Gradescope shows it), hidden (None: nothing hidden); None when not stored."""
-    rows = store.submissions()
-    rows = rows[rows["id"] == int(submission_id)]
-    if rows.empty:
-        return None
-    sub = rows.iloc[0]
-    run = run_of(store, int(sub["run_id"]))
-    tasks = task_feedback(store, rubric, int(sub["id"]), run["limits"], run["untimed"])
-    return {"status": sub["status"], "total": round(float(sub["total"]), 3), "max_total": float(sub["max_total"]),
-            "late": sub["late"] or "", "timed": not run["untimed"],
-            "tasks": [{"task": t["task"], "points": round(float(t["points"]), 3), "max": float(t["max_points"]),
-                       "note": t["note"]} for t in tasks],
-            "feedback": "\n\n".join(task_markdown(t) for t in tasks), "hidden": None}
+def student_result(store: Store, rubric: Rubric, submission_id: int, now: datetime,
+                   view: visibility.View | None = None) -> dict:
+    """{"status", "total", "max_total", "late", "timed", "tasks": [{"task", "points", "max", "note"}], "feedback",
+    "hidden": {"cases", "until"} or None}, as the student reads it at `now` (aware); `view`: another reader's (the
+    staff's, who see everything), in the same shape."""
+    subs = store.submissions()
+    found = subs[subs["id"] == int(submission_id)]
+    if found.empty:
+        raise GraderError(f"{store.path} holds no submission #{submission_id}")
+    sub = found.iloc[0].to_dict()
+    run = run_of(store, sub["run_id"])
+    tasks = task_feedback(store, rubric, sub["id"], run["limits"], run["untimed"], view or visibility.student(now))
+    shown = dict(sub)
+    hidden = student_score(shown, tasks, rubric)
+    return {"status": sub["status"], "total": round(float(shown["total"]), 3),
+            "max_total": round(float(shown["max_total"]), 3), "late": sub["late"] or "",
+            "timed": not run["untimed"] and sub["status"] == SubmissionStatus.GRADED,
+            "tasks": [{"task": t["task"], "points": None if t["withheld"] else round(float(t["points"]), 3),
+                       "max": t["max_points"], "note": t["note"]} for t in tasks],
+            "feedback": feedback_text(sub, shown, tasks, hidden, run["untimed"]),
+            "hidden": {"cases": hidden["count"], "until": rubric.hidden_until.isoformat()} if hidden else None}
+
+
+def feedback_text(sub: dict, shown: dict, tasks: list[dict], hidden: dict | None, untimed: str) -> str:
+    """The condensed feedback in Markdown: the score, why a submission was not graded or did not build, the hidden
+    cases' line, then each task's verdict and what failed (and its timed cases), as the feedback page has them."""
+    lines = [f"**Score: {shown['total']:.1f} / {shown['max_total']:.0f}**"
+             + (" (the tasks without hidden cases)" if hidden else "")]
+    if sub["status"] == SubmissionStatus.REJECTED:
+        lines.append(f"Your submission was not graded: {sub['rejected']}")
+    elif sub["status"] == SubmissionStatus.BUILD_FAILED:
+        lines.append(f"Your code did not build: {sub['build_reason'] or 'see the compiler messages'}.")
+    if hidden:
+        lines.append(f"**Hidden cases**: {hidden['line']}. Until then {hidden['withheld']}.")
+    if sub["late"]:
+        lines.append(f"**Late policy**: {sub['late']}")
+    for t in tasks:
+        points = "withheld" if t["withheld"] else f"{t['points']:.1f}"
+        lines.append(f"## {t['task']}: {points} / {t['max_points']:.0f}\n\n{task_markdown(t)}")
+        if t["performance_max"] and not untimed and t["timed"]:
+            lines.append(performance_markdown(t))
+    return "\n\n".join(lines) + "\n"

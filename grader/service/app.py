@@ -223,7 +223,7 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
     def _job(request: Request) -> dict:
         who = caller(request)
         job = own(who, request.path_params["job"])
-        return job_view(jobs(), rubric, job, alive(), utc_now())
+        return job_view(jobs(), rubric, job, alive(), utc_now(), staff=who.role == "staff")
 
     def _jobs(request: Request) -> dict:
         who = caller(request)
@@ -233,13 +233,18 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
         if who.role == "assignment":
             found = [x for x in found if x.token == who.hash]
         queue = j.queue()
-        return {"jobs": [job_view(j, rubric, x, alive(), utc_now(), feedback=False, queue=queue) for x in found]}
+        return {"jobs": [job_view(j, rubric, x, alive(), utc_now(), feedback=False, queue=queue,
+                                  staff=who.role == "staff") for x in found]}
 
     def _gradescope(request: Request) -> dict:
         who = caller(request)
         job = own(who, request.path_params["job"])
         if job.state != "done" or job.submission_id is None:
             raise Refused(409, f"job {job.id} is {job.state}: its result is not there yet")
+        if who.role == "student" and rubric.hidden_until is not None and utc_now() < rubric.hidden_until:
+            # Gradescope's JSON carries a hidden test's points for Gradescope to hold back: not for the student
+            raise Refused(403, "Gradescope's results of a job are for the course's Gradescope and staff while cases "
+                               f"are hidden (until {rubric.hidden_until.isoformat()}): `make history` shows yours")
         return gradescope.results(jobs().store, rubric, job.student, submission_id=job.submission_id)
 
     def _limits(request: Request) -> dict:

@@ -6,6 +6,7 @@ import statistics
 from datetime import datetime, timezone
 
 from grader.core.rubric import Rubric
+from grader.core.visibility import STAFF_VIEW
 from grader.reports.student_view import student_result
 from grader.store.jobs import QUEUED, RUNNING, Job, Jobs
 
@@ -25,7 +26,9 @@ def eta(jobs: Jobs, job: Job, position: int | None, workers: int) -> float | Non
 
 
 def job_view(jobs: Jobs, rubric: Rubric, job: Job, workers: int, now: datetime, feedback: bool = True,
-             queue: list[int] | None = None) -> dict:
+             queue: list[int] | None = None, staff: bool = False) -> dict:
+    """The job as the API shows it; its result as its student reads it now (hidden cases counted, not shown), or
+    with `staff`, everything."""
     queue = jobs.queue() if queue is None and job.state == QUEUED else (queue or [])
     position = queue.index(job.id) + 1 if job.id in queue else None
     view = {"job": job.id, "student": job.student, "attempt": jobs.attempt_number(job), "state": job.state,
@@ -35,8 +38,8 @@ def job_view(jobs: Jobs, rubric: Rubric, job: Job, workers: int, now: datetime, 
             "counted": bool(job.counted) if job.state == "done" else job.state in (QUEUED, RUNNING),
             "error": job.error if job.state in ("failed", "cancelled") else "", "result": None}
     if job.state == "done" and job.submission_id is not None:
-        result = student_result(jobs.store, rubric, job.submission_id, now)
-        if result is not None and not feedback:
+        result = student_result(jobs.store, rubric, job.submission_id, now, STAFF_VIEW if staff else None)
+        if not feedback:
             result.pop("feedback", None)
         view["result"] = result
     return view

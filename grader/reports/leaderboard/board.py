@@ -4,7 +4,9 @@ The metric is the rubric's leaderboard task's throughput (GFLOP/s or GB/s) at
 its leaderboard shape, from the median of the student's paired timed runs. A
 submission is correct for the leaderboard when it was graded, every
 correctness case of that task passed, and its timed run at that shape passed
-(a timed run verifies its output too). Each student is represented by their
+(a timed run verifies its output too). The board is public: it never reads a
+case at a hidden shape (rubric.toml's `hidden`), before the rubric's date or
+after it, and ranks by a shape that is not hidden (the rubric refuses one). Each student is represented by their
 best correct submission: the highest metric, rounded as shown (to
 METRIC_DECIMALS), the earlier submission on a tie; the same order ranks the
 students. A student with no correct submission is listed below the ranking,
@@ -22,7 +24,7 @@ from datetime import datetime
 
 import pandas as pd
 
-from grader.core import metrics
+from grader.core import metrics, visibility
 from grader.core.rubric import Rubric
 from grader.core.status import SUBMISSION_STATUSES, CaseStatus, SubmissionStatus, case_reason
 from grader.store.store import Store
@@ -122,8 +124,8 @@ def _columns(runs: pd.DataFrame, rubric: Rubric) -> tuple[TaskColumn, list[TaskC
     latest_run = runs.iloc[-1] if not runs.empty else None
     units = {t.id: _unit(latest_run["registry"], t.id) if latest_run is not None else "" for t in rubric.tasks}
     metric = TaskColumn(rubric.leaderboard_task, rubric.leaderboard_shape, units[rubric.leaderboard_task])
-    others = [TaskColumn(t.id, t.largest_timed, units[t.id]) for t in rubric.tasks
-              if t.id != metric.task and t.largest_timed]
+    others = [TaskColumn(t.id, t.largest_shown_timed, units[t.id]) for t in rubric.tasks
+              if t.id != metric.task and t.largest_shown_timed]
     return metric, others
 
 
@@ -157,13 +159,20 @@ def _measure(subs: pd.DataFrame, cases: pd.DataFrame, runs: pd.DataFrame, metric
     return subs
 
 
+def _public(rubric: Rubric, cases: pd.DataFrame) -> pd.DataFrame:
+    """The cases a public board may read: none at a hidden shape (grader/core/visibility.py), before the rubric's
+    date or after it, so the board's ranking and reasons never change with it."""
+    return cases[~visibility.hidden_rows(rubric, cases)] if not cases.empty else cases
+
+
 def submission_metric(store: Store, rubric: Rubric, submission_id: int) -> tuple[float | None, TaskColumn]:
     """One submission's leaderboard metric as the board shows and ranks it (rounded), and its column; None when
     the submission does not count for the leaderboard. Gradescope's and Autolab's leaderboard columns."""
     runs = store.runs()
     metric, _ = _columns(runs, rubric)
     subs = store.submissions()
-    row = _measure(subs[subs["id"] == submission_id], store.cases_for([submission_id]), runs, metric, [])
+    row = _measure(subs[subs["id"] == submission_id], _public(rubric, store.cases_for([submission_id])), runs, metric,
+                   [])
     if row.empty or not row["correct"].iloc[0]:
         return None, metric
     return float(row["metric_rounded"].iloc[0]), metric
@@ -174,8 +183,8 @@ def build_board(store: Store, rubric: Rubric) -> Board:
                          "untimed_reason"]]
     subs = store.submissions()[["id", "run_id", "student", "received", "graded", "status", "total", "max_total",
                                 "nickname", "harness_version"]]
-    cases = store.cases_for()[["submission_id", "task", "shape", "kind", "status", "work", "speedup", "speedup_low",
-                               "speedup_high", "student_ms", "solution_ms"]]
+    cases = _public(rubric, store.cases_for()[["submission_id", "task", "shape", "kind", "status", "work", "speedup",
+                                               "speedup_low", "speedup_high", "student_ms", "solution_ms"]])
     latest_run = runs.iloc[-1] if not runs.empty else None
     metric, others = _columns(runs, rubric)
     dtype = rubric.task(metric.task).timed_dtype
