@@ -37,7 +37,7 @@ NO_SERVICE = ("this course runs no grading service: hand in submission.tar.gz on
               "(make submit writes it)")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # an assignment name: one folder under ~/.config
 TOKEN = re.compile(r"[A-Za-z0-9._~+/=-]{8,512}")
-RETRY_PAUSES = (1.0, 3.0, 6.0)  # seconds before each new try after a connection that got no reply at all
+RETRY_PAUSES = (0.5, 1.0, 2.0)  # seconds before each new try after a connection that got no reply at all
 REPLY_SECONDS = 30.0  # any one request but the upload's
 UPLOAD_SECONDS = 300.0  # the upload's body and its reply (the server bounds the body's time itself)
 POLL_SECONDS = 2.0
