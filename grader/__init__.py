@@ -18,4 +18,5 @@ LAYERS = (
     "reports",   # readers of the store: feedback, grades.csv, overview, leaderboard, similarity
     "exports",   # readers of the store for course systems: Canvas, Gradescope, Autolab
     "slurm",     # grading a class as a Slurm array: submit, shard, merge, status
+    "gradescope",  # Gradescope's autograder: its scripts, and the bridge that sends submissions to the service
 )

@@ -52,6 +52,14 @@ class ServiceError(Exception):
         self.status = status
 
 
+class Unreachable(ServiceError):
+    """No reply at all, after every try; why (e.g. "connection refused") is kept for other callers' words."""
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
+
+
 @dataclass(frozen=True)
 class Config:
     url: str  # without a trailing slash
@@ -157,8 +165,8 @@ class Client:
                     return e.code, dict(e.headers or {}), self._json(e.read(), e.code)
             except (urllib.error.URLError, http.client.HTTPException, OSError) as e:
                 why = self._reason(e)
-        raise ServiceError(f"cannot reach the grading service at {self.config.url} ({why}): try again later; "
-                           "meanwhile make test checks your kernels' correctness here")
+        raise Unreachable(f"cannot reach the grading service at {self.config.url} ({why}): try again later; "
+                          "meanwhile make test checks your kernels' correctness here", why)
 
     @staticmethod
     def _json(raw: bytes, status: int) -> dict:
@@ -189,14 +197,17 @@ def refused(status: int, headers: dict, data: dict) -> ServiceError:
     """The server's own words for a refusal, with what to do where the status says more."""
     error = str(data.get("error") or f"HTTP {status}").strip().splitlines()[0]
     if status == 401:
-        return ServiceError(f"the grading service does not know your token ({error}): log in again with "
+        told = ServiceError(f"the grading service does not know your token ({error}): log in again with "
                             "make login TOKEN=<the token the course gave you>")
-    if status == 429:
+    elif status == 429:
         when = in_seconds(next((v for k, v in headers.items() if k.lower() == "retry-after"), None))
-        return ServiceError(error + (f" (next try possible at {when})" if when else ""))
-    if status >= 500:
-        return ServiceError(f"the grading service failed (HTTP {status}: {error}): try again later")
-    return ServiceError(error)
+        told = ServiceError(error + (f" (next try possible at {when})" if when else ""))
+    elif status >= 500:
+        told = ServiceError(f"the grading service failed (HTTP {status}: {error}): try again later")
+    else:
+        told = ServiceError(error)
+    told.said = error  # the server's own words, for callers that are not a student (the Gradescope bridge)
+    return told
 
 
 def send_upload(client: Client, archive: Path, student: str | None = None, received_at: str | None = None) -> dict:
