@@ -315,3 +315,15 @@ def test_the_client_runs_on_python_3_9():
     import ast
     tree = ast.parse(CLIENT.read_text(), feature_version=(3, 9))
     assert not [n for n in ast.walk(tree) if type(n).__name__ in ("Match", "TryStar")]
+
+
+@pytest.mark.slow  # it runs make (refused in the fast tier), though nothing is built
+def test_make_upload_without_a_service_refuses_before_building(tmp_path):
+    starter = Path(CLIENT).parents[1]
+    assert not (starter / "service.json").exists()
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    done = subprocess.run(["make", "-C", str(starter), "upload", f"BUILD={tmp_path / 'build'}"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "this course runs no grading service" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "build").exists()
