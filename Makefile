@@ -135,9 +135,12 @@ bench-reference: $(PYTHON_READY)
 
 # Gradescope's autograder zip: setup.sh, run_autograder and the committed tree at its root (Gradescope unpacks
 # it into /autograder/source). Gradescope's containers have no GPU: there it grades correctness only, on the CPU
-# backend; the course times submissions on its own GPU machine (make grade; README.md).
+# backend; the course times submissions on its own GPU machine (make grade; README.md). With the rubric's
+# [service] url set, ASSIGNMENT_TOKEN=path (an assignment token: bin/grader tokens) puts the service and that token
+# into the zip: each submission is then sent to the course's grading service and graded on its GPU, and graded on
+# Gradescope's CPU only when the service cannot (grader/gradescope/bridge.py). Keep such a zip among the staff.
 gradescope:
-	grader/gradescope/make_zip.sh dist/gradescope-autograder.zip
+	grader/gradescope/make_zip.sh dist/gradescope-autograder.zip $(ASSIGNMENT_TOKEN)
 	@echo "wrote dist/gradescope-autograder.zip: upload it as the assignment's autograder"
 
 # The starter's harness alone (make registry prints its task registry into starter/harness/registry.json).

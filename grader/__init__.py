@@ -19,4 +19,5 @@ LAYERS = (
     "exports",   # readers of the store for course systems: Canvas, Gradescope, Autolab
     "slurm",     # grading a class as a Slurm array: submit, shard, merge, status
     "service",   # the course's grading service: HTTP API, tokens, limits, one worker per GPU (docs/service.md)
+    "gradescope",  # Gradescope's autograder: its scripts, and the bridge that sends submissions to the service
 )

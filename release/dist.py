@@ -13,10 +13,12 @@ check has passed on the finished archive.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
 import subprocess
 import tempfile
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +40,8 @@ NOT_SHIPPED = ("starter/cpu/tests/",)
 STUB_SUMS = "starter/tools/pristine-stubs.sha256"
 RECORD_MEMBER = "starter/bench/reference.json"  # where students' make bench finds the solution's numbers
 README_TEMPLATE = Path(__file__).resolve().parent / "student-README.md.j2"
+# The grading service's address for students' make upload (starter/tools/service.py reads it); none without one.
+SERVICE_MEMBER = "starter/service.json"
 
 
 class DistError(RuntimeError):
@@ -95,6 +99,23 @@ def stub_sums(members: dict[str, Member]) -> Member:
     return Member("".join(lines).encode())
 
 
+def service_url(rubric_path: Path) -> str:
+    """The rubric's [service] url, "" when the course runs no grading service. Read from the file itself: the
+    rubric's loader (grader/core/rubric.py) checks the rest of the section, for the service."""
+    try:
+        with open(rubric_path, "rb") as f:
+            return str(tomllib.load(f).get("service", {}).get("url", "")).strip()
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise DistError(f"{rubric_path}: cannot read its [service] url ({e})") from None
+
+
+def service_member(rubric_path: Path, assignment: str) -> Member | None:
+    url = service_url(rubric_path)
+    if not url:
+        return None
+    return Member((json.dumps({"url": url, "assignment": assignment}, indent=1) + "\n").encode())
+
+
 def render_readme(rubric, registry: Registry) -> str:
     """The tarball's README.md. A block tag's own line renders to nothing (trim_blocks, lstrip_blocks), so the
     task table's rows follow each other: a blank line between two rows would end the table there."""
@@ -114,6 +135,10 @@ def build(options: DistOptions) -> Path:
         members[name] = Member(source.read_bytes())
     members[STUB_SUMS] = stub_sums(members)
     members[RECORD_MEMBER] = Member(Path(options.record).read_bytes())
+    members.pop(SERVICE_MEMBER, None)  # only the rubric's service ships, never a developer's own file
+    service = service_member(options.rubric, rubric.name)
+    if service is not None:
+        members[SERVICE_MEMBER] = service
     with tempfile.TemporaryDirectory() as tmp:
         _, html = build_handout(Path(tmp), Inputs(registry=options.registry, rubric=options.rubric,
                                                   record=options.record, solution_kernels=options.solution_kernels))

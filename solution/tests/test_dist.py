@@ -665,3 +665,55 @@ def test_a_student_without_the_cuda_toolkit_builds_tests_checks_and_hands_in(no_
     assert "use atomicAdd" in summary_line(raced.stdout), raced.stdout[-3000:]
     raced = make("racecheck", "TASK=dot")
     assert raced.returncode != 0 and "data race on output[0] (global memory)" in raced.stdout, raced.stdout[-3000:]
+
+
+# --- the grading service's address (make upload) ----------------------------------------------------
+
+def rubric_with_service(folder: Path, url: str) -> Path:
+    """The course's rubric with its [service] url set (the section added when there is none)."""
+    text = DEFAULT_RUBRIC.read_text()
+    section = re.search(r"(?ms)^\[service\][^\n]*\n(.*?)(?=^\[|\Z)", text)
+    line = f'url = "{url}"\n'
+    if section is None:
+        text += f"\n[service]\n{line}"
+    elif re.search(r"(?m)^url\s*=.*$", section.group(1)):
+        body = re.sub(r"(?m)^url\s*=.*\n?", line, section.group(1), count=1)
+        text = text[:section.start(1)] + body + text[section.end(1):]
+    else:
+        text = text[:section.start(1)] + line + text[section.start(1):]
+    path = folder / "rubric.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_rubric_with_a_service_url_gives_students_its_address_and_the_assignment(tmp_path):
+    member = dist.service_member(rubric_with_service(tmp_path, "https://grading.example.edu"), "cuda-kernels")
+    assert json.loads(member.data) == {"url": "https://grading.example.edu", "assignment": "cuda-kernels"}
+
+
+def test_a_rubric_with_an_empty_service_url_ships_no_service_json(tmp_path):
+    assert dist.service_member(rubric_with_service(tmp_path, ""), "cuda-kernels") is None
+
+
+def test_the_leak_check_lets_the_client_and_its_address_through(tmp_path):
+    files = {dist.SERVICE_MEMBER: dist.service_member(rubric_with_service(tmp_path, "https://g.example.edu"),
+                                                      "cuda-kernels").data,
+             "starter/tools/service.py": (ROOT / "starter" / "tools" / "service.py").read_bytes()}
+    assert leaks.check(files, leaks.secrets()) == []
+
+
+def test_the_default_tarball_ships_the_client_and_a_service_json_only_with_a_service_url(tarball):
+    shipped = members(tarball)
+    assert f"{top_folder()}/starter/tools/service.py" in shipped
+    assert (f"{top_folder()}/{dist.SERVICE_MEMBER}" in shipped) == bool(dist.service_url(DEFAULT_RUBRIC))
+
+
+@needs_builder
+def test_make_dist_writes_service_json_when_the_rubric_names_a_service(tmp_path, record, registry):
+    from grader.core.registry import Registry
+    options = dist.DistOptions(registry=Registry.from_json(registry), out=tmp_path / "out", record=record,
+                               rubric=rubric_with_service(tmp_path, "https://grading.example.edu"),
+                               deps_include=Path(os.environ["DEPS_INCLUDE"]) if os.environ.get("DEPS_INCLUDE") else None)
+    with tarfile.open(dist.build(options), "r:gz") as tar:
+        address = json.loads(tar.extractfile(f"{top_folder()}/{dist.SERVICE_MEMBER}").read())
+    assert address == {"url": "https://grading.example.edu", "assignment": "cuda-kernels"}

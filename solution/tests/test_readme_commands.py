@@ -116,6 +116,9 @@ COMMANDS: list[tuple[str, Verdict]] = [
                                                   "so in one line, test_dist.py)")),
     (r"make submit", Verdict(RUNS, "packs the stubs, warning that each is untouched")),
     (r"make precheck", Verdict(RUNS, "the grader's source rules")),
+    (r"make (upload|history|login TOKEN=\S+)", Verdict(FAILS, "the tarball names no grading service (the rubric's "
+                                                            "[service] url is empty): one line says where to hand in",
+                                                    r"this course runs no grading service: hand in submission\.tar\.gz")),
     # instructors: the handout
     (r"make bench && make bench-reference", Verdict(NOT_RUN, "measures the solution on the grading GPU; the clone "
                                                              "gets a synthetic record in its place")),

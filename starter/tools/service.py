@@ -1,0 +1,404 @@
+#!/usr/bin/env python3
+"""service.py: hand your submission to the course's grading service, and read what it says back.
+
+    python3 tools/service.py login TOKEN          (make login TOKEN=...)  keep the token the course gave you
+    python3 tools/service.py check                 is there a service, a token, an upload possible now?
+    python3 tools/service.py upload [--archive submission.tar.gz]        (make upload)  upload, wait, show
+    python3 tools/service.py history               (make history)  your uploads and what the limit leaves
+    python3 tools/service.py status JOB            one upload's state, or its result once graded
+
+The service's address comes with the course's tarball (service.json, beside the Makefile); without that
+file the course runs no service and you hand in submission.tar.gz on the course's site. The token is
+$GRADER_TOKEN, else the file `login` writes: ~/.config/<assignment>/token (only you can read it).
+
+Exit status: 0 done; 1 when the service could not be reached or refused (the one line on stderr says
+why); 2 when this folder has no service.json. Python 3.9 or later, standard library only.
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import re
+import secrets
+import socket
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+API = "/api/v1"
+CONFIG = Path(__file__).resolve().parent.parent / "service.json"  # next to the Makefile; make dist writes it
+NO_SERVICE = ("this course runs no grading service: hand in submission.tar.gz on the course's site "
+              "(make submit writes it)")
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # an assignment name: one folder under ~/.config
+TOKEN = re.compile(r"[A-Za-z0-9._~+/=-]{8,512}")
+RETRY_PAUSES = (0.5, 1.0, 2.0)  # seconds before each new try after a connection that got no reply at all
+REPLY_SECONDS = 30.0  # any one request but the upload's
+UPLOAD_SECONDS = 300.0  # the upload's body and its reply (the server bounds the body's time itself)
+POLL_SECONDS = 2.0
+WAIT_SECONDS = 30 * 60  # how long `upload` follows the job before it says where to look later
+
+
+class ServiceError(Exception):
+    """One line for the student, and the exit status it means."""
+
+    def __init__(self, message: str, status: int = 1):
+        super().__init__(message)
+        self.status = status
+
+
+class Unreachable(ServiceError):
+    """No reply at all, after every try; why (e.g. "connection refused") is kept for other callers' words."""
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Config:
+    url: str  # without a trailing slash
+    assignment: str
+
+
+def load_config(path: Path = CONFIG) -> Config:
+    if not path.is_file():
+        raise ServiceError(NO_SERVICE, 2)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        url, assignment = str(data["url"]).strip().rstrip("/"), str(data["assignment"]).strip()
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as e:
+        raise ServiceError(f"{path} is not the service's configuration (it needs url and assignment: {e}); "
+                           "take it again from the course's tarball", 2) from None
+    if not url.startswith(("http://", "https://")) or not NAME.fullmatch(assignment):
+        raise ServiceError(f"{path}: url must start with http:// or https:// and assignment be a plain name; "
+                           "take it again from the course's tarball", 2)
+    return Config(url, assignment)
+
+
+def token_file(config: Config) -> Path:
+    return Path.home() / ".config" / config.assignment / "token"
+
+
+def save_token(config: Config, token: str) -> Path:
+    """Writes the token readable by its owner only (mode 600, its folder 700)."""
+    token = token.strip()
+    if not TOKEN.fullmatch(token):
+        raise ServiceError("that does not look like a token (8 or more letters, digits or -._~+/=, no spaces): "
+                           "copy it again from the course's message, as make login TOKEN=...")
+    path = token_file(config)
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            os.fchmod(f.fileno(), 0o600)  # a file that was already there keeps its mode otherwise
+            f.write(token + "\n")
+    except OSError as e:
+        raise ServiceError(f"could not write {path}: {e.strerror or e}") from None
+    return path
+
+
+def load_token(config: Config) -> str:
+    token = os.environ.get("GRADER_TOKEN", "").strip()
+    if token:
+        return token
+    path = token_file(config)
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        token = ""
+    except (OSError, UnicodeDecodeError) as e:
+        raise ServiceError(f"could not read your token from {path} ({e}): log in again with "
+                           "make login TOKEN=<the token the course gave you>") from None
+    if not token:
+        raise ServiceError("you are not logged in to the grading service: run make login TOKEN=<the token the "
+                           f"course gave you> once (it is kept in {path}), or set GRADER_TOKEN")
+    return token
+
+
+def clock(iso: str | None, now: datetime | None = None) -> str:
+    """An ISO 8601 time as a student reads it: 14:05 UTC today, else with its date."""
+    if not iso:
+        return "?"
+    try:
+        when = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return iso
+    when = (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
+    today = (now or datetime.now(timezone.utc)).date()
+    return when.strftime("%H:%M UTC" if when.date() == today else "%Y-%m-%d %H:%M UTC")
+
+
+def in_seconds(seconds: str | None) -> str | None:
+    try:
+        return clock((datetime.now(timezone.utc) + timedelta(seconds=float(seconds))).isoformat())
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+class Client:
+    """The service's API over urllib: one JSON reply per request, bounded waits, and new tries only where
+    nothing came back (for an upload, with the same Upload-Id, which the server refuses to store twice)."""
+
+    def __init__(self, config: Config, token: str, pauses: tuple = RETRY_PAUSES):
+        self.config, self.token, self.pauses = config, token, pauses
+
+    def request(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None,
+                timeout: float = REPLY_SECONDS) -> tuple[int, dict, dict]:
+        """(status, reply headers, reply JSON) for any reply, error statuses included."""
+        url = self.config.url + API + path
+        sent = {"Authorization": f"Bearer {self.token}", "Accept": "application/json", **(headers or {})}
+        why = ""
+        for pause in (0.0, *self.pauses):
+            time.sleep(pause)
+            req = urllib.request.Request(url, data=body, headers=sent, method=method)
+            try:
+                with urllib.request.urlopen(req, timeout=timeout) as reply:
+                    return reply.status, dict(reply.headers), self._json(reply.read(), reply.status)
+            except urllib.error.HTTPError as e:
+                with e:
+                    return e.code, dict(e.headers or {}), self._json(e.read(), e.code)
+            except (urllib.error.URLError, http.client.HTTPException, OSError) as e:
+                why = self._reason(e)
+        raise Unreachable(f"cannot reach the grading service at {self.config.url} ({why}): try again later; "
+                          "meanwhile make test checks your kernels' correctness here", why)
+
+    @staticmethod
+    def _json(raw: bytes, status: int) -> dict:
+        try:
+            data = json.loads(raw.decode("utf-8"))
+            return data if isinstance(data, dict) else {"error": f"an unexpected reply (HTTP {status})"}
+        except (UnicodeDecodeError, ValueError):
+            return {"error": f"a reply that is not the service's (HTTP {status}): is service.json's url right?"}
+
+    @staticmethod
+    def _reason(e: Exception) -> str:
+        reason = getattr(e, "reason", e)
+        if isinstance(reason, (socket.timeout, TimeoutError)):
+            return "no reply in time"
+        if isinstance(reason, http.client.RemoteDisconnected):
+            return "the connection closed without a reply"
+        text = getattr(reason, "strerror", None) or str(reason) or type(reason).__name__
+        return text[:1].lower() + text[1:]
+
+    def get(self, path: str) -> dict:
+        status, headers, data = self.request("GET", path)
+        if status != 200:
+            raise refused(status, headers, data)
+        return data
+
+
+def refused(status: int, headers: dict, data: dict) -> ServiceError:
+    """The server's own words for a refusal, with what to do where the status says more."""
+    error = str(data.get("error") or f"HTTP {status}").strip().splitlines()[0]
+    if status == 401:
+        told = ServiceError(f"the grading service does not know your token ({error}): log in again with "
+                            "make login TOKEN=<the token the course gave you>")
+    elif status == 429:
+        when = in_seconds(next((v for k, v in headers.items() if k.lower() == "retry-after"), None))
+        told = ServiceError(error + (f" (next try possible at {when})" if when else ""))
+    elif status >= 500:
+        told = ServiceError(f"the grading service failed (HTTP {status}: {error}): try again later")
+    else:
+        told = ServiceError(error)
+    told.said = error  # the server's own words, for callers that are not a student (the Gradescope bridge)
+    return told
+
+
+def send_upload(client: Client, archive: Path, student: str | None = None, received_at: str | None = None) -> dict:
+    """POST the archive once (a new try after no reply reuses its Upload-Id); the job it made.
+    A 409 naming a job is the server saying it already has this very upload: that job is ours."""
+    try:
+        body = archive.read_bytes()
+    except OSError as e:
+        raise ServiceError(f"cannot read {archive} ({e.strerror or e}): make submit writes it") from None
+    headers = {"Content-Type": "application/gzip", "Upload-Id": secrets.token_urlsafe(24)}
+    if student:
+        headers["Student"] = student
+    if received_at:
+        headers["Received-At"] = received_at
+    status, reply_headers, data = client.request("POST", "/uploads", body, headers, timeout=UPLOAD_SECONDS)
+    if status in (200, 201, 202) and isinstance(data.get("job"), int):
+        return data
+    if status == 409:
+        job = data.get("job")
+        job = job.get("job") if isinstance(job, dict) else job
+        if isinstance(job, int):
+            return client.get(f"/jobs/{job}")
+    raise refused(status, reply_headers, data)
+
+
+def progress_line(job: dict) -> str:
+    state, head = job.get("state"), f"upload #{job.get('attempt')} (job {job.get('job')})"
+    if state == "queued":
+        place = f", number {job['position']} in the queue" if job.get("position") else ""
+        eta = f", about {round(job['eta_seconds'])} s to go" if job.get("eta_seconds") is not None else ""
+        return f"{head}: waiting{place}{eta}"
+    if state == "running":
+        done = job.get("progress") or {}
+        cases = f", {done.get('done')}/{done.get('total')} cases" if done.get("total") else ""
+        eta = f", about {round(job['eta_seconds'])} s to go" if job.get("eta_seconds") is not None else ""
+        return f"{head}: {job.get('phase') or 'running'}{cases}{eta}"
+    return f"{head}: {state}"
+
+
+def follow(client: Client, job: dict, out, wait_seconds: float = WAIT_SECONDS, poll: float = POLL_SECONDS,
+           show: bool = True) -> dict:
+    """Polls the job until it ends or wait_seconds pass; the job as last seen. On a terminal the progress
+    is one line rewritten in place; elsewhere a line each time it changes."""
+    tty = show and hasattr(out, "isatty") and out.isatty()
+    deadline, last = time.monotonic() + wait_seconds, ""
+    while True:
+        line = progress_line(job)
+        if show and line != last:
+            out.write(f"\r\x1b[K{line}" if tty else line + "\n")
+            out.flush()
+            last = line
+        if job.get("state") not in ("queued", "running") or time.monotonic() >= deadline:
+            break
+        time.sleep(poll)
+        job = client.get(f"/jobs/{job['job']}")
+    if tty:
+        out.write("\n")
+    return job
+
+
+def table(rows: list[list[str]], head: list[str]) -> str:
+    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
+    return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head, *rows])
+
+
+def points(value, top) -> str:
+    return "-" if value is None else f"{value:g}/{top:g}" if top is not None else f"{value:g}"
+
+
+def report(job: dict) -> str:
+    """What a finished job says: total, per task, the feedback, what is hidden, whether it counted."""
+    lines = []
+    result = job.get("result") or {}
+    if job.get("state") != "done" or not result:
+        why = job.get("error") or "no reason given"
+        lines.append(f"upload #{job.get('attempt')} (job {job.get('job')}) {job.get('state')}: {why}")
+    else:
+        timed = "timed on the GPU" if result.get("timed") else "not timed"
+        lines.append(f"upload #{job.get('attempt')} (job {job.get('job')}): {result.get('status')}, "
+                     f"{points(result.get('total'), result.get('max_total'))} points ({result.get('late')}, {timed})")
+        tasks = result.get("tasks") or []
+        if tasks:
+            lines += ["", table([[t.get("task"), points(t.get("points"), t.get("max")), t.get("note") or ""]
+                                 for t in tasks], ["task", "points", "note"])]
+        if result.get("feedback"):
+            lines += ["", str(result["feedback"]).rstrip()]
+        hidden = result.get("hidden")
+        if hidden:
+            lines += ["", f"{hidden.get('cases')} more cases are hidden until {clock(hidden.get('until'))}: "
+                          "they are graded, and their results are shown then."]
+    lines.append("This upload counted against the hourly limit." if job.get("counted") else
+                 "This upload did not count against the hourly limit.")
+    return "\n".join(lines)
+
+
+def limits_line(limits: dict) -> str:
+    line = (f"{limits.get('counted_last_hour')} of {limits.get('uploads_per_hour')} uploads counted in the last "
+            f"hour; next upload possible "
+            + (f"at {clock(limits['next_upload_at'])}" if limits.get("next_upload_at") else "now"))
+    if limits.get("in_flight"):
+        line += f" (job {limits['in_flight']} is still being graded: the next upload waits for it)"
+    return line
+
+
+def upload(config: Config, token: str, archive: Path, out=sys.stdout, wait_seconds: float = WAIT_SECONDS,
+           poll: float = POLL_SECONDS, client: Client | None = None) -> dict:
+    """Uploads the archive, follows its job, prints its result; the job as last seen."""
+    client = client or Client(config, token)
+    job = send_upload(client, archive)
+    out.write(f"uploaded {archive} ({archive.stat().st_size / 1024:.1f} KiB) to {config.url}\n")
+    job = follow(client, job, out, wait_seconds, poll)
+    if job.get("state") in ("queued", "running"):
+        out.write(f"still {job['state']} after {wait_seconds / 60:g} minutes: see its result later with make "
+                  f"history, or python3 tools/service.py status {job['job']}\n")
+    else:
+        out.write(report(job) + "\n")
+    return job
+
+
+def history(config: Config, token: str, out=sys.stdout, client: Client | None = None) -> list[dict]:
+    client = client or Client(config, token)
+    jobs = [j for j in client.get("/jobs").get("jobs") or [] if isinstance(j, dict)]
+    limits = client.get("/limits")
+    if jobs:
+        rows = [[f"#{j.get('attempt')}", clock(j.get("received")), j.get("state"),
+                 points((j.get("result") or {}).get("total"), (j.get("result") or {}).get("max_total")),
+                 "yes" if j.get("counted") else "no"] for j in jobs]
+        out.write(table(rows, ["attempt", "received", "state", "total", "counted"]) + "\n")
+    else:
+        out.write("no uploads yet\n")
+    out.write(limits_line(limits) + "\n")
+    return jobs
+
+
+def status(config: Config, token: str, job_id: int, out=sys.stdout, client: Client | None = None) -> dict:
+    client = client or Client(config, token)
+    job = client.get(f"/jobs/{job_id}")
+    out.write((report(job) if job.get("state") not in ("queued", "running") else progress_line(job)) + "\n")
+    return job
+
+
+def check(config: Config, token: str, out=sys.stdout, client: Client | None = None) -> dict:
+    """Before make upload builds: the service answers, knows the token, and takes an upload now."""
+    limits = (client or Client(config, token)).get("/limits")
+    if limits.get("next_upload_at") or limits.get("in_flight"):
+        raise ServiceError(f"no upload possible now: {limits_line(limits)}")
+    out.write(f"grading service at {config.url}: {limits_line(limits)}\n")
+    return limits
+
+
+def main(argv: list[str] | None = None, config_path: Path = CONFIG) -> int:
+    parser = argparse.ArgumentParser(prog="python3 tools/service.py", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    login = commands.add_parser("login", help="keep your token in ~/.config/<assignment>/token")
+    login.add_argument("token")
+    commands.add_parser("check", help="is an upload possible now?")
+    up = commands.add_parser("upload", help="upload submission.tar.gz, wait for its result and show it")
+    up.add_argument("--archive", type=Path, default=Path("submission.tar.gz"))
+    commands.add_parser("history", help="your uploads, and what the hourly limit leaves")
+    one = commands.add_parser("status", help="one upload's state or result")
+    one.add_argument("job", type=int)
+    args = parser.parse_args(argv)
+    said = {"check": "make upload", "status": "service.py status"}.get(args.command, f"make {args.command}")
+    try:
+        config = load_config(config_path)
+        if args.command == "login":
+            path = save_token(config, args.token)
+            print(f"logged in: your token is in {path} (only you can read it)")
+            return 0
+        token = load_token(config)
+        if args.command == "upload":
+            upload(config, token, args.archive)
+        elif args.command == "history":
+            history(config, token)
+        elif args.command == "status":
+            status(config, token, args.job)
+        else:
+            check(config, token)
+    except ServiceError as e:
+        print(f"{said}: {e}", file=sys.stderr)
+        return e.status
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        print(f"{said}: the grading service's reply was not understood ({type(e).__name__}: {e}); tell the "
+              "course staff", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{said}: stopped; an upload already sent is still graded (make history shows it)",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
