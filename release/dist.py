@@ -18,7 +18,6 @@ import os
 import stat
 import subprocess
 import tempfile
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,18 +98,9 @@ def stub_sums(members: dict[str, Member]) -> Member:
     return Member("".join(lines).encode())
 
 
-def service_url(rubric_path: Path) -> str:
-    """The rubric's [service] url, "" when the course runs no grading service. Read from the file itself: the
-    rubric's loader (grader/core/rubric.py) checks the rest of the section, for the service."""
-    try:
-        with open(rubric_path, "rb") as f:
-            return str(tomllib.load(f).get("service", {}).get("url", "")).strip()
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise DistError(f"{rubric_path}: cannot read its [service] url ({e})") from None
-
-
-def service_member(rubric_path: Path, assignment: str) -> Member | None:
-    url = service_url(rubric_path)
+def service_member(url: str, assignment: str) -> Member | None:
+    """starter/service.json, where the course runs a grading service (the rubric's [service] url): what
+    `make upload` reads."""
     if not url:
         return None
     return Member((json.dumps({"url": url, "assignment": assignment}, indent=1) + "\n").encode())
@@ -136,7 +126,7 @@ def build(options: DistOptions) -> Path:
     members[STUB_SUMS] = stub_sums(members)
     members[RECORD_MEMBER] = Member(Path(options.record).read_bytes())
     members.pop(SERVICE_MEMBER, None)  # only the rubric's service ships, never a developer's own file
-    service = service_member(options.rubric, rubric.name)
+    service = service_member(rubric.service.url, rubric.name)
     if service is not None:
         members[SERVICE_MEMBER] = service
     with tempfile.TemporaryDirectory() as tmp:

@@ -27,12 +27,11 @@ import shlex
 import subprocess
 import sys
 import tempfile
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader.core.registry import Registry, RegistryError
-from grader.core.rubric import DEFAULT_RUBRIC
+from grader.core.rubric import DEFAULT_RUBRIC, RubricError, load_rubric
 from grader.intake.layouts import IntakeError, gradescope_single
 from grader.intake.submission import NICKNAME_FILE, read_submission
 
@@ -74,11 +73,9 @@ class Settings:
 
 
 def service_settings(rubric: Path = DEFAULT_RUBRIC) -> tuple[str, float]:
-    """The rubric's [service] url ("" for none) and wait_seconds, read from the file: the rubric's loader
-    (grader/core/rubric.py) checks the section for the service itself."""
-    with open(rubric, "rb") as f:
-        section = tomllib.load(f).get("service", {})
-    return str(section.get("url", "")).strip(), float(section.get("wait_seconds", WAIT_SECONDS))
+    """The rubric's [service] url ("" for none) and wait_seconds (grader/core/service_policy.py)."""
+    service = load_rubric(Path(rubric), Registry.from_file()).service
+    return service.url, float(service.wait_seconds)
 
 
 def load_settings(path: Path) -> Settings | None:
@@ -188,7 +185,11 @@ def run(root: Path, config: Path) -> int:
 
 def configure(token_file: Path, out: Path, rubric: Path) -> int:
     """make_zip.sh's step: the zip's service.json, and the token copied beside it; nothing without a url."""
-    url, wait = service_settings(rubric)
+    try:
+        url, wait = service_settings(rubric)
+    except (RubricError, RegistryError) as e:
+        print(f"make gradescope: {e}", file=sys.stderr)
+        return 1
     if not url:
         print(f"make gradescope: ASSIGNMENT_TOKEN was given but {rubric} names no [service] url: nothing to send "
               "submissions to", file=sys.stderr)

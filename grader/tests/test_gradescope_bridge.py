@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from grader.tests.service_server import rubric_with
+
 from grader.tests.canned_service import REPO, CannedService, closed_port, job, running
 
 GRADESCOPE_RESULTS = {"score": 71.5, "output": "graded on the course's GPU",
@@ -161,9 +163,8 @@ def test_run_autograder_runs_the_bridge(autograder, tmp_path):
     assert results(autograder) == CPU_RESULTS
 
 
-def configure_command(tmp_path: Path, rubric_text: str, token: str | None = "zip-token-0123456789"):
-    rubric = tmp_path / "rubric.toml"
-    rubric.write_text(rubric_text)
+def configure_command(tmp_path: Path, service: dict, token: str | None = "zip-token-0123456789"):
+    rubric = rubric_with(tmp_path, **service)  # the course's rubric, its [service] values changed
     token_file = tmp_path / "token"
     if token is not None:
         token_file.write_text(token + "\n")
@@ -175,7 +176,7 @@ def configure_command(tmp_path: Path, rubric_text: str, token: str | None = "zip
 
 
 def test_configure_writes_the_zips_service_and_its_token_from_the_rubric(tmp_path):
-    done, out = configure_command(tmp_path, '[service]\nurl = "https://grading.example.edu"\nwait_seconds = 600\n')
+    done, out = configure_command(tmp_path, {"url": "https://grading.example.edu", "wait_seconds": 600})
     assert done.returncode == 0, done.stderr
     assert json.loads(out.read_text()) == {"url": "https://grading.example.edu", "token_file": "assignment-token",
                                            "wait_seconds": 600.0}
@@ -183,10 +184,10 @@ def test_configure_writes_the_zips_service_and_its_token_from_the_rubric(tmp_pat
 
 
 def test_configure_refuses_a_token_when_the_rubric_names_no_service(tmp_path):
-    done, out = configure_command(tmp_path, '[service]\nurl = ""\n')
+    done, out = configure_command(tmp_path, {"url": ""})
     assert done.returncode == 1 and "names no [service] url" in done.stderr and not out.exists()
 
 
 def test_configure_refuses_a_missing_token_file(tmp_path):
-    done, out = configure_command(tmp_path, '[service]\nurl = "https://g.example.edu"\n', token=None)
+    done, out = configure_command(tmp_path, {"url": "https://g.example.edu"}, token=None)
     assert done.returncode == 1 and "ASSIGNMENT_TOKEN=" in done.stderr and not out.exists()

@@ -26,7 +26,8 @@ import pytest
 from conftest import ROOT, SOLUTION_KERNELS, summary_line
 from synthetic_bench import write_synthetic_record
 
-from grader.core.rubric import DEFAULT_RUBRIC
+from grader.core.registry import Registry
+from grader.core.rubric import DEFAULT_RUBRIC, load_rubric
 from release import dist, leaks
 
 HARNESS = ROOT / "starter" / "build" / "starter" / "harness"
@@ -686,17 +687,23 @@ def rubric_with_service(folder: Path, url: str) -> Path:
     return path
 
 
+def service_url(rubric: Path) -> str:
+    """The rubric's [service] url, as its loader reads it (grader/core/service_policy.py)."""
+    return load_rubric(rubric, Registry.from_file()).service.url
+
+
 def test_a_rubric_with_a_service_url_gives_students_its_address_and_the_assignment(tmp_path):
-    member = dist.service_member(rubric_with_service(tmp_path, "https://grading.example.edu"), "cuda-kernels")
+    member = dist.service_member(service_url(rubric_with_service(tmp_path, "https://grading.example.edu")),
+                                 "cuda-kernels")
     assert json.loads(member.data) == {"url": "https://grading.example.edu", "assignment": "cuda-kernels"}
 
 
 def test_a_rubric_with_an_empty_service_url_ships_no_service_json(tmp_path):
-    assert dist.service_member(rubric_with_service(tmp_path, ""), "cuda-kernels") is None
+    assert dist.service_member(service_url(rubric_with_service(tmp_path, "")), "cuda-kernels") is None
 
 
 def test_the_leak_check_lets_the_client_and_its_address_through(tmp_path):
-    files = {dist.SERVICE_MEMBER: dist.service_member(rubric_with_service(tmp_path, "https://g.example.edu"),
+    files = {dist.SERVICE_MEMBER: dist.service_member(service_url(rubric_with_service(tmp_path, "https://g.example.edu")),
                                                       "cuda-kernels").data,
              "starter/tools/service.py": (ROOT / "starter" / "tools" / "service.py").read_bytes()}
     assert leaks.check(files, leaks.secrets()) == []
@@ -705,7 +712,7 @@ def test_the_leak_check_lets_the_client_and_its_address_through(tmp_path):
 def test_the_default_tarball_ships_the_client_and_a_service_json_only_with_a_service_url(tarball):
     shipped = members(tarball)
     assert f"{top_folder()}/starter/tools/service.py" in shipped
-    assert (f"{top_folder()}/{dist.SERVICE_MEMBER}" in shipped) == bool(dist.service_url(DEFAULT_RUBRIC))
+    assert (f"{top_folder()}/{dist.SERVICE_MEMBER}" in shipped) == bool(service_url(DEFAULT_RUBRIC))
 
 
 @needs_builder
