@@ -285,9 +285,9 @@ def report(job: dict) -> str:
         why = job.get("error") or "no reason given"
         lines.append(f"upload #{job.get('attempt')} (job {job.get('job')}) {job.get('state')}: {why}")
     else:
-        timed = "timed on the GPU" if result.get("timed") else "not timed"
+        said = [result.get("late") or "", "timed on the GPU" if result.get("timed") else "not timed"]
         lines.append(f"upload #{job.get('attempt')} (job {job.get('job')}): {result.get('status')}, "
-                     f"{points(result.get('total'), result.get('max_total'))} points ({result.get('late')}, {timed})")
+                     f"{points(result.get('total'), result.get('max_total'))} points ({', '.join(s for s in said if s)})")
         tasks = result.get("tasks") or []
         if tasks:
             lines += ["", table([[t.get("task"), points(t.get("points"), t.get("max")), t.get("note") or ""]

@@ -1,0 +1,92 @@
+"""The service's two clients against the real service on loopback: the student's `tools/service.py` (what
+`make upload` and `make history` run) from a copy of the tarball's starter folder, and Gradescope's bridge from
+a fake /autograder tree. Both get what the service stored, the verdicts `grade` gives (test_service_limits.py)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.tests.service_server import REPO, ServiceUnderTest, archive
+from grader.tests.test_gradescope_bridge import bridge, results
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory):
+    s = ServiceUnderTest(tmp_path_factory.mktemp("service"), students=["s01", "s02"], gpus="0", delay=0.001)
+    s.start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def starter(tmp_path, service) -> Path:
+    """The student's starter folder as the tarball has it when the course runs a service."""
+    folder = tmp_path / "starter"
+    (folder / "tools").mkdir(parents=True)
+    shutil.copy(REPO / "starter" / "tools" / "service.py", folder / "tools" / "service.py")
+    (folder / "service.json").write_text(json.dumps({"url": f"http://127.0.0.1:{service.port}",
+                                                    "assignment": "cuda-kernels"}))
+    return folder
+
+
+def client(starter: Path, *args: str, home: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "GRADER_TOKEN"}
+    return subprocess.run([sys.executable, "tools/service.py", *args], cwd=starter, env={**env, "HOME": str(home)},
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_make_upload_shows_the_result_the_service_stored_and_make_history_lists_it(service, starter, tmp_path):
+    home = tmp_path / "home"
+    assert client(starter, "login", service.token("s01"), home=home).returncode == 0
+    (starter / "submission.tar.gz").write_bytes(archive(files={"fill.cu": b"// fake: ok speed=1.5\n",
+                                                               "add.cu": b"// fake: wrong\n"}))
+    done = client(starter, "upload", "--archive", "submission.tar.gz", home=home)
+    assert done.returncode == 0, done.stdout + done.stderr
+    status, jobs, _ = service.request("GET", "/api/v1/jobs", service.token("s01"))
+    last = service.job(service.token("s01"), jobs["jobs"][-1]["job"])
+    assert last["state"] == "done"
+    total = last["result"]["total"]
+    assert f"{total:g}" in done.stdout and "fill" in done.stdout and "add" in done.stdout, done.stdout
+    assert "wrong" in done.stdout.lower()  # the condensed feedback says what failed
+    history = client(starter, "history", home=home)
+    assert history.returncode == 0 and f"{total:g}/100" in history.stdout, history.stdout + history.stderr
+    assert "uploads counted in the last hour" in history.stdout
+
+
+def test_a_wrong_token_is_one_line_from_the_client(service, starter, tmp_path):
+    home = tmp_path / "home"
+    client(starter, "login", "gs_" + "y" * 43, home=home)
+    (starter / "submission.tar.gz").write_bytes(archive())
+    done = client(starter, "upload", "--archive", "submission.tar.gz", home=home)
+    assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "not one the service knows" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_gradescope_bridge_writes_the_services_result(service, tmp_path):
+    root = tmp_path / "autograder"
+    (root / "submission").mkdir(parents=True)
+    for name in ("fill.cu", "add.cu", "dot.cu"):
+        (root / "submission" / name).write_text("// fake: ok speed=1.1\n")
+    (root / "submission_metadata.json").write_text(json.dumps({
+        "created_at": "2026-11-20T23:59:59.123456-08:00", "users": [{"sid": "s02", "email": "b@example.edu"}]}))
+    (root / "results").mkdir()
+    config = tmp_path / "zip" / "service.json"
+    config.parent.mkdir()
+    (config.parent / "assignment-token").write_text(service.assignment + "\n")
+    config.write_text(json.dumps({"url": f"http://127.0.0.1:{service.port}", "token_file": "assignment-token",
+                                  "wait_seconds": 60}))
+    done = bridge(root, config, fallback="exit 3")
+    assert done.returncode == 0, done.stdout + done.stderr
+    written = results(root)
+    status, jobs, _ = service.request("GET", "/api/v1/jobs?student=s02", service.staff)
+    job = jobs["jobs"][-1]
+    assert job["received"] == "2026-11-21T07:59:59+00:00"  # Gradescope's time, not the service's
+    status, stored, _ = service.request("GET", f"/api/v1/jobs/{job['job']}/gradescope", service.staff)
+    assert status == 200 and written == stored
+    assert {t["name"] for t in written["tests"]} >= {"fill: correctness", "add: correctness", "dot: correctness"}
