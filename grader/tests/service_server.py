@@ -65,12 +65,12 @@ def rubric_with(tmp: Path, **service) -> Path:
 
 class ServiceUnderTest:
     def __init__(self, tmp: Path, students: list[str] = ("s01", "s02"), gpus: str = "0", delay: float = 0.0,
-                 rubric: Path | None = None, drain: float = 30.0):
+                 rubric: Path | None = None, drain: float = 30.0, device: str = "simulated"):
         self.tmp = Path(tmp)
         self.results = self.tmp / "results"
         self.broken = self.tmp / "broken-gpus"
         self.broken.mkdir(parents=True, exist_ok=True)
-        self.gpus, self.delay, self.drain = gpus, delay, drain
+        self.gpus, self.delay, self.drain, self.device = gpus, delay, drain, device
         self.rubric = Path(rubric or DEFAULT_RUBRIC)
         self.port = free_port()
         self.process: subprocess.Popen | None = None
@@ -97,16 +97,24 @@ class ServiceUnderTest:
 
     @property
     def env(self) -> dict:
-        return {**os.environ, "GRADER_TEST_BACKENDS": "1", "CUDA_VISIBLE_DEVICES": self.gpus,
-                "GRADER_SIMULATED_DELAY": str(self.delay), "GRADER_SIMULATED_BROKEN": str(self.broken),
-                "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
+               "PYTHONUNBUFFERED": "1"}
+        if self.device != "simulated":  # this machine's GPUs (--gpus)
+            return env
+        return {**env, "GRADER_TEST_BACKENDS": "1", "CUDA_VISIBLE_DEVICES": ",".join(
+                    str(i) for i in range(len(self.gpus.split(",")))),
+                "GRADER_SIMULATED_DELAY": str(self.delay), "GRADER_SIMULATED_BROKEN": str(self.broken)}
 
     def start(self, timeout: float = 60.0) -> "ServiceUnderTest":
+        """Starts `serve` and waits until every worker said it is ready (a GPU service first builds the solution:
+        give it minutes)."""
         self.log_from = len(self.log())
         log = open(self.log_path, "a")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "grader", "serve", "--results", str(self.results), "--device", "simulated",
-             "--port", str(self.port), "--rubric", str(self.rubric), "--drain", str(self.drain)],
+            [sys.executable, "-m", "grader", "serve", "--results", str(self.results), "--device", self.device,
+             "--port", str(self.port), "--rubric", str(self.rubric), "--drain", str(self.drain),
+             *(["--gpus", self.gpus] if self.device != "simulated" else []),
+             *(["--unsafe-no-sandbox"] if self.device == "simulated" else [])],
             cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

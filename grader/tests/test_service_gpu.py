@@ -1,0 +1,133 @@
+"""The grading service on this machine's GPUs (issue 29's GPU run): the sample class uploaded through the student's
+client (half of it) and through the Gradescope bridge (the other half) gets the verdicts `bin/grader grade` gives
+the same class on the same GPUs. Timing varies from run to run, so timed cases are compared by status and their
+points within a bound; every correctness verdict and correctness point must be equal.
+
+Needs a GPU: skipped without one (docs/gpu-runs/ records its runs). SERVICE_GPUS=0,1 serves on two GPUs."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+
+from grader.tests.service_server import REPO, ServiceUnderTest
+from grader.tests.test_gradescope_bridge import bridge, results
+
+# SERVICE_DEVICE=simulated (with GRADER_TEST_BACKENDS=1) runs the same steps on the fake GPUs: a check of the test's
+# own flow before it spends GPU time.
+DEVICE = os.environ.get("SERVICE_DEVICE", "gpu")
+pytestmark = [pytest.mark.gpu] if DEVICE == "gpu" else [pytest.mark.slow]
+
+CLASS = REPO / "data" / "sample-submissions"
+GPUS = os.environ.get("SERVICE_GPUS", "0")
+# A timed task's performance points, graded twice on the same GPU, differ by timing noise only.
+PERFORMANCE_SLACK = 0.15  # of the task's performance points
+
+
+def pack(folder: Path) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for path in sorted(folder.iterdir()):
+            tar.add(path, arcname=path.name)
+    return out.getvalue()
+
+
+def verdicts(db: Path, sid: int) -> dict:
+    con = sqlite3.connect(db)
+    cases = con.execute("SELECT task, dtype, shape, kind, status FROM cases WHERE submission_id = ? ORDER BY task,"
+                        " dtype, shape, kind", (sid,)).fetchall()
+    scores = {t: (c, p, pm) for t, c, p, pm in con.execute(
+        "SELECT task, correctness, performance, performance_max FROM scores WHERE submission_id = ?", (sid,))}
+    tools = con.execute("SELECT task, tool, status FROM sanitizer_runs WHERE submission_id = ? ORDER BY task, tool",
+                        (sid,)).fetchall()
+    status = con.execute("SELECT status FROM submissions WHERE id = ?", (sid,)).fetchone()[0]
+    return {"cases": cases, "scores": scores, "tools": tools, "status": status}
+
+
+def test_the_sample_class_through_the_service_gets_grades_verdicts(tmp_path):
+    students = sorted(p.name for p in CLASS.iterdir() if p.is_dir())
+    started = time.monotonic()
+    graded = subprocess.run([sys.executable, "-m", "grader", "grade", str(CLASS), "--results", str(tmp_path / "batch"),
+                             "--device", DEVICE, "--gpus", GPUS, "--no-progress"]
+                            + (["--unsafe-no-sandbox"] if DEVICE == "simulated" else []), cwd=REPO, capture_output=True,
+                            text=True, timeout=1200)
+    assert graded.returncode == 0, graded.stdout[-3000:] + graded.stderr[-3000:]
+    batch_seconds = time.monotonic() - started
+
+    service = ServiceUnderTest(tmp_path / "service", students=students, gpus=GPUS, device=DEVICE, drain=120)
+    service.start(timeout=900)
+    try:
+        client_half, bridge_half = students[::2], students[1::2]
+        starter = tmp_path / "starter"
+        (starter / "tools").mkdir(parents=True)
+        shutil.copy(REPO / "starter" / "tools" / "service.py", starter / "tools")
+        (starter / "service.json").write_text(json.dumps({"url": f"http://127.0.0.1:{service.port}",
+                                                         "assignment": "cuda-kernels"}))
+        uploaded = time.monotonic()
+        clients = []
+        for student in client_half:  # each student's own upload, as make upload runs it
+            home = tmp_path / "home" / student
+            env = {**os.environ, "HOME": str(home), "GRADER_TOKEN": service.token(student)}
+            (starter / f"{student}.tar.gz").write_bytes(pack(CLASS / student))
+            clients.append((student, subprocess.Popen(
+                [sys.executable, "tools/service.py", "upload", "--archive", f"{student}.tar.gz"], cwd=starter, env=env,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+        bridges = []
+        for student in bridge_half:  # Gradescope's runner, one per submission
+            root = tmp_path / "autograder" / student
+            shutil.copytree(CLASS / student, root / "submission")
+            (root / "submission_metadata.json").write_text(json.dumps({
+                "created_at": "2026-11-20T12:00:00+00:00", "users": [{"sid": student}]}))
+            (root / "results").mkdir()
+            config = root / "zip" / "service.json"
+            config.parent.mkdir()
+            (config.parent / "assignment-token").write_text(service.assignment + "\n")
+            config.write_text(json.dumps({"url": f"http://127.0.0.1:{service.port}", "token_file": "assignment-token",
+                                          "wait_seconds": 900}))
+            bridges.append((student, root, config))
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(len(bridges)) as pool:
+            bridged = list(pool.map(lambda b: bridge(b[1], b[2], fallback="exit 3"), bridges))
+        for student, process in clients:
+            out, err = process.communicate(timeout=1200)
+            assert process.returncode == 0, f"{student}: {out[-2000:]}{err[-2000:]}"
+        for (student, root, _), done in zip(bridges, bridged):
+            assert done.returncode == 0, f"{student}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
+            assert "tests" in results(root), student
+        service_seconds = time.monotonic() - uploaded
+
+        batch_db, served_db = tmp_path / "batch" / "grades.sqlite", service.results / "grades.sqlite"
+        con = sqlite3.connect(served_db)
+        jobs = {s: (sid, secs) for s, sid, secs in con.execute("SELECT student, submission_id, seconds FROM jobs"
+                                                              " WHERE state = 'done'")}
+        latest = {s: i for s, i in sqlite3.connect(batch_db).execute("SELECT student, MAX(id) FROM submissions"
+                                                                     " GROUP BY student")}
+        assert set(jobs) == set(students) == set(latest)
+        report = []
+        for student in students:
+            ours, theirs = verdicts(served_db, jobs[student][0]), verdicts(batch_db, latest[student])
+            assert ours["status"] == theirs["status"], student
+            correctness = [c for c in ours["cases"] if c[3] == "correctness"]
+            assert correctness == [c for c in theirs["cases"] if c[3] == "correctness"], student
+            assert [c for c in ours["cases"] if c[3] == "timed"] == [c for c in theirs["cases"] if c[3] == "timed"] \
+                or student.endswith("hang"), student  # a hang's budget can end a timed case at another place
+            assert [(t, s != "clean") for t, _, s in ours["tools"]] == [(t, s != "clean") for t, _, s in theirs["tools"]]
+            for task, (c, p, pm) in ours["scores"].items():
+                tc, tp, _ = theirs["scores"][task]
+                assert c == tc, (student, task)
+                assert abs(p - tp) <= PERFORMANCE_SLACK * pm + 1e-9, (student, task, p, tp)
+            report.append(f"{student}: {ours['status']}, {len(correctness)} correctness cases equal, "
+                          f"graded in {jobs[student][1]:.1f} s by the service")
+        print(f"grade: the class in {batch_seconds:.1f} s; the service: uploaded to every result in "
+              f"{service_seconds:.1f} s on GPUs {GPUS}\n" + "\n".join(report))
+    finally:
+        service.stop()
