@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import re
 import secrets
-import sqlite3
 import sys
 import threading
 import traceback
@@ -36,7 +35,7 @@ from grader.intake.submission import Entry, IntakeLimits, read_submission
 from grader.service import policy, tokens
 from grader.service.status import service_status
 from grader.service.views import job_view, utc_now
-from grader.store.jobs import Jobs, Token
+from grader.store.jobs import Jobs, Token, UploadIdUsed
 from grader.store.store import Store
 
 UPLOAD_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
@@ -200,7 +199,7 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
                 if who.role == "student" else (lambda recent: None)
             try:
                 job_id, refused = j.admit(job, limit)
-            except sqlite3.IntegrityError:  # the same Upload-Id at the same moment: the other one won
+            except UploadIdUsed:  # the same Upload-Id at the same moment: the other one won
                 kept.unlink(missing_ok=True)
                 raise Refused(409, "this upload was received already (its Upload-Id was used before): nothing new "
                                    "was stored") from None

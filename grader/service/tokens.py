@@ -6,13 +6,15 @@ keep it, as for any API token. The service never stores or logs a token itself.
 """
 from __future__ import annotations
 
-import csv
 import hashlib
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
 from grader.core.errors import GraderError
+from grader.reports.spreadsheet import write_csv
 from grader.store.jobs import Jobs, Token
 
 PREFIX = {"student": "gs_", "staff": "gst_", "assignment": "gsa_"}
@@ -62,13 +64,10 @@ def write_hand_out(issued: list[Issued], out: Path, url: str) -> Path:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.touch(mode=0o600, exist_ok=True)
-    out.chmod(0o600)
-    with open(out, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["student", "name", "token", "command"])
-        for i in issued:
-            w.writerow([i.student, i.name, i.token, f"make login TOKEN={i.token}"])
-    return out
+    out.chmod(0o600)  # before a token is in it
+    table = pd.DataFrame([(i.student, i.name, i.token, f"make login TOKEN={i.token}") for i in issued],
+                         columns=["student", "name", "token", "command"])
+    return write_csv(table, out)
 
 
 def who(jobs: Jobs, token: str | None) -> Token | None:

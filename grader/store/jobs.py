@@ -27,6 +27,10 @@ OPEN = (QUEUED, RUNNING)
 ROLES = ("student", "staff", "assignment")
 
 
+class UploadIdUsed(RuntimeError):
+    """A job with this Upload-Id is stored already (the same request twice at the same moment)."""
+
+
 class LostClaim(RuntimeError):
     """The job was given to another worker (or back to the queue) meanwhile: this worker's result is not stored."""
 
@@ -144,10 +148,13 @@ class Jobs:
             refused = limit(recent)
             if refused:
                 return None, refused
-            cur = self.db.execute(
-                "INSERT INTO jobs (student, upload_id, token, received, received_from, archive, sha256, bytes,"
-                " state) VALUES (:student, :upload_id, :token, :received, :received_from, :archive, :sha256,"
-                " :bytes, 'queued')", job)
+            try:
+                cur = self.db.execute(
+                    "INSERT INTO jobs (student, upload_id, token, received, received_from, archive, sha256, bytes,"
+                    " state) VALUES (:student, :upload_id, :token, :received, :received_from, :archive, :sha256,"
+                    " :bytes, 'queued')", job)
+            except sqlite3.IntegrityError:
+                raise UploadIdUsed(job["upload_id"]) from None
             return cur.lastrowid, None
 
     def by_upload(self, upload_id: str) -> Job | None:

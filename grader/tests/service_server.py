@@ -192,3 +192,36 @@ class ServiceUnderTest:
 
     def stop(self):
         self.kill(signal.SIGTERM)
+
+
+def verdicts(db: Path, submission_id: int | None = None) -> dict:
+    """A stored grade's verdicts, to compare two gradings of one archive: its status, every case's status (sorted
+    by task, type, shape, kind), each task's points and each sanitizer run's tool and whether it found anything.
+    `submission_id` None: the latest stored."""
+    from grader.store.store import Store
+    store = Store(Path(db))
+    try:
+        subs = store.submissions()
+        sid = int(subs["id"].max()) if submission_id is None else int(submission_id)
+        cases = store.cases(sid).sort_values(["task", "dtype", "shape", "kind"])
+        scores = store.scores([sid])
+        tools = store.sanitizer_runs(sid).sort_values(["task", "tool"])
+        return {"status": store.submission_status(sid),
+                "cases": [tuple(r) for r in cases[["task", "dtype", "shape", "kind", "status"]].itertuples(index=False)],
+                "scores": {r.task: (float(r.correctness), float(r.performance), float(r.performance_max))
+                           for r in scores.itertuples()},
+                "tools": [(r.task, r.tool, r.status != "clean") for r in tools.itertuples()]}
+    finally:
+        store.close()
+
+
+def graded_jobs(results: Path) -> dict[int, dict]:
+    """Every job of the service's store: id -> {student, state, submission_id, seconds, received, received_from}."""
+    from grader.store.jobs import Jobs
+    from grader.store.store import Store
+    store = Store(Path(results) / "grades.sqlite")
+    try:
+        return {j.id: {"student": j.student, "state": j.state, "submission_id": j.submission_id, "seconds": j.seconds,
+                       "received": j.received, "received_from": j.received_from} for j in Jobs(store).jobs()}
+    finally:
+        store.close()

@@ -21,7 +21,8 @@ SQL_CALLS = {"execute", "executemany", "executescript", "read_sql", "read_sql_qu
 # Stores as older graders wrote them: the current Store cannot write an old schema, so these fixtures
 # build one with sqlite3, and are the only SQL outside store.py.
 OLD_STORES = TESTS / "old_stores.py"
-STORE = (GRADER / "store" / "store.py", GRADER / "store" / "migrations.py")  # the store: its queries, and its schema's steps
+# the store: its queries, its schema's steps, and the grading service's queue (its own tables)
+STORE = (GRADER / "store" / "store.py", GRADER / "store" / "migrations.py", GRADER / "store" / "jobs.py")
 
 
 def modules(include_tests: bool) -> list[Path]:

@@ -3,13 +3,10 @@ did not build does not count), the deadline with the service's clock as the time
 verdicts as `bin/grader grade` for the same archive."""
 from __future__ import annotations
 
-import json
-import sqlite3
-
 import pytest
 
 from grader.cli import main as grader
-from grader.tests.service_server import ServiceUnderTest, archive, rubric_with
+from grader.tests.service_server import ServiceUnderTest, archive, graded_jobs, rubric_with, verdicts
 
 
 @pytest.fixture
@@ -55,9 +52,15 @@ def test_the_late_policy_reads_the_services_clock(service):
     token = service.token("s02")
     done = service.wait(token, service.upload(token, archive(salt="late"))["job"])
     assert "late" in done["result"]["late"] and done["result"]["total"] == 50  # capped at 50%
-    db = sqlite3.connect(service.results / "grades.sqlite")
-    received, source = db.execute("SELECT received, received_from FROM submissions").fetchone()
-    assert source == "service" and received == done["received"]
+    stored = graded_jobs(service.results)[done["job"]]
+    assert stored["received_from"] == "service" and stored["received"] == done["received"]
+    from grader.store.store import Store
+    store = Store(service.results / "grades.sqlite")
+    try:
+        sub = store.submissions().set_index("id").loc[stored["submission_id"]]
+    finally:
+        store.close()
+    assert sub["received_from"] == "service" and sub["received"] == done["received"]
 
 
 def test_the_bridges_received_time_is_gradescopes(service):
@@ -83,18 +86,8 @@ def test_the_service_gives_the_verdicts_grade_gives(service, tmp_path, monkeypat
     assert grader(["grade", str(folder), "--results", str(tmp_path / "batch"), "--device", "simulated",
                    "--rubric", str(service.rubric), "--no-progress", "--unsafe-no-sandbox"]) == 0
 
-    def verdicts(db: str, sid: int | None = None):
-        con = sqlite3.connect(db)
-        sid = sid or con.execute("SELECT MAX(id) FROM submissions").fetchone()[0]
-        cases = con.execute("SELECT task, dtype, shape, kind, status FROM cases WHERE submission_id = ? ORDER BY"
-                            " task, dtype, shape, kind", (sid,)).fetchall()
-        scores = con.execute("SELECT task, correctness, performance FROM scores WHERE submission_id = ? ORDER BY"
-                             " task", (sid,)).fetchall()
-        return cases, scores
-
-    served = sqlite3.connect(service.results / "grades.sqlite").execute(
-        "SELECT submission_id FROM jobs WHERE id = ?", (done["job"],)).fetchone()[0]
+    served = graded_jobs(service.results)[done["job"]]["submission_id"]
     ours, theirs = verdicts(service.results / "grades.sqlite", served), verdicts(tmp_path / "batch" / "grades.sqlite")
-    assert ours[0] == theirs[0] and len(ours[0]) > 50
-    assert [(t, c) for t, c, _ in ours[1]] == [(t, c) for t, c, _ in theirs[1]]
-    assert {s for *_, s in ours[0]} >= {"ok", "wrong", "crashed", "build_error", "not_implemented", "missing"}
+    assert ours["cases"] == theirs["cases"] and len(ours["cases"]) > 50
+    assert {t: c for t, (c, _, _) in ours["scores"].items()} == {t: c for t, (c, _, _) in theirs["scores"].items()}
+    assert {s for *_, s in ours["cases"]} >= {"ok", "wrong", "crashed", "build_error", "not_implemented", "missing"}
