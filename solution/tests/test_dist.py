@@ -724,3 +724,11 @@ def test_make_dist_writes_service_json_when_the_rubric_names_a_service(tmp_path,
     with tarfile.open(dist.build(options), "r:gz") as tar:
         address = json.loads(tar.extractfile(f"{top_folder()}/{dist.SERVICE_MEMBER}").read())
     assert address == {"url": "https://grading.example.edu", "assignment": "cuda-kernels"}
+
+
+def test_the_tarballs_readme_tells_students_how_to_upload_only_when_the_course_runs_a_service(tmp_path):
+    registry = Registry.from_file()
+    served = dist.render_readme(load_rubric(rubric_with_service(tmp_path, "https://grading.example.edu"), registry),
+                                registry)
+    assert "make upload" in served and "https://grading.example.edu" in served and "make login TOKEN=" in served
+    assert "make upload" not in dist.render_readme(load_rubric(rubric_with_service(tmp_path, ""), registry), registry)
