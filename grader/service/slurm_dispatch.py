@@ -225,11 +225,10 @@ class SlurmDispatcher(Runner):
         if missing:
             why = self._why_missing(manifest)
             for job in missing:
-                state = jobs.give_back(job.id, f"its Slurm batch {manifest.batch} ended without its grade "
-                                               f"({why.get(job.student, 'not merged')})", self.o.policy.attempts,
-                                       manifest.batch)
-                self.log(f"job {job.id} ({job.student}): batch {manifest.batch} ended without its grade: {state} "
-                         "again")
+                reason = (f"its Slurm batch {manifest.batch} ended without its grade "
+                          f"({why.get(job.student, 'not merged')})")
+                state = jobs.give_back(job.id, reason, self.o.policy.attempts, manifest.batch)
+                self.log(f"job {job.id} ({job.student}): {reason}: {state} again")
 
     def _why_missing(self, manifest: Manifest) -> dict[str, str]:
         """student -> how the array task of their shard ended, in Slurm's words (and the task's own note)."""

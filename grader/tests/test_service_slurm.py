@@ -3,8 +3,9 @@ job array and merge, on a real single-host Slurm (conftest.py's `cluster`), with
 
 One scenario runs once for the module. Four students upload (one archive does not build) and every job is
 graded through Slurm; then two of them upload again, and the service is killed (SIGKILL) while that batch is in
-Slurm's queue and started again: the new service follows the batch to its end. The tests check each behaviour
-on what it left, against a local `grade` of the same archives.
+Slurm's queue and started again: the new service follows the batch to its end. Last, one upload's array task is
+cancelled before it starts (the partition is down meanwhile): its job goes back to the queue and the next batch
+grades it. The tests check each behaviour on what it left, against a local `grade` of the same archives.
 """
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ FIRST = {"s01": archive("ok speed=1.2", salt="1"),
                                "transpose.cu": b"// fake: crash\n", "dot.cu": b"#error no\n"}),
          "s04": archive("build-fails", salt="4")}
 SECOND = {"s01": archive("ok speed=2.0", salt="again"), "s02": archive("ok speed=1.0", salt="again")}
+THIRD = {"s03": archive("ok speed=1.0", salt="fixed")}
 
 
 @dataclass
@@ -41,7 +43,10 @@ class Scenario:
     service: ServiceUnderTest
     first: dict = field(default_factory=dict)  # student -> the done job (API view)
     second: dict = field(default_factory=dict)
+    third: dict = field(default_factory=dict)  # the upload whose array task was cancelled
+    cancelled: str = ""  # its first batch's id
     phases: set = field(default_factory=set)  # every phase the API showed while jobs were graded
+    restarted: str = ""  # the batch in Slurm's queue when the service was killed
     queued_at_kill: str = ""  # squeue's lines for the second batch when the service was killed
     status_at_kill: str = ""  # `bin/grader status` then
     local: Path | None = None  # a local `grade` of the first archives
@@ -62,6 +67,16 @@ def wait_all(service: ServiceUnderTest, jobs: dict, phases: set, timeout: float 
     return done
 
 
+def wait_phase(service: ServiceUnderTest, jobs: dict, phases: tuple[str, ...], timeout: float = 30.0):
+    """Until every job's phase is one of these (its batch is in Slurm's hands)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if all(service.job(service.staff, j)["phase"] in phases for j in jobs.values()):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"jobs {jobs} not {phases} within {timeout} s:\n{service.log()}")
+
+
 def upload_all(service: ServiceUnderTest, archives: dict) -> dict:
     return {s: service.upload(service.token(s), data)["job"] for s, data in archives.items()}
 
@@ -80,18 +95,24 @@ def scenario(cluster, rubric, tmp_path_factory):
     try:
         s.first = wait_all(service, upload_all(service, FIRST), s.phases)
         jobs = upload_all(service, SECOND)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:  # until the batch is in Slurm's hands
-            if all(service.job(service.staff, j)["phase"] in ("slurm: queued", "slurm: running") for j in jobs.values()):
-                break
-            time.sleep(0.05)
+        wait_phase(service, jobs, ("slurm: queued", "slurm: running"))
         service.kill()
+        s.restarted = batches(service.results)[-1].batch
         s.queued_at_kill = cluster.run("squeue", "-h", "-r", "-o", "%i %j %T").stdout
         s.status_at_kill = subprocess.run([sys.executable, "-m", "grader", "status", "--results",
                                            str(service.results)], cwd=REPO, env=service.env, capture_output=True,
                                           text=True, timeout=60).stdout
         service.start()
         s.second = wait_all(service, jobs, s.phases)
+        cluster.run("scontrol", "update", f"PartitionName={PARTITION}", "State=DOWN")  # sbatch takes, nothing starts
+        try:
+            jobs = upload_all(service, THIRD)
+            wait_phase(service, jobs, ("slurm: queued",))
+            s.cancelled = batches(service.results)[-1].batch
+            cluster.run("scancel", batches(service.results)[-1].jobs["array"])
+        finally:
+            cluster.run("scontrol", "update", f"PartitionName={PARTITION}", "State=UP")
+        s.third = wait_all(service, jobs, s.phases)
     finally:
         service.stop()
     s.seconds = time.monotonic() - started
@@ -116,12 +137,14 @@ def grade_of(con: sqlite3.Connection, job: int) -> int:
 
 
 def test_every_upload_is_graded_through_slurm_not_on_this_machine(scenario):
-    assert {v["state"] for v in [*scenario.first.values(), *scenario.second.values()]} == {"done"}
+    assert {v["state"] for v in [*scenario.first.values(), *scenario.second.values(), *scenario.third.values()]} \
+        == {"done"}
     workers = {w for (w,) in db(scenario).execute("SELECT DISTINCT worker FROM jobs")}
     assert workers == {"slurm"}
     assert "ready on GPU" not in scenario.service.log()  # no local worker started
     made = batches(scenario.service.results)
-    assert len(made) == 2  # one for the four first uploads, one for the two again (taken over, not resubmitted)
+    # the four first uploads; the two again (taken over, not submitted again); the cancelled one and its second try
+    assert len(made) == 4
     assert sorted(made[0].service_jobs) == STUDENTS
     assert {scenario.first[s]["job"] for s in STUDENTS} == set(made[0].service_jobs.values())
 
@@ -160,7 +183,7 @@ def test_an_upload_that_did_not_build_is_not_counted(scenario):
 
 def test_the_time_received_is_the_services_clock_not_a_file_time(scenario):
     con = db(scenario)
-    for view in [*scenario.first.values(), *scenario.second.values()]:
+    for view in [*scenario.first.values(), *scenario.second.values(), *scenario.third.values()]:
         received, source = con.execute("SELECT s.received, s.received_from FROM jobs j JOIN submissions s ON"
                                        " s.id = j.submission_id WHERE j.id = ?", (view["job"],)).fetchone()
         assert (received, source) == (view["received"], "service")
@@ -170,26 +193,38 @@ def test_the_time_received_is_the_services_clock_not_a_file_time(scenario):
 
 def test_status_shows_the_batch_in_flight_and_its_jobs(scenario):
     text = scenario.status_at_kill
-    second = batches(scenario.service.results)[-1]
-    assert f"Slurm batch {second.batch}" in text, text
+    assert f"Slurm batch {scenario.restarted}" in text, text
     assert all(f"job {scenario.second[s]['job']} {s} (slurm: " in text for s in SECOND), text
     assert "slurm (batches to Slurm" in text
 
 
 def test_a_restart_while_a_batch_is_in_slurms_queue_finishes_its_jobs_once(scenario):
-    second = batches(scenario.service.results)[-1]
-    assert f"grader-{second.batch}" in scenario.queued_at_kill or \
-        f"grader-merge-{second.batch}" in scenario.queued_at_kill  # killed while the batch was queued
-    assert f"batch {second.batch} (jobs" in scenario.service.log() and "followed again" in scenario.service.log()
+    second = scenario.restarted
+    assert f"grader-{second}" in scenario.queued_at_kill or \
+        f"grader-merge-{second}" in scenario.queued_at_kill  # killed while the batch was queued
+    assert f"batch {second} (jobs" in scenario.service.log() and "followed again" in scenario.service.log()
     con = db(scenario)
-    rows = con.execute("SELECT id, attempts, submission_id, state FROM jobs ORDER BY id").fetchall()
+    retried = scenario.third["s03"]["job"]
+    rows = con.execute("SELECT id, attempts, submission_id, state FROM jobs WHERE id != ? ORDER BY id",
+                       (retried,)).fetchall()
     assert all(state == "done" and attempts == 1 for _, attempts, _, state in rows)  # none taken twice
-    sids = [sid for _, _, sid, _ in rows]
-    assert len(set(sids)) == len(sids) == len(STUDENTS) + len(SECOND)  # each its own grade
+    sids = [sid for _, _, sid, _ in rows] + [grade_of(con, retried)]
+    assert len(set(sids)) == len(sids) == len(STUDENTS) + len(SECOND) + len(THIRD)  # each its own grade
     per_archive = con.execute("SELECT student, sha256, COUNT(*) FROM submissions GROUP BY student, sha256").fetchall()
     assert all(n == 1 for *_, n in per_archive) and len(per_archive) == len(sids)  # each stored once
     merged = con.execute("SELECT origin FROM merged WHERE kind = 'submission'").fetchall()
     assert len(merged) == len(set(merged)) == len(sids)
+
+
+def test_a_job_whose_array_task_was_cancelled_goes_back_to_the_queue_and_the_next_batch_grades_it(scenario):
+    job = scenario.third["s03"]
+    assert job["state"] == "done" and job["result"]["status"] == "graded" and job["result"]["total"] == 100
+    assert f"job {job['job']} (s03): its Slurm batch {scenario.cancelled} ended without its grade (array task " \
+           in scenario.service.log() and "CANCELLED" in scenario.service.log()
+    attempts, = db(scenario).execute("SELECT attempts FROM jobs WHERE id = ?", (job["job"],)).fetchone()
+    assert attempts == 2
+    last = batches(scenario.service.results)[-1]
+    assert last.batch != scenario.cancelled and last.service_jobs == {"s03": job["job"]}
 
 
 def test_the_scenario_takes_well_under_two_minutes(scenario):
