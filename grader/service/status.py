@@ -42,8 +42,8 @@ def status_text(status: dict) -> str:
                 if w["jobs_last_hour"] else "no job in the last hour")
         doing = f" job {w['job']}" if w["job"] else ""
         why = f": {w['reason']}" if w["reason"] else ""
-        where = f"{w['gpu']}" if w["name"] == SLURM_WORKER else f"GPU {w['gpu']}"
-        lines.append(f"  {w['name']} ({where}): {w['state']}{doing}{why}; {pace}")
+        where = f", {w['gpu']}" if w["name"] == SLURM_WORKER else f" (GPU {w['gpu']})"  # what the dispatcher does
+        lines.append(f"  {w['name']}{where}: {w['state']}{doing}{why}; {pace}")
     for b in status.get("batches", []):
         lines.append(f"  Slurm batch {b['batch']}: " + ", ".join(f"job {j['job']} {j['student']} ({j['phase']})"
                                                                  for j in b["jobs"]))

@@ -195,7 +195,7 @@ def test_status_shows_the_batch_in_flight_and_its_jobs(scenario):
     text = scenario.status_at_kill
     assert f"Slurm batch {scenario.restarted}" in text, text
     assert all(f"job {scenario.second[s]['job']} {s} (slurm: " in text for s in SECOND), text
-    assert "slurm (batches to Slurm" in text
+    assert "slurm, batches to Slurm (partition grading" in text
 
 
 def test_a_restart_while_a_batch_is_in_slurms_queue_finishes_its_jobs_once(scenario):
