@@ -161,12 +161,34 @@ SLURM_ONLY = ("partition", "account", "gres", "time", "max_parallel", "cpus_per_
               "sbatch", "cache")
 
 
+def refuse_slurm_only(args, command: str) -> None:
+    """Without --slurm, the Slurm options (of `grade` and `serve`) are a mistake."""
+    given = [name for name in SLURM_ONLY if getattr(args, name) != parser_defaults(command)[name]]
+    if given:
+        raise UsageError(f"--{given[0].replace('_', '-')} is an option of --slurm")
+
+
+def slurm_options(args, command: str):
+    """The Slurm options of `grade --slurm` and `serve --slurm`, checked against the device."""
+    from grader.slurm.submit import SlurmOptions, sbatch_arguments
+    if args.device == "auto":
+        raise UsageError("--device auto decides by the machine it runs on, and with --slurm that is the login node, "
+                         "not the nodes that grade: say --device gpu or --device cpu")
+    if args.gres != parser_defaults(command)["gres"] and not backends.get(args.device).uses_gpus:
+        raise UsageError(f"--gres {args.gres}: --device {args.device} grades on the CPUs each array task gets "
+                         "(--cpus-per-task) and asks Slurm for no GPU; leave --gres out")
+    if args.unsafe_no_sandbox:
+        print(f"grader: WARNING: {UNSAFE_FLAG}: on every node, student code runs with this user's rights, without "
+              "isolation; every result stored says so", file=sys.stderr)
+    return SlurmOptions(args.partition, args.account, args.gres, args.time, args.max_parallel, args.cpus_per_task,
+                        args.shard_size, args.merge_time, sbatch_arguments(args.sbatch),
+                        Path(args.cache) if args.cache else None)
+
+
 def cmd_grade(args) -> int:
     if args.slurm:
         return cmd_grade_slurm(args)
-    given = [name for name in SLURM_ONLY if getattr(args, name) != parser_defaults("grade")[name]]
-    if given:
-        raise UsageError(f"--{given[0].replace('_', '-')} is an option of --slurm")
+    refuse_slurm_only(args, "grade")
     results = Path(args.results)
     work = Path(args.work) if args.work else results / "work"
     roster = check_grade_inputs(args)
@@ -188,22 +210,11 @@ def cmd_grade(args) -> int:
 
 
 def cmd_grade_slurm(args) -> int:
-    from grader.slurm.submit import SlurmOptions, sbatch_arguments, submit
+    from grader.slurm.submit import submit
     if args.gpus != "all" or args.work or args.no_progress:
         raise UsageError("--gpus, --work and --no-progress are for grading on this machine; with --slurm each "
                          "array task grades on the GPU Slurm gives it (--gres)")
-    if args.device == "auto":
-        raise UsageError("--device auto decides by the machine it runs on, and with --slurm that is the login node, "
-                         "not the nodes that grade: say --device gpu or --device cpu")
-    if args.gres != parser_defaults("grade")["gres"] and not backends.get(args.device).uses_gpus:
-        raise UsageError(f"--gres {args.gres}: --device {args.device} grades on the CPUs each array task gets "
-                         "(--cpus-per-task) and asks Slurm for no GPU; leave --gres out")
-    if args.unsafe_no_sandbox:
-        print(f"grader: WARNING: {UNSAFE_FLAG}: on every node, student code runs with this user's rights, without "
-              "isolation; every result stored says so", file=sys.stderr)
-    options = SlurmOptions(args.partition, args.account, args.gres, args.time, args.max_parallel, args.cpus_per_task,
-                           args.shard_size, args.merge_time, sbatch_arguments(args.sbatch),
-                           Path(args.cache) if args.cache else None)
+    options = slurm_options(args, "grade")
     roster = check_grade_inputs(args)
     done = submit(Path(args.submissions), Path(args.results), options, device=args.device, arch=args.arch,
                   rubric_path=Path(args.rubric), regrade=args.regrade, seed=args.seed, unsafe=args.unsafe_no_sandbox,
@@ -252,7 +263,13 @@ def cmd_status(args) -> int:
 def cmd_serve(args) -> int:
     """Builds the solution once (the Slurm path's build cache), then serves; each worker opens that build."""
     from grader.service.serve import ServeOptions, serve
+    from grader.service.supervisor import Supervisor
     from grader.slurm import cache
+    if args.slurm:
+        return cmd_serve_slurm(args)
+    refuse_slurm_only(args, "serve")
+    if args.batch_seconds != parser_defaults("serve")["batch_seconds"]:
+        raise UsageError("--batch-seconds is an option of --slurm")
     results = Path(args.results).resolve()
     work = Path(args.work).resolve() if args.work else results / "work"
     kind = backends.get(args.device)
@@ -273,7 +290,37 @@ def cmd_serve(args) -> int:
         command += [UNSAFE_FLAG] if args.unsafe_no_sandbox else (["--bwrap", args.bwrap] if args.bwrap else [])
         return command
 
-    return serve(ServeOptions(results, args.host, args.port, gpus, worker_command, args.drain), rubric, registry)
+    supervisor = Supervisor(results, gpus, worker_command, rubric.service, args.drain)
+    return serve(ServeOptions(results, args.host, args.port), rubric, registry, supervisor)
+
+
+def cmd_serve_slurm(args) -> int:
+    """The service whose jobs go to Slurm in batches (grader/service/slurm_dispatch.py), through the build cache
+    and the submission step of `grade --slurm`: the cache is made (or found) now, so the first batch waits for no
+    build."""
+    from grader.service.serve import ServeOptions, serve
+    from grader.service.slurm_dispatch import DispatchOptions, SlurmDispatcher
+    from grader.slurm import cache, scheduler
+    from grader.slurm.batch import SLURM_FOLDER
+    if args.gpus != "all" or args.work:
+        raise UsageError("--gpus and --work are for workers on this machine; with --slurm each array task grades on "
+                         "the GPU Slurm gives it (--gres)")
+    if args.batch_seconds <= 0:
+        raise UsageError("--batch-seconds must be more than 0")
+    options = slurm_options(args, "serve")
+    results = Path(args.results).resolve()
+    kind = backends.get(args.device)
+    scheduler.check_partition(options.partition)  # Slurm answers, and the partition exists, before serving
+    registry = Registry.from_file()
+    rubric = load_rubric(Path(args.rubric), registry)
+    arch = kind.arch(args.arch)
+    entry, built = cache.ensure(options.cache or results / SLURM_FOLDER / "cache", kind, arch, os.cpu_count() or 2,
+                                Path(args.rubric))
+    print(f"service: the batches' build {'made' if built else 'found'} in {entry.folder}", file=sys.stderr)
+    dispatcher = SlurmDispatcher(DispatchOptions(results, options, args.device, arch, Path(args.rubric).resolve(),
+                                                 rubric.service, args.batch_seconds, args.unsafe_no_sandbox,
+                                                 args.bwrap, os.cpu_count() or 2))
+    return serve(ServeOptions(results, args.host, args.port), rubric, registry, dispatcher)
 
 
 def cmd_serve_worker(args) -> int:
@@ -645,6 +692,28 @@ def parser() -> argparse.ArgumentParser:
         q.add_argument(UNSAFE_FLAG, action="store_true",
                        help="run student code without a sandbox, with this user's rights (every result says so)")
 
+    def slurm_group(q, what: str):
+        """The Slurm options, the same for `grade --slurm` and `serve --slurm`."""
+        c = q.add_argument_group("on a Slurm cluster (docs/slurm.md)")
+        c.add_argument("--slurm", action="store_true", help=what)
+        c.add_argument("--partition", default=None, help="sbatch --partition (default: the cluster's)")
+        c.add_argument("--account", default=None, help="sbatch --account")
+        c.add_argument("--gres", default="gpu:1",
+                       help="each task's GPU, one: gpu:1 or gpu:TYPE:1 (default: %(default)s)")
+        c.add_argument("--time", default=None, help="each task's time limit (default: enough for every submission of "
+                       "a shard to use its whole build and submission limits from the rubric)")
+        c.add_argument("--max-parallel", type=int, default=None, metavar="K",
+                       help="at most K tasks at once (the array's %%K; default: as many as Slurm gives)")
+        c.add_argument("--cpus-per-task", type=int, default=4,
+                       help="CPUs per task, for builds (default: %(default)s)")
+        c.add_argument("--shard-size", type=int, default=8, help="submissions per task (default: %(default)s)")
+        c.add_argument("--merge-time", default="1:00:00", help="the merge job's time limit (default: %(default)s)")
+        c.add_argument("--sbatch", action="append", default=[], metavar="ARGS",
+                       help="more sbatch options for both jobs, e.g. --sbatch='--qos=short --mem=16G' (repeatable)")
+        c.add_argument("--cache", default=None, metavar="DIR", help="the shared build cache, on a filesystem every "
+                       "node sees (default: RESULTS/slurm/cache)")
+        return c
+
     def one(q):
         q.add_argument("--results", default=None, help="grade into RESULTS/grades.sqlite and keep it (default: a "
                                                         "temporary folder, removed afterwards)")
@@ -686,23 +755,8 @@ def parser() -> argparse.ArgumentParser:
                         "on a machine without a GPU: the CPU backend of starter/cpu/, nothing timed); auto (the GPU "
                         "when this machine has one, else the CPU)")
     sandboxing(g)
-    c = g.add_argument_group("on a Slurm cluster (docs/slurm.md)")
-    c.add_argument("--slurm", action="store_true", help="submit a job array (one shard of submissions per task, one "
-                   "GPU each) and a merge job, print their ids and return; again later: only what is missing")
-    c.add_argument("--partition", default=None, help="sbatch --partition (default: the cluster's)")
-    c.add_argument("--account", default=None, help="sbatch --account")
-    c.add_argument("--gres", default="gpu:1", help="each task's GPU, one: gpu:1 or gpu:TYPE:1 (default: %(default)s)")
-    c.add_argument("--time", default=None, help="each task's time limit (default: enough for every submission of a "
-                   "shard to use its whole build and submission limits from the rubric)")
-    c.add_argument("--max-parallel", type=int, default=None, metavar="K",
-                   help="at most K tasks at once (the array's %%K; default: as many as Slurm gives)")
-    c.add_argument("--cpus-per-task", type=int, default=4, help="CPUs per task, for builds (default: %(default)s)")
-    c.add_argument("--shard-size", type=int, default=8, help="submissions per task (default: %(default)s)")
-    c.add_argument("--merge-time", default="1:00:00", help="the merge job's time limit (default: %(default)s)")
-    c.add_argument("--sbatch", action="append", default=[], metavar="ARGS",
-                   help="more sbatch options for both jobs, e.g. --sbatch='--qos=short --mem=16G' (repeatable)")
-    c.add_argument("--cache", default=None, metavar="DIR", help="the shared build cache, on a filesystem every node "
-                   "sees (default: RESULTS/slurm/cache)")
+    slurm_group(g, "submit a job array (one shard of submissions per task, one GPU each) and a merge job, print "
+                   "their ids and return; again later: only what is missing")
     g.set_defaults(func=cmd_grade)
 
     st = sub.add_parser("status", help="the grading service's queue and workers; how far the Slurm batch got",
@@ -826,6 +880,12 @@ def parser() -> argparse.ArgumentParser:
     sv.add_argument("--drain", type=float, default=60.0, help="seconds a stopping service lets each worker finish "
                     "its job; after that the job goes back to the queue (default: %(default)s)")
     sandboxing(sv)
+    on_slurm = slurm_group(sv, "grade on a Slurm cluster: the waiting jobs go to Slurm in batches (one job per "
+                               "student each), through `grade --slurm`'s job array and merge, instead of workers on "
+                               "this machine's GPUs")
+    on_slurm.add_argument("--batch-seconds", type=float, default=20.0, metavar="S",
+                          help="how often a new batch may be submitted, when none is in Slurm's queue and jobs "
+                               "wait (default: %(default)s)")
     sv.set_defaults(func=cmd_serve)
 
     sw = sub.add_parser("serve-worker", help="one GPU's worker of `serve` (the service starts it)")

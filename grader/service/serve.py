@@ -1,11 +1,12 @@
-"""`bin/grader serve`: the HTTP API (grader/service/app.py) under uvicorn, with one worker process per GPU
-(grader/service/supervisor.py). SIGTERM or Ctrl-C stops it cleanly: no new uploads, each worker finishes the
-job in hand (at most `drain` seconds; after that the job goes back to the queue), then it exits. Queued jobs
-stay in the store and are graded when it starts again."""
+"""`bin/grader serve`: the HTTP API (grader/service/app.py) under uvicorn, with what grades its jobs (a Runner):
+one worker process per GPU (grader/service/supervisor.py), or, with --slurm, batches handed to the cluster
+(grader/service/slurm_dispatch.py). SIGTERM or Ctrl-C stops it cleanly: no new uploads, each worker finishes the
+job in hand (at most `drain` seconds; after that the job goes back to the queue), then it exits; a batch in
+Slurm's queue grades on, and the next start takes it over. Queued jobs stay in the store and are graded when it
+starts again."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from grader.core.registry import Registry
 from grader.core.rubric import Rubric
 from grader.service.app import ServiceConfig, create_app
-from grader.service.supervisor import Supervisor
+from grader.service.runner import Runner
 
 
 @dataclass
@@ -24,27 +25,21 @@ class ServeOptions:
     results: Path
     host: str
     port: int
-    gpus: list[str | None]
-    worker_command: Callable[[str, str | None], list[str]]
-    drain: float = 60.0
 
 
-def serve(options: ServeOptions, rubric: Rubric, registry: Registry) -> int:
-    supervisor = Supervisor(options.results, options.gpus, options.worker_command, rubric.service, options.drain)
-
+def serve(options: ServeOptions, rubric: Rubric, registry: Registry, runner: Runner) -> int:
     @asynccontextmanager
     async def lifespan(app):
-        supervisor.start()
-        print(f"service: listening on http://{options.host}:{options.port} with {len(options.gpus)} worker(s) "
-              f"({', '.join(w.name for w in supervisor.workers)}); store {Path(options.results) / 'grades.sqlite'}",
-              file=sys.stderr, flush=True)
+        runner.start()
+        print(f"service: listening on http://{options.host}:{options.port} with {runner.describe()}; "
+              f"store {Path(options.results) / 'grades.sqlite'}", file=sys.stderr, flush=True)
         try:
             yield
         finally:
-            print("service: stopping: each worker finishes the job in hand", file=sys.stderr, flush=True)
-            await run_in_threadpool(supervisor.stop)
+            print("service: stopping: no new uploads", file=sys.stderr, flush=True)
+            await run_in_threadpool(runner.stop)
 
-    app = create_app(ServiceConfig(Path(options.results), rubric, registry, workers=supervisor.alive), lifespan)
+    app = create_app(ServiceConfig(Path(options.results), rubric, registry, workers=runner.alive), lifespan)
     config = uvicorn.Config(app, host=options.host, port=options.port, log_level="warning", access_log=False,
                             timeout_graceful_shutdown=5, lifespan="on")
     uvicorn.Server(config).run()

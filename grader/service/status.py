@@ -1,10 +1,11 @@
-"""The service as the staff see it: the queue, each worker (its GPU, state, job, throughput), failed jobs.
-`bin/grader status` prints it; the service's /api/v1/status serves the same dictionary."""
+"""The service as the staff see it: the queue, each worker (its GPU, state, job, throughput), the batches in
+Slurm's hands (`serve --slurm`: each batch's jobs and their phase), failed jobs. `bin/grader status` prints it;
+the service's /api/v1/status serves the same dictionary."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from grader.store.jobs import FAILED, QUEUED, RUNNING, Jobs
+from grader.store.jobs import FAILED, QUEUED, RUNNING, SLURM_WORKER, Jobs
 
 
 def service_status(jobs: Jobs, now: datetime | None = None) -> dict:
@@ -20,8 +21,12 @@ def service_status(jobs: Jobs, now: datetime | None = None) -> dict:
                         "seconds_per_job": round(sum(mine) / len(mine), 1) if mine else None})
     queued = jobs.jobs(states=(QUEUED,))
     oldest = min((j.received for j in queued), default=None)
+    batches: dict[str, list[dict]] = {}
+    for j in jobs.running(SLURM_WORKER):
+        batches.setdefault(j.claim, []).append({"job": j.id, "student": j.student, "phase": j.phase})
     return {"queue": len(queued), "running": len(jobs.jobs(states=(RUNNING,))),
             "oldest_waiting_since": oldest, "done_last_hour": len(finished), "workers": workers,
+            "batches": [{"batch": b, "jobs": these} for b, these in batches.items()],
             "failed": [{"job": j.id, "student": j.student, "error": j.error, "finished": j.finished}
                        for j in jobs.jobs(states=(FAILED,))][-20:]}
 
@@ -37,7 +42,11 @@ def status_text(status: dict) -> str:
                 if w["jobs_last_hour"] else "no job in the last hour")
         doing = f" job {w['job']}" if w["job"] else ""
         why = f": {w['reason']}" if w["reason"] else ""
-        lines.append(f"  {w['name']} (GPU {w['gpu']}): {w['state']}{doing}{why}; {pace}")
+        where = f", {w['gpu']}" if w["name"] == SLURM_WORKER else f" (GPU {w['gpu']})"  # what the dispatcher does
+        lines.append(f"  {w['name']}{where}: {w['state']}{doing}{why}; {pace}")
+    for b in status.get("batches", []):
+        lines.append(f"  Slurm batch {b['batch']}: " + ", ".join(f"job {j['job']} {j['student']} ({j['phase']})"
+                                                                 for j in b["jobs"]))
     if status["failed"]:
         lines.append(f"failed jobs ({len(status['failed'])}, the latest last):")
         lines += [f"  job {f['job']} {f['student']}: {f['error']}" for f in status["failed"]]

@@ -1,9 +1,11 @@
 """The service's workers, one process per GPU (grader/service/worker.py): started, watched, restarted, stopped.
 
-On start, every job a previous life of the service left running goes back to the queue (its worker died with
-it). A worker that exits is looked at: its job goes back to the queue (or fails after the rubric's `attempts`);
-a worker that stopped because its GPU failed stays stopped (the staff see why in `bin/grader status`); any
-other is started again, unless it keeps dying within seconds of starting. Stopping the service asks each
+On start, every job a previous life of the service left running on a worker goes back to the queue (its worker
+died with it); a job handed to Slurm in a batch is not (its batch grades on in Slurm's queue, and `serve --slurm`
+takes it over: grader/service/slurm_dispatch.py). A worker that exits is looked at: its job goes back to the
+queue (or fails after the rubric's `attempts`); a worker that stopped because its GPU failed stays stopped (the
+staff see why in `bin/grader status`); any other is started again, unless it keeps dying within seconds of
+starting. Stopping the service asks each
 worker to finish the job in hand (SIGTERM), waits up to `drain` seconds, then ends the rest and gives their
 jobs back.
 
@@ -24,8 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.core.service_policy import ServicePolicy
+from grader.service.runner import Runner
 from grader.service.worker import GPU_FAILED
-from grader.store.jobs import Jobs
+from grader.store.jobs import SLURM_WORKER, Jobs
 from grader.store.store import Store
 
 WATCH_SECONDS = 0.5
@@ -58,7 +61,7 @@ class _Worker:
     log: list[str] = field(default_factory=list)
 
 
-class Supervisor:
+class Supervisor(Runner):
     def __init__(self, results: Path, gpus: list[str | None], command: Callable[[str, str | None], list[str]],
                  policy: ServicePolicy, drain: float = 60.0):
         self.results, self.policy, self.drain = Path(results), policy, drain
@@ -79,6 +82,8 @@ class Supervisor:
         store, jobs = self._jobs()
         try:
             for job in jobs.running():
+                if job.worker == SLURM_WORKER:  # its batch grades on in Slurm's queue, whoever serves meanwhile
+                    continue
                 state = jobs.give_back(job.id, "the service restarted while it was being graded", self.policy.attempts)
                 self.log(f"job {job.id} ({job.student}) was running when the service stopped: {state} again")
         finally:
@@ -131,6 +136,7 @@ class Supervisor:
         """Finishes or gives back every job in hand, then returns (the service's clean shutdown)."""
         with self._lock:
             self.stopping = True
+        self.log(f"each worker finishes the job in hand (at most {self.drain:g} s)")
         live = [w for w in self.workers if w.process is not None and w.process.poll() is None]
         for w in live:
             w.process.send_signal(signal.SIGTERM)
@@ -155,3 +161,6 @@ class Supervisor:
 
     def alive(self) -> int:
         return sum(1 for w in self.workers if w.process is not None and w.process.poll() is None)
+
+    def describe(self) -> str:
+        return f"{len(self.workers)} worker(s) ({', '.join(w.name for w in self.workers)})"

@@ -64,6 +64,7 @@ class Manifest:
     source: str = "plain"  # how it was delivered (--from; grader/intake/layouts.py), which each shard's grading run records
     options: dict = field(default_factory=dict)  # the Slurm options given (partition, gres, max_parallel, ...)
     skipped_same: int = 0  # submissions left out: already graded, unchanged
+    service_jobs: dict = field(default_factory=dict)  # student -> the grading service's job (a service's batch)
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="microseconds"))
     format: int = FORMAT
 

@@ -29,6 +29,7 @@ from grader.core.errors import GraderError
 from grader.grading.plan import check_folder, plan_intake
 from grader.core.registry import Registry
 from grader.intake.roster import Person
+from grader.intake.submission import Entry
 from grader.core.rubric import Rubric, load_rubric
 from grader.slurm import cache, scheduler
 from grader.slurm.batch import SLURM_FOLDER, Manifest, batches, new_batch_id, now
@@ -108,11 +109,14 @@ def submit(submissions: Path, results: Path, options: SlurmOptions, *, device: s
            rubric_path: Path, regrade: bool = False, seed: int | None = None, unsafe: bool = False,
            bwrap: str | None = None, jobs: int = 2, python: str = sys.executable, repo: Path = REPO,
            source: str = "plain", roster: list[Person] | None = None, student: str | None = None,
-           lms_times: Path | None = None) -> Submitted:
+           lms_times: Path | None = None, entries: list[Entry] | None = None, batch: str | None = None,
+           service_jobs: dict[str, int] | None = None) -> Submitted:
     """Reads the submissions as `grade` does (--from SOURCE, the course system's times, ids named by the roster,
     --student alone and graded again), then submits an array that grades those not yet graded and a merge job
     after it. Each entry's time received, and where it came from, is decided here and written into the
-    manifest: the shards grade with what this step read."""
+    manifest: the shards grade with what this step read. `entries`: these entries of `submissions` only, as
+    given (the grading service's uploads, with its own received times); `batch`: the batch's id (default: a new
+    one); `service_jobs`: the service's job of each entry's student, kept in the manifest."""
     results, submissions, rubric_path = Path(results).resolve(), Path(submissions).resolve(), Path(rubric_path)
     kind = backends.get(device)
     gpus = kind.uses_gpus  # the CPU backend's tasks ask Slurm for CPUs only: no --gres
@@ -138,7 +142,8 @@ def submit(submissions: Path, results: Path, options: SlurmOptions, *, device: s
     rubric = load_rubric(rubric_path, registry)
 
     plan = plan_intake(submissions, source, roster, student, regrade, results / "grades.sqlite", rubric=rubric,
-                       registry=registry, harness_version=entry.harness_version, lms_times=lms_times)
+                       registry=registry, harness_version=entry.harness_version, lms_times=lms_times,
+                       entries=entries)
     todo, notes = plan.work, plan.skipped_entries
     store = Store(results / "grades.sqlite")  # made here, as before: status and merge find it
     try:
@@ -152,13 +157,14 @@ def submit(submissions: Path, results: Path, options: SlurmOptions, *, device: s
         return out
 
     manifest = Manifest(
-        batch=new_batch_id(), results=str(results), submissions=str(submissions), source=source,
+        batch=batch or new_batch_id(), results=str(results), submissions=str(submissions), source=source,
         entries=[{**e.record(), "sha256": s.sha256} for e, s in todo],
         shards=shards_of(len(todo), options.shard_size),
         seed=seed if seed is not None else random.getrandbits(53), device=kind.name, arch=arch,
         cache=str(entry.folder), cache_key=entry.key, harness_version=entry.harness_version,
         rubric=str(rubric_path.resolve()), rubric_sha256=rubric.sha256, repo=str(Path(repo).resolve()),
         python=python, unsafe_no_sandbox=unsafe, bwrap=bwrap, skipped_same=out.already_graded,
+        service_jobs=dict(service_jobs or {}),
         options={"partition": options.partition, "account": options.account, "gres": options.gres if gpus else None,
                  "time": options.time or default_time(rubric, options.shard_size),
                  "max_parallel": options.max_parallel, "cpus_per_task": options.cpus_per_task,

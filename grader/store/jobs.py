@@ -24,6 +24,7 @@ from grader.store.store import Store, now
 
 QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed", "cancelled"
 OPEN = (QUEUED, RUNNING)
+SLURM_WORKER = "slurm"  # the worker name of jobs handed to Slurm in a batch (grader/service/slurm_dispatch.py)
 ROLES = ("student", "staff", "assignment")
 
 
@@ -209,6 +210,52 @@ class Jobs:
                             " WHERE id = ?", (worker, claim, now(), nxt))
             self.db.execute("UPDATE workers SET state = 'busy', job = ?, seen = ? WHERE name = ?", (nxt, now(), worker))
         return self.job(nxt)
+
+    def claim_batch(self, worker: str, claim: str, phase: str) -> list[Job]:
+        """Gives `worker`, under one `claim`, every student's next job in the queue's order (at most one per
+        student, none of a student with a job running): a batch. [] when none waits."""
+        with self._writing():
+            busy = {s for (s,) in self.db.execute("SELECT DISTINCT student FROM jobs WHERE state = 'running'")}
+            taken: dict[str, int] = {}
+            for job_id, student in self.db.execute(self._ORDER).fetchall():
+                if student not in busy and student not in taken:
+                    taken[student] = job_id
+            for job_id in taken.values():
+                self.db.execute("UPDATE jobs SET state = 'running', phase = ?, worker = ?, claim = ?,"
+                                " attempts = attempts + 1, started = ?, done_cases = NULL, total_cases = NULL"
+                                " WHERE id = ?", (phase, worker, claim, now(), job_id))
+        return [self.job(i) for i in sorted(taken.values())]
+
+    def unclaim(self, job_ids: list[int], claim: str, reason: str) -> int:
+        """Jobs claimed under `claim` that were never handed on (the batch could not be submitted) go back to
+        the queue at their old place, the take not counted as an attempt. Returns how many went back."""
+        with self._writing():
+            count = 0
+            for job_id in job_ids:
+                count += self.db.execute("UPDATE jobs SET state = 'queued', phase = 'waiting', claim = NULL,"
+                                         " attempts = attempts - 1, started = NULL, error = ? WHERE id = ?"
+                                         " AND claim = ? AND state = 'running'", (reason, job_id, claim)).rowcount
+        return count
+
+    def claimed(self, claim: str) -> list[Job]:
+        """The jobs running under one claim (a Slurm batch's)."""
+        return self._jobs("SELECT * FROM jobs WHERE claim = ? AND state = 'running' ORDER BY id", (claim,))
+
+    def finish_merged(self, job_id: int, claim: str, submission_id: int, status: str, counted: bool,
+                      seconds: float, sha256: str) -> bool:
+        """A job of a Slurm batch is done with the grade the batch's merge stored (which may have replaced an
+        earlier grade of the same archive: the jobs that pointed to that one point to the new one). False when
+        the job is no longer under `claim` (done already, or given back): nothing changes."""
+        with self._writing():
+            student = self.db.execute("SELECT student FROM jobs WHERE id = ?", (job_id,)).fetchone()
+            replaced = [i for (i,) in self.db.execute(
+                "SELECT DISTINCT submission_id FROM jobs WHERE student = ? AND sha256 = ? AND submission_id IS NOT"
+                " NULL AND submission_id NOT IN (SELECT id FROM submissions)", (student[0] if student else "", sha256))]
+            try:
+                self.finish_in(job_id, claim, submission_id, status, counted, seconds, sha256, replaced)
+            except LostClaim:
+                return False
+        return True
 
     def progress(self, job_id: int, claim: str, phase: str, done: int | None = None, total: int | None = None):
         with self.db:

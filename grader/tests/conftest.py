@@ -1,6 +1,8 @@
 """Fixtures for the grader's tests: the real task registry, rubrics, fake submissions."""
 from __future__ import annotations
 
+import os
+import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -59,6 +61,23 @@ def cpu_grading_work(tmp_path_factory) -> Path:
     the stubs, built by the first run, in a cache entry's layout: .../entry/work): test_grade_cpu's class and the
     hostile batch on the CPU (test_hostile_corpus_cpu) share it rather than build it twice."""
     return tmp_path_factory.mktemp("cpu-grading") / "entry" / "work"
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A private single-host Slurm (grader/tests/slurm_cluster.py) for one test module; the module is skipped,
+    and listed, where Slurm cannot start, and fails there when REQUIRE_SLURM_TESTS is set (CI's .ci/run)."""
+    from grader.tests.slurm_cluster import Cluster, ClusterUnavailable
+    c = Cluster(Path(tempfile.mkdtemp(prefix="slurm-", dir="/tmp")))
+    try:
+        c.start()
+    except ClusterUnavailable as e:
+        c.stop()
+        if os.environ.get("REQUIRE_SLURM_TESTS", "") not in ("", "0"):
+            pytest.fail(f"Slurm cannot start here ({e}), and REQUIRE_SLURM_TESTS is set: these tests must run here")
+        pytest.skip(f"Slurm cannot start here: {e}; CI sets REQUIRE_SLURM_TESTS=1, so there they run")
+    yield c
+    c.stop()
 
 
 def scores_of(result, rubric, measured: bool = True) -> list:

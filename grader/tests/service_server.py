@@ -65,8 +65,11 @@ def rubric_with(tmp: Path, **service) -> Path:
 
 class ServiceUnderTest:
     def __init__(self, tmp: Path, students: list[str] = ("s01", "s02"), gpus: str = "0", delay: float = 0.0,
-                 rubric: Path | None = None, drain: float = 30.0, device: str = "simulated"):
+                 rubric: Path | None = None, drain: float = 30.0, device: str = "simulated",
+                 serve_args: list[str] = (), env: dict | None = None):
+        """serve_args: more arguments of `serve` (--slurm ...); env: more of its environment (Slurm's)."""
         self.tmp = Path(tmp)
+        self.serve_args, self.extra_env = list(serve_args), dict(env or {})
         self.results = self.tmp / "results"
         self.broken = self.tmp / "broken-gpus"
         self.broken.mkdir(parents=True, exist_ok=True)
@@ -97,7 +100,8 @@ class ServiceUnderTest:
 
     @property
     def env(self) -> dict:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
+        env = {**os.environ, **self.extra_env,
+               "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
                "PYTHONUNBUFFERED": "1"}
         if self.device != "simulated":  # this machine's GPUs (--gpus)
             return env
@@ -114,23 +118,28 @@ class ServiceUnderTest:
             [sys.executable, "-m", "grader", "serve", "--results", str(self.results), "--device", self.device,
              "--port", str(self.port), "--rubric", str(self.rubric), "--drain", str(self.drain),
              *(["--gpus", self.gpus] if self.device != "simulated" else []),
-             *(["--unsafe-no-sandbox"] if self.device == "simulated" else [])],
+             *(["--unsafe-no-sandbox"] if self.device == "simulated" else []), *self.serve_args],
             cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise AssertionError(f"the service exited ({self.process.returncode}):\n{self.log()}")
             try:
-                if self.request("GET", "/healthz")[0] == 200 and self.ready_workers() >= len(self.gpus.split(",")):
+                if self.request("GET", "/healthz")[0] == 200 and self.ready_workers() >= self.expected_ready:
                     return self
             except OSError:
                 pass
             time.sleep(0.1)
         raise AssertionError(f"the service did not start within {timeout} s:\n{self.log()}")
 
+    @property
+    def expected_ready(self) -> int:
+        """How many ready lines a start waits for: one per worker (one dispatcher with --slurm)."""
+        return 1 if "--slurm" in self.serve_args else len(self.gpus.split(","))
+
     def ready_workers(self) -> int:
         """Workers of this start that said they are ready."""
-        return self.log()[self.log_from:].count("ready on GPU")
+        return self.log()[self.log_from:].count("slurm: ready" if "--slurm" in self.serve_args else "ready on GPU")
 
     def log(self) -> str:
         return self.log_path.read_text() if self.log_path.exists() else ""
