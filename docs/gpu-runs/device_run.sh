@@ -6,7 +6,7 @@
 #
 # The GPU machines reach no package index: the header libraries and bubblewrap
 # come unpacked in .deps/ (apt-get download + dpkg -x) and Python wheels in .whl/.
-#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [profile] [transpose_variants] [tests] [gpu_suite] [canvas_class] [slurm] [cpu_vs_gpu]
+#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [profile] [transpose_variants] [tests] [gpu_suite] [canvas_class] [slurm] [cpu_vs_gpu] [service] [service_bench]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-run-logs}
 mkdir -p "$OUT"
@@ -247,6 +247,20 @@ PY
       note "cpu_vs_gpu: $(wc -l < "$OUT/verdicts_gpu.txt") verdicts on the GPU, $(wc -l < "$OUT/verdicts_cpu.txt") on the CPU, $(grep -c '^[<>]' "$OUT/verdicts.diff") diff lines"
       cat "$OUT/verdicts.diff" | tee -a "$summary"
       grep -h "the suite ran on the CPU in" "$OUT"/cpu_vs_gpu_cpu_solution.log | tee -a "$summary" ;;
+    service)
+      # Issue 29: the sample class through the grading service on this machine's GPUs (SERVICE_GPUS, default 0),
+      # half through the students' client, half through the Gradescope bridge, against `grade`'s verdicts.
+      run service_gpu bash -c "SERVICE_GPUS=${SERVICE_GPUS:-0} timeout ${TESTS_TIMEOUT:-540} python3 -m pytest \
+        grader/tests/test_service_gpu.py -m gpu -s -v -p no:cacheprovider"
+      grep -E "passed|failed|skipped|error" "$OUT/service_gpu.log" | tail -n 1 | tee -a "$summary"
+      grep -E "^grade: |^s0[0-9]-" "$OUT/service_gpu.log" | tee -a "$summary" ;;
+    service_bench)
+      # Issue 29's targets: a rush of BENCH_STUDENTS solutions-as-students on 1 and then 2 GPUs (BENCH_GPUS),
+      # then uploads one at a time on the idle service (grader/service/bench.py says what each number is).
+      run service_bench timeout "${BENCH_TIMEOUT:-560}" python3 -m grader.service.bench --device gpu \
+        --gpus "${BENCH_GPUS:-1,2}" --students "${BENCH_STUDENTS:-10}" --single "${BENCH_SINGLE:-3}" \
+        --work /tmp/service-bench-work --out "$OUT/service-bench.json"
+      tail -n 30 "$OUT/service_bench.log" | tee -a "$summary" ;;
   esac
 done
 
