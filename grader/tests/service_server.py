@@ -225,12 +225,25 @@ def verdicts(db: Path, submission_id: int | None = None) -> dict:
 
 
 def graded_jobs(results: Path) -> dict[int, dict]:
-    """Every job of the service's store: id -> {student, state, submission_id, seconds, received, received_from}."""
+    """Every job of the service's store: id -> {student, state, submission_id, seconds, received, received_from,
+    attempts, worker}, oldest first."""
     from grader.store.jobs import Jobs
     from grader.store.store import Store
     store = Store(Path(results) / "grades.sqlite")
     try:
         return {j.id: {"student": j.student, "state": j.state, "submission_id": j.submission_id, "seconds": j.seconds,
-                       "received": j.received, "received_from": j.received_from} for j in Jobs(store).jobs()}
+                       "received": j.received, "received_from": j.received_from, "attempts": j.attempts,
+                       "worker": j.worker} for j in Jobs(store).jobs()}
+    finally:
+        store.close()
+
+
+def stored_table(results: Path, table: str):
+    """The service's store's submissions ("submissions") or what it merged from Slurm shards ("merged"), as the
+    Store reads them."""
+    from grader.store.store import Store
+    store = Store(Path(results) / "grades.sqlite")
+    try:
+        return store.submissions() if table == "submissions" else store.merged_origins()
     finally:
         store.close()

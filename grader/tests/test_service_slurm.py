@@ -10,7 +10,6 @@ grades it. The tests check each behaviour on what it left, against a local `grad
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 import sys
 import time
@@ -22,7 +21,7 @@ import pytest
 from grader.cli import main as grader
 from grader.slurm.batch import batches
 from grader.tests.conftest import REPO, small_rubric_text
-from grader.tests.service_server import ServiceUnderTest, archive
+from grader.tests.service_server import ServiceUnderTest, archive, graded_jobs, stored_table, verdicts
 from grader.tests.slurm_cluster import PARTITION
 
 pytestmark = pytest.mark.slurm
@@ -128,18 +127,18 @@ def scenario(cluster, rubric, tmp_path_factory):
     return s
 
 
-def db(scenario: Scenario) -> sqlite3.Connection:
-    return sqlite3.connect(scenario.service.results / "grades.sqlite")
+def jobs(scenario: Scenario) -> dict[int, dict]:
+    return graded_jobs(scenario.service.results)
 
 
-def grade_of(con: sqlite3.Connection, job: int) -> int:
-    return con.execute("SELECT submission_id FROM jobs WHERE id = ?", (job,)).fetchone()[0]
+def grade_of(scenario: Scenario, job: int) -> int:
+    return jobs(scenario)[job]["submission_id"]
 
 
 def test_every_upload_is_graded_through_slurm_not_on_this_machine(scenario):
     assert {v["state"] for v in [*scenario.first.values(), *scenario.second.values(), *scenario.third.values()]} \
         == {"done"}
-    workers = {w for (w,) in db(scenario).execute("SELECT DISTINCT worker FROM jobs")}
+    workers = {j["worker"] for j in jobs(scenario).values()}
     assert workers == {"slurm"}
     assert "ready on GPU" not in scenario.service.log()  # no local worker started
     made = batches(scenario.service.results)
@@ -155,24 +154,16 @@ def test_a_job_shows_where_its_batch_is_in_slurm(scenario):
                                "done"}, scenario.phases
 
 
-def verdicts(con: sqlite3.Connection, sid: int) -> tuple[list, list, str]:
-    cases = con.execute("SELECT task, dtype, shape, kind, status FROM cases WHERE submission_id = ? ORDER BY task,"
-                        " dtype, shape, kind", (sid,)).fetchall()
-    scores = con.execute("SELECT task, correctness FROM scores WHERE submission_id = ? ORDER BY task",
-                         (sid,)).fetchall()
-    status = con.execute("SELECT status FROM submissions WHERE id = ?", (sid,)).fetchone()[0]
-    return cases, scores, status
-
-
 def test_the_results_are_the_verdicts_grade_gives_the_same_archives(scenario):
-    served, local = db(scenario), sqlite3.connect(scenario.local / "grades.sqlite")
+    served, local = scenario.service.results / "grades.sqlite", scenario.local / "grades.sqlite"
+    local_ids = stored_table(scenario.local, "submissions").set_index("student")["id"]
     for student, view in scenario.first.items():
-        sid = grade_of(served, view["job"])
-        theirs = local.execute("SELECT id FROM submissions WHERE student = ?", (student,)).fetchone()[0]
-        assert verdicts(served, sid) == verdicts(local, theirs), student
+        ours, theirs = verdicts(served, grade_of(scenario, view["job"])), verdicts(local, int(local_ids[student]))
+        assert (ours["cases"], ours["status"]) == (theirs["cases"], theirs["status"]), student
+        assert {t: c for t, (c, _, _) in ours["scores"].items()} == {t: c for t, (c, _, _) in theirs["scores"].items()}
     statuses = {s: v["result"]["status"] for s, v in scenario.first.items()}
     assert statuses == {"s01": "graded", "s02": "graded", "s03": "graded", "s04": "build_failed"}
-    cases, _, _ = verdicts(served, grade_of(served, scenario.first["s03"]["job"]))
+    cases = verdicts(served, grade_of(scenario, scenario.first["s03"]["job"]))["cases"]
     assert {c[-1] for c in cases} >= {"ok", "wrong", "crashed", "build_error"}
 
 
@@ -182,11 +173,10 @@ def test_an_upload_that_did_not_build_is_not_counted(scenario):
 
 
 def test_the_time_received_is_the_services_clock_not_a_file_time(scenario):
-    con = db(scenario)
+    subs = stored_table(scenario.service.results, "submissions").set_index("id")
     for view in [*scenario.first.values(), *scenario.second.values(), *scenario.third.values()]:
-        received, source = con.execute("SELECT s.received, s.received_from FROM jobs j JOIN submissions s ON"
-                                       " s.id = j.submission_id WHERE j.id = ?", (view["job"],)).fetchone()
-        assert (received, source) == (view["received"], "service")
+        sub = subs.loc[grade_of(scenario, view["job"])]
+        assert (sub["received"], sub["received_from"]) == (view["received"], "service")
     manifest = json.loads((batches(scenario.service.results)[0].path).read_text())
     assert {e["received_from"] for e in manifest["entries"]} == {"service"}
 
@@ -203,16 +193,15 @@ def test_a_restart_while_a_batch_is_in_slurms_queue_finishes_its_jobs_once(scena
     assert f"grader-{second}" in scenario.queued_at_kill or \
         f"grader-merge-{second}" in scenario.queued_at_kill  # killed while the batch was queued
     assert f"batch {second} (jobs" in scenario.service.log() and "followed again" in scenario.service.log()
-    con = db(scenario)
     retried = scenario.third["s03"]["job"]
-    rows = con.execute("SELECT id, attempts, submission_id, state FROM jobs WHERE id != ? ORDER BY id",
-                       (retried,)).fetchall()
-    assert all(state == "done" and attempts == 1 for _, attempts, _, state in rows)  # none taken twice
-    sids = [sid for _, _, sid, _ in rows] + [grade_of(con, retried)]
+    rows = [j for i, j in jobs(scenario).items() if i != retried]
+    assert all(j["state"] == "done" and j["attempts"] == 1 for j in rows)  # none taken twice
+    sids = [j["submission_id"] for j in rows] + [grade_of(scenario, retried)]
     assert len(set(sids)) == len(sids) == len(STUDENTS) + len(SECOND) + len(THIRD)  # each its own grade
-    per_archive = con.execute("SELECT student, sha256, COUNT(*) FROM submissions GROUP BY student, sha256").fetchall()
-    assert all(n == 1 for *_, n in per_archive) and len(per_archive) == len(sids)  # each stored once
-    merged = con.execute("SELECT origin FROM merged WHERE kind = 'submission'").fetchall()
+    per_archive = stored_table(scenario.service.results, "submissions").groupby(["student", "sha256"]).size()
+    assert (per_archive == 1).all() and len(per_archive) == len(sids)  # each stored once
+    merged = stored_table(scenario.service.results, "merged")
+    merged = list(merged[merged["kind"] == "submission"]["origin"])
     assert len(merged) == len(set(merged)) == len(sids)
 
 
@@ -221,8 +210,7 @@ def test_a_job_whose_array_task_was_cancelled_goes_back_to_the_queue_and_the_nex
     assert job["state"] == "done" and job["result"]["status"] == "graded" and job["result"]["total"] == 100
     assert f"job {job['job']} (s03): its Slurm batch {scenario.cancelled} ended without its grade (array task " \
            in scenario.service.log() and "CANCELLED" in scenario.service.log()
-    attempts, = db(scenario).execute("SELECT attempts FROM jobs WHERE id = ?", (job["job"],)).fetchone()
-    assert attempts == 2
+    assert jobs(scenario)[job["job"]]["attempts"] == 2
     last = batches(scenario.service.results)[-1]
     assert last.batch != scenario.cancelled and last.service_jobs == {"s03": job["job"]}
 
