@@ -4,6 +4,7 @@ job in hand (at most `drain` seconds; after that the job goes back to the queue)
 stay in the store and are graded when it starts again."""
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Callable
 from contextlib import asynccontextmanager
@@ -47,5 +48,13 @@ def serve(options: ServeOptions, rubric: Rubric, registry: Registry) -> int:
     app = create_app(ServiceConfig(Path(options.results), rubric, registry, workers=supervisor.alive), lifespan)
     config = uvicorn.Config(app, host=options.host, port=options.port, log_level="warning", access_log=False,
                             timeout_graceful_shutdown=5, lifespan="on")
+    # uvicorn raises the signal that stopped it again once it has shut down, through the handlers it found: with
+    # these, a stop that drained its workers exits 0, as this command says (systemd and scripts read a clean stop)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, _stopped)
     uvicorn.Server(config).run()
     return 0
+
+
+def _stopped(sig, frame):
+    """uvicorn's stop signal raised again after the clean shutdown: nothing is left to do."""
