@@ -184,3 +184,53 @@ class ServiceUnderTest:
 
     def stop(self):
         self.kill(signal.SIGTERM)
+
+
+def log_tail(service: ServiceUnderTest, lines: int = 40) -> str:
+    return "\n".join(service.log().splitlines()[-lines:])
+
+
+def until(service: ServiceUnderTest, what: str, check, timeout: float = 60.0, every: float = 0.05):
+    """Polls `check()` until it returns something true, and returns that; after `timeout` seconds fails naming
+    `what` it waited for, with the service log's tail."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = check()
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {timeout:g} s for {what}; the service's log ends:\n{log_tail(service)}")
+        time.sleep(every)
+
+
+def stored_jobs(service: ServiceUnderTest) -> dict:
+    """The store's job rows by id (the attempts, the worker, the grade each one points to), read through
+    grader/store/jobs.py, never SQL."""
+    from grader.store.jobs import Jobs
+    from grader.store.store import Store
+    store = Store(service.results / "grades.sqlite")
+    try:
+        return {job.id: job for job in Jobs(store).jobs()}
+    finally:
+        store.close()
+
+
+def stored_grades(service: ServiceUnderTest) -> list[int]:
+    """The ids of every grade (submission) the store holds."""
+    from grader.store.store import Store
+    store = Store(service.results / "grades.sqlite")
+    try:
+        return store.submissions()["id"].tolist()
+    finally:
+        store.close()
+
+
+def stored_workers(service: ServiceUnderTest) -> dict[str, dict]:
+    """The store's worker rows by name (their pid, state and reason)."""
+    from grader.store.jobs import Jobs
+    from grader.store.store import Store
+    store = Store(service.results / "grades.sqlite")
+    try:
+        return {w["name"]: w for w in Jobs(store).workers()}
+    finally:
+        store.close()
