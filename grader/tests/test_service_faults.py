@@ -15,8 +15,12 @@ import subprocess
 import sys
 from collections import Counter
 
+import pytest
+
 from grader.tests.service_server import (REPO, ServiceUnderTest, archive, log_tail, stored_grades, stored_jobs,
                                           stored_workers, until)
+
+pytestmark = pytest.mark.slow  # seven services started and stopped: about 90 s on a loaded 2-core machine
 
 STUDENTS = [f"s{i:02d}" for i in range(1, 7)]
 SLOW = 0.004  # seconds per simulated request: a job of the default rubric takes 1.5 s or so here
