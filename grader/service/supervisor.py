@@ -5,7 +5,9 @@ died with it); a job handed to Slurm in a batch is not (its batch grades on in S
 takes it over: grader/service/slurm_dispatch.py). A worker that exits is looked at: its job goes back to the
 queue (or fails after the rubric's `attempts`); a worker that stopped because its GPU failed stays stopped (the
 staff see why in `bin/grader status`); any other is started again, unless it keeps dying within seconds of
-starting. Stopping the service asks each
+starting with no job in hand (it cannot start). A death under a job is the job's to answer, counted by its
+attempts: a submission that kills its worker every time fails after the rubric's `attempts`, and the worker goes
+on with the queue. Stopping the service asks each
 worker to finish the job in hand (SIGTERM), waits up to `drain` seconds, then ends the rest and gives their
 jobs back.
 
@@ -32,7 +34,7 @@ from grader.store.jobs import SLURM_WORKER, Jobs
 from grader.store.store import Store
 
 WATCH_SECONDS = 0.5
-QUICK_DEATH = 10.0  # a worker that dies this soon after starting, three times running, is not started again
+QUICK_DEATH = 10.0  # a worker dying this soon after starting, with no job, three times running: not started again
 
 
 def _die_with_parent():
@@ -112,14 +114,15 @@ class Supervisor(Runner):
         store, jobs = self._jobs()
         try:
             why = f"signal {-code}" if code < 0 else f"exit status {code}"
-            for job in jobs.running(w.name):
+            held = jobs.running(w.name)
+            for job in held:
                 state = jobs.give_back(job.id, f"its worker {w.name} ended ({why})", self.policy.attempts)
                 self.log(f"job {job.id} ({job.student}): worker {w.name} ended ({why}); the job is {state}")
             w.process = None
             if code == GPU_FAILED:
                 self.log(f"worker {w.name} stopped for good (its GPU or the grader failed): `bin/grader status` says why")
                 return
-            quick = time.monotonic() - w.started < QUICK_DEATH
+            quick = not held and time.monotonic() - w.started < QUICK_DEATH
             w.quick_deaths = w.quick_deaths + 1 if quick else 0
             if w.quick_deaths >= 3:
                 w.given_up = f"it ended {w.quick_deaths} times within {QUICK_DEATH:g} s of starting ({why})"

@@ -11,6 +11,9 @@ A fake submission's task file says how its kernel behaves in a marker line:
     // fake: not_implemented
     // fake: hang                never answers (the runner's timeout)
     // fake: crash               the process dies
+    // fake: kills-grader        the grader's own process dies (SIGKILL) when a case of it is checked: the
+                                 service's poison job, that takes its worker down each time it is graded (never
+                                 use it where the fake runs inside pytest's own process)
     // fake: wrong-when-timed    passes its checks, fails a timed run
     // fake: forbidden           breaks a build-gate rule (when the rubric's gate is passed to build)
 A file holding `#error` does not compile: its task's cases fail (build_error), the others
@@ -37,6 +40,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import signal
 import socket
 import time
 from datetime import datetime, timezone
@@ -140,6 +144,8 @@ class FakeServer(Server):
             if kind == "hang":
                 self._spend(timeout)
                 raise HarnessFailure(f"no result after {timeout:.0f} s: the kernel probably never finishes", "timeout")
+            if kind == "kills-grader":  # the fake runs in the grader's process: as the OOM killer would end it
+                os.kill(os.getpid(), signal.SIGKILL)
             if kind == "crash":
                 raise HarnessFailure("the harness crashed with a segmentation fault (SIGSEGV) while running your code",
                                      "crashed", "Segmentation fault")

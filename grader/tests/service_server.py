@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tarfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from grader.cli import main as grader
@@ -203,13 +204,22 @@ class ServiceUnderTest:
         self.kill(signal.SIGTERM)
 
 
+@contextmanager
+def opened(results: Path):
+    """The service's store, read through grader/store/ (never SQL: test_one_source.py)."""
+    from grader.store.store import Store
+    store = Store(Path(results) / "grades.sqlite")
+    try:
+        yield store
+    finally:
+        store.close()
+
+
 def verdicts(db: Path, submission_id: int | None = None) -> dict:
     """A stored grade's verdicts, to compare two gradings of one archive: its status, every case's status (sorted
     by task, type, shape, kind), each task's points and each sanitizer run's tool and whether it found anything.
-    `submission_id` None: the latest stored."""
-    from grader.store.store import Store
-    store = Store(Path(db))
-    try:
+    `submission_id` None: the latest stored. `db`: a grades.sqlite."""
+    with opened(Path(db).parent) as store:
         subs = store.submissions()
         sid = int(subs["id"].max()) if submission_id is None else int(submission_id)
         cases = store.cases(sid).sort_values(["task", "dtype", "shape", "kind"])
@@ -220,30 +230,46 @@ def verdicts(db: Path, submission_id: int | None = None) -> dict:
                 "scores": {r.task: (float(r.correctness), float(r.performance), float(r.performance_max))
                            for r in scores.itertuples()},
                 "tools": [(r.task, r.tool, r.status != "clean") for r in tools.itertuples()]}
-    finally:
-        store.close()
 
 
-def graded_jobs(results: Path) -> dict[int, dict]:
-    """Every job of the service's store: id -> {student, state, submission_id, seconds, received, received_from,
-    attempts, worker}, oldest first."""
+def stored_jobs(results: Path) -> dict:
+    """The store's job rows (grader/store/jobs.py's Job: attempts, worker, the grade each points to) by id, oldest
+    first. `results`: the service's results folder (ServiceUnderTest.results)."""
     from grader.store.jobs import Jobs
-    from grader.store.store import Store
-    store = Store(Path(results) / "grades.sqlite")
-    try:
-        return {j.id: {"student": j.student, "state": j.state, "submission_id": j.submission_id, "seconds": j.seconds,
-                       "received": j.received, "received_from": j.received_from, "attempts": j.attempts,
-                       "worker": j.worker} for j in Jobs(store).jobs()}
-    finally:
-        store.close()
+    with opened(results) as store:
+        return {job.id: job for job in Jobs(store).jobs()}
 
 
 def stored_table(results: Path, table: str):
-    """The service's store's submissions ("submissions") or what it merged from Slurm shards ("merged"), as the
-    Store reads them."""
-    from grader.store.store import Store
-    store = Store(Path(results) / "grades.sqlite")
-    try:
+    """The store's submissions ("submissions") or what it merged from Slurm shards ("merged")."""
+    with opened(results) as store:
         return store.submissions() if table == "submissions" else store.merged_origins()
-    finally:
-        store.close()
+
+
+def stored_grades(results: Path) -> list[int]:
+    """The ids of every grade (submission) the store holds."""
+    return stored_table(results, "submissions")["id"].tolist()
+
+
+def stored_workers(results: Path) -> dict[str, dict]:
+    """The store's worker rows by name (their pid, state and reason)."""
+    from grader.store.jobs import Jobs
+    with opened(results) as store:
+        return {w["name"]: w for w in Jobs(store).workers()}
+
+
+def log_tail(service: ServiceUnderTest, lines: int = 40) -> str:
+    return "\n".join(service.log().splitlines()[-lines:])
+
+
+def until(service: ServiceUnderTest, what: str, check, timeout: float = 60.0, every: float = 0.05):
+    """Polls `check()` until it returns something true, and returns that; after `timeout` seconds fails naming
+    `what` it waited for, with the service log's tail."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = check()
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {timeout:g} s for {what}; the service's log ends:\n{log_tail(service)}")
+        time.sleep(every)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.tests.service_server import REPO, ServiceUnderTest, graded_jobs, verdicts
+from grader.tests.service_server import REPO, ServiceUnderTest, stored_jobs, verdicts
 from grader.tests.test_gradescope_bridge import bridge, results
 
 # SERVICE_DEVICE=simulated (with GRADER_TEST_BACKENDS=1) runs the same steps on the fake GPUs: a check of the test's
@@ -93,8 +93,8 @@ def test_the_sample_class_through_the_service_gets_grades_verdicts(tmp_path):
         service_seconds = time.monotonic() - uploaded
 
         batch_db, served_db = tmp_path / "batch" / "grades.sqlite", service.results / "grades.sqlite"
-        jobs = {j["student"]: (j["submission_id"], j["seconds"]) for j in graded_jobs(service.results).values()
-                if j["state"] == "done"}
+        jobs = {j.student: (j.submission_id, j.seconds) for j in stored_jobs(service.results).values()
+                if j.state == "done"}
         from grader.store.store import Store
         batch = Store(batch_db)
         latest = {r.student: int(r.id) for r in batch.latest_submissions().itertuples()}

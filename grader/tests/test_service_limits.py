@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from grader.cli import main as grader
-from grader.tests.service_server import ServiceUnderTest, archive, graded_jobs, rubric_with, verdicts
+from grader.tests.service_server import ServiceUnderTest, archive, rubric_with, stored_jobs, verdicts
 
 
 @pytest.fixture
@@ -52,12 +52,12 @@ def test_the_late_policy_reads_the_services_clock(service):
     token = service.token("s02")
     done = service.wait(token, service.upload(token, archive(salt="late"))["job"])
     assert "late" in done["result"]["late"] and done["result"]["total"] == 50  # capped at 50%
-    stored = graded_jobs(service.results)[done["job"]]
-    assert stored["received_from"] == "service" and stored["received"] == done["received"]
+    stored = stored_jobs(service.results)[done["job"]]
+    assert stored.received_from == "service" and stored.received == done["received"]
     from grader.store.store import Store
     store = Store(service.results / "grades.sqlite")
     try:
-        sub = store.submissions().set_index("id").loc[stored["submission_id"]]
+        sub = store.submissions().set_index("id").loc[stored.submission_id]
     finally:
         store.close()
     assert sub["received_from"] == "service" and sub["received"] == done["received"]
@@ -86,7 +86,7 @@ def test_the_service_gives_the_verdicts_grade_gives(service, tmp_path, monkeypat
     assert grader(["grade", str(folder), "--results", str(tmp_path / "batch"), "--device", "simulated",
                    "--rubric", str(service.rubric), "--no-progress", "--unsafe-no-sandbox"]) == 0
 
-    served = graded_jobs(service.results)[done["job"]]["submission_id"]
+    served = stored_jobs(service.results)[done["job"]].submission_id
     ours, theirs = verdicts(service.results / "grades.sqlite", served), verdicts(tmp_path / "batch" / "grades.sqlite")
     assert ours["cases"] == theirs["cases"] and len(ours["cases"]) > 50
     assert {t: c for t, (c, _, _) in ours["scores"].items()} == {t: c for t, (c, _, _) in theirs["scores"].items()}

@@ -21,7 +21,7 @@ import pytest
 from grader.cli import main as grader
 from grader.slurm.batch import batches
 from grader.tests.conftest import REPO, small_rubric_text
-from grader.tests.service_server import ServiceUnderTest, archive, graded_jobs, stored_table, verdicts
+from grader.tests.service_server import ServiceUnderTest, archive, stored_jobs, stored_table, verdicts
 from grader.tests.slurm_cluster import PARTITION
 
 pytestmark = pytest.mark.slurm
@@ -127,18 +127,18 @@ def scenario(cluster, rubric, tmp_path_factory):
     return s
 
 
-def jobs(scenario: Scenario) -> dict[int, dict]:
-    return graded_jobs(scenario.service.results)
+def jobs(scenario: Scenario) -> dict:
+    return stored_jobs(scenario.service.results)
 
 
 def grade_of(scenario: Scenario, job: int) -> int:
-    return jobs(scenario)[job]["submission_id"]
+    return jobs(scenario)[job].submission_id
 
 
 def test_every_upload_is_graded_through_slurm_not_on_this_machine(scenario):
     assert {v["state"] for v in [*scenario.first.values(), *scenario.second.values(), *scenario.third.values()]} \
         == {"done"}
-    workers = {j["worker"] for j in jobs(scenario).values()}
+    workers = {j.worker for j in jobs(scenario).values()}
     assert workers == {"slurm"}
     assert "ready on GPU" not in scenario.service.log()  # no local worker started
     made = batches(scenario.service.results)
@@ -195,8 +195,8 @@ def test_a_restart_while_a_batch_is_in_slurms_queue_finishes_its_jobs_once(scena
     assert f"batch {second} (jobs" in scenario.service.log() and "followed again" in scenario.service.log()
     retried = scenario.third["s03"]["job"]
     rows = [j for i, j in jobs(scenario).items() if i != retried]
-    assert all(j["state"] == "done" and j["attempts"] == 1 for j in rows)  # none taken twice
-    sids = [j["submission_id"] for j in rows] + [grade_of(scenario, retried)]
+    assert all(j.state == "done" and j.attempts == 1 for j in rows)  # none taken twice
+    sids = [j.submission_id for j in rows] + [grade_of(scenario, retried)]
     assert len(set(sids)) == len(sids) == len(STUDENTS) + len(SECOND) + len(THIRD)  # each its own grade
     per_archive = stored_table(scenario.service.results, "submissions").groupby(["student", "sha256"]).size()
     assert (per_archive == 1).all() and len(per_archive) == len(sids)  # each stored once
@@ -210,7 +210,7 @@ def test_a_job_whose_array_task_was_cancelled_goes_back_to_the_queue_and_the_nex
     assert job["state"] == "done" and job["result"]["status"] == "graded" and job["result"]["total"] == 100
     assert f"job {job['job']} (s03): its Slurm batch {scenario.cancelled} ended without its grade (array task " \
            in scenario.service.log() and "CANCELLED" in scenario.service.log()
-    assert jobs(scenario)[job["job"]]["attempts"] == 2
+    assert jobs(scenario)[job["job"]].attempts == 2
     last = batches(scenario.service.results)[-1]
     assert last.batch != scenario.cancelled and last.service_jobs == {"s03": job["job"]}
 
