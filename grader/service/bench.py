@@ -231,7 +231,8 @@ class Service:
         self.results.mkdir(parents=True, exist_ok=True)
         roster = folder / "roster.csv"
         roster.write_text("student,name\n" + "".join(f"{s},Student {s}\n" for s in students))
-        self.env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
+        self.env = {**os.environ, "PYTHONUNBUFFERED": "1",
+                    "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
         if device == "simulated":
             self.env.update(GRADER_TEST_BACKENDS="1", GRADER_SIMULATED_DELAY=str(delay),
                             CUDA_VISIBLE_DEVICES=",".join(str(i) for i in range(gpus)))
@@ -258,7 +259,9 @@ class Service:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"the service exited ({self.process.returncode}): see {self.log.name}")
+                self.log.flush()
+                tail = "\n".join(Path(self.log.name).read_text(errors="replace").splitlines()[-15:])
+                raise RuntimeError(f"the service exited ({self.process.returncode}); {self.log.name} ends:\n{tail}")
             try:
                 idle = [w for w in client.status(self.staff)["workers"] if w["state"] == "idle"]
                 if len(idle) >= self.gpus:

@@ -217,7 +217,7 @@ def opened(results: Path):
 
 def verdicts(db: Path, submission_id: int | None = None) -> dict:
     """A stored grade's verdicts, to compare two gradings of one archive: its status, every case's status (sorted
-    by task, type, shape, kind), each task's points and each sanitizer run's tool and whether it found anything.
+    by task, type, shape, kind), each task's points and each sanitizer run's tool and status (clean, errors, ...).
     `submission_id` None: the latest stored. `db`: a grades.sqlite."""
     with opened(Path(db).parent) as store:
         subs = store.submissions()
@@ -229,7 +229,7 @@ def verdicts(db: Path, submission_id: int | None = None) -> dict:
                 "cases": [tuple(r) for r in cases[["task", "dtype", "shape", "kind", "status"]].itertuples(index=False)],
                 "scores": {r.task: (float(r.correctness), float(r.performance), float(r.performance_max))
                            for r in scores.itertuples()},
-                "tools": [(r.task, r.tool, r.status != "clean") for r in tools.itertuples()]}
+                "tools": [(r.task, r.tool, r.status) for r in tools.itertuples()]}
 
 
 def stored_jobs(results: Path) -> dict:

@@ -100,22 +100,34 @@ def test_the_sample_class_through_the_service_gets_grades_verdicts(tmp_path):
         latest = {r.student: int(r.id) for r in batch.latest_submissions().itertuples()}
         batch.close()
         assert set(jobs) == set(students) == set(latest)
-        report = []
+        report, differences = [], []
         for student in students:
             ours, theirs = verdicts(served_db, jobs[student][0]), verdicts(batch_db, latest[student])
-            assert ours["status"] == theirs["status"], student
+            # A task racecheck flags in both gradings races between threads: its verdicts may differ run to run.
+            racy = {task for task, tool, status in ours["tools"] if tool == "racecheck" and status == "errors"} & \
+                {task for task, tool, status in theirs["tools"] if tool == "racecheck" and status == "errors"}
+            if ours["status"] != theirs["status"]:
+                differences.append(f"{student}: {ours['status']} here, {theirs['status']} by grade")
             correctness = [c for c in ours["cases"] if c[3] == "correctness"]
-            assert correctness == [c for c in theirs["cases"] if c[3] == "correctness"], student
-            assert [c for c in ours["cases"] if c[3] == "timed"] == [c for c in theirs["cases"] if c[3] == "timed"] \
-                or student.endswith("hang"), student  # a hang's budget can end a timed case at another place
-            assert ours["tools"] == theirs["tools"], student
+            for mine, its in zip(correctness, [c for c in theirs["cases"] if c[3] == "correctness"]):
+                if mine != its and mine[0] not in racy:
+                    differences.append(f"{student}: {mine} here, {its[-1]} by grade")
+            timed = [c for c in ours["cases"] if c[3] == "timed"], [c for c in theirs["cases"] if c[3] == "timed"]
+            if timed[0] != timed[1] and not student.endswith("hang"):  # a hang's budget ends at another place
+                differences.append(f"{student}: timed cases {timed[0]} here, {timed[1]} by grade")
+            if ours["tools"] != theirs["tools"]:
+                differences.append(f"{student}: sanitizer {ours['tools']} here, {theirs['tools']} by grade")
             for task, (c, p, pm) in ours["scores"].items():
                 tc, tp, _ = theirs["scores"][task]
-                assert c == tc, (student, task)
-                assert abs(p - tp) <= PERFORMANCE_SLACK * pm + 1e-9, (student, task, p, tp)
-            report.append(f"{student}: {ours['status']}, {len(correctness)} correctness cases equal, "
-                          f"graded in {jobs[student][1]:.1f} s by the service")
+                if (c != tc and task not in racy) or abs(p - tp) > PERFORMANCE_SLACK * pm + 1e-9:
+                    differences.append(f"{student} {task}: {c:g} + {p:.2f} points here, {tc:g} + {tp:.2f} by grade")
+            report.append(f"{student}: {ours['status']}, {len(correctness)} correctness cases"
+                          + (f" (racecheck flags {', '.join(sorted(racy))}: its verdicts may differ run to run)"
+                             if racy else "")
+                          + f", graded in {jobs[student][1]:.1f} s by the service")
         print(f"grade: the class in {batch_seconds:.1f} s; the service: uploaded to every result in "
-              f"{service_seconds:.1f} s on GPUs {GPUS}\n" + "\n".join(report))
+              f"{service_seconds:.1f} s on GPUs {GPUS}\n" + "\n".join(report)
+              + "\ndifferences:\n" + ("\n".join(differences) or "none"))
+        assert not differences, "\n".join(differences)
     finally:
         service.stop()
