@@ -259,7 +259,7 @@ PY
       # then uploads one at a time on the idle service (grader/service/bench.py says what each number is).
       run service_bench timeout "${BENCH_TIMEOUT:-560}" python3 -m grader.service.bench --device gpu \
         --gpus "${BENCH_GPUS:-1,2}" --students "${BENCH_STUDENTS:-10}" --single "${BENCH_SINGLE:-3}" \
-        --work /tmp/service-bench-work --out "$OUT/service-bench.json"
+        --work /tmp/service-bench-work --out "$OUT/service-bench.json" ${BENCH_ARGS:-}
       tail -n 30 "$OUT/service_bench.log" | tee -a "$summary" ;;
   esac
 done
