@@ -291,13 +291,21 @@ def job_seconds(results: Path | None, job: int) -> float | None:
         store.close()
 
 
+def say(line: str):
+    """A measurement as soon as it is made (a run cut by a time limit still shows what it measured)."""
+    print(f"bench: {line}", file=sys.stderr, flush=True)
+
+
 def measure(client: Client, tokens: dict[str, str], staff: str, args, results: Path | None) -> dict:
     """One rush and the idle uploads after it, against one service."""
     run = rush(client, tokens, lambda s, n: solution_archive(f"{s}-{n}-{secrets.token_hex(4)}"), args.window,
                args.threads, args.again, args.timeout)
     failed = [asdict(u) for u in run.uploads if u.job is None]
+    say(f"rush: {len(run.uploads)} uploads sent, {len(run.acks)} acknowledged"
+        + (f" (p95 {percentile(run.acks, 0.95):.3f} s)" if run.acks else "") + "; draining")
     jobs = drained(client, staff, {u.job for u in run.uploads if u.job is not None}, args.timeout)
     drain = throughput(jobs, client.status(staff))
+    say(f"drained: {json.dumps(drain)}")
     first = sorted(tokens)[0]
     idle = []
     for n in range(args.single):
@@ -309,6 +317,8 @@ def measure(client: Client, tokens: dict[str, str], staff: str, args, results: P
         seconds = time.monotonic() - sent
         graded = job_seconds(results, body["job"])
         idle.append((seconds, None if graded is None else seconds - graded))
+        say(f"idle upload {n + 1}: {seconds:.2f} s from upload to result"
+            + (f", {seconds - graded:.2f} s of it the service's own" if graded is not None else ""))
     acks = run.acks
     overheads = [o for _, o in idle if o is not None]
     return {
