@@ -7,6 +7,7 @@ layers below it (grader/tests/test_layers.py holds every import to this order). 
 """
 
 LAYERS = (
+    "shared",    # the students' own tools (starter/tools/) loaded as modules: the grader runs the code they run
     "gate",      # the build gate: what a task file may contain and call, judged from its objects
     "core",      # the facts every layer shares: registry, rubric and its policies, statuses, formulas, errors
     "intake",    # submissions as they arrive: a course system's layouts and times, the roster, one submission read

@@ -11,7 +11,6 @@ notes (enforced=False), and object findings borrow the pre-check's line numbers 
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import struct
@@ -20,6 +19,8 @@ import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+
+from grader.shared import student_tools
 from typing import Callable
 
 from grader.gate.check import Expected, Finding, check_dependencies, check_object
@@ -43,13 +44,7 @@ class GateError(RuntimeError):
 
 def load_precheck(path: Path = PRECHECK):
     """The students' pre-check (stdlib only, shipped in starter/tools), imported from the repository."""
-    name = "grader_gate_precheck"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up while the class is made
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return student_tools.load("precheck", path)
 
 
 def _names(args: list[str]) -> set[str]:

@@ -20,10 +20,8 @@ Standard library only, plus the students' own client (starter/tools/service.py) 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -31,12 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.core.registry import Registry, RegistryError
+from grader.shared import student_tools
 from grader.core.rubric import DEFAULT_RUBRIC, RubricError, load_rubric
 from grader.intake.layouts import IntakeError, gradescope_single
 from grader.intake.submission import NICKNAME_FILE, read_submission
 
 REPO = Path(__file__).resolve().parents[2]
-TOOLS = REPO / "starter" / "tools"
 CONFIG = Path(__file__).resolve().parent / "service.json"
 TOKEN_FILE = "assignment-token"  # beside service.json in the zip
 WAIT_SECONDS = 900  # the rubric's [service] wait_seconds when it gives none
@@ -45,19 +43,8 @@ CPU_ONLY = ("this is a correctness-only grade on Gradescope's CPU; your GPU resu
 FAILED = "The autograder failed on its own (not your code); please tell the course staff."
 
 
-def _shared(name: str):
-    """A students' tool (standard library only, shipped in starter/tools) as a module: one client, one packer."""
-    module_name = f"grader_shared_{name}"
-    if module_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(module_name, TOOLS / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module  # dataclasses look their module up while the class is made
-        spec.loader.exec_module(module)
-    return sys.modules[module_name]
-
-
-service = _shared("service")
-submit = _shared("submit")
+service = student_tools.load("service")  # one client and one packer: the students'
+submit = student_tools.load("submit")
 
 
 class NotSent(Exception):

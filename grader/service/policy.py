@@ -4,7 +4,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from grader.core.service_policy import ServicePolicy
-from grader.store.jobs import OPEN, Job
+from grader.store.jobs import Job
 
 
 def counted(jobs: list[Job], now: datetime) -> list[Job]:

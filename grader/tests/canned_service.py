@@ -3,14 +3,14 @@ line, every request recorded, and a way to drop a connection without a reply. An
 thread of the test; the real server is tested against the same clients end to end elsewhere."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import socket
-import sys
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+from grader.shared import student_tools
 
 REPO = Path(__file__).resolve().parents[2]
 CLIENT = REPO / "starter" / "tools" / "service.py"
@@ -18,13 +18,7 @@ CLIENT = REPO / "starter" / "tools" / "service.py"
 
 def load_client():
     """starter/tools/service.py as a module (it is a student's script, not a package)."""
-    name = "canned_service_client"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, CLIENT)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up while the class is made
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return student_tools.load("service", CLIENT)
 
 
 @dataclass

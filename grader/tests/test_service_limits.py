@@ -31,7 +31,7 @@ def test_one_upload_in_flight_then_the_hourly_limit_and_a_failed_build_does_not_
     first = service.upload(token, archive(salt="1", marker="ok sleep=0.5"))
     status, reply, headers = service.request("POST", "/api/v1/uploads", token, archive(salt="2"),
                                              {"Upload-Id": "in-flight-2"})
-    assert status == 429 and f"upload #1 is still" in reply["error"] and int(headers["retry-after"]) > 0
+    assert status == 429 and "upload #1 is still" in reply["error"] and int(headers["retry-after"]) > 0
     service.wait(token, first["job"])
     broken = service.wait(token, service.upload(token, archive(marker="build-fails", salt="3"))["job"])
     assert broken["result"]["status"] == "build_failed" and broken["counted"] is False
