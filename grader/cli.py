@@ -253,7 +253,11 @@ def cmd_status(args) -> int:
         if status["workers"] or status["queue"] or status["done_last_hour"]:
             print(status_text(status))
             shown = True
-    if args.batch or batches(results) or not shown:
+    if not shown and not args.batch and not batches(results):
+        raise GraderError(f"nothing to follow in {results}: no grading service has run there (`bin/grader serve "
+                          f"--results {results}`) and no Slurm batch (`bin/grader grade DIR --slurm --results "
+                          f"{results}`)")
+    if args.batch or batches(results):
         if shown:
             print()
         print(report(results, args.batch))

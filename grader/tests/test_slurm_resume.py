@@ -214,7 +214,8 @@ def test_a_machine_without_slurm_is_one_line(course, capsys, monkeypatch):
 
 def test_status_without_a_batch_is_one_line(tmp_path, capsys):
     status, err = grader(capsys, "status", "--results", str(tmp_path))
-    assert status == 1 and len(err.splitlines()) == 1 and "no Slurm batch in" in err
+    assert status == 1 and len(err.splitlines()) == 1 and "no grading service has run there" in err \
+        and "no Slurm batch" in err
 
 
 def test_a_canvas_download_with_a_roster_is_graded_through_slurm_as_grade_would(tmp_path, slurm, capsys):
