@@ -381,12 +381,14 @@ def cmd_tokens(args) -> int:
                 store.save_roster(people)
             issued = tokens.issue_students(jobs, people, renew=args.renew)
             rubric = load_rubric(Path(args.rubric), Registry.from_file())
-            out = tokens.write_hand_out(issued, Path(args.out) if args.out else results / "tokens.csv",
-                                        rubric.service.url)
+            out = tokens.write_hand_out(issued, Path(args.out) if args.out else results / "tokens.csv")
             kept = len(people) - len(issued)
             print(f"{len(issued)} new student tokens in {out} (readable by you only: hand each student their row, "
                   "then delete it)" + (f"; {kept} students kept the token they have (--renew replaces them)"
                                        if kept else ""))
+            if not rubric.service.url:
+                print(f"note: {args.rubric} names no [service] url yet: set it before `make dist`, or the students' "
+                      "`make upload` finds no service")
     finally:
         store.close()
     return 0

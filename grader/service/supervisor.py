@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from grader.core.service_policy import ServicePolicy
@@ -60,7 +60,6 @@ class _Worker:
     started: float = 0.0
     quick_deaths: int = 0
     given_up: str = ""
-    log: list[str] = field(default_factory=list)
 
 
 class Supervisor(Runner):

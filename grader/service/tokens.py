@@ -58,7 +58,7 @@ def issue_one(jobs: Jobs, role: str, name: str) -> str:
     return token
 
 
-def write_hand_out(issued: list[Issued], out: Path, url: str) -> Path:
+def write_hand_out(issued: list[Issued], out: Path) -> Path:
     """The file to hand out through the course system: one row per student (CSV: id, name, token, and the
     command that stores it on their machine). Written readable by its owner only."""
     out = Path(out)

@@ -57,7 +57,7 @@ class WorkerOptions:
     seed: int | None = None
 
 
-def health_check(solution: Server, rubric: Rubric, registry: Registry) -> str:
+def health_check(solution: Server, rubric: Rubric) -> str:
     """"" when the GPU still runs the solution right on the first task's smallest graded case; else why not."""
     policy = rubric.tasks[0]
     shape = rubric.sanitizer.shape(policy.id) or policy.shapes[0]
@@ -140,7 +140,7 @@ class Worker:
             if held:
                 sub.notes.append(held)
                 self.log(f"warning: {held}")
-        sick = health_check(self.solution, self.rubric, self.registry)
+        sick = health_check(self.solution, self.rubric)
         if sick:  # what this GPU measured cannot be trusted: another GPU grades the job again
             self.jobs.give_back(job.id, f"GPU {self.o.gpu} failed after grading it ({sick})", self.rubric.service.attempts,
                                 claim)
@@ -153,7 +153,7 @@ class Worker:
             sid = self.store.save(run_id, result, self.backend.harness_version, self.rubric.sha256,
                                   self.rubric.max_points, chain_for_result(self.rubric, result, self.backend.timed),
                                   then=lambda sid: self.jobs.finish_in(job.id, claim, sid, result.status, counted,
-                                                                       seconds, sub.sha256, replaced))
+                                                                       seconds, replaced))
         except LostClaim:
             self.log(f"job {job.id} ({job.student}) was taken from this worker meanwhile; its grade here is dropped")
             return

@@ -252,7 +252,7 @@ class Jobs:
                 "SELECT DISTINCT submission_id FROM jobs WHERE student = ? AND sha256 = ? AND submission_id IS NOT"
                 " NULL AND submission_id NOT IN (SELECT id FROM submissions)", (student[0] if student else "", sha256))]
             try:
-                self.finish_in(job_id, claim, submission_id, status, counted, seconds, sha256, replaced)
+                self.finish_in(job_id, claim, submission_id, status, counted, seconds, replaced)
             except LostClaim:
                 return False
         return True
@@ -264,7 +264,7 @@ class Jobs:
                             (phase, done, total, job_id, claim))
 
     def finish_in(self, job_id: int, claim: str, submission_id: int, status: str, counted: bool, seconds: float,
-                  sha256: str, replaced: list[int]):
+                  replaced: list[int]):
         """Inside Store.save's transaction: the job is done with its grade. Earlier jobs whose grade the new one
         replaced (the same archive uploaded again) point to it. Raises LostClaim, undoing the save, when the
         job is no longer this worker's."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -39,13 +40,28 @@ def autograder(tmp_path) -> Path:
     return root
 
 
-def configure(tmp_path: Path, url: str, wait_seconds: float = 60) -> Path:
+def configure(tmp_path: Path, url: str, wait_seconds: float = 60, token: str = TOKEN) -> Path:
+    """The zip's service.json and assignment token (what `make gradescope ASSIGNMENT_TOKEN=...` puts in it)."""
     folder = tmp_path / "zip-config"
-    folder.mkdir(exist_ok=True)
-    (folder / "assignment-token").write_text(TOKEN + "\n")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "assignment-token").write_text(token + "\n")
     config = folder / "service.json"
     config.write_text(json.dumps({"url": url, "token_file": "assignment-token", "wait_seconds": wait_seconds}))
     return config
+
+
+def autograder_tree(root: Path, student: str, created_at: str, files: dict[str, str] | Path) -> Path:
+    """/autograder for one submission of `student`: its files (names to text, or a folder copied whole), the
+    metadata with Gradescope's time, an empty results folder."""
+    if isinstance(files, Path):
+        shutil.copytree(files, root / "submission")
+    else:
+        (root / "submission").mkdir(parents=True)
+        for name, text in files.items():
+            (root / "submission" / name).write_text(text)
+    (root / "submission_metadata.json").write_text(json.dumps({"created_at": created_at, "users": [{"sid": student}]}))
+    (root / "results").mkdir()
+    return root
 
 
 def bridge(root: Path, config: Path, fallback: str | None = None, command: list[str] | None = None):

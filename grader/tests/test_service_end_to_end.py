@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from grader.tests.service_server import REPO, ServiceUnderTest, archive
-from grader.tests.test_gradescope_bridge import bridge, results
+from grader.tests.test_gradescope_bridge import autograder_tree, bridge, configure, results
 
 
 @pytest.fixture(scope="module")
@@ -69,18 +69,9 @@ def test_a_wrong_token_is_one_line_from_the_client(service, starter, tmp_path):
 
 
 def test_the_gradescope_bridge_writes_the_services_result(service, tmp_path):
-    root = tmp_path / "autograder"
-    (root / "submission").mkdir(parents=True)
-    for name in ("fill.cu", "add.cu", "dot.cu"):
-        (root / "submission" / name).write_text("// fake: ok speed=1.1\n")
-    (root / "submission_metadata.json").write_text(json.dumps({
-        "created_at": "2026-11-20T23:59:59.123456-08:00", "users": [{"sid": "s02", "email": "b@example.edu"}]}))
-    (root / "results").mkdir()
-    config = tmp_path / "zip" / "service.json"
-    config.parent.mkdir()
-    (config.parent / "assignment-token").write_text(service.assignment + "\n")
-    config.write_text(json.dumps({"url": f"http://127.0.0.1:{service.port}", "token_file": "assignment-token",
-                                  "wait_seconds": 60}))
+    root = autograder_tree(tmp_path / "autograder", "s02", "2026-11-20T23:59:59.123456-08:00",
+                           {name: "// fake: ok speed=1.1\n" for name in ("fill.cu", "add.cu", "dot.cu")})
+    config = configure(tmp_path / "zip", f"http://127.0.0.1:{service.port}", token=service.assignment)
     done = bridge(root, config, fallback="exit 3")
     assert done.returncode == 0, done.stdout + done.stderr
     written = results(root)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from grader.tests.service_server import REPO, ServiceUnderTest, stored_jobs, verdicts
-from grader.tests.test_gradescope_bridge import bridge, results
+from grader.tests.test_gradescope_bridge import autograder_tree, bridge, configure, results
 
 # SERVICE_DEVICE=simulated (with GRADER_TEST_BACKENDS=1) runs the same steps on the fake GPUs: a check of the test's
 # own flow before it spends GPU time.
@@ -70,16 +70,9 @@ def test_the_sample_class_through_the_service_gets_grades_verdicts(tmp_path):
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
         bridges = []
         for student in bridge_half:  # Gradescope's runner, one per submission
-            root = tmp_path / "autograder" / student
-            shutil.copytree(CLASS / student, root / "submission")
-            (root / "submission_metadata.json").write_text(json.dumps({
-                "created_at": "2026-11-20T12:00:00+00:00", "users": [{"sid": student}]}))
-            (root / "results").mkdir()
-            config = root / "zip" / "service.json"
-            config.parent.mkdir()
-            (config.parent / "assignment-token").write_text(service.assignment + "\n")
-            config.write_text(json.dumps({"url": f"http://127.0.0.1:{service.port}", "token_file": "assignment-token",
-                                          "wait_seconds": 900}))
+            root = autograder_tree(tmp_path / "autograder" / student, student, "2026-11-20T12:00:00+00:00",
+                                   CLASS / student)
+            config = configure(root / "zip", f"http://127.0.0.1:{service.port}", 900, service.assignment)
             bridges.append((student, root, config))
         from concurrent.futures import ThreadPoolExecutor
         with ThreadPoolExecutor(len(bridges)) as pool:

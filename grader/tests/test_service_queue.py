@@ -35,7 +35,7 @@ def test_one_students_many_uploads_do_not_starve_the_rest(jobs):
         job = jobs.claim("gpu0", f"claim-{n}")
         order.append(job.id)
         with jobs.store.db:
-            jobs.finish_in(job.id, f"claim-{n}", 1000 + n, "graded", True, 1.0, "x", [])
+            jobs.finish_in(job.id, f"claim-{n}", 1000 + n, "graded", True, 1.0, [])
     assert order[:3] == [a[0], b, c] and order[3:] == a[1:]
 
 
@@ -55,9 +55,9 @@ def test_only_the_current_claim_finishes_a_job(jobs):
     jobs.claim("gpu0", "new")
     with pytest.raises(LostClaim):
         with jobs.store.db:
-            jobs.finish_in(job_id, "old", 99, "graded", True, 1.0, "x", [])
+            jobs.finish_in(job_id, "old", 99, "graded", True, 1.0, [])
     with jobs.store.db:
-        jobs.finish_in(job_id, "new", 100, "graded", True, 1.0, "x", [])
+        jobs.finish_in(job_id, "new", 100, "graded", True, 1.0, [])
     done = jobs.job(job_id)
     assert done.state == "done" and done.submission_id == 100 and done.attempts == 2
 
