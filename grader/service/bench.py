@@ -189,10 +189,14 @@ def rush(client: Client, tokens: dict[str, str], archive, window: float, threads
 
 def drained(client: Client, staff: str, jobs: set[int], timeout: float) -> list[dict]:
     """Every job of `jobs` once all are final (the staff's listing)."""
-    deadline = time.monotonic() + timeout
+    deadline, reported = time.monotonic() + timeout, 0
     while True:
         listed = [j for j in client.all_jobs(staff) if j["job"] in jobs]
-        if len(listed) == len(jobs) and all(j["state"] in FINAL for j in listed):
+        final = sum(j["state"] in FINAL for j in listed)
+        if final != reported and len(jobs) <= 50:  # a GPU run's progress, not a simulated rush's hundreds
+            say(f"{final} of {len(jobs)} jobs graded")
+            reported = final
+        if len(listed) == len(jobs) and final == len(jobs):
             return listed
         if time.monotonic() > deadline:
             open_ = [j["job"] for j in listed if j["state"] not in FINAL]
@@ -226,7 +230,7 @@ class Service:
     """A `bin/grader serve` of the bench's own, on loopback: its tokens made as the course makes them."""
 
     def __init__(self, folder: Path, students: list[str], gpus: int, device: str, rubric: Path, work: Path,
-                 delay: float):
+                 delay: float, log: Path):
         self.folder, self.results = folder, folder / "results"
         self.results.mkdir(parents=True, exist_ok=True)
         roster = folder / "roster.csv"
@@ -244,7 +248,7 @@ class Service:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log = open(folder / "service.log", "a")
+        self.log = open(log, "a")  # beside --out: a run cut by a time limit still leaves it
         self.process = subprocess.Popen(
             [sys.executable, "-m", "grader", "serve", "--results", str(self.results), "--device", device, "--gpus",
              ",".join(str(i) for i in range(gpus)), "--port", str(self.port), "--rubric", str(rubric),
@@ -256,7 +260,8 @@ class Service:
                               env=self.env, check=True, capture_output=True, text=True).stdout
 
     def ready(self, client: Client, timeout: float):
-        deadline = time.monotonic() + timeout
+        started = time.monotonic()
+        deadline = started + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 self.log.flush()
@@ -265,6 +270,8 @@ class Service:
             try:
                 idle = [w for w in client.status(self.staff)["workers"] if w["state"] == "idle"]
                 if len(idle) >= self.gpus:
+                    say(f"{self.gpus} worker(s) ready {time.monotonic() - started:.1f} s after the service started"
+                        " (the solution's build included)")
                     return
             except (OSError, RuntimeError):
                 pass
@@ -370,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
             work = Path(args.work or Path(tmp) / "work").resolve()
             for gpus in [int(g) for g in args.gpus.split(",")]:
                 service = Service(Path(tmp) / f"gpus{gpus}", students, gpus, args.device, Path(args.rubric).resolve(),
-                                  work, args.simulated_delay)
+                                  work, args.simulated_delay, Path(args.out).resolve().parent / f"service-{gpus}gpu.log")
                 try:
                     client = Client(service.url)
                     service.ready(client, timeout=1800)
