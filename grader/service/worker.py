@@ -43,6 +43,16 @@ IDLE_POLL = 0.2  # seconds between looks at an empty queue
 GPU_FAILED = 3  # the worker's exit status when its GPU (or the grader) failed: the supervisor does not restart it
 
 
+def phases(build, result, seconds: float) -> str:
+    """Where a job's seconds went, for the staff comparing workers: build, sanitizer runs, and the cases
+    (checks and timed pairs) with the rest."""
+    if build is None:
+        return ""
+    sanitizer = sum(o.seconds for o in result.sanitizer)
+    return (f": build {build.seconds:.1f} s, {len(result.sanitizer)} sanitizer runs {sanitizer:.1f} s, "
+            f"cases {max(0.0, seconds - build.seconds - sanitizer):.1f} s")
+
+
 class GpuFailed(RuntimeError):
     """The worker's GPU, or the grader on it, failed: the worker stops taking jobs."""
 
@@ -160,4 +170,5 @@ class Worker:
         row = self.store.submissions(job.student).set_index("id").loc[sid]
         waited = (datetime.now(timezone.utc) - datetime.fromisoformat(job.received)).total_seconds() - seconds
         self.log(f"job {job.id} {job.student} attempt {self.jobs.attempt_number(job)}: {result.status} "
-                 f"{row['total']:.1f}/{row['max_total']:.0f} in {seconds:.1f} s (waited {max(0.0, waited):.1f} s)")
+                 f"{row['total']:.1f}/{row['max_total']:.0f} in {seconds:.1f} s{phases(build, result, seconds)} "
+                 f"(waited {max(0.0, waited):.1f} s)")
