@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import sys
 import tempfile
 from contextlib import contextmanager
@@ -330,7 +331,10 @@ def cmd_serve_slurm(args) -> int:
 def cmd_serve_worker(args) -> int:
     from grader.service.worker import Worker, WorkerOptions
     kind = backends.get(args.device)
-    work = Path(args.work)
+    # A fresh folder each life: what a killed worker or a stopped service left in it is stale, and the backend
+    # links the cache's harness into a new one (only `current`, which the worker makes, is removed).
+    work = Path(args.work) / "current"
+    shutil.rmtree(work, ignore_errors=True)
     sandbox = isolation(args, work) if kind.sandboxed else None
     cached = json.loads((Path(args.cache) / "cache.json").read_text())
     backend, registry = kind.open(Path(args.cache), cached, work, sandbox, args.arch)

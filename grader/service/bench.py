@@ -268,13 +268,17 @@ class Service:
                 tail = "\n".join(Path(self.log.name).read_text(errors="replace").splitlines()[-15:])
                 raise RuntimeError(f"the service exited ({self.process.returncode}); {self.log.name} ends:\n{tail}")
             try:
-                idle = [w for w in client.status(self.staff)["workers"] if w["state"] == "idle"]
-                if len(idle) >= self.gpus:
-                    say(f"{self.gpus} worker(s) ready {time.monotonic() - started:.1f} s after the service started"
-                        " (the solution's build included)")
-                    return
+                workers = client.status(self.staff)["workers"]
             except (OSError, RuntimeError):
-                pass
+                workers = []
+            failed = [w for w in workers if w["state"] == "failed"]
+            if failed:  # (a worker the service gave up on is never ready: say so now, not at the timeout)
+                raise RuntimeError(f"worker {failed[0]['name']} failed: {failed[0]['reason']}; "
+                                   f"see {self.log.name}")
+            if sum(w["state"] == "idle" for w in workers) >= self.gpus:
+                say(f"{self.gpus} worker(s) ready {time.monotonic() - started:.1f} s after the service started"
+                    " (the solution's build included)")
+                return
             time.sleep(0.2)
         raise RuntimeError(f"the service's workers were not ready within {timeout:g} s: see {self.log.name}")
 

@@ -106,7 +106,8 @@ class Worker:
                                      self.backend, self.o.command, Path(self.o.results) / "uploads", SOURCE)
             times = SolutionTimes(self.solution, self.rubric.limits.case, self.backend.clock)
             self.jobs.worker_state(self.o.name, "idle")
-            self.log(f"ready on GPU {self.o.gpu} (grading run {run_id})")
+            where = "this machine's CPU" if self.o.gpu == "cpu" else f"GPU {self.o.gpu}"
+            self.log(f"ready on {where} (grading run {run_id})")
             while not self.stopping and os.getppid() == self.o.parent:
                 claim = secrets.token_hex(8)
                 job = self.jobs.claim(self.o.name, claim)

@@ -118,7 +118,7 @@ class ServiceUnderTest:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "grader", "serve", "--results", str(self.results), "--device", self.device,
              "--port", str(self.port), "--rubric", str(self.rubric), "--drain", str(self.drain),
-             *(["--gpus", self.gpus] if self.device != "simulated" else []),
+             *(["--gpus", self.gpus] if self.device == "gpu" else []),  # (the CPU backend has one worker)
              *(["--unsafe-no-sandbox"] if self.device == "simulated" else []), *self.serve_args],
             cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + timeout
@@ -140,7 +140,7 @@ class ServiceUnderTest:
 
     def ready_workers(self) -> int:
         """Workers of this start that said they are ready."""
-        return self.log()[self.log_from:].count("slurm: ready" if "--slurm" in self.serve_args else "ready on GPU")
+        return self.log()[self.log_from:].count("slurm: ready" if "--slurm" in self.serve_args else ": ready on ")
 
     def log(self) -> str:
         return self.log_path.read_text() if self.log_path.exists() else ""
