@@ -329,17 +329,29 @@ def cmd_serve_slurm(args) -> int:
 
 
 def cmd_serve_worker(args) -> int:
-    from grader.service.worker import Worker, WorkerOptions
+    from grader.service.worker import GPU_FAILED, Worker, WorkerOptions
     kind = backends.get(args.device)
-    # A fresh folder each life: what a killed worker or a stopped service left in it is stale, and the backend
-    # links the cache's harness into a new one (only `current`, which the worker makes, is removed).
-    work = Path(args.work) / "current"
-    shutil.rmtree(work, ignore_errors=True)
-    sandbox = isolation(args, work) if kind.sandboxed else None
-    cached = json.loads((Path(args.cache) / "cache.json").read_text())
-    backend, registry = kind.open(Path(args.cache), cached, work, sandbox, args.arch)
-    rubric = load_rubric(Path(args.rubric), registry)
-    backend.set_limits(rubric.limits)
+    try:
+        # A fresh folder each life: what a killed worker or a stopped service left in it is stale, and the backend
+        # links the cache's harness into a new one (only `current`, which the worker makes, is removed).
+        work = Path(args.work) / "current"
+        shutil.rmtree(work, ignore_errors=True)
+        sandbox = isolation(args, work) if kind.sandboxed else None
+        cached = json.loads((Path(args.cache) / "cache.json").read_text())
+        backend, registry = kind.open(Path(args.cache), cached, work, sandbox, args.arch)
+        rubric = load_rubric(Path(args.rubric), registry)
+        backend.set_limits(rubric.limits)
+    except (GraderError, OSError, ValueError, KeyError) as e:  # the supervisor tries again; the staff see why
+        reason = f"could not start: {e if isinstance(e, GraderError) else f'{type(e).__name__}: {e}'}"
+        from grader.store.jobs import Jobs
+        store = Store(Path(args.results) / "grades.sqlite")
+        try:
+            Jobs(store).worker_started(args.name, args.gpu, os.getpid())
+            Jobs(store).worker_state(args.name, "failed", reason)
+        finally:
+            store.close()
+        print(f"service: {args.name}: {reason}", file=sys.stderr)
+        return 1
     options = WorkerOptions(Path(args.results), args.name, args.gpu, args.parent, shlex.join(sys.argv))
     worker = Worker(options, backend, registry, rubric)
     if kind.sandboxed and not args.unsafe_no_sandbox:
@@ -349,7 +361,6 @@ def cmd_serve_worker(args) -> int:
             worker.jobs.worker_started(args.name, args.gpu, os.getpid())
             worker.jobs.worker_state(args.name, "failed", str(e))
             print(f"service: {args.name}: stopped taking jobs: {e}", file=sys.stderr)
-            from grader.service.worker import GPU_FAILED
             return GPU_FAILED
     return worker.run()
 

@@ -124,7 +124,9 @@ class Supervisor(Runner):
             quick = not held and time.monotonic() - w.started < QUICK_DEATH
             w.quick_deaths = w.quick_deaths + 1 if quick else 0
             if w.quick_deaths >= 3:
-                w.given_up = f"it ended {w.quick_deaths} times within {QUICK_DEATH:g} s of starting ({why})"
+                last = next((r["reason"] for r in jobs.workers() if r["name"] == w.name and r["state"] == "failed"), "")
+                w.given_up = (f"it ended {w.quick_deaths} times within {QUICK_DEATH:g} s of starting ({why})"
+                              + (f"; {last}" if last else ""))
                 jobs.worker_started(w.name, w.gpu, 0)
                 jobs.worker_state(w.name, "failed", w.given_up)
                 self.log(f"worker {w.name} not started again: {w.given_up}")

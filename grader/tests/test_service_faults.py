@@ -110,6 +110,27 @@ def test_a_killed_worker_s_job_goes_back_to_the_queue_and_is_graded(tmp_path):
     assert graded_lines(service)[job] == 1
 
 
+def test_a_worker_that_cannot_start_is_given_up_after_three_tries_and_the_staff_see_its_own_error(tmp_path):
+    service = ServiceUnderTest(tmp_path, students=STUDENTS, gpus="0", delay=SLOW).start()
+    try:
+        for entry in (service.results / "work" / "cache").glob("*/cache.json"):
+            entry.unlink()  # what the worker reads first: each new life now fails before it takes a job
+        os.kill(stored_workers(service.results)["gpu0"]["pid"], signal.SIGKILL)
+        until(service, "the service to give up on gpu0", lambda: "worker gpu0 not started again" in service.log())
+        job = upload_for(service, "s01", salt="no-worker")
+        worker = next(w for w in service.status()["workers"] if w["name"] == "gpu0")
+        waiting = service.job(service.staff, job)
+    finally:
+        service.stop()
+    assert worker["state"] == "failed", worker
+    assert "ended 3 times" in worker["reason"] and "could not start" in worker["reason"], worker
+    assert "cache.json" in worker["reason"], worker  # the worker's own error, not only that it ended
+    assert waiting["state"] == "queued", waiting  # accepted and kept for a worker that can take it
+    assert "Traceback" not in service.log(), log_tail(service)
+    # (the kill counts as the first of the three when it came within 10 s of the worker's start)
+    assert service.log().count("gpu0: could not start: ") in (2, 3), log_tail(service)
+
+
 def test_a_failed_gpu_s_worker_stops_taking_jobs_the_staff_see_why_and_nothing_is_lost(tmp_path):
     service = ServiceUnderTest(tmp_path, students=STUDENTS, gpus="0,1", delay=SLOW).start()
     try:
