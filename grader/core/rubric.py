@@ -168,7 +168,46 @@ def load_rubric(path: Path, registry: Registry) -> Rubric:
         raise RubricError(f"{path}: no such rubric file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise RubricError(f"{path}: not valid TOML: {e}") from None
-    return _validate(path, hashlib.sha256(raw).hexdigest(), data, registry)
+    return _validate(path, grading_digest(raw.decode("utf-8"), data), data, registry)
+
+
+# Tables and keys that decide who sees what and how the service runs, never a stored score: the stored grades'
+# rubric digest leaves them out, so raising the hourly upload limit or moving the hidden cases' date during the
+# term neither asks for a rescore nor makes `grade` grade the class again.
+NOT_GRADING_TABLES = ("service", "hidden")
+NOT_GRADING_TASK_KEYS = ("hidden",)
+
+
+def _without_visibility(data: dict) -> dict:
+    kept = {k: v for k, v in data.items() if k not in NOT_GRADING_TABLES}
+    if isinstance(kept.get("tasks"), dict):
+        kept["tasks"] = {t: ({k: v for k, v in e.items() if k not in NOT_GRADING_TASK_KEYS} if isinstance(e, dict)
+                             else e) for t, e in kept["tasks"].items()}
+    return kept
+
+
+def grading_digest(text: str, data: dict) -> str:
+    """sha256 of the rubric's text without the [service] and [hidden] tables and the tasks' `hidden` lines (a
+    rubric without them: of its bytes as they are, the digest stores made before these tables existed). The cut
+    is checked by parsing what is left: if it does not read as the same rubric less those entries (a layout the
+    cut does not know, such as a `hidden` array over several lines), the digest is of the whole text."""
+    kept, table = [], ""
+    for line in text.splitlines(keepends=True):
+        bare = line.strip()
+        if bare.startswith("[") and not bare.startswith("[["):
+            table = bare[1:bare.index("]")].strip() if "]" in bare else ""
+        top = table.split(".")[0]
+        if top in NOT_GRADING_TABLES:
+            continue
+        if top == "tasks" and bare.split("=")[0].strip() in NOT_GRADING_TASK_KEYS and "=" in bare:
+            continue
+        kept.append(line)
+    cut = "".join(kept)
+    try:
+        same = tomllib.loads(cut) == _without_visibility(data)
+    except tomllib.TOMLDecodeError:
+        same = False
+    return hashlib.sha256((cut if same else text).encode("utf-8")).hexdigest()
 
 
 def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric:

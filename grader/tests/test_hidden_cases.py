@@ -2,7 +2,6 @@
 after it, everything as without hidden shapes; staff always see everything."""
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from datetime import datetime, timezone
@@ -134,9 +133,16 @@ def test_the_leaderboard_never_ranks_by_a_hidden_shape(tmp_path, registry, hidin
         rubric_from(tmp_path, registry, rubric_text(board=f'leaderboard_shape = "{HIDDEN_TIMED}"\n'))
 
 
-def test_the_rubric_digest_is_still_its_bytes_digest(rubric, hiding):
-    for r in (rubric, hiding):
-        assert r.sha256 == hashlib.sha256(r.path.read_bytes()).hexdigest()
+def test_hiding_cases_or_moving_their_date_leaves_the_stored_rubric_digest_as_it_is(tmp_path, registry, rubric,
+                                                                                   hiding):
+    """Who sees what decides no stored score: the grades stay the rubric's (grader/core/rubric.py's
+    grading_digest), with no rescore and no grading again."""
+    same = rubric_from(tmp_path, registry, rubric_text("", "\n", dot=""), "same.toml")
+    moved = rubric_from(tmp_path, registry, rubric_text(section='\n[hidden]\nuntil = "2027-01-04T09:00:00+00:00"\n'),
+                        "moved.toml")
+    assert same.hidden_until is None and all(not t.hidden for t in same.tasks)
+    assert moved.hidden_until != hiding.hidden_until
+    assert same.sha256 == hiding.sha256 == moved.sha256
     assert rubric.hidden_until is None and all(not t.hidden for t in rubric.tasks)
 
 

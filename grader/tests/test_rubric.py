@@ -88,6 +88,54 @@ def test_the_rubric_hash_changes_with_its_content(tmp_path, registry, rubric):
     assert other.sha256 != rubric.sha256
 
 
+def rewritten(tmp_path: Path, name: str, *edits: tuple[str, str], until: str = "") -> Path:
+    """The default rubric with each (old, new) replaced once, and `[hidden] until` appended when given."""
+    text = DEFAULT_RUBRIC.read_text()
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    path = tmp_path / name
+    path.write_text(text + (f'[hidden]\nuntil = "{until}"\n' if until else ""))
+    return path
+
+
+def test_the_service_s_limits_and_who_sees_hidden_cases_when_leave_the_stored_rubric_digest_as_it_is(tmp_path,
+                                                                                                   registry):
+    """What decides only who sees what, and the service's limits, may change during the term: the stored grades
+    stay the rubric's (no rescore, no grading the class again). What decides a score may not."""
+    hidden = ('[tasks.matmul_fast]\n', '[tasks.matmul_fast]\nhidden = ["4096x4096x4096"]\n')
+    before = load_rubric(rewritten(tmp_path, "a.toml", hidden, until="2026-12-11T23:59:00+00:00"), registry)
+    after = load_rubric(rewritten(tmp_path, "b.toml", ('[tasks.matmul_fast]\n',
+                                                       '[tasks.matmul_fast]\nhidden = ["4095x1031x515"]  # changed\n'),
+                                  ("uploads_per_hour = 6", "uploads_per_hour = 12"), ('url = ""', 'url = "https://x"'),
+                                  until="2026-12-18T23:59:00+00:00"), registry)
+    assert after.service.uploads_per_hour == 12 and after.hidden_until != before.hidden_until
+    assert after.task("matmul_fast").hidden != before.task("matmul_fast").hidden
+    assert after.sha256 == before.sha256 == load_rubric(DEFAULT_RUBRIC, registry).sha256
+    points = load_rubric(rewritten(tmp_path, "c.toml", hidden, ("uploads_per_hour = 6", "uploads_per_hour = 12"),
+                                   ("case = 20", "case = 21"), until="2026-12-11T23:59:00+00:00"), registry)
+    assert points.sha256 != before.sha256
+
+
+def test_a_rubric_without_service_or_hidden_entries_keeps_the_digest_of_its_bytes(tmp_path, registry):
+    """Stores graded before those tables existed hold the plain sha256 of the rubric's bytes."""
+    import hashlib
+    text = DEFAULT_RUBRIC.read_text()
+    plain = tmp_path / "plain.toml"
+    plain.write_text(text[:text.index("[service]")] + text[text.index("[gate]"):])
+    assert load_rubric(plain, registry).sha256 == hashlib.sha256(plain.read_bytes()).hexdigest()
+
+
+def test_a_layout_the_cut_does_not_know_falls_back_to_the_digest_of_the_whole_file(tmp_path, registry):
+    import hashlib
+    path = rewritten(tmp_path, "multi.toml", ('[tasks.matmul_fast]\n',
+                                              '[tasks.matmul_fast]\nhidden = [\n  "4096x4096x4096",\n]\n'),
+                     until="2026-12-11T23:59:00+00:00")
+    loaded = load_rubric(path, registry)
+    assert loaded.task("matmul_fast").hidden == ("4096x4096x4096",)
+    assert loaded.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def test_the_curve_gives_nothing_at_or_below_s_zero(rubric):
     fast = rubric.task("matmul_fast")
     assert fast.performance_credit(fast.s_zero) == 0
