@@ -330,6 +330,20 @@ def cmd_serve_slurm(args) -> int:
 
 def cmd_serve_worker(args) -> int:
     from grader.service.worker import GPU_FAILED, Worker, WorkerOptions
+    from grader.store.jobs import Jobs
+
+    def failed(reason: str, status: int, said: str = "") -> int:
+        """The worker's row says why it stopped (`bin/grader status`); the supervisor decides what comes next."""
+        store = Store(Path(args.results) / "grades.sqlite")
+        try:
+            jobs = Jobs(store)
+            jobs.worker_started(args.name, args.gpu, os.getpid())
+            jobs.worker_state(args.name, "failed", reason)
+        finally:
+            store.close()
+        print(f"service: {args.name}: {said}{reason}", file=sys.stderr)
+        return status
+
     kind = backends.get(args.device)
     try:
         # A fresh folder each life: what a killed worker or a stopped service left in it is stale, and the backend
@@ -341,28 +355,15 @@ def cmd_serve_worker(args) -> int:
         backend, registry = kind.open(Path(args.cache), cached, work, sandbox, args.arch)
         rubric = load_rubric(Path(args.rubric), registry)
         backend.set_limits(rubric.limits)
-    except (GraderError, OSError, ValueError, KeyError) as e:  # the supervisor tries again; the staff see why
-        reason = f"could not start: {e if isinstance(e, GraderError) else f'{type(e).__name__}: {e}'}"
-        from grader.store.jobs import Jobs
-        store = Store(Path(args.results) / "grades.sqlite")
-        try:
-            Jobs(store).worker_started(args.name, args.gpu, os.getpid())
-            Jobs(store).worker_state(args.name, "failed", reason)
-        finally:
-            store.close()
-        print(f"service: {args.name}: {reason}", file=sys.stderr)
-        return 1
-    options = WorkerOptions(Path(args.results), args.name, args.gpu, args.parent, shlex.join(sys.argv))
-    worker = Worker(options, backend, registry, rubric)
+    except (GraderError, OSError, ValueError, KeyError) as e:  # the supervisor tries again
+        return failed(f"could not start: {e if isinstance(e, GraderError) else f'{type(e).__name__}: {e}'}", 1)
     if kind.sandboxed and not args.unsafe_no_sandbox:
         try:
             backend.check_gpu(args.gpu)
-        except GraderError as e:  # the GPU cannot run the solution here: the staff see why, no job is lost
-            worker.jobs.worker_started(args.name, args.gpu, os.getpid())
-            worker.jobs.worker_state(args.name, "failed", str(e))
-            print(f"service: {args.name}: stopped taking jobs: {e}", file=sys.stderr)
-            return GPU_FAILED
-    return worker.run()
+        except GraderError as e:  # the GPU cannot run the solution here: no job is lost, the worker is not restarted
+            return failed(str(e), GPU_FAILED, said="stopped taking jobs: ")
+    options = WorkerOptions(Path(args.results), args.name, args.gpu, args.parent, shlex.join(sys.argv))
+    return Worker(options, backend, registry, rubric).run()
 
 
 def cmd_tokens(args) -> int:
