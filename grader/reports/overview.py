@@ -24,6 +24,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from grader.core.received import shown  # noqa: E402
+from grader.reports import page  # noqa: E402
+from grader.reports.page import Page  # noqa: E402
 from grader.reports.report import (TEMPLATES, UNKNOWN_RUN, WHOLE_SUBMISSION, grades_table, review_table, run_views,  # noqa: E402
                            untimed_note)
 from grader.core.rubric import Rubric  # noqa: E402
@@ -193,5 +195,10 @@ def write_overview(results: Path, rubric: Rubric) -> Path:
     finally:
         store.close()
     path = results / "overview.html"
-    path.write_text(TEMPLATES["html"].get_template("overview.html.j2").render(context))
+    path.write_text(overview_page(context).html)
     return path
+
+
+def overview_page(context: dict) -> Page:
+    """The overview as HTML and its Content-Security-Policy (the service serves both)."""
+    return page.render(TEMPLATES["html"], "overview.html.j2", context, "overview.css")

@@ -23,6 +23,8 @@ from grader.core import visibility
 from grader.core.visibility import STAFF_VIEW, View
 from grader.reports.feedback import NOT_TIMED_NOTE, condense, points_note, task_state, timed_views
 from grader.run.isolation import Isolation
+from grader.reports import page
+from grader.reports.page import Page
 from grader.reports.plots import speedup_plot
 from grader.core.rubric import Rubric
 from grader.core.status import NOT_TIMED, CaseStatus, SanitizerStatus, SubmissionStatus, case_word, submission_word
@@ -228,7 +230,14 @@ def student_score(shown: dict, tasks: list[dict], rubric: Rubric) -> dict | None
 
 def render_feedback(context: dict, kind: str) -> str:
     """One feedback page ("md" or "html") from feedback_context()."""
+    if kind == "html":
+        return feedback_page(context).html
     return TEMPLATES[kind].get_template(f"feedback.{kind}.j2").render(context)
+
+
+def feedback_page(context: dict) -> Page:
+    """The HTML feedback page and its Content-Security-Policy (the service serves both)."""
+    return page.render(TEMPLATES["html"], "feedback.html.j2", context, "feedback.css")
 
 
 def write_feedback(store: Store, rubric: Rubric, out: Path, view: View | None = None) -> list[Path]:

@@ -131,33 +131,50 @@ def publish(options: PublishOptions, rubric: Rubric) -> Published:
         board = build_board(store, rubric)
     finally:
         store.close()
-    salt, warnings = load_or_create_salt(salt_path)
+    now = options.now or datetime.now(timezone.utc)
+    out.mkdir(parents=True, exist_ok=True)
+    view = ranked(board, rubric, options, now)
+    context = view.context
+    paths = {"html": out / "index.html", "md": out / "leaderboard.md", "csv": out / "leaderboard.csv"}
+    _write(paths["html"], render_html(context))
+    _write(paths["md"], render_md(context))
+    tmp = out / ".leaderboard.csv.tmp"
+    write_csv(view.table, tmp)
+    os.replace(tmp, paths["csv"])
+    written = None if view.unchanged else keep(out, view.snapshot, now)
+    return Published(out, paths["html"], paths["md"], paths["csv"], written, len(board.ranked),
+                     len(board.unranked), view.warnings)
+
+
+@dataclass
+class Ranked:
+    """The board as its pages show it, each entry's move since the last publish in `options.out_dir` (none there:
+    every entry is "first publish")."""
+    context: dict  # what leaderboard.html.j2 and leaderboard.md.j2 render
+    table: pd.DataFrame  # the CSV's rows
+    snapshot: pd.DataFrame  # what a publish keeps in the history
+    unchanged: bool  # the ranking is the last publish's
+    warnings: list[str]
+
+
+def ranked(board: Board, rubric: Rubric, options: PublishOptions, now: datetime) -> Ranked:
+    """Writes nothing but a missing pseudonym salt (the same salt then serves every later publish and the
+    service's live page)."""
+    salt, warnings = load_or_create_salt(options.salt_path)
     pseudonyms = Pseudonyms(salt)
     names = display_names(board.students, board.nicknames, pseudonyms)
-    now = options.now or datetime.now(timezone.utc)
-
     metric_col = board.metric.label
     table = publish_table(board, names, pseudonyms, options)
     snapshot = _snapshot(table, board, metric_col)
-    out.mkdir(parents=True, exist_ok=True)
-    previous, unchanged, history_warnings = previous_publish(out, snapshot)
+    previous, unchanged, history_warnings = previous_publish(options.out_dir, snapshot)
     warnings += history_warnings
     moves = changes(snapshot, previous)
     table.insert(1, "previous_rank", table["key"].map(moves["previous_rank"]).astype("Int64"))
     table.insert(2, "rank_change", table["key"].map(moves["rank_change"]).astype("Int64"))
     value_change = table["key"].map(moves["value_change"]).astype(float)
     table.insert(table.columns.get_loc(metric_col) + 1, "change_percent", (100 * value_change).round(1))
-
     context = _context(board, table, rubric, options, now, previous.published if previous else None, metric_col)
-    paths = {"html": out / "index.html", "md": out / "leaderboard.md", "csv": out / "leaderboard.csv"}
-    _write(paths["html"], render_html(context))
-    _write(paths["md"], render_md(context))
-    tmp = out / ".leaderboard.csv.tmp"
-    write_csv(table, tmp)
-    os.replace(tmp, paths["csv"])
-    written = None if unchanged else keep(out, snapshot, now)
-    return Published(out, paths["html"], paths["md"], paths["csv"], written, len(board.ranked),
-                     len(board.unranked), warnings)
+    return Ranked(context, table, snapshot, unchanged, warnings)
 
 
 def _context(board: Board, table: pd.DataFrame, rubric: Rubric, options: PublishOptions, now: datetime,

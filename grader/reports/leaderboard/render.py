@@ -11,8 +11,6 @@ browser still would not run it.
 """
 from __future__ import annotations
 
-import base64
-import hashlib
 import math
 from datetime import datetime
 from pathlib import Path
@@ -21,7 +19,9 @@ import jinja2
 import pandas as pd
 from markupsafe import Markup, escape
 
+from grader.reports import page
 from grader.reports.leaderboard.chart import fmt
+from grader.reports.page import Page
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 _LOADER = jinja2.FileSystemLoader(TEMPLATES)
@@ -76,15 +76,14 @@ HTML = _environment(autoescape=True)
 MD = _environment(autoescape=False)
 
 
-def _csp_hash(text: str) -> str:
-    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode()
+def leaderboard_page(context: dict, live: int | None = None) -> Page:
+    """The page and its Content-Security-Policy; `live`: served by the service, polling every `live` seconds
+    (the context then has the `version` its polls compare)."""
+    return page.render(HTML, "leaderboard.html.j2", context, "leaderboard.css", ("leaderboard.js",), live)
 
 
 def render_html(context: dict) -> str:
-    css = (TEMPLATES / "leaderboard.css").read_text()
-    script = (TEMPLATES / "leaderboard.js").read_text()
-    return HTML.get_template("leaderboard.html.j2").render(
-        context, css=Markup(css), script=Markup(script), style_hash=_csp_hash(css), script_hash=_csp_hash(script))
+    return leaderboard_page(context).html
 
 
 def render_md(context: dict) -> str:

@@ -37,10 +37,12 @@
     rows.forEach(function (r) { body.appendChild(r.row); });
   }
 
-  Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), function (table) {
-    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (header, column) {
-      var button = header.querySelector("button");
-      if (button) button.addEventListener("click", function () { sortBy(table, header, column); });
-    });
+  // One listener on the document, not one per button: a live page (templates/live.js) swaps its tables for new
+  // ones, and their buttons sort too.
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest ? event.target.closest("table.sortable thead th button") : null;
+    if (!button) return;
+    var header = button.closest("th");
+    sortBy(header.closest("table"), header, header.cellIndex);
   });
 })();
