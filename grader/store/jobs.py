@@ -15,6 +15,7 @@ IMMEDIATE), so two uploads of one student at the same moment cannot both pass th
 """
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -378,6 +379,25 @@ class Jobs:
                               + " ORDER BY id DESC LIMIT ?", (job_id, limit) if job_id is not None else (limit,))
         names = [d[0] for d in cur.description]
         return [dict(zip(names, row)) for row in cur.fetchall()]
+
+    def fingerprint(self, student: str | None = None) -> str:
+        """A short string that changes whenever anything a live page shows about the jobs (a student's, or
+        everyone's with the workers and the staff's actions) changes, and only then: the pages' ETag, so a
+        browser polling an unchanged page gets 304 at the cost of one read per table. The workers' `seen` is
+        left out on purpose: it moves with every heartbeat and no page shows it live."""
+        digest = hashlib.sha256()
+        count, top = 0, 0
+        for row in self.db.execute(
+                "SELECT id, state, phase, done_cases, total_cases, worker, submission_id, finished, error FROM jobs"
+                + (" WHERE student = ?" if student is not None else "") + " ORDER BY id",
+                (student,) if student is not None else ()):
+            digest.update(repr(row).encode())
+            count, top = count + 1, row[0]
+        if student is None:
+            for row in self.db.execute("SELECT name, state, job, done, reason FROM workers ORDER BY name"):
+                digest.update(repr(row).encode())
+            digest.update(repr(self.db.execute("SELECT COUNT(*) FROM job_actions").fetchone()).encode())
+        return f"{count}-{top}-{digest.hexdigest()[:16]}"
 
     def recent_seconds(self, count: int = 20) -> list[float]:
         """How long the last `count` jobs took, newest first (the ETA's estimate)."""

@@ -1,4 +1,5 @@
-"""Staff re-queue or cancel a service job (issue 30's staff page), each action on record with who did it."""
+"""Staff re-queue or cancel a service job (issue 30's staff page), each action on record with who did it; and the
+jobs' fingerprint, the live pages' ETag, which moves with every change a page shows and with nothing else."""
 from __future__ import annotations
 
 import pytest
@@ -181,4 +182,66 @@ def test_actions_come_newest_first_of_one_job_or_all_up_to_a_limit(jobs):
     assert [x["by"] for x in jobs.actions(a)] == ["ta-3", "ta-1"]
     assert [x["by"] for x in jobs.actions(limit=2)] == ["ta-3", "ta-2"]
     assert set(jobs.actions()[0]) == {"id", "job", "action", "by", "at", "reason", "state_before"}
+
+
+# --- the fingerprint ------------------------------------------------------------------------------------------
+
+def test_the_fingerprint_moves_with_every_change_a_page_shows_and_with_nothing_else(jobs):
+    seen = [jobs.fingerprint()]
+
+    def changed():
+        now = jobs.fingerprint()
+        assert now not in seen, f"the fingerprint did not move: {now}"
+        assert jobs.fingerprint() == now  # read again with nothing changed: the same
+        seen.append(now)
+
+    first = add(jobs, "a", 1)
+    changed()
+    second = add(jobs, "b", 2)
+    changed()
+    jobs.claim("gpu0", "c1")
+    changed()
+    jobs.progress(first, "c1", "cases", 0, 8)
+    changed()
+    jobs.progress(first, "c1", "cases", 1)
+    changed()
+    finish(jobs, first, "c1")
+    changed()
+    assert jobs.requeue(first, "ta-kim") == ""  # done: refused, nothing changes
+    assert jobs.fingerprint() == seen[-1]
+    jobs.claim("gpu1", "c2")
+    changed()
+    jobs.requeue(second, "ta-kim")
+    changed()
+    jobs.cancel_by_staff(second, "ta-kim")
+    changed()
+    jobs.worker_state("gpu1", "failed", "the GPU fell off the bus")
+    changed()
+    jobs.worker_started("gpu1", "1", 3)  # restarted: starting again
+    changed()
+
+
+def test_a_workers_heartbeat_alone_does_not_move_the_fingerprint(jobs, monkeypatch):
+    before = jobs.fingerprint()
+    monkeypatch.setattr("grader.store.jobs.now", lambda: "2030-01-01T00:00:00+00:00")
+    jobs.worker_state("gpu0", "starting")  # the same state again: only `seen` moves
+    assert worker_of(jobs, "gpu0")["seen"] == "2030-01-01T00:00:00+00:00"
+    assert jobs.fingerprint() == before
+
+
+def test_a_students_fingerprint_moves_with_their_jobs_only(jobs):
+    mine = add(jobs, "a", 1)
+    before, everyone = jobs.fingerprint("a"), jobs.fingerprint()
+    assert before != everyone
+    other = add(jobs, "b", 2)
+    jobs.claim("gpu0", "c1")  # a's job, the oldest
+    assert jobs.fingerprint("a") != before
+    before = jobs.fingerprint("a")
+    jobs.claim("gpu1", "c2")  # b's
+    jobs.progress(other, "c2", "cases", 2, 8)
+    jobs.cancel_by_staff(other, "ta-kim")
+    jobs.worker_state("gpu1", "idle")
+    assert jobs.fingerprint("a") == before
+    jobs.cancel_by_staff(mine, "ta-kim")
+    assert jobs.fingerprint("a") != before
 
