@@ -1,4 +1,5 @@
-"""The grading service's queue, tokens and workers, in the grades store (tables of migrations step 12).
+"""The grading service's queue, tokens and workers, in the grades store (tables of migrations step 12), and the staff's
+actions on its jobs (step 13).
 
 The queue is the store: an accepted upload is a row before its reply is sent, so it survives the service's
 restart; a worker takes a job by a claim written in one transaction (`claim`), and only the holder of the
@@ -14,6 +15,7 @@ IMMEDIATE), so two uploads of one student at the same moment cannot both pass th
 """
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -26,6 +28,9 @@ QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed"
 OPEN = (QUEUED, RUNNING)
 SLURM_WORKER = "slurm"  # the worker name of jobs handed to Slurm in a batch (grader/service/slurm_dispatch.py)
 ROLES = ("student", "staff", "assignment")
+REQUEUE, CANCEL = "requeue", "cancel"  # job_actions.action: what staff did to a job (issue 30)
+REQUEUE_FROM = (FAILED, CANCELLED, RUNNING)  # a queued job is in the queue already; a done one has its grade
+CANCEL_FROM = OPEN  # a finished job has nothing left to stop
 
 
 class UploadIdUsed(RuntimeError):
@@ -314,6 +319,85 @@ class Jobs:
             cur = self.db.execute("UPDATE jobs SET state = 'cancelled', phase = 'done', finished = ?, counted = 0,"
                                   " claim = NULL, error = ? WHERE id = ? AND state = 'queued'", (now(), reason, job_id))
         return cur.rowcount == 1
+
+    # --- staff actions (issue 30): a job put back in the queue or stopped by hand, on record ------------------
+
+    def _state(self, job_id: int) -> str | None:
+        row = self.db.execute("SELECT state FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        return row[0] if row else None
+
+    def _record(self, job_id: int, action: str, by: str, reason: str, before: str):
+        """Who did what to a job, and what it was before: a student asking where their upload went gets an
+        answer, and a TA's mistake can be seen and undone."""
+        self.db.execute("INSERT INTO job_actions (job, action, by, at, reason, state_before) VALUES (?, ?, ?, ?, ?, ?)",
+                        (job_id, action, by, now(), reason, before))
+
+    def _release_worker(self, job_id: int):
+        """The worker that had the job no longer has it (as `give_back` does): the staff page stops showing it
+        there, and its result, when it comes, finds the claim gone (`finish_in` raises LostClaim)."""
+        self.db.execute("UPDATE workers SET job = NULL WHERE job = ?", (job_id,))
+
+    @staticmethod
+    def _words(what: str, by: str, reason: str) -> str:
+        return f"{what} by {by}" + (f": {reason}" if reason else "")
+
+    def requeue(self, job_id: int, by: str, reason: str = "") -> str:
+        """Staff put a failed, cancelled or running job back in the queue, under its id, so at its old place
+        in the fair order (`queue`). A running job's claim is cleared: its worker's result is not stored. Its
+        attempts start again from 0: a job failed for too many tries (a worker that kept dying, since mended)
+        would otherwise fail again at its first give-back. Returns 'queued', or '' when there is no such job
+        or its state does not allow it (nothing recorded then)."""
+        with self._writing():
+            before = self._state(job_id)
+            if before not in REQUEUE_FROM:
+                return ""
+            self.db.execute("UPDATE jobs SET state = 'queued', phase = 'waiting', claim = NULL, done_cases = NULL,"
+                            " total_cases = NULL, finished = NULL, attempts = 0, error = ? WHERE id = ?",
+                            (self._words("re-queued", by, reason), job_id))
+            self._release_worker(job_id)
+            self._record(job_id, REQUEUE, by, reason, before)
+        return QUEUED
+
+    def cancel_by_staff(self, job_id: int, by: str, reason: str = "") -> str:
+        """Staff stop a queued or running job (a running one's claim is cleared, so its worker's result is not
+        stored); it does not count against its student's hourly limit. Returns 'cancelled', or '' when there is
+        no such job or it has finished already (nothing recorded then). `cancel` is the student's own."""
+        with self._writing():
+            before = self._state(job_id)
+            if before not in CANCEL_FROM:
+                return ""
+            self.db.execute("UPDATE jobs SET state = 'cancelled', phase = 'done', finished = ?, counted = 0,"
+                            " claim = NULL, error = ? WHERE id = ?",
+                            (now(), self._words("cancelled", by, reason), job_id))
+            self._release_worker(job_id)
+            self._record(job_id, CANCEL, by, reason, before)
+        return CANCELLED
+
+    def actions(self, job_id: int | None = None, limit: int = 50) -> list[dict]:
+        """The staff's recorded actions (of one job, or of all), newest first."""
+        cur = self.db.execute("SELECT * FROM job_actions" + (" WHERE job = ?" if job_id is not None else "")
+                              + " ORDER BY id DESC LIMIT ?", (job_id, limit) if job_id is not None else (limit,))
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row)) for row in cur.fetchall()]
+
+    def fingerprint(self, student: str | None = None) -> str:
+        """A short string that changes whenever anything a live page shows about the jobs (a student's, or
+        everyone's with the workers and the staff's actions) changes, and only then: the pages' ETag, so a
+        browser polling an unchanged page gets 304 at the cost of one read per table. The workers' `seen` is
+        left out on purpose: it moves with every heartbeat and no page shows it live."""
+        digest = hashlib.sha256()
+        count, top = 0, 0
+        for row in self.db.execute(
+                "SELECT id, state, phase, done_cases, total_cases, worker, submission_id, finished, error FROM jobs"
+                + (" WHERE student = ?" if student is not None else "") + " ORDER BY id",
+                (student,) if student is not None else ()):
+            digest.update(repr(row).encode())
+            count, top = count + 1, row[0]
+        if student is None:
+            for row in self.db.execute("SELECT name, state, job, done, reason FROM workers ORDER BY name"):
+                digest.update(repr(row).encode())
+            digest.update(repr(self.db.execute("SELECT COUNT(*) FROM job_actions").fetchone()).encode())
+        return f"{count}-{top}-{digest.hexdigest()[:16]}"
 
     def recent_seconds(self, count: int = 20) -> list[float]:
         """How long the last `count` jobs took, newest first (the ETA's estimate)."""

@@ -284,6 +284,17 @@ MIGRATIONS: tuple[Migration, ...] = (
     seen TEXT NOT NULL,
     done INTEGER NOT NULL DEFAULT 0   -- jobs it finished since it started
 )""")), fill=_job_indexes),
+    # issue 30: staff re-queue or cancel a job from the service's staff page; each action is recorded with who
+    # did it and what the job was before, so a student asking where their upload went gets an answer
+    Migration(13, "staff actions on jobs", tables=(("job_actions", """CREATE TABLE job_actions (
+    id INTEGER PRIMARY KEY,
+    job INTEGER NOT NULL,         -- jobs.id
+    action TEXT NOT NULL CHECK (action IN ('requeue', 'cancel')),
+    by TEXT NOT NULL,             -- who did it: the staff token's name
+    at TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    state_before TEXT NOT NULL    -- the job's state when it was done
+)"""),)),
 )
 LATEST = MIGRATIONS[-1].version
 FIRST_TABLES = {name for name, _ in FIRST_RELEASE}
