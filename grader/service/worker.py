@@ -143,10 +143,17 @@ class Worker:
         result, build = intake_and_build(sub, self.backend, self.rubric)
         if result is None:
             self.jobs.progress(job.id, claim, "running")
-            result = grade_submission(sub, build, self.backend, self.o.gpu, self.solution, self.rubric, self.registry,
-                                      seed, times,
-                                      progress=lambda done, total: self.jobs.progress(job.id, claim, "running", done,
-                                                                                      total))
+
+            def progress(done: int, total: int):
+                if not self.jobs.progress(job.id, claim, "running", done, total):
+                    raise LostClaim(f"job {job.id} is no longer this worker's")
+            try:
+                result = grade_submission(sub, build, self.backend, self.o.gpu, self.solution, self.rubric,
+                                          self.registry, seed, times, progress=progress)
+            except LostClaim:  # the staff cancelled or re-queued it: the rest of its cases would be thrown away
+                self.log(f"job {job.id} ({job.student}) was taken from this worker while graded; stopped grading it")
+                self.jobs.worker_state(self.o.name, "idle")
+                return
             held = await_gpu_memory(self.solution, free_at_start, self.rubric.limits, sub.student)
             if held:
                 sub.notes.append(held)
@@ -167,6 +174,7 @@ class Worker:
                                                                        seconds, replaced))
         except LostClaim:
             self.log(f"job {job.id} ({job.student}) was taken from this worker meanwhile; its grade here is dropped")
+            self.jobs.worker_state(self.o.name, "idle")  # the staff see it free again, not busy with no job
             return
         row = self.store.submissions(job.student).set_index("id").loc[sid]
         waited = (datetime.now(timezone.utc) - datetime.fromisoformat(job.received)).total_seconds() - seconds

@@ -262,11 +262,15 @@ class Jobs:
                 return False
         return True
 
-    def progress(self, job_id: int, claim: str, phase: str, done: int | None = None, total: int | None = None):
+    def progress(self, job_id: int, claim: str, phase: str, done: int | None = None, total: int | None = None
+                 ) -> bool:
+        """Records the job's phase and cases; False when the job is no longer under `claim` (the staff cancelled
+        or re-queued it, or it went back to the queue): its worker stops grading it."""
         with self.db:
-            self.db.execute("UPDATE jobs SET phase = ?, done_cases = COALESCE(?, done_cases),"
+            cur = self.db.execute("UPDATE jobs SET phase = ?, done_cases = COALESCE(?, done_cases),"
                             " total_cases = COALESCE(?, total_cases) WHERE id = ? AND claim = ? AND state = 'running'",
                             (phase, done, total, job_id, claim))
+        return cur.rowcount == 1
 
     def finish_in(self, job_id: int, claim: str, submission_id: int, status: str, counted: bool, seconds: float,
                   replaced: list[int]):
@@ -379,6 +383,12 @@ class Jobs:
                               + " ORDER BY id DESC LIMIT ?", (job_id, limit) if job_id is not None else (limit,))
         names = [d[0] for d in cur.description]
         return [dict(zip(names, row)) for row in cur.fetchall()]
+
+    def results_version(self) -> str:
+        """Changes when a job's result is stored (the live leaderboard's ETag), not with each job's progress."""
+        count, last, newest = self.db.execute("SELECT COUNT(*), MAX(id), MAX(finished) FROM jobs WHERE state = 'done'"
+                                              ).fetchone()
+        return f"r{count}-{last or 0}-{(newest or '').replace(':', '').replace('+', 'p')}"
 
     def fingerprint(self, student: str | None = None) -> str:
         """A short string that changes whenever anything a live page shows about the jobs (a student's, or
