@@ -29,23 +29,24 @@ def asset(name: str) -> tuple[Markup, str]:
     return Markup(text), "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode()
 
 
-def policy(styles: list[str], scripts: list[str], live: bool = False) -> str:
-    """The Content-Security-Policy of a page with these style and script hashes; `live` lets it fetch itself."""
+def policy(styles: list[str], scripts: list[str], live: bool = False, forms: bool = False) -> str:
+    """The Content-Security-Policy of a page with these style and script hashes; `live` lets it fetch itself,
+    `forms` lets its forms post to its own service."""
     parts = ["default-src 'none'", "style-src " + " ".join(f"'{h}'" for h in styles) if styles else "style-src 'none'",
              "script-src " + " ".join(f"'{h}'" for h in scripts) if scripts else "script-src 'none'",
-             "img-src data:", "base-uri 'none'", "form-action 'self'" if live else "form-action 'none'"]
+             "img-src data:", "base-uri 'none'", "form-action 'self'" if forms else "form-action 'none'"]
     if live:
         parts.append("connect-src 'self'")
     return "; ".join(parts)
 
 
-def page_parts(style: str, scripts: tuple[str, ...] = (), live: int | None = None) -> dict:
+def page_parts(style: str, scripts: tuple[str, ...] = (), live: int | None = None, forms: bool = False) -> dict:
     """What a page template needs besides its content: `css`, `scripts` (inline texts), `csp`, `live` (seconds
     between a served page's polls; None in a written file, which never polls)."""
     css, style_hash = asset(style)
     names = list(scripts) + ([LIVE_SCRIPT] if live else [])
     texts, hashes = zip(*(asset(n) for n in names)) if names else ((), ())
-    return {"css": css, "scripts": list(texts), "csp": policy([style_hash], list(hashes), live=bool(live)),
+    return {"css": css, "scripts": list(texts), "csp": policy([style_hash], list(hashes), live=bool(live), forms=forms),
             "live": live}
 
 
@@ -56,6 +57,6 @@ class Page:
 
 
 def render(env: jinja2.Environment, template: str, context: dict, style: str, scripts: tuple[str, ...] = (),
-           live: int | None = None) -> Page:
-    parts = page_parts(style, scripts, live)
+           live: int | None = None, forms: bool = False) -> Page:
+    parts = page_parts(style, scripts, live, forms)
     return Page(env.get_template(template).render({**context, **parts}), parts["csp"])

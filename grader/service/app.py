@@ -33,6 +33,7 @@ from grader.core.rubric import Rubric
 from grader.exports import gradescope
 from grader.intake.submission import Entry, IntakeLimits, read_submission
 from grader.service import policy, tokens
+from grader.service.pages import page_routes
 from grader.service.status import service_status
 from grader.service.views import job_view, utc_now
 from grader.store.jobs import Jobs, Token, UploadIdUsed
@@ -297,6 +298,6 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
               Route("/api/v1/jobs/{job:int}/gradescope", threaded(_gradescope)),
               Route("/api/v1/limits", threaded(_limits)),
               Route("/api/v1/status", threaded(_status)),
-              Route("/healthz", health)]
+              Route("/healthz", health)] + page_routes(rubric, jobs, alive, config.results)
     return Starlette(routes=routes, lifespan=lifespan,
                      exception_handlers={HTTPException: refused, 404: not_found, Exception: failed})

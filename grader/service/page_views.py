@@ -1,0 +1,133 @@
+"""What the service's own pages show (templates/attempts.html.j2, staff.html.j2), made from the store's rows and the
+same job views as the API (grader/service/views.py), so a page and `make history` never disagree."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from grader.core.rubric import Rubric
+from grader.reports.report import review_table
+from grader.service import policy
+from grader.service.status import service_status
+from grader.service.views import job_view
+from grader.store.jobs import FAILED, QUEUED, RUNNING, Jobs
+
+CANCELLED = "cancelled"
+REQUEUE_FROM = (FAILED, CANCELLED, RUNNING)  # Jobs.requeue's states
+CANCEL_FROM = (QUEUED, RUNNING)  # Jobs.cancel_by_staff's
+
+
+def doing(view: dict) -> str:
+    """A job's phase in words: where it waits, or what it is doing."""
+    if view["state"] == QUEUED:
+        where = f"{_ordinal(view['position'])} in the queue" if view["position"] else "waiting"
+        return where + (f", about {_duration(view['eta_seconds'])} to go" if view["eta_seconds"] else "")
+    if view["state"] == RUNNING:
+        progress = view["progress"]
+        cases = f", {progress['done'] or 0} of {progress['total']} cases" if progress else ""
+        return f"{view['phase']}{cases}" + (f", about {_duration(view['eta_seconds'])} to go"
+                                            if view["eta_seconds"] else "")
+    return ""
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def when(stamp: str | None) -> str:
+    """A stored UTC time as a page shows it: 2026-11-28 15:22 UTC."""
+    if not stamp:
+        return ""
+    return f"{datetime.fromisoformat(stamp).astimezone(timezone.utc):%Y-%m-%d %H:%M} UTC"
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
+def limits_line(jobs_of_student: list, rubric: Rubric, now: datetime) -> str:
+    """What the rate limit leaves a student: "Next upload possible at 14:05 UTC" or how many are left."""
+    service = rubric.service
+    open_jobs = [j for j in jobs_of_student if j.open]
+    if len(open_jobs) >= service.in_flight:
+        return "Your next upload is possible once the one being graded is done."
+    at = policy.next_upload_at(jobs_of_student, service, now)
+    if at is not None:
+        return (f"{service.uploads_per_hour} uploads counted in the last hour (the limit): next upload possible at "
+                f"{at.astimezone(timezone.utc):%H:%M} UTC.")
+    left = service.uploads_per_hour - len(policy.counted(jobs_of_student, now))
+    return f"You can upload now ({left} of {service.uploads_per_hour} uploads an hour left; one that does not build does not count)."
+
+
+def trend(rows: list[dict]) -> dict | None:
+    """The score of each graded attempt, as points of a small SVG line (None with fewer than two)."""
+    graded = [r for r in reversed(rows) if r["total"] is not None]
+    if len(graded) < 2:
+        return None
+    width, height, left, top_y, bottom = 600, 170, 40, 12, 140
+    top = max(r["max_total"] for r in graded) or 1.0
+    step = (width - left - 30) / (len(graded) - 1)
+    dots = [{"x": round(left + 15 + i * step, 1), "y": round(bottom - (bottom - top_y) * r["total"] / top, 1),
+             "attempt": r["attempt"], "total": r["total"]} for i, r in enumerate(graded)]
+    return {"width": width, "height": height, "left": left, "top_y": top_y, "bottom": bottom, "top": top,
+            "dots": dots, "points": " ".join(f"{d['x']},{d['y']}" for d in dots)}
+
+
+def attempt_row(view: dict, link: str | None) -> dict:
+    result = view["result"]
+    return {"job": view["job"], "attempt": view["attempt"], "received": when(view["received"]), "state": view["state"],
+            "doing": doing(view), "error": view["error"],
+            "total": result["total"] if result else None, "max_total": result["max_total"] if result else None,
+            "points": {t["task"]: t["points"] for t in result["tasks"]} if result else None,
+            "status": result["status"].replace("_", " ") if result and result["status"] != "graded" else "",
+            "link": link if result else None}
+
+
+def attempts_context(jobs: Jobs, rubric: Rubric, student: str, workers: int, now: datetime, staff: bool) -> dict:
+    """One student's attempts, the newest first, as the student reads them at `now` (hidden cases counted, not
+    shown), or with `staff`, everything."""
+    mine = jobs.jobs(student)
+    queue = jobs.queue()
+    views = [job_view(jobs, rubric, j, workers, now, feedback=False, queue=queue, staff=staff) for j in mine]
+    prefix = "/staff/jobs/" if staff else "/me/attempts/"
+    rows = [attempt_row(v, f"{prefix}{v['job']}") for v in reversed(views)]
+    hidden = next((v["result"]["hidden"] for v in reversed(views) if v["result"] and v["result"]["hidden"]), None)
+    return {"student": student, "staff": staff, "rows": rows, "trend": trend(rows),
+            "tasks": [t.id for t in rubric.tasks], "limits": limits_line(mine, rubric, now),
+            "hidden": (f"{hidden['cases']} hidden case{'s' if hidden['cases'] != 1 else ''}: graded with every upload, "
+                       f"their results and the points of the tasks that have them shown after {hidden['until']}."
+                       if hidden else "")}
+
+
+def staff_context(jobs: Jobs, rubric: Rubric, workers: int, now: datetime) -> dict:
+    """The queue with each job's phase and wait, the workers, failed and cancelled jobs, what is flagged for review
+    in the latest grades, every student's latest attempt, and the staff's actions."""
+    status = service_status(jobs, now)
+    queue = jobs.queue()
+    order = {job_id: i for i, job_id in enumerate(queue)}
+    open_jobs = sorted(jobs.jobs(states=(RUNNING, QUEUED)), key=lambda j: (j.state != RUNNING, order.get(j.id, 0)))
+    rows = []
+    for j in open_jobs:
+        view = job_view(jobs, rubric, j, workers, now, feedback=False, queue=queue, staff=True)
+        since = datetime.fromisoformat(j.received)
+        waited = ((datetime.fromisoformat(j.started) if j.started and j.state == RUNNING else now) - since)
+        rows.append({"job": j.id, "student": j.student, "attempt": view["attempt"], "state": j.state,
+                     "doing": doing(view), "waited": _duration(max(0.0, waited.total_seconds())),
+                     "worker": j.worker if j.state == RUNNING else "",
+                     "can_requeue": j.state in REQUEUE_FROM, "can_cancel": j.state in CANCEL_FROM})
+    ended = [j for j in jobs.jobs(states=(FAILED, CANCELLED))][-30:]
+    failed = [{"job": j.id, "student": j.student, "state": j.state, "error": j.error, "finished": when(j.finished),
+               "can_requeue": True, "can_cancel": False} for j in reversed(ended)]
+    flagged = [{"student": f["student"], "task": f["task"], "case": f"{f['dtype']} {f['shape']}".strip(),
+                "flag": f["flag"], "message": f["message"] or ""}
+               for f in review_table(jobs.store).astype(object).fillna("").to_dict("records")]
+    counts: dict[str, int] = {}
+    last: dict[str, str] = {}
+    for j in jobs.jobs():
+        counts[j.student] = counts.get(j.student, 0) + 1
+        last[j.student] = j.state
+    graded = jobs.store.latest_submissions()
+    totals = dict(zip(graded["student"], graded["total"])) if len(graded) else {}
+    students = [{"student": s, "attempts": counts[s], "state": last[s],
+                 "total": float(totals[s]) if s in totals and totals[s] == totals[s] else None} for s in sorted(counts)]
+    return {"status": status, "jobs": rows, "failed": failed, "flagged": flagged, "students": students,
+            "actions_log": [{**a, "at": when(a["at"])} for a in jobs.actions()]}
