@@ -9,9 +9,8 @@ from grader.reports.report import review_table
 from grader.service import policy
 from grader.service.status import service_status
 from grader.service.views import job_view
-from grader.store.jobs import FAILED, QUEUED, RUNNING, Jobs
+from grader.store.jobs import CANCELLED, FAILED, QUEUED, RUNNING, Jobs
 
-CANCELLED = "cancelled"
 REQUEUE_FROM = (FAILED, CANCELLED, RUNNING)  # Jobs.requeue's states
 CANCEL_FROM = (QUEUED, RUNNING)  # Jobs.cancel_by_staff's
 

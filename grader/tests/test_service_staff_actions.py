@@ -6,6 +6,7 @@ import pytest
 
 from grader.store.jobs import CANCELLED, FAILED, QUEUED, RUNNING, Jobs, LostClaim
 from grader.store.store import Store
+from grader.tests.test_service_queue import add
 
 
 @pytest.fixture
@@ -16,15 +17,6 @@ def jobs(tmp_path):
     j.worker_started("gpu1", "1", 2)
     yield j
     store.close()
-
-
-def add(jobs: Jobs, student: str, n: int) -> int:
-    job_id, refused = jobs.admit({"student": student, "upload_id": f"{student}-upload-{n}", "token": "t",
-                                  "received": f"2026-11-28T09:00:{n:02d}+00:00", "received_from": "service",
-                                  "archive": f"/x/{student}-{n}.tar.gz", "sha256": f"{student}{n}", "bytes": 1},
-                                 lambda recent: None)
-    assert refused is None
-    return job_id
 
 
 def finish(jobs: Jobs, job_id: int, claim: str, submission_id: int = 100):
