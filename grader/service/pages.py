@@ -44,6 +44,7 @@ COOKIE = "grader_token"
 STYLE = "service.css"
 LIVE_SECONDS = {"attempts": 5, "staff": 5, "leaderboard": 20}  # between a live page's polls
 COOKIE_DAYS = 30
+FORM_BYTES = 4096
 
 
 class PageRefused(Exception):
@@ -137,7 +138,11 @@ def page_routes(rubric: Rubric, jobs: Callable[[], Jobs], alive: Callable[[], in
 
         async def run(request: Request) -> Response:
             if request.method == "POST":
-                body = (await request.body()).decode("utf-8", "replace")
+                declared = request.headers.get("content-length", "")
+                if not declared.isdigit() or int(declared) > FORM_BYTES:  # a form here is a token and a reason
+                    return await run_in_threadpool(refused_page, request, PageRefused(
+                        413, f"A form here is at most {FORM_BYTES} bytes, with its length declared."))
+                body = (await request.body())[:FORM_BYTES].decode("utf-8", "replace")
                 request.state.form = {k: v[0] for k, v in urllib.parse.parse_qs(body).items()}
             return await run_in_threadpool(endpoint, request)
         return run
@@ -256,6 +261,8 @@ def page_routes(rubric: Rubric, jobs: Callable[[], Jobs], alive: Callable[[], in
         same_origin(request)
         who = staff(request)
         job_id, action = request.path_params["job"], request.path_params["action"]
+        if action not in ("requeue", "cancel"):
+            raise PageRefused(404, f"No action {action!r}: a job can be re-queued or cancelled.")
         reason = request.state.form.get("reason", "").strip()[:200]
         by = who.name or "staff"
         job = jobs().job(job_id)

@@ -7,6 +7,7 @@ import base64
 import hashlib
 import re
 import time
+from html import unescape
 
 import pytest
 
@@ -43,7 +44,7 @@ def graded(service, student: str, files: dict) -> int:
 
 def visible_text(html: str) -> str:
     html = re.sub(r"<(style|script)>.*?</\1>", "", html, flags=re.S)
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+    return unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)))
 
 
 def test_a_login_sets_a_cookie_no_script_or_other_site_can_use_and_a_wrong_token_gets_one_line(service):
@@ -135,6 +136,7 @@ def test_a_live_page_answers_304_until_what_it_shows_changes(service):
     assert s01.get("/leaderboard", {"If-None-Match": board})[0] == 304
 
 
+@pytest.mark.slow  # a service of its own, with a GPU that fails
 def test_staff_cancel_and_requeue_a_job_from_the_page_and_the_page_says_who(tmp_path):
     service = ServiceUnderTest(tmp_path, students=["s01", "s02"], gpus="0", delay=0.001, drain=1)
     service.start()
@@ -175,6 +177,7 @@ def test_the_pages_style_and_scripts_are_files_of_the_templates_folder():
         assert (TEMPLATES / name).is_file(), name
 
 
+@pytest.mark.slow  # a service of its own, grading slowly on purpose
 def test_a_running_job_the_staff_cancel_stops_being_graded_and_its_worker_takes_the_next(tmp_path):
     service = ServiceUnderTest(tmp_path, students=["s01", "s02"], gpus="0", delay=0.2, drain=1)
     service.start()
@@ -195,3 +198,12 @@ def test_a_running_job_the_staff_cancel_stops_being_graded_and_its_worker_takes_
         assert service.wait(service.token("s02"), nxt, timeout=90)["state"] == "done"  # the worker goes on
     finally:
         service.stop()
+
+
+def test_a_form_that_is_too_big_or_names_no_action_is_refused_in_one_line(service):
+    staff = logged_in(service, service.staff)
+    status, body, _ = staff.post("/staff/jobs/1/delete", {})
+    assert status == 404 and "No action 'delete'" in visible_text(body)
+    status, body, _ = staff.post("/login", {"token": "x" * 10_000})
+    assert status == 413 and "at most 4096 bytes" in visible_text(body)
+    assert staff.get("/staff")[0] == 200  # the staff's login is untouched
