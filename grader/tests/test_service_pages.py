@@ -207,3 +207,27 @@ def test_a_form_that_is_too_big_or_names_no_action_is_refused_in_one_line(servic
     status, body, _ = staff.post("/login", {"token": "x" * 10_000})
     assert status == 413 and "at most 4096 bytes" in visible_text(body)
     assert staff.get("/staff")[0] == 200  # the staff's login is untouched
+
+
+@pytest.mark.slow  # a service of its own, with hidden cases
+def test_hidden_cases_are_counted_not_shown_on_the_students_pages_and_shown_to_the_staff(tmp_path):
+    from grader.tests.test_hidden_cases import rubric_text
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text(rubric_text(section='\n[hidden]\nuntil = "2099-01-01T00:00:00+00:00"\n'))
+    service = ServiceUnderTest(tmp_path / "s", students=["s01"], gpus="0", delay=0.001, rubric=rubric)
+    service.start()
+    try:
+        job = graded(service, "s01", {**FAST, "dot.cu": b"// fake: ok speed=1.2\n"})
+        s01 = logged_in(service, service.token("s01"))
+        page = visible_text(s01.get("/me")[1])
+        assert "2 hidden cases: graded with every upload" in page and "2099-01-01" in page, page
+        cells = re.findall(r'<td class="num wide">(.*?)</td>', s01.get("/me")[1])
+        tasks = re.findall(r'<th class="num wide">(.*?)</th>', s01.get("/me")[1])
+        shown = dict(zip(tasks, cells))
+        assert "hidden" in shown["matmul_fast"] and "hidden" in shown["dot"] and "hidden" not in shown["fill"]
+        assert "withheld" in visible_text(s01.get(f"/me/attempts/{job}")[1])
+        staff = logged_in(service, service.staff)
+        staff_cells = dict(zip(tasks, re.findall(r'<td class="num wide">(.*?)</td>', staff.get("/staff/students/s01")[1])))
+        assert "hidden" not in staff_cells["matmul_fast"] and float(staff_cells["dot"]) > 0
+    finally:
+        service.stop()
