@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from grader.core.rubric import Rubric
+from grader.core.status import SubmissionStatus, submission_word
 from grader.reports.report import review_table
 from grader.service import policy
 from grader.service.status import service_status
@@ -77,7 +78,7 @@ def attempt_row(view: dict, link: str | None) -> dict:
             "doing": doing(view), "error": view["error"],
             "total": result["total"] if result else None, "max_total": result["max_total"] if result else None,
             "points": {t["task"]: t["points"] for t in result["tasks"]} if result else None,
-            "status": result["status"].replace("_", " ") if result and result["status"] != "graded" else "",
+            "status": submission_word(result["status"]) if result and result["status"] != SubmissionStatus.GRADED else "",
             "link": link if result else None}
 
 
