@@ -35,7 +35,7 @@ def service(tmp_path):
         if REQUIRED:
             pytest.fail(f"{why}, and REQUIRE_BROWSER_TESTS is set: the browser test must run here")
         pytest.skip(f"{why}; CI sets REQUIRE_BROWSER_TESTS=1, so there it runs")
-    s = ServiceUnderTest(tmp_path / "service", students=["s01", "s02"], gpus="0", delay=0.05)
+    s = ServiceUnderTest(tmp_path / "service", students=["s01", "s02", "s03"], gpus="0", delay=0.05)
     s.start()
     yield s
     s.stop()
@@ -110,10 +110,16 @@ def test_a_student_watches_an_upload_arrive_and_the_staff_and_the_leaderboard_se
         log_in(staff, base, service.staff)
         assert staff.run("return location.pathname;") == "/staff"
         assert "s01" in staff.text("#students") and "done" in staff.text("#students")
+        staff.run("window.notReloaded = true;")
+        queued = upload(service, tmp_path, "s02", FAST)
+        wait_for(staff, "var t = document.getElementById('students'); return t && t.textContent.indexOf('s02') >= 0;",
+                 "the new job on the staff's page")
+        assert staff.run("return window.notReloaded === true;"), "the staff's page reloaded to show the job"
+        queued.communicate(timeout=60)
         staff.open(base + "/leaderboard")
         before = staff.run("return document.querySelectorAll('#live tbody tr').length;")
         staff.run("window.notReloaded = true;")
-        second = upload(service, tmp_path, "s02", {"fill.cu": b"// fake: ok speed=1.5\n",
+        second = upload(service, tmp_path, "s03", {"fill.cu": b"// fake: ok speed=1.5\n",
                                                     "matmul_fast.cu": b"// fake: ok speed=1.6\n"})
         wait_for(staff, f"return document.querySelectorAll('#live tbody tr').length > {before};",
                  "the new result on the live leaderboard", timeout=60)
