@@ -6,7 +6,7 @@
 #
 # The GPU machines reach no package index: the header libraries and bubblewrap
 # come unpacked in .deps/ (apt-get download + dpkg -x) and Python wheels in .whl/.
-#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [profile] [transpose_variants] [tests] [gpu_suite] [canvas_class] [slurm] [cpu_vs_gpu] [service] [service_bench]
+#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [profile] [transpose_variants] [tests] [gpu_suite] [canvas_class] [slurm] [cpu_vs_gpu] [service] [pages] [service_bench]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-run-logs}
 mkdir -p "$OUT"
@@ -254,6 +254,11 @@ PY
         grader/tests/test_service_gpu.py -m gpu -s -v -p no:cacheprovider"
       grep -E "passed|failed|skipped|error" "$OUT/service_gpu.log" | tail -n 1 | tee -a "$summary"
       grep -E "^grade: |^s0[0-9]-" "$OUT/service_gpu.log" | tee -a "$summary" ;;
+    pages)
+      # Issue 30: the service's pages after two sample students' uploads on GPU 0, saved for their screenshots.
+      run pages timeout "${PAGES_TIMEOUT:-400}" python3 -m grader.tests.capture_pages --device gpu --gpus 0 \
+        --out "$OUT/pages" ${PAGES_STUDENTS:-s08-fast s03-tiled-off-by-one}
+      tail -n 4 "$OUT/pages.log" | tee -a "$summary" ;;
     service_bench)
       # Issue 29's targets: a rush of BENCH_STUDENTS solutions-as-students on 1 and then 2 GPUs (BENCH_GPUS),
       # then uploads one at a time on the idle service (grader/service/bench.py says what each number is).

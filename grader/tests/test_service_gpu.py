@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.tests.pages_client import PageSession
+from grader.tests.capture_pages import pack, save_pages
 from grader.tests.service_server import REPO, ServiceUnderTest, stored_jobs, verdicts
 from grader.tests.test_gradescope_bridge import autograder_tree, bridge, configure, results
 
@@ -31,14 +31,6 @@ CLASS = REPO / "data" / "sample-submissions"
 GPUS = os.environ.get("SERVICE_GPUS", "0")
 # A timed task's performance points, graded twice on the same GPU, differ by timing noise only.
 PERFORMANCE_SLACK = 0.15  # of the task's performance points
-
-
-def pack(folder: Path) -> bytes:
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w:gz") as tar:
-        for path in sorted(folder.iterdir()):
-            tar.add(path, arcname=path.name)
-    return out.getvalue()
 
 
 def test_the_sample_class_through_the_service_gets_grades_verdicts(tmp_path):
@@ -120,7 +112,9 @@ def test_the_sample_class_through_the_service_gets_grades_verdicts(tmp_path):
                              if racy else "")
                           + f", graded in {jobs[student][1]:.1f} s by the service")
         if os.environ.get("SERVICE_PAGES_OUT"):  # the pages of this run, for their screenshots (issue 30)
-            save_pages(service, jobs, Path(os.environ["SERVICE_PAGES_OUT"]))
+            saved = save_pages(service, [s for s in ("s08-fast", "s03-tiled-off-by-one") if s in jobs],
+                               Path(os.environ["SERVICE_PAGES_OUT"]))
+            print("pages saved: " + ", ".join(f"{name} {status}" for name, status in saved.items()))
         print(f"grade: the class in {batch_seconds:.1f} s; the service: uploaded to every result in "
               f"{service_seconds:.1f} s on GPUs {GPUS}\n" + "\n".join(report)
               + "\ndifferences:\n" + ("\n".join(differences) or "none"))
@@ -128,19 +122,3 @@ def test_the_sample_class_through_the_service_gets_grades_verdicts(tmp_path):
     finally:
         service.stop()
 
-
-def save_pages(service: ServiceUnderTest, jobs: dict, out: Path):
-    """Each page as a student and the staff read it after the run, saved as out/NAME.html (self-contained)."""
-    saved = {}
-    for student in ("s08-fast", "s03-tiled-off-by-one"):
-        if student not in jobs:
-            continue
-        reader = PageSession(service.port)
-        reader.login(service.token(student))
-        first = service.request("GET", "/api/v1/jobs", service.token(student))[1]["jobs"][0]["job"]
-        saved.update(reader.save({f"{student}-attempts": "/me", f"{student}-feedback": f"/me/attempts/{first}"}, out))
-    staff = PageSession(service.port)
-    staff.login(service.staff)
-    saved.update(staff.save({"staff-queue": "/staff", "staff-overview": "/staff/overview",
-                             "leaderboard": "/leaderboard"}, out))
-    print("pages saved: " + ", ".join(f"{name} {status}" for name, status in saved.items()))
