@@ -6,13 +6,11 @@ points within a bound; every correctness verdict and correctness point must be e
 Needs a GPU: skipped without one (docs/gpu-runs/ records its runs). SERVICE_GPUS=0,1 serves on two GPUs."""
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
 import subprocess
 import sys
-import tarfile
 import time
 from pathlib import Path
 
