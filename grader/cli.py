@@ -296,7 +296,7 @@ def cmd_serve(args) -> int:
         return command
 
     supervisor = Supervisor(results, gpus, worker_command, rubric.service, args.drain)
-    return serve(ServeOptions(results, args.host, args.port), rubric, registry, supervisor)
+    return serve(ServeOptions(results, args.host, args.port, args.leaderboard_ranked_only), rubric, registry, supervisor)
 
 
 def cmd_serve_slurm(args) -> int:
@@ -325,7 +325,7 @@ def cmd_serve_slurm(args) -> int:
     dispatcher = SlurmDispatcher(DispatchOptions(results, options, args.device, arch, Path(args.rubric).resolve(),
                                                  rubric.service, args.batch_seconds, args.unsafe_no_sandbox,
                                                  args.bwrap, os.cpu_count() or 2))
-    return serve(ServeOptions(results, args.host, args.port), rubric, registry, dispatcher)
+    return serve(ServeOptions(results, args.host, args.port, args.leaderboard_ranked_only), rubric, registry, dispatcher)
 
 
 def cmd_serve_worker(args) -> int:
@@ -899,6 +899,9 @@ def parser() -> argparse.ArgumentParser:
                     help="where student code runs: gpu (default), cpu (correctness only) or auto")
     sv.add_argument("--arch", default=None, help="GPU architecture to build for, e.g. sm_90 (default: detected)")
     sv.add_argument("--work", default=None, help="build directory (default: RESULTS/work)")
+    sv.add_argument("--leaderboard-ranked-only", action="store_true",
+                    help="the live leaderboard page (/leaderboard) lists ranked entries only, as `leaderboard "
+                         "--ranked-only` does")
     sv.add_argument("--drain", type=float, default=60.0, help="seconds a stopping service lets each worker finish "
                     "its job; after that the job goes back to the queue (default: %(default)s)")
     sandboxing(sv)

@@ -32,6 +32,7 @@ from grader.core.registry import Registry
 from grader.core.rubric import Rubric
 from grader.exports import gradescope
 from grader.intake.submission import Entry, IntakeLimits, read_submission
+from grader.reports.leaderboard.publish import PublishOptions
 from grader.service import policy, tokens
 from grader.service.pages import page_routes
 from grader.service.status import service_status
@@ -55,6 +56,7 @@ class ServiceConfig:
     rubric: Rubric
     registry: Registry
     workers: callable = None  # () -> how many workers are alive (the ETA's divisor)
+    ranked_only: bool = False  # the live leaderboard leaves off the entries that are not ranked
 
 
 class _Stores(threading.local):
@@ -298,6 +300,6 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
               Route("/api/v1/jobs/{job:int}/gradescope", threaded(_gradescope)),
               Route("/api/v1/limits", threaded(_limits)),
               Route("/api/v1/status", threaded(_status)),
-              Route("/healthz", health)] + page_routes(rubric, jobs, alive, config.results)
+              Route("/healthz", health)] + page_routes(rubric, jobs, alive, PublishOptions(results=config.results, ranked_only=config.ranked_only))
     return Starlette(routes=routes, lifespan=lifespan,
                      exception_handlers={HTTPException: refused, 404: not_found, Exception: failed})

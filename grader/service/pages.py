@@ -17,7 +17,6 @@ from __future__ import annotations
 import threading
 import urllib.parse
 from datetime import datetime
-from pathlib import Path
 from typing import Callable
 
 from starlette.concurrency import run_in_threadpool
@@ -67,8 +66,10 @@ def _label(who: Token) -> str:
     return who.student
 
 
-def page_routes(rubric: Rubric, jobs: Callable[[], Jobs], alive: Callable[[], int], results: Path) -> list[Route]:
-    """The pages' routes, for create_app (grader/service/app.py); `jobs()` gives this thread's store rows."""
+def page_routes(rubric: Rubric, jobs: Callable[[], Jobs], alive: Callable[[], int], board: PublishOptions
+                ) -> list[Route]:
+    """The pages' routes, for create_app (grader/service/app.py); `jobs()` gives this thread's store rows; `board`:
+    the leaderboard's options (the results folder, its pseudonyms' salt, ranked only)."""
     board_cache = {"version": None, "page": None}
     board_lock = threading.Lock()
 
@@ -288,8 +289,7 @@ def page_routes(rubric: Rubric, jobs: Callable[[], Jobs], alive: Callable[[], in
             return hit
         with board_lock:  # one rendering per change of the results, however many students are watching
             if board_cache["version"] != version:
-                board = build_board(jobs().store, rubric)
-                context = ranked(board, rubric, PublishOptions(results=results), utc_now()).context
+                context = ranked(build_board(jobs().store, rubric), rubric, board, utc_now()).context
                 board_cache.update(version=version, page=leaderboard_page({**context, "version": version},
                                                                           live=LIVE_SECONDS["leaderboard"]))
             built = board_cache["page"]

@@ -26,6 +26,7 @@ class ServeOptions:
     results: Path
     host: str
     port: int
+    ranked_only: bool = False  # the live leaderboard leaves off the entries that are not ranked
 
 
 def serve(options: ServeOptions, rubric: Rubric, registry: Registry, runner: Runner) -> int:
@@ -40,7 +41,8 @@ def serve(options: ServeOptions, rubric: Rubric, registry: Registry, runner: Run
             print("service: stopping: no new uploads", file=sys.stderr, flush=True)
             await run_in_threadpool(runner.stop)
 
-    app = create_app(ServiceConfig(Path(options.results), rubric, registry, workers=runner.alive), lifespan)
+    app = create_app(ServiceConfig(Path(options.results), rubric, registry, workers=runner.alive,
+                                   ranked_only=options.ranked_only), lifespan)
     config = uvicorn.Config(app, host=options.host, port=options.port, log_level="warning", access_log=False,
                             timeout_graceful_shutdown=5, lifespan="on")
     # uvicorn raises the signal that stopped it again once it has shut down, through the handlers it found: with

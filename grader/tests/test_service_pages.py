@@ -231,3 +231,24 @@ def test_hidden_cases_are_counted_not_shown_on_the_students_pages_and_shown_to_t
         assert "hidden" not in staff_cells["matmul_fast"] and float(staff_cells["dot"]) > 0
     finally:
         service.stop()
+
+
+@pytest.mark.slow  # a service of its own
+def test_serve_leaderboard_ranked_only_leaves_the_unranked_off_the_live_leaderboard(tmp_path):
+    service = ServiceUnderTest(tmp_path, students=["s01", "s02"], gpus="0", delay=0.001,
+                               serve_args=["--leaderboard-ranked-only"])
+    service.start()
+    try:
+        graded(service, "s01", FAST)
+        graded(service, "s02", {"fill.cu": b"// fake: ok speed=1.5\n"})  # no matmul_fast: not ranked
+        board = visible_text(logged_in(service, service.staff).get("/leaderboard")[1])
+        assert "Not ranked" not in board and "no matmul_fast.cu" not in board, board
+    finally:
+        service.stop()
+    shown = ServiceUnderTest(tmp_path / "all", students=["s01", "s02"], gpus="0", delay=0.001)
+    shown.start()
+    try:
+        graded(shown, "s02", {"fill.cu": b"// fake: ok speed=1.5\n"})
+        assert "Not ranked" in visible_text(logged_in(shown, shown.staff).get("/leaderboard")[1])
+    finally:
+        shown.stop()
