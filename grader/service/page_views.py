@@ -10,10 +10,7 @@ from grader.reports.report import review_table
 from grader.service import policy
 from grader.service.status import service_status
 from grader.service.views import job_view
-from grader.store.jobs import CANCELLED, FAILED, QUEUED, RUNNING, Jobs
-
-REQUEUE_FROM = (FAILED, CANCELLED, RUNNING)  # Jobs.requeue's states
-CANCEL_FROM = (QUEUED, RUNNING)  # Jobs.cancel_by_staff's
+from grader.store.jobs import CANCEL_FROM, CANCELLED, FAILED, QUEUED, REQUEUE_FROM, RUNNING, Jobs
 
 
 def doing(view: dict) -> str:

@@ -14,6 +14,7 @@ rendered once per change however many students watch it.
 """
 from __future__ import annotations
 
+import sys
 import threading
 import urllib.parse
 from datetime import datetime
@@ -35,15 +36,18 @@ from grader.reports.leaderboard.render import leaderboard_page
 from grader.reports.overview import overview_context, overview_page
 from grader.reports.report import TEMPLATES, UNKNOWN_RUN, feedback_context, feedback_page, run_views
 from grader.service import tokens
-from grader.service.page_views import CANCEL_FROM, REQUEUE_FROM, attempts_context, staff_context
+from grader.service.page_views import attempts_context, staff_context
 from grader.service.views import utc_now
-from grader.store.jobs import Jobs, Token
+from grader.store.jobs import CANCEL, CANCEL_FROM, REQUEUE, REQUEUE_FROM, Jobs, Token
 
 COOKIE = "grader_token"
 STYLE = "service.css"
 LIVE_SECONDS = {"attempts": 5, "staff": 5, "leaderboard": 20}  # between a live page's polls
 COOKIE_DAYS = 30
 FORM_BYTES = 4096
+# What a staff form may do to a job: the store's method, the states it acts on, and the word for it done.
+STAFF_ACTIONS = {REQUEUE: (Jobs.requeue, REQUEUE_FROM, "re-queued"),
+                 CANCEL: (Jobs.cancel_by_staff, CANCEL_FROM, "cancelled")}
 
 
 class PageRefused(Exception):
@@ -262,21 +266,19 @@ def page_routes(rubric: Rubric, jobs: Callable[[], Jobs], alive: Callable[[], in
         same_origin(request)
         who = staff(request)
         job_id, action = request.path_params["job"], request.path_params["action"]
-        if action not in ("requeue", "cancel"):
+        if action not in STAFF_ACTIONS:
             raise PageRefused(404, f"No action {action!r}: a job can be re-queued or cancelled.")
+        act_on, allowed, done_word = STAFF_ACTIONS[action]
         reason = request.state.form.get("reason", "").strip()[:200]
         by = who.name or "staff"
         job = jobs().job(job_id)
         if job is None:
             raise PageRefused(404, f"No job {job_id}.")
-        done = (jobs().requeue(job_id, by, reason) if action == "requeue"
-                else jobs().cancel_by_staff(job_id, by, reason))
-        if not done:
-            allowed = REQUEUE_FROM if action == "requeue" else CANCEL_FROM
+        if not act_on(jobs(), job_id, by, reason):
             raise PageRefused(409, f"Job {job_id} is {job.state}: only a job that is {' or '.join(allowed)} can be "
-                                   f"{'re-queued' if action == 'requeue' else 'cancelled'}.")
-        print(f"service: job {job_id} {job.student}: {'re-queued' if action == 'requeue' else 'cancelled'} by {by}"
-              + (f" ({reason})" if reason else ""), flush=True)
+                                   f"{done_word}.")
+        print(f"service: job {job_id} {job.student}: {done_word} by {by}" + (f" ({reason})" if reason else ""),
+              file=sys.stderr, flush=True)
         return RedirectResponse("/staff", status_code=303)
 
     # --- the leaderboard ----------------------------------------------------------------------------------------
