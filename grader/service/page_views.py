@@ -52,7 +52,8 @@ def limits_line(jobs_of_student: list, rubric: Rubric, now: datetime) -> str:
         return (f"{service.uploads_per_hour} uploads counted in the last hour (the limit): next upload possible at "
                 f"{at.astimezone(timezone.utc):%H:%M} UTC.")
     left = service.uploads_per_hour - len(policy.counted(jobs_of_student, now))
-    return f"You can upload now ({left} of {service.uploads_per_hour} uploads an hour left; one that does not build does not count)."
+    return (f"You can upload now ({left} of {service.uploads_per_hour} uploads an hour left; one that does not build "
+            "does not count).")
 
 
 def trend(rows: list[dict]) -> dict | None:
@@ -75,7 +76,8 @@ def attempt_row(view: dict, link: str | None) -> dict:
             "doing": doing(view), "error": view["error"],
             "total": result["total"] if result else None, "max_total": result["max_total"] if result else None,
             "points": {t["task"]: t["points"] for t in result["tasks"]} if result else None,
-            "status": submission_word(result["status"]) if result and result["status"] != SubmissionStatus.GRADED else "",
+            "status": (submission_word(result["status"]) if result and result["status"] != SubmissionStatus.GRADED
+                       else ""),
             "link": link if result else None}
 
 

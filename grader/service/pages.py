@@ -38,7 +38,7 @@ from grader.reports.report import TEMPLATES, UNKNOWN_RUN, feedback_context, feed
 from grader.service import tokens
 from grader.service.page_views import attempts_context, staff_context
 from grader.service.views import utc_now
-from grader.store.jobs import CANCEL, CANCEL_FROM, REQUEUE, REQUEUE_FROM, Jobs, Token
+from grader.store.jobs import CANCEL, CANCEL_FROM, QUEUED, REQUEUE, REQUEUE_FROM, Jobs, Token
 
 COOKIE = "grader_token"
 STYLE = "service.css"
@@ -193,7 +193,8 @@ def page_routes(rubric: Rubric, jobs: Callable[[], Jobs], alive: Callable[[], in
     def attempts(request: Request, student: str, who: Token, as_staff: bool) -> Response:
         now = utc_now()
         j = jobs()
-        places = [str(i) for i, job_id in enumerate(j.queue()) if job_id in {x.id for x in j.jobs(student, ("queued",))}]
+        waiting = {x.id for x in j.jobs(student, (QUEUED,))}
+        places = [str(i) for i, job_id in enumerate(j.queue()) if job_id in waiting]  # others' jobs move it too
         version = visible_version(j.fingerprint(student) + "q" + ".".join(places), now)
         return unchanged(request, version) or render(
             "attempts.html.j2", who, attempts_context(jobs(), rubric, student, alive(), now, as_staff),

@@ -227,7 +227,8 @@ def test_hidden_cases_are_counted_not_shown_on_the_students_pages_and_shown_to_t
         assert "hidden" in shown["matmul_fast"] and "hidden" in shown["dot"] and "hidden" not in shown["fill"]
         assert "withheld" in visible_text(s01.get(f"/me/attempts/{job}")[1])
         staff = logged_in(service, service.staff)
-        staff_cells = dict(zip(tasks, re.findall(r'<td class="num wide">(.*?)</td>', staff.get("/staff/students/s01")[1])))
+        staff_page = staff.get("/staff/students/s01")[1]
+        staff_cells = dict(zip(tasks, re.findall(r'<td class="num wide">(.*?)</td>', staff_page)))
         assert "hidden" not in staff_cells["matmul_fast"] and float(staff_cells["dot"]) > 0
     finally:
         service.stop()
