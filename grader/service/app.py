@@ -300,6 +300,7 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
               Route("/api/v1/jobs/{job:int}/gradescope", threaded(_gradescope)),
               Route("/api/v1/limits", threaded(_limits)),
               Route("/api/v1/status", threaded(_status)),
-              Route("/healthz", health)] + page_routes(rubric, jobs, alive, PublishOptions(results=config.results, ranked_only=config.ranked_only))
+              Route("/healthz", health)]
+    routes += page_routes(rubric, jobs, alive, PublishOptions(results=config.results, ranked_only=config.ranked_only))
     return Starlette(routes=routes, lifespan=lifespan,
                      exception_handlers={HTTPException: refused, 404: not_found, Exception: failed})

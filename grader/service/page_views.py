@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from grader.core import visibility
 from grader.core.rubric import Rubric
 from grader.core.status import SubmissionStatus, submission_word
 from grader.reports.report import review_table
@@ -17,13 +18,12 @@ def doing(view: dict) -> str:
     """A job's phase in words: where it waits, or what it is doing."""
     if view["state"] == QUEUED:
         where = f"{_ordinal(view['position'])} in the queue" if view["position"] else "waiting"
-        return where + (f", about {_duration(view['eta_seconds'])} to go" if view["eta_seconds"] else "")
-    if view["state"] == RUNNING:
+    elif view["state"] == RUNNING:
         progress = view["progress"]
-        cases = f", {progress['done'] or 0} of {progress['total']} cases" if progress else ""
-        return f"{view['phase']}{cases}" + (f", about {_duration(view['eta_seconds'])} to go"
-                                            if view["eta_seconds"] else "")
-    return ""
+        where = view["phase"] + (f", {progress['done'] or 0} of {progress['total']} cases" if progress else "")
+    else:
+        return ""
+    return where + (f", about {_duration(view['eta_seconds'])} to go" if view["eta_seconds"] else "")
 
 
 def _ordinal(n: int) -> str:
@@ -41,16 +41,13 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
-def limits_line(jobs_of_student: list, rubric: Rubric, now: datetime) -> str:
-    """What the rate limit leaves a student: "Next upload possible at 14:05 UTC" or how many are left."""
+def limits_line(jobs: Jobs, jobs_of_student: list, rubric: Rubric, now: datetime) -> str:
+    """What the rate limit leaves a student: the refusal an upload would get now (policy.refusal: one in flight,
+    or the hourly limit and when the next upload is possible), or how many uploads are left."""
+    refused = policy.refusal(jobs_of_student, rubric.service, now, jobs.attempt_number)
+    if refused:
+        return refused[0][:1].upper() + refused[0][1:] + "."
     service = rubric.service
-    open_jobs = [j for j in jobs_of_student if j.open]
-    if len(open_jobs) >= service.in_flight:
-        return "Your next upload is possible once the one being graded is done."
-    at = policy.next_upload_at(jobs_of_student, service, now)
-    if at is not None:
-        return (f"{service.uploads_per_hour} uploads counted in the last hour (the limit): next upload possible at "
-                f"{at.astimezone(timezone.utc):%H:%M} UTC.")
     left = service.uploads_per_hour - len(policy.counted(jobs_of_student, now))
     return (f"You can upload now ({left} of {service.uploads_per_hour} uploads an hour left; one that does not build "
             "does not count).")
@@ -91,10 +88,16 @@ def attempts_context(jobs: Jobs, rubric: Rubric, student: str, workers: int, now
     rows = [attempt_row(v, f"{prefix}{v['job']}") for v in reversed(views)]
     hidden = next((v["result"]["hidden"] for v in reversed(views) if v["result"] and v["result"]["hidden"]), None)
     return {"student": student, "staff": staff, "rows": rows, "trend": trend(rows),
-            "tasks": [t.id for t in rubric.tasks], "limits": limits_line(mine, rubric, now),
+            "tasks": [t.id for t in rubric.tasks], "limits": limits_line(jobs, mine, rubric, now),
             "hidden": (f"{hidden['cases']} hidden case{'s' if hidden['cases'] != 1 else ''}: graded with every upload, "
-                       f"their results and the points of the tasks that have them shown after {hidden['until']}."
+                       f"their results and the points of the tasks that have them shown after "
+                       f"{visibility.shown_until(rubric)}."
                        if hidden else "")}
+
+
+def _allowed(state: str) -> dict:
+    """Which of the staff's buttons a job in `state` gets (the states the store acts on)."""
+    return {"can_requeue": state in REQUEUE_FROM, "can_cancel": state in CANCEL_FROM}
 
 
 def staff_context(jobs: Jobs, rubric: Rubric, workers: int, now: datetime) -> dict:
@@ -111,11 +114,10 @@ def staff_context(jobs: Jobs, rubric: Rubric, workers: int, now: datetime) -> di
         waited = ((datetime.fromisoformat(j.started) if j.started and j.state == RUNNING else now) - since)
         rows.append({"job": j.id, "student": j.student, "attempt": view["attempt"], "state": j.state,
                      "doing": doing(view), "waited": _duration(max(0.0, waited.total_seconds())),
-                     "worker": j.worker if j.state == RUNNING else "",
-                     "can_requeue": j.state in REQUEUE_FROM, "can_cancel": j.state in CANCEL_FROM})
-    ended = [j for j in jobs.jobs(states=(FAILED, CANCELLED))][-30:]
+                     "worker": j.worker if j.state == RUNNING else "", **_allowed(j.state)})
+    ended = jobs.jobs(states=(FAILED, CANCELLED))[-30:]
     failed = [{"job": j.id, "student": j.student, "state": j.state, "error": j.error, "finished": when(j.finished),
-               "can_requeue": True, "can_cancel": False} for j in reversed(ended)]
+               **_allowed(j.state)} for j in reversed(ended)]
     flagged = [{"student": f["student"], "task": f["task"], "case": f"{f['dtype']} {f['shape']}".strip(),
                 "flag": f["flag"], "message": f["message"] or ""}
                for f in review_table(jobs.store).astype(object).fillna("").to_dict("records")]

@@ -82,12 +82,11 @@ def page_routes(rubric: Rubric, jobs: Callable[[], Jobs], alive: Callable[[], in
         seconds = LIVE_SECONDS[live] if live else None
         context = {"title": rubric.title, "who": {"role": who.role, "label": _label(who)} if who else None,
                    "version": version or "", **context}
-        built = page.render(TEMPLATES["html"], template, context, STYLE, live=seconds, forms=True)
-        return Response(built.html, status_code=status, media_type="text/html",
-                        headers=_headers(built.csp, f'"{version}"' if version else None))
+        return served(page.render(TEMPLATES["html"], template, context, STYLE, live=seconds, forms=True), version,
+                      status)
 
-    def served(built: page.Page, version: str | None = None) -> Response:
-        return Response(built.html, media_type="text/html",
+    def served(built: page.Page, version: str | None = None, status: int = 200) -> Response:
+        return Response(built.html, status_code=status, media_type="text/html",
                         headers=_headers(built.csp, f'"{version}"' if version else None))
 
     def login_page(message: str = "", status: int = 200) -> Response:
@@ -197,7 +196,7 @@ def page_routes(rubric: Rubric, jobs: Callable[[], Jobs], alive: Callable[[], in
         places = [str(i) for i, job_id in enumerate(j.queue()) if job_id in waiting]  # others' jobs move it too
         version = visible_version(j.fingerprint(student) + "q" + ".".join(places), now)
         return unchanged(request, version) or render(
-            "attempts.html.j2", who, attempts_context(jobs(), rubric, student, alive(), now, as_staff),
+            "attempts.html.j2", who, attempts_context(j, rubric, student, alive(), now, as_staff),
             live="attempts", version=version)
 
     def my_attempts(request: Request) -> Response:
@@ -234,12 +233,12 @@ def page_routes(rubric: Rubric, jobs: Callable[[], Jobs], alive: Callable[[], in
 
     # --- the staff's pages --------------------------------------------------------------------------------------
 
-    def staff_home(request: Request, message: str = "") -> Response:
+    def staff_home(request: Request) -> Response:
         who = staff(request)
-        version = visible_version(jobs().fingerprint(), utc_now())
+        now = utc_now()
+        version = visible_version(jobs().fingerprint(), now)
         return unchanged(request, version) or render(
-            "staff.html.j2", who, {**staff_context(jobs(), rubric, alive(), utc_now()), "message": message},
-            live="staff", version=version)
+            "staff.html.j2", who, staff_context(jobs(), rubric, alive(), now), live="staff", version=version)
 
     def staff_student(request: Request) -> Response:
         who = staff(request)
@@ -286,6 +285,8 @@ def page_routes(rubric: Rubric, jobs: Callable[[], Jobs], alive: Callable[[], in
 
     def leaderboard(request: Request) -> Response:
         reader(request)
+        if jobs().store.latest_run() is None:
+            raise PageRefused(404, "No result yet: the leaderboard appears with the first graded upload.")
         version = jobs().results_version()
         hit = unchanged(request, version)
         if hit:
@@ -298,12 +299,6 @@ def page_routes(rubric: Rubric, jobs: Callable[[], Jobs], alive: Callable[[], in
             built = board_cache["page"]
         return served(built, version)
 
-    def guarded_leaderboard(request: Request) -> Response:
-        if jobs().store.latest_run() is None:
-            reader(request)
-            raise PageRefused(404, "No result yet: the leaderboard appears with the first graded upload.")
-        return leaderboard(request)
-
     return [Route("/", handled(home)), Route("/login", handled(login), methods=["POST"]),
             Route("/login", handled(home), methods=["GET"]), Route("/logout", handled(logout), methods=["POST"]),
             Route("/me", handled(my_attempts)), Route("/me/attempts/{job:int}", handled(my_attempt)),
@@ -312,4 +307,4 @@ def page_routes(rubric: Rubric, jobs: Callable[[], Jobs], alive: Callable[[], in
             Route("/staff/jobs/{job:int}", handled(staff_job)),
             Route("/staff/feedback/{student}.html", handled(staff_feedback)),
             Route("/staff/jobs/{job:int}/{action:str}", handled(act), methods=["POST"]),
-            Route("/leaderboard", handled(guarded_leaderboard))]
+            Route("/leaderboard", handled(leaderboard))]

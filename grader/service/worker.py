@@ -136,6 +136,12 @@ class Worker:
     def _stop(self, *_):
         self.stopping = True
 
+    def _taken(self, job: Job, what: str):
+        """The job is no longer this worker's (staff cancelled or re-queued it, or it went back to the queue): the
+        log says so, and the staff see the worker free again, not busy with no job."""
+        self.log(f"job {job.id} ({job.student}) was taken from this worker {what}")
+        self.jobs.worker_state(self.o.name, "idle")
+
     def _grade(self, job: Job, claim: str, run_id: int, seed: int, times: SolutionTimes, free_at_start):
         started = time.monotonic()
         entry = Entry(Path(job.archive), job.student, job.received, received_from=job.received_from)
@@ -151,9 +157,7 @@ class Worker:
                 result = grade_submission(sub, build, self.backend, self.o.gpu, self.solution, self.rubric,
                                           self.registry, seed, times, progress=progress)
             except LostClaim:  # the staff cancelled or re-queued it: the rest of its cases would be thrown away
-                self.log(f"job {job.id} ({job.student}) was taken from this worker while graded; stopped grading it")
-                self.jobs.worker_state(self.o.name, "idle")
-                return
+                return self._taken(job, "while graded; stopped grading it")
             held = await_gpu_memory(self.solution, free_at_start, self.rubric.limits, sub.student)
             if held:
                 sub.notes.append(held)
@@ -173,9 +177,7 @@ class Worker:
                                   then=lambda sid: self.jobs.finish_in(job.id, claim, sid, result.status, counted,
                                                                        seconds, replaced))
         except LostClaim:
-            self.log(f"job {job.id} ({job.student}) was taken from this worker meanwhile; its grade here is dropped")
-            self.jobs.worker_state(self.o.name, "idle")  # the staff see it free again, not busy with no job
-            return
+            return self._taken(job, "meanwhile; its grade here is dropped")
         row = self.store.submissions(job.student).set_index("id").loc[sid]
         waited = (datetime.now(timezone.utc) - datetime.fromisoformat(job.received)).total_seconds() - seconds
         self.log(f"job {job.id} {job.student} attempt {self.jobs.attempt_number(job)}: {result.status} "

@@ -104,6 +104,11 @@ class Jobs:
             raise
         self.db.commit()
 
+    def _dicts(self, sql: str, params: tuple = ()) -> list[dict]:
+        cur = self.db.execute(sql, params)
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row)) for row in cur.fetchall()]
+
     def _jobs(self, sql: str, params: tuple = ()) -> list[Job]:
         cur = self.db.execute(sql, params)
         names = [d[0] for d in cur.description]
@@ -268,8 +273,8 @@ class Jobs:
         or re-queued it, or it went back to the queue): its worker stops grading it."""
         with self.db:
             cur = self.db.execute("UPDATE jobs SET phase = ?, done_cases = COALESCE(?, done_cases),"
-                            " total_cases = COALESCE(?, total_cases) WHERE id = ? AND claim = ? AND state = 'running'",
-                            (phase, done, total, job_id, claim))
+                                  " total_cases = COALESCE(?, total_cases) WHERE id = ? AND claim = ?"
+                                  " AND state = 'running'", (phase, done, total, job_id, claim))
         return cur.rowcount == 1
 
     def finish_in(self, job_id: int, claim: str, submission_id: int, status: str, counted: bool, seconds: float,
@@ -379,16 +384,14 @@ class Jobs:
 
     def actions(self, job_id: int | None = None, limit: int = 50) -> list[dict]:
         """The staff's recorded actions (of one job, or of all), newest first."""
-        cur = self.db.execute("SELECT * FROM job_actions" + (" WHERE job = ?" if job_id is not None else "")
-                              + " ORDER BY id DESC LIMIT ?", (job_id, limit) if job_id is not None else (limit,))
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, row)) for row in cur.fetchall()]
+        return self._dicts("SELECT * FROM job_actions" + (" WHERE job = ?" if job_id is not None else "")
+                           + " ORDER BY id DESC LIMIT ?", (job_id, limit) if job_id is not None else (limit,))
 
     def results_version(self) -> str:
         """Changes when a job's result is stored (the live leaderboard's ETag), not with each job's progress."""
         count, last, newest = self.db.execute("SELECT COUNT(*), MAX(id), MAX(finished) FROM jobs WHERE state = 'done'"
                                               ).fetchone()
-        return f"r{count}-{last or 0}-{(newest or '').replace(':', '').replace('+', 'p')}"
+        return f"r{count}-{last or 0}-{newest or ''}"
 
     def fingerprint(self, student: str | None = None) -> str:
         """A short string that changes whenever anything a live page shows about the jobs (a student's, or
@@ -430,9 +433,7 @@ class Jobs:
                             (state, reason, now(), name))
 
     def workers(self) -> list[dict]:
-        cur = self.db.execute("SELECT * FROM workers ORDER BY name")
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, row)) for row in cur.fetchall()]
+        return self._dicts("SELECT * FROM workers ORDER BY name")
 
     def finished_since(self, since: str) -> list[tuple[str, str, float]]:
         """(worker, finished, seconds) of every job done since `since` (the staff's throughput)."""
