@@ -6,7 +6,7 @@
 #
 # The GPU machines reach no package index: the header libraries and bubblewrap
 # come unpacked in .deps/ (apt-get download + dpkg -x) and Python wheels in .whl/.
-#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [profile] [transpose_variants] [tests] [gpu_suite] [canvas_class] [slurm] [cpu_vs_gpu] [service] [pages] [service_bench]
+#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [profile] [profile_agreement] [transpose_variants] [tests] [gpu_suite] [canvas_class] [slurm] [cpu_vs_gpu] [service] [pages] [service_bench]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-run-logs}
 mkdir -p "$OUT"
@@ -193,6 +193,12 @@ PY
         grep -E "^  [A-Za-z]|Issue Slots|Issued Warp|No Eligible|Eligible Warps|Active Warps|Warp Cycles|Achieved Occ|Registers|Duration|SM Busy|Compute \(SM\)|Grid Size|Block Size" \
           "$OUT/profile_${label}_$who.log" | head -n 40 | sed "s/^/[$who] /" | tee -a "$summary"
       done ;;
+    profile_agreement)
+      # Issue 31: Nsight Compute's counters for the launches the CPU's performance counters are checked
+      # against (profile_agreement.sh says which); packed into one archive.
+      run profile_agreement bash docs/gpu-runs/profile_agreement.sh /tmp/profile_agreement
+      tar czf "$OUT/profile_agreement.tgz" -C /tmp profile_agreement
+      cat /tmp/profile_agreement/runs.txt /tmp/profile_agreement/metrics.txt | tee -a "$summary" ;;
     transpose_variants)
       # transpose's versions from solution/lab/transpose/ (t2 is the shipped one), each beside a
       # device copy of the same bytes in one run.

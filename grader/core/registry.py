@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REGISTRY_FILE = Path(__file__).resolve().parents[2] / "starter" / "harness" / "registry.json"
-SHAPE_SETS = ("graded", "test", "timed", "sanitize", "sweep", "data")
+SHAPE_SETS = ("graded", "test", "timed", "sanitize", "sweep", "data", "profile")
 SHAPE_FORMS = {"matrix": r"[1-9][0-9]*x[1-9][0-9]*", "gemm": r"[1-9][0-9]*x[1-9][0-9]*x[1-9][0-9]*",
                "vector": r"[1-9][0-9]*"}
 
@@ -31,7 +31,7 @@ class TaskSpec:
     shape_kind: str
     dtypes: tuple[str, ...]
     metric: str  # "GFLOP/s" or "GB/s"
-    shape_sets: dict[str, tuple[str, ...]]  # the registry's named sets: graded, test, timed, sanitize, sweep, data
+    shape_sets: dict[str, tuple[str, ...]]  # the registry's named sets: graded, test, timed, sanitize, sweep, data, profile
 
     def shapes(self, name: str) -> tuple[str, ...]:
         return self.shape_sets[name]

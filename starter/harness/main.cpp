@@ -193,9 +193,10 @@ int main(int argc, char** argv) {
         ->delimiter(',');
     app.add_option("--suite", o.suite,
                    "Which shape set of the registry: timed (the default; checked and timed), graded (the grader's "
-                   "correctness cases), test (the student suite's), sanitize, sweep, or data (the stored cases)")
+                   "correctness cases), test (the student suite's), sanitize, sweep, data (the stored cases), or profile "
+                   "(make profile's)")
         ->transform([](std::string s) { return s == "bench" ? std::string("timed") : s; })  // its name before 2.0
-        ->check(CLI::IsMember({"timed", "graded", "test", "sanitize", "sweep", "data"}));
+        ->check(CLI::IsMember({"timed", "graded", "test", "sanitize", "sweep", "data", "profile"}));
     app.add_option("--data-dir", o.data_dir, "Directory with manifest.json (default $HARNESS_DATA_DIR or ../data)");
     app.add_option("--seed", o.seed, "Seed for the input generator (default: a fresh random seed, printed)");
     app.add_option("--reference", o.reference, "Where to compute the float64 reference: auto (by size), cpu, gpu")

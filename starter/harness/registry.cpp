@@ -40,7 +40,8 @@ std::int64_t int_bound(IntRange r, double k_terms) {
 
 std::vector<std::pair<std::string, const std::vector<Shape>*>> named_shape_sets(const ShapeSets& s) {
     return {{"graded", &s.graded}, {"test", &s.test}, {"timed", &s.timed},
-            {"sanitize", &s.sanitize}, {"sweep", &s.sweep}, {"data", &s.data}};
+            {"sanitize", &s.sanitize}, {"sweep", &s.sweep}, {"data", &s.data},
+            {"profile", &s.profile}};
 }
 
 const std::vector<Shape>* find_shape_set(const ShapeSets& s, const std::string& name) {

@@ -46,8 +46,9 @@ struct ShapeSets {
     std::vector<Shape> sanitize;  // the small case compute-sanitizer checks (one)
     std::vector<Shape> sweep;     // make bench's sizes
     std::vector<Shape> data;      // the small reference cases stored in data/
+    std::vector<Shape> profile;   // make profile's case: the performance counters' shape (one)
 };
-// The sets by name, in a fixed order ("graded", "test", "timed", "sanitize", "sweep", "data").
+// The sets by name, in a fixed order ("graded", "test", "timed", "sanitize", "sweep", "data", "profile").
 std::vector<std::pair<std::string, const std::vector<Shape>*>> named_shape_sets(const ShapeSets& s);
 const std::vector<Shape>* find_shape_set(const ShapeSets& s, const std::string& name);  // nullptr if unknown
 std::string shape_set_names_joined(const char* sep = ", ");

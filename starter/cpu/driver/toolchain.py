@@ -70,7 +70,11 @@ def _sanitizer_flags(o: Options, linking: bool = False) -> list[str]:
     if o.racecheck:
         # ThreadSanitizer's instrumentation calls the race checker in the CPU
         # runtime (src/racecheck.cpp); ThreadSanitizer's own runtime is not linked.
-        return [] if linking else ["-fsanitize=thread", "-fno-omit-frame-pointer"]
+        # The same build counts accesses for the performance counters (src/profile.cpp): g++ would
+        # split the copy of a float4 or an aligned struct into one access per field (scalar
+        # replacement), where nvcc makes it one 16-byte instruction; clang keeps it one copy anyway.
+        keep_copies = [] if _is_clang(compiler(o)) else ["-fno-tree-sra"]
+        return [] if linking else ["-fsanitize=thread", "-fno-omit-frame-pointer", *keep_copies]
     return ["-fsanitize=address", "-fsanitize-recover=address", "-fno-omit-frame-pointer"] if o.asan else []
 
 

@@ -89,11 +89,14 @@ void BlockRunner::run_blocks(LaunchState& launch) {
     BlockRunner* previous = t_runner;
     t_runner = this;
     prepare(launch);
+    recorder_ = profile_attach(this);
     while (!launch.failed.load(std::memory_order_relaxed)) {
         const std::uint64_t i = launch.next_block.fetch_add(1, std::memory_order_relaxed);
         if (i >= launch.block_count) break;
         run_block(launch.schedule.block_at(i, launch.block_count));
     }
+    profile_detach(recorder_, arena_.static_bytes());
+    recorder_ = nullptr;
     t_runner = previous;
     launch_ = nullptr;
 }
@@ -106,6 +109,7 @@ void BlockRunner::run_block(std::uint64_t b) {
     blockIdx = block_index_;
     arena_.begin_block(launch_->dynamic_shared_bytes);
     detail::t_dynamic_shared = arena_.dynamic_base();
+    profile_discard(recorder_);
     done_ = arrived_ = 0;
     first_at_barrier_ = other_site_at_barrier_ = first_exited_ = -1;
     barrier_sum_ = 0;
@@ -209,7 +213,9 @@ void BlockRunner::thread_returned(int t) {
     CudaThread& th = threads_[t];
     th.state = State::kDone;
     ++done_;
-    warps_[t / 32].exited |= 1u << (t % 32);
+    Warp& warp = warps_[t / 32];
+    warp.exited |= 1u << (t % 32);
+    if (recorder_ && warp.exited == warp.exists) profile_flush(recorder_, t / 32, n_);
     if (first_exited_ < 0) first_exited_ = t;
     if (arrived_ > 0)
         fail_from_thread(cudaErrorLaunchFailure,
@@ -270,6 +276,7 @@ void BlockRunner::release_barrier(detail::BarrierKind kind) {
         scratch_[i] = i;
     }
     arrived_ = 0;
+    profile_flush(recorder_, -1, n_);
     ++barrier_epoch_;
     enqueue_group(scratch_.data(), n_);
 }

@@ -21,6 +21,7 @@
 
 #include "fiber.h"
 #include "launch_state.h"
+#include "profile.h"
 #include "shared_arena.h"
 
 namespace cudacpu {
@@ -56,6 +57,8 @@ public:
     std::string running_thread() const;
     const LaunchState* launch() const { return launch_; }
     const SharedArena& arena() const { return arena_; }
+    // Where the running launch's accesses are counted, when it is profiled (profile.h).
+    WarpRecorder* recorder() const { return recorder_; }
     bool is_stack_guard(const void* addr) const { return stacks_.is_guard_page(addr); }
     std::size_t stack_bytes() const { return stacks_.stack_bytes(); }
     // Whether `sp` lies on the running CUDA thread's stack.
@@ -141,6 +144,7 @@ private:
     bool has_finished_stack_ = false;
 
     LaunchState* launch_ = nullptr;
+    WarpRecorder* recorder_ = nullptr;
     int n_ = 0;  // threads per block
     std::vector<CudaThread> threads_;
     std::vector<Warp> warps_;

@@ -12,6 +12,7 @@
 #include "errors.h"
 #include "launch_state.h"
 #include "memory.h"
+#include "profile.h"
 #include "racecheck.h"
 #include "watchdog.h"
 #include "worker_pool.h"
@@ -160,8 +161,12 @@ cudaError_t run_kernel(const LaunchSite& site, const KernelIdentity& id, dim3 gr
         launch.timeout_seconds = launch_timeout();
         watchdog_arm(&launch, launch.timeout_seconds);
         const bool racecheck = racecheck_enabled();
+        // A profiled launch is counted instead of race-checked (profile.h); both need the device memory's ranges.
+        const bool profile = racecheck && profile_enabled();
         if (racecheck) racecheck_begin(launch);
+        if (profile) profile_begin(launch);
         WorkerPool::instance().run(launch);
+        if (profile) profile_end(launch);
         if (racecheck) racecheck_end();
         watchdog_disarm();
     }

@@ -29,6 +29,7 @@
 #include "block_runner.h"
 #include "diagnostics.h"
 #include "memory.h"
+#include "profile.h"
 
 namespace cudacpu {
 
@@ -121,6 +122,10 @@ void access(const volatile void* addr, std::size_t size, bool write, const void*
     const bool shared = r->arena().contains(const_cast<const void*>(addr));
     if (!shared && !in_device_memory(*s, a)) return;  // locals, thread-local variables, host memory
     const int t = r->running_index();
+    if (WarpRecorder* recorder = r->recorder()) {
+        const std::uintptr_t at = shared ? a - reinterpret_cast<std::uintptr_t>(r->arena().dynamic_base()) : a;
+        return profile_record(recorder, t, pc, at, size, write ? AccessOp::kStore : AccessOp::kLoad, shared);
+    }
     Access now{r->block_linear(), static_cast<std::uint32_t>(t + 1), r->barrier_epoch(), r->warp_generation(t / 32), pc};
     for (std::uintptr_t w = a & ~std::uintptr_t(3); w < a + size; w += 4) {
         // Shared memory is per block: its words start afresh with each block.
@@ -143,6 +148,18 @@ void access(const volatile void* addr, std::size_t size, bool write, const void*
             word.read = now;
         }
     }
+}
+
+// An atomic read-modify-write never races; a profiled launch counts it.
+void atomic_access(const volatile void* addr, std::size_t size, const void* pc) {
+    BlockRunner* r = current_runner();
+    if (!r || !r->in_thread() || !r->recorder()) return;
+    Shadow* s = g_shadow;
+    const auto a = reinterpret_cast<std::uintptr_t>(addr);
+    const bool shared = r->arena().contains(const_cast<const void*>(addr));
+    if (!s || (!shared && !in_device_memory(*s, a))) return;
+    const std::uintptr_t at = shared ? a - reinterpret_cast<std::uintptr_t>(r->arena().dynamic_base()) : a;
+    profile_record(r->recorder(), r->running_index(), pc, at, size, AccessOp::kAtomic, shared);
 }
 
 }  // namespace
@@ -182,26 +199,54 @@ void racecheck_end() {
     void __tsan_read##n##_pc(void* a, void* pc) { cudacpu::access(a, n, false, pc); }                       \
     void __tsan_write##n##_pc(void* a, void* pc) { cudacpu::access(a, n, true, pc); }
 
-// Atomics are real atomic operations and never take part in a race.
+// Atomics are real atomic operations and never take part in a race. A
+// profiled launch counts the read-modify-writes. The runtime's own
+// compare-and-swap loops (atomics.h: a float atomicAdd, ...) are one
+// instruction on a GPU: their weak exchange counts once, when it succeeds,
+// and their first read not at all; a student's atomicCAS is a strong one.
+#define CUDACPU_RMW(a) cudacpu::atomic_access(a, sizeof(*(a)), CUDACPU_PC)
 #define CUDACPU_ATOMIC(n, T)                                                                                         \
     T __tsan_atomic##n##_load(const volatile T* a, int) { return __atomic_load_n(a, __ATOMIC_SEQ_CST); }             \
     void __tsan_atomic##n##_store(volatile T* a, T v, int) { __atomic_store_n(a, v, __ATOMIC_SEQ_CST); }             \
-    T __tsan_atomic##n##_exchange(volatile T* a, T v, int) { return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST); }  \
-    T __tsan_atomic##n##_fetch_add(volatile T* a, T v, int) { return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST); } \
-    T __tsan_atomic##n##_fetch_sub(volatile T* a, T v, int) { return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST); } \
-    T __tsan_atomic##n##_fetch_and(volatile T* a, T v, int) { return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST); } \
-    T __tsan_atomic##n##_fetch_or(volatile T* a, T v, int) { return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST); }   \
-    T __tsan_atomic##n##_fetch_xor(volatile T* a, T v, int) { return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST); } \
+    T __tsan_atomic##n##_exchange(volatile T* a, T v, int) {                                                       \
+        CUDACPU_RMW(a);                                                                                            \
+        return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                                                        \
+    }                                                                                                              \
+    T __tsan_atomic##n##_fetch_add(volatile T* a, T v, int) {                                                      \
+        CUDACPU_RMW(a);                                                                                            \
+        return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST);                                                         \
+    }                                                                                                              \
+    T __tsan_atomic##n##_fetch_sub(volatile T* a, T v, int) {                                                      \
+        CUDACPU_RMW(a);                                                                                            \
+        return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST);                                                         \
+    }                                                                                                              \
+    T __tsan_atomic##n##_fetch_and(volatile T* a, T v, int) {                                                      \
+        CUDACPU_RMW(a);                                                                                            \
+        return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST);                                                         \
+    }                                                                                                              \
+    T __tsan_atomic##n##_fetch_or(volatile T* a, T v, int) {                                                       \
+        CUDACPU_RMW(a);                                                                                            \
+        return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST);                                                          \
+    }                                                                                                              \
+    T __tsan_atomic##n##_fetch_xor(volatile T* a, T v, int) {                                                      \
+        CUDACPU_RMW(a);                                                                                            \
+        return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST);                                                         \
+    }                                                                                                              \
     T __tsan_atomic##n##_fetch_nand(volatile T* a, T v, int) {                                                     \
+        CUDACPU_RMW(a);                                                                                            \
         return __atomic_fetch_nand(a, v, __ATOMIC_SEQ_CST);                                                        \
     }                                                                                                              \
     int __tsan_atomic##n##_compare_exchange_strong(volatile T* a, T* c, T v, int, int) {                           \
+        CUDACPU_RMW(a);                                                                                            \
         return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                     \
     }                                                                                                              \
     int __tsan_atomic##n##_compare_exchange_weak(volatile T* a, T* c, T v, int, int) {                             \
-        return __atomic_compare_exchange_n(a, c, v, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                      \
+        const int done = __atomic_compare_exchange_n(a, c, v, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);            \
+        if (done) CUDACPU_RMW(a);                                                                                  \
+        return done;                                                                                               \
     }                                                                                                              \
     T __tsan_atomic##n##_compare_exchange_val(volatile T* a, T c, T v, int, int) {                                 \
+        CUDACPU_RMW(a);                                                                                            \
         __atomic_compare_exchange_n(a, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                           \
         return c;                                                                                                  \
     }

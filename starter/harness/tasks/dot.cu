@@ -34,6 +34,7 @@ Task make_dot_task() {
     t.shapes.test = graded_and(t.shapes.graded, vectors({31, 1023, 65537, 1048579, 1 << 28}));
     t.shapes.timed = vectors({1 << 28});
     t.shapes.sanitize = vectors({1025});
+    t.shapes.profile = vectors({1 << 20});
     t.shapes.sweep = sweep_shapes_of(ShapeKind::vector);
     t.shapes.data = vectors({1, 37, 1000});
     t.input_names = {"x", "y"};

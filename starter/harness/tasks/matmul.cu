@@ -56,6 +56,7 @@ Task gemm_task(const char* id, const char* summary, const std::vector<Shape>& gr
     t.shapes.test = gemm_test_shapes(t.shapes.graded);
     t.shapes.timed = std::move(timed);
     t.shapes.sanitize = {Shape::gemm(37, 41, 43)};
+    t.shapes.profile = {Shape::gemm(256, 256, 256)};
     t.shapes.sweep = sweep_shapes_of(ShapeKind::gemm);
     t.shapes.data = {Shape::gemm(1, 1, 1), Shape::gemm(5, 7, 3), Shape::gemm(17, 33, 29)};
     t.input_names = {"a", "b"};

@@ -63,6 +63,8 @@ inline ShapeSets matrix_shape_sets() {
     s.test = matrix_test_shapes();
     s.timed = {Shape::matrix(8192, 8192)};
     s.sanitize = {Shape::matrix(37, 211)};
+    // Multiples of every tile width: the counters speak of the kernel's pattern, not of its edges.
+    s.profile = {Shape::matrix(1024, 1024)};
     s.sweep = sweep_shapes_of(ShapeKind::matrix);
     s.data = {Shape::matrix(3, 5), Shape::matrix(17, 33)};
     return s;

@@ -61,4 +61,14 @@ int cudacpu_workers(void);
 // 1 when the program runs under AddressSanitizer (out-of-bounds accesses are
 // reported), else 0.
 int cudacpu_checking_memory(void);
+
+// Performance counters (cpu/README.md, "Performance counters"): from now on,
+// every launch of kernels built with `cudacpu.py compile --racecheck` is
+// counted (not race-checked), and one JSON line per launch is appended to
+// `path` ("-": to no file, only cudacpu_profile_last). NULL or "" stops.
+// The environment variable CUDA_CPU_PROFILE=path does the same from the start.
+// Returns 0, or -1 when this program has no kernels built for it (nothing is counted).
+int cudacpu_set_profile(const char* path);
+// The JSON line of the last profiled launch ("" if none); valid until the next one.
+const char* cudacpu_profile_last(void);
 }
