@@ -22,6 +22,8 @@
 #   make check-fast   the fast tier of them (no build, sandbox, Slurm, browser or GPU;
 #                 conftest.py decides which): run it first, on every change
 #   make data     regenerate the reference cases in data/
+#   make profile-reference  rewrite starter/bench/profile-reference.json, the solution's
+#                 performance counters (make profile's solution column; the CPU, no GPU)
 #   make registry rewrite starter/harness/registry.json (the task registry the grader,
 #                 the handout and make dist read) from the harness, after editing
 #                 starter/harness/tasks/
@@ -82,7 +84,7 @@ RECORD  ?=
 RECORD_ARG := $(if $(RECORD),--record $(RECORD))
 
 .PHONY: demo check check-fast data registry deps deps-headers deps-pandoc deps-browser deps-sandbox deps-slurm deps-portable build grade \
-        bench bench-reference bench-sources gradescope handout dist harness leaderboard overview similarity deps-similarity
+        bench bench-reference profile-reference bench-sources gradescope handout dist harness leaderboard overview similarity deps-similarity
 # Grades the sample class in data/sample-submissions against the solution and publishes its pages; a banner at
 # the end says how it was graded (timed, or correctness only on the CPU) and where the pages are. The grader
 # builds what it needs in its own work folder, so no `make build` (the project's nvcc build) comes first.
@@ -194,6 +196,14 @@ build: deps-headers
 
 data: deps build
 	$(PYTHON) data/generate.py --harness starter/build/starter/harness
+
+# The solution's performance counters (make profile's "solution" column), on the CPU backend:
+# no GPU needed. Rerun and commit starter/bench/profile-reference.json when solution/kernels change.
+profile-reference: deps-headers
+	$(SOLUTION) CPU=1 race-harness
+	$(PYTHON) starter/tools/profile.py --harness starter/build/on-cpu/solution/racecheck/harness \
+	  --write-reference solution/kernels --reference starter/bench/profile-reference.json
+	@echo "wrote starter/bench/profile-reference.json"
 
 registry: deps-headers
 	$(STARTER) harness

@@ -50,7 +50,7 @@ SOLUTION_KERNELS = REPO / "solution" / "kernels"
 PLOT_BENCH = REPO / "starter" / "bench" / "plot_bench.py"
 SOURCES = "sources.json"  # beside bench.json in make bench's output folder
 REFRESH = "make bench && make bench-reference"
-GPU_FILE = Path(__file__).resolve().parent / "gpu.toml"
+GPU_FILE = Path(__file__).resolve().parents[1] / "starter" / "tools" / "gpu.toml"
 
 
 class RecordError(ValueError):
@@ -212,7 +212,7 @@ def _grading_gpu() -> str:
     try:
         return tomllib.loads(GPU_FILE.read_text(encoding="utf-8"))["gpu"]["name"]
     except (OSError, KeyError, ValueError):
-        return "the GPU handout/gpu.toml names"
+        return "the GPU starter/tools/gpu.toml names"
 
 
 def main(argv: list[str] | None = None) -> int:

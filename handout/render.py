@@ -4,7 +4,7 @@ Every number the document shows comes from where it is kept: grading numbers
 from grader/rubric.toml, tasks, types and shapes from the harness's registry,
 signatures from starter/include/tasks.h, measurements from the solution's
 recorded bench, starter/bench/reference.json (refused unless it measured
-today's solution: handout/record.py), hardware limits from handout/gpu.toml.
+today's solution: handout/record.py), hardware limits from starter/tools/gpu.toml.
 The template never types one. The plots are drawn from the same record by
 starter/bench/plot_bench.py, the script students' `make bench` runs. The HTML
 is one self-contained file (figures and style embedded), made by pandoc.

@@ -38,16 +38,18 @@ echo "asked: $list" >> "$out/metrics.txt"
 
 profile() {  # profile NAME COMMAND...: ncu's raw page for every kernel COMMAND launches
   local name=$1; shift
-  ncu --clock-control none --csv --page raw --metrics "$list" "$@" > "$out/$name.csv" 2> "$out/$name.err"
+  ncu --clock-control none --csv --page raw --section LaunchStats --section Occupancy --metrics "$list" "$@" \
+    > "$out/$name.csv" 2> "$out/$name.err"
   echo "$name exit $? : $*" >> "$out/runs.txt"
 }
 
 # The access patterns with known counts.
-nvcc -O3 -lineinfo -arch=sm_90 -Istarter/include starter/cpu/tests/kernels/profile_patterns.cu -o "$out/patterns" \
+nvcc -O3 -lineinfo -arch=sm_90 -Istarter/include starter/cpu/tests/profile/patterns.cu -o "$out/patterns" \
   > "$out/patterns-build.log" 2>&1
 profile patterns "$out/patterns"
 
-# Submissions: the solution, two sample submissions and planted bugs, each task at its profile shape.
+# Submissions: the solution, two sample submissions, planted bugs and the transpose lab's versions, each
+# task at its profile shape.
 declare -A corpus=(
   [solution]=solution/kernels [s02]=data/sample-submissions/s02-naive-only [s08]=data/sample-submissions/s08-fast
 )
@@ -55,9 +57,12 @@ for p in inverted_indexing swapped_indices missing_syncthreads load_guarded_on_k
          missing_bounds_check race; do
   corpus[$p]=solution/tests/planted/$p
 done
+# The transpose lab's versions, each as a task folder (the same files the CPU side builds).
+while read -r name folder; do corpus[$name]=$folder; done < <(python3 solution/tests/profile_agreement.py lab-files /tmp/lab-files)
 for name in "${!corpus[@]}"; do
   dir=${corpus[$name]}
-  make -C starter -j"$(nproc)" harness KERNELS="$root/$dir" KTAG="prof-$name" BUILD=build/prof \
+  case $dir in /*) ;; *) dir=$root/$dir ;; esac
+  make -C starter -j"$(nproc)" harness KERNELS="$dir" KTAG="prof-$name" BUILD=build/prof \
     > "$out/build-$name.log" 2>&1 || { echo "$name build failed" >> "$out/runs.txt"; continue; }
   for f in "$dir"/*.cu; do
     task=$(basename "$f" .cu)

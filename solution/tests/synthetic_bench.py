@@ -20,7 +20,7 @@ from conftest import SOLUTION_KERNELS
 from handout.record import Provenance, combined_sha256, solution_files
 
 LABEL = "SYNTHETIC TEST FIXTURE - not a measurement"
-# Must contain handout/gpu.toml's `match`; "SYNTHETIC" keeps it out of the repository (test_bench_plot.py).
+# Must contain starter/tools/gpu.toml's `match`; "SYNTHETIC" keeps it out of the repository (test_bench_plot.py).
 DEVICE = "SYNTHETIC NVIDIA H100 80GB HBM3 (test fixture, not a measurement)"
 DATE = "1970-01-01T00:00:00Z"
 COPY_GBPS = 1234.5

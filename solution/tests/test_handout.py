@@ -398,7 +398,7 @@ def test_bench_reference_refuses_a_students_bench(tmp_path, registry):
 
 def test_occupancy_for_the_grading_gpu():
     gpu = load_gpu()
-    limits = tomllib.loads((ROOT / "handout" / "gpu.toml").read_text())["sm"]
+    limits = tomllib.loads((ROOT / "starter" / "tools" / "gpu.toml").read_text())["sm"]
     assert (gpu.sm.max_threads, gpu.sm.registers, gpu.sm.shared_memory_kb) == (
         limits["max_threads"], limits["registers"], limits["shared_memory_kb"])
     full = occupancy(gpu, 1024, 32, 8)  # 1024 threads x 32 registers = half the register file

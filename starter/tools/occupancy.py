@@ -1,13 +1,21 @@
 """Occupancy on the grading GPU: how many blocks of a kernel fit on one SM, and why.
 
-The limits come from handout/gpu.toml (the one place they are written, with
-their sources); the handout's worked examples call `occupancy()` so every
-number in them is computed, not typed.
+The limits come from gpu.toml beside this file (the one place they are written,
+with their sources). Two readers: the handout's worked examples (handout/render.py
+calls `occupancy()`, so every number in them is computed, not typed) and `make
+profile` (tools/profile.py), which ships in the students' tarball with this file:
+standard library only.
 """
 from __future__ import annotations
 
 import math
-import tomllib
+try:
+    import tomllib
+except ImportError:  # Python before 3.11: the same parser from PyPI, where installed
+    try:
+        import tomli as tomllib
+    except ImportError:
+        tomllib = None
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,6 +74,8 @@ class Occupancy:
 
 
 def load_gpu(path: Path = GPU_FILE) -> Gpu:
+    if tomllib is None:
+        raise GpuError(f"{path}: reading it needs Python 3.11 or later (or: pip install tomli)")
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
         g, sm = data["gpu"], data["sm"]
