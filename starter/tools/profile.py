@@ -149,24 +149,26 @@ def occupancy_of(gpu, rules, threads: int, shared_bytes: int) -> dict | None:
 
 
 def task_numbers(kernels: list[Kernel]) -> dict:
-    """The task's numbers over all its kernels: what the table shows and profile-reference.json stores."""
-    def ratio(kinds, what):
+    """The task's numbers over all its kernels: what the table shows and profile-reference.json stores. The
+    ratios are used / needed: 1.0 is the ideal, 8.0 eight times the memory traffic (or passes) needed."""
+    def total(kinds) -> Totals:
         t = Totals()
         for k in kernels:
             part = k.total(*kinds)
             for name in ("instructions", "lanes", "lane_slots", "divergent", "used", "ideal"):
                 setattr(t, name, getattr(t, name) + getattr(part, name))
-        return getattr(t, what)()
+        return t
+
+    def used_per_needed(kinds) -> float | None:
+        t = total(kinds)
+        return round(t.used / t.ideal, 2) if t.ideal else None
 
     main = max(kernels, key=lambda k: sum(t.instructions for t in k.kinds.values()), default=None)
     return {
-        "load_sectors_per_request": round(ratio(["global load"], "per_request"), 2),
-        "load_ideal_per_request": round(ratio(["global load"], "ideal_per_request"), 2),
-        "store_sectors_per_request": round(ratio(["global store"], "per_request"), 2),
-        "store_ideal_per_request": round(ratio(["global store"], "ideal_per_request"), 2),
-        "shared_passes_per_request": round(ratio(["shared load", "shared store"], "per_request"), 2),
-        "shared_ideal_per_request": round(ratio(["shared load", "shared store"], "ideal_per_request"), 2),
-        "active_lanes": _round(ratio(list(KINDS), "active")),
+        "global_load_sectors_per_needed": used_per_needed(["global load"]),
+        "global_store_sectors_per_needed": used_per_needed(["global store"]),
+        "shared_passes_per_needed": used_per_needed(["shared load", "shared store"]),
+        "active_lanes": _round(total(list(KINDS)).active()),
         "occupancy_percent": round(main.occupancy["percent"], 1) if main and main.occupancy else None,
     }
 
@@ -177,16 +179,13 @@ def _round(v: float | None) -> float | None:
 
 # --- the findings, in words -------------------------------------------------------------------------------
 
-def _worse(mine: float | None, solution: float | None) -> bool:
-    """Whether the task does clearly worse than the solution on an efficiency (no reference: yes)."""
+def _worse(mine: float | None, solution: float | None, higher_is_worse: bool = True) -> bool:
+    """Whether the task does clearly worse than the solution on one number (no solution number: yes)."""
     if mine is None:
         return False
-    return solution is None or mine < 0.9 * solution
-
-
-def _eff(numbers: dict, used: str, ideal: str) -> float | None:
-    u, i = numbers.get(used), numbers.get(ideal)
-    return i / u if u else None
+    if solution is None:
+        return True
+    return mine > 1.1 * solution if higher_is_worse else mine < 0.9 * solution
 
 
 def findings(kernels: list[Kernel], task: str, reference: dict | None) -> list[str]:
@@ -194,10 +193,9 @@ def findings(kernels: list[Kernel], task: str, reference: dict | None) -> list[s
     mine = task_numbers(kernels)
     ref = reference or {}
     out: list[str] = []
-    for kind, used, ideal, verb in (("global load", "load_sectors_per_request", "load_ideal_per_request", "loads"),
-                                    ("global store", "store_sectors_per_request", "store_ideal_per_request",
-                                     "stores")):
-        if not _worse(_eff(mine, used, ideal), _eff(ref, used, ideal) if ref else None):
+    for kind, number, verb in (("global load", "global_load_sectors_per_needed", "loads"),
+                               ("global store", "global_store_sectors_per_needed", "stores")):
+        if not _worse(mine[number], ref.get(number)):
             continue
         sites = [s for k in kernels for s in k.sites.values() if s.kind == kind
                  and (s.totals.efficiency() or 1) <= POOR_EFFICIENCY]
@@ -205,32 +203,34 @@ def findings(kernels: list[Kernel], task: str, reference: dict | None) -> list[s
             t = s.totals
             out.append(f"your {verb} touch {t.per_request():.1f} sectors per warp request where "
                        f"{t.ideal_per_request():.1f} would do ({s.at}): {_coalescing_advice(task, verb)}")
-    shared_mine = _eff(mine, "shared_passes_per_request", "shared_ideal_per_request")
-    if _worse(shared_mine, _eff(ref, "shared_passes_per_request", "shared_ideal_per_request") if ref else None):
+    if _worse(mine["shared_passes_per_needed"], ref.get("shared_passes_per_needed")):
         sites = [s for k in kernels for s in k.sites.values() if s.kind.startswith("shared")
                  and (s.totals.efficiency() or 1) <= POOR_EFFICIENCY]
         for s in sorted(sites, key=lambda s: s.totals.efficiency() or 1)[:MAX_SITES]:
             t = s.totals
-            ways = t.per_request() / t.ideal_per_request() if t.ideal_per_request() else t.per_request()
-            verb = "loads from" if s.kind.endswith("load") else "stores to"
-            out.append(f"your shared-memory {verb.split()[0]} need {t.per_request():.1f} passes per warp request "
-                       f"where {t.ideal_per_request():.1f} would do, a {ways:.0f}-way bank conflict ({s.at}): "
-                       "lanes of a warp hit different words of one bank (words 32 apart, e.g. a column of a "
-                       "[32][32] float tile); pad each row by one element ([32][33]) so a column spreads over "
-                       "all 32 banks")
-    if _worse(mine["active_lanes"], ref.get("active_lanes") if ref else None):
-        sites = [s for k in kernels for s in k.sites.values()
-                 if (s.totals.active() or 1) <= POOR_ACTIVE and s.totals.divergent > 0]
+            ways = t.used / t.ideal if t.ideal else t.per_request()
+            what = "loads" if s.kind.endswith("load") else "stores"
+            out.append(f"your shared-memory {what} need {t.per_request():.1f} passes per warp request where "
+                       f"{t.ideal_per_request():.1f} would do, a {ways:.0f}-way bank conflict ({s.at}): lanes of a "
+                       "warp hit different words of one bank (words 32 apart, e.g. a column of a [32][32] float "
+                       "tile); pad each row by one element ([32][33]) so a column spreads over all 32 banks")
+    if _worse(mine["active_lanes"], ref.get("active_lanes"), higher_is_worse=False):
         total = sum(t.instructions for k in kernels for t in k.kinds.values()) or 1
-        sites = [s for s in sites if s.totals.instructions >= 0.05 * total]
-        for s in sorted(sites, key=lambda s: s.totals.active() or 1)[:MAX_SITES]:
-            t = s.totals
+        by_line: dict[str, Totals] = {}
+        for k in kernels:
+            for s in k.sites.values():
+                t = by_line.setdefault(s.at, Totals())
+                for name in ("instructions", "lanes", "lane_slots", "divergent"):
+                    setattr(t, name, getattr(t, name) + getattr(s.totals, name))
+        lines = [(at, t) for at, t in by_line.items() if (t.active() or 1) <= POOR_ACTIVE and t.divergent > 0
+                 and t.instructions >= 0.05 * total]
+        for at, t in sorted(lines, key=lambda item: item[1].active() or 1)[:MAX_SITES]:
             out.append(f"only {t.lanes / t.instructions:.1f} of {t.lane_slots / t.instructions:.0f} lanes of a warp "
-                       f"are active at {s.at} on average ({100 * t.divergent / t.instructions:.0f}% of its warp "
+                       f"are active at {at} on average ({100 * t.divergent / t.instructions:.0f}% of its warp "
                        "steps are divergent): the branch splits warps, and a warp runs both sides one after "
                        "the other; let whole warps take the same side (e.g. branch on threadIdx.x / 32, or keep "
                        "the active threads contiguous: tid < s, not tid % (2 * s) == 0)")
-    ref_occ = ref.get("occupancy_percent") if ref else None
+    ref_occ = ref.get("occupancy_percent")
     for k in kernels:
         o = k.occupancy
         if o and o["percent"] < LOW_OCCUPANCY and (ref_occ is None or o["percent"] < ref_occ):
@@ -252,23 +252,24 @@ def _coalescing_advice(task: str, verb: str) -> str:
 # --- the table --------------------------------------------------------------------------------------------
 
 def table(kernels: list[Kernel], reference: dict | None) -> str:
+    """The task's numbers beside the solution's: used / needed (1.0x is ideal), then shares."""
     mine = task_numbers(kernels)
     ref = reference or {}
-    rows = [
-        ("global load sectors / request", "load_sectors_per_request", "load_ideal_per_request"),
-        ("global store sectors / request", "store_sectors_per_request", "store_ideal_per_request"),
-        ("shared-memory passes / request", "shared_passes_per_request", "shared_ideal_per_request"),
-    ]
-    lines = [f"{'':34}{'yours':>10}{'ideal':>10}{'solution':>10}"]
-    for label, used, ideal in rows:
-        if not mine.get(used) and not ref.get(used):
+    rows = [("global loads: sectors used / needed", "global_load_sectors_per_needed", _times),
+            ("global stores: sectors used / needed", "global_store_sectors_per_needed", _times),
+            ("shared memory: passes used / needed", "shared_passes_per_needed", _times),
+            ("active lanes at memory accesses", "active_lanes", lambda v: _pct(v)),
+            ("occupancy (registers aside)", "occupancy_percent", lambda v: _pct(v, 100))]
+    lines = [f"{'':40}{'yours':>10}{'solution':>10}"]
+    for label, key, fmt in rows:
+        if mine.get(key) is None and ref.get(key) is None:
             continue
-        lines.append(f"{label:34}{_fmt(mine.get(used)):>10}{_fmt(mine.get(ideal)):>10}{_fmt(ref.get(used)):>10}")
-    active = mine["active_lanes"]
-    lines.append(f"{'active lanes at memory accesses':34}{_pct(active):>10}{'100%':>10}{_pct(ref.get('active_lanes')):>10}")
-    occ = mine["occupancy_percent"]
-    lines.append(f"{'occupancy (without registers)':34}{_pct(occ, 100):>10}{'':>10}{_pct(ref.get('occupancy_percent'), 100):>10}")
+        lines.append(f"{label:40}{fmt(mine.get(key)):>10}{fmt(ref.get(key)):>10}")
     return "\n".join(lines)
+
+
+def _times(v) -> str:
+    return "-" if v is None else f"{v:.1f}x"
 
 
 def kernel_lines(kernels: list[Kernel]) -> str:
@@ -290,10 +291,6 @@ def kernel_lines(kernels: list[Kernel]) -> str:
 def _line_key(at: str) -> tuple:
     name, _, line = at.rpartition(":")
     return (name, int(line) if line.isdigit() else 0)
-
-
-def _fmt(v) -> str:
-    return "-" if v is None else f"{v:.1f}"
 
 
 def _pct(v, scale: float = 1.0) -> str:
