@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from grader.intake.submission import Submission
     from grader.run.isolation import Isolation
     from grader.core.registry import Registry
-    from grader.run.results import SanitizerOutcome
+    from grader.run.results import ProfileOutcome, SanitizerOutcome
     from grader.run.server import Server
 
 
@@ -79,6 +79,12 @@ class Backend(ABC):
     def sanitize(self, sub: Submission, build: BuildResult, gpu: str | None, tool: str, task: str, dtype: str,
                  shape: str, seed: int, timeout: float, shapes: list[str] | None = None) -> SanitizerOutcome:
         """The sanitizer's `tool` (memcheck, racecheck) over the task's graded shapes up to `shape`."""
+
+    def profile(self, sub: Submission, build: BuildResult, task: str, dtype: str, shape: str, seed: int,
+                timeout: float) -> ProfileOutcome | None:
+        """make profile's counters for the task on its profile `shape` (feedback only), or None where this backend
+        does not count: a GPU's run has real timings, and the counters are the CPU backend's."""
+        return None
 
     def clock(self) -> float:
         """Seconds, as time.monotonic counts them: what timed cases and the time budget are measured against

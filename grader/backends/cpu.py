@@ -50,10 +50,12 @@ from grader.backends.base import Kind
 from grader.backends.local import LocalBackend, Workspace
 from grader.core.errors import GraderError
 from grader.core.registry import Registry
-from grader.run.results import SanitizerOutcome
+from grader.run import counters
+from grader.run.sandbox import run as run_sandboxed
+from grader.run.results import ProfileOutcome, SanitizerOutcome
 from grader.run.runner import HarnessFailure, HarnessServer
 from grader.core.rubric import load_rubric
-from grader.core.status import NOT_TIMED_ON_CPU, CaseStatus, SanitizerStatus
+from grader.core.status import NOT_TIMED_ON_CPU, CaseStatus, ProfileStatus, SanitizerStatus
 
 TEST_BACKENDS_ENV = "GRADER_TEST_BACKENDS"  # "1": the tests' simulated backend may be named (tests only)
 DEFAULT_DEVICE = "gpu"
@@ -282,6 +284,56 @@ class CpuBackend(LocalBackend):
         elif said:
             outcome.message = f"{said}: {server.stderr.strip()[-600:]}".rstrip(": ")
         return outcome
+
+    def profile(self, sub, build, task, dtype, shape, seed, timeout) -> ProfileOutcome:
+        """make profile's counters on the task's profile case: the --racecheck harness (the race checker's build,
+        reused) answers one check request in the sandbox with counting on (CUDA_CPU_PROFILE, a file in its
+        scratch folder), each array alone in an allocation of exactly its size, as make profile places them."""
+        start = time.monotonic()
+        outcome = ProfileOutcome(task, dtype, shape, ProfileStatus.FAILED)
+        harness, why = self.workspace.race_harness(sub, timeout)
+        if harness is None:
+            outcome.message = why
+            return outcome
+        scratch = self.workspace.scratch / build.harness.parent.name / f"profile-{task}"
+        shutil.rmtree(scratch, ignore_errors=True)
+        scratch.mkdir(parents=True)
+        counts, lines = scratch / "launches.jsonl", scratch / "lines.txt"
+        # The sandbox runs no other program than the harness, so no addr2line: the harness gets the line table
+        # (which accesses share a line) and names code addresses, which get their lines afterwards.
+        table = run_sandboxed(self.isolation, ["sh", "-c", 'exec readelf --debug-dump=decodedline "$1" > "$2"', "sh",
+                                               str(harness), str(scratch / "readelf.txt")],
+                              timeout=60, read_only=[harness], writable=[scratch])
+        if table.status == 0 and (scratch / "readelf.txt").is_file():
+            lines.write_text(counters.line_table((scratch / "readelf.txt").read_text(errors="replace")))
+        server = HarnessServer(harness, None, sandbox=self.isolation, scratch=scratch,
+                               env={"CUDA_CPU_PROFILE": str(counts), "CUDA_CPU_PROFILE_LINES": str(lines)})
+        try:
+            reply = server.request({"op": "check", "task": task, "dtype": dtype, "shape": shape, "seed": seed,
+                                    "check_runs": 1, "fixed_placement": True}, timeout)
+            # Each launch's line is written whole when it ends: the reply comes after the last.
+            if reply.get("status") != CaseStatus.OK:
+                outcome.status = ProfileStatus.SKIPPED
+                outcome.message = f"not counted: its profile case ({shape}) ended {reply.get('status')}"
+            else:
+                text = counts.read_text(errors="replace")[: counters.MAX_BYTES + 1] if counts.is_file() else ""
+                outcome = counters.outcome(task, dtype, shape, text, self._addr2line(harness, scratch))
+        except HarnessFailure as failure:
+            outcome.message = ("the count did not finish within its limit" if failure.kind == CaseStatus.TIMEOUT
+                               else str(failure))
+        finally:
+            server.close()
+            shutil.rmtree(scratch, ignore_errors=True)
+        outcome.seconds = time.monotonic() - start
+        return outcome
+
+    def _addr2line(self, harness: Path, scratch: Path):
+        """A symbolizer for the counts' code addresses: addr2line on the submission's harness, in the sandbox."""
+        def symbolize(addresses: list[str]) -> dict[str, str]:
+            done = run_sandboxed(self.isolation, ["addr2line", "-a", "-i", "-e", str(harness), *addresses[:4096]],
+                                 timeout=60, read_only=[harness], writable=[scratch])
+            return counters.places(done.stdout) if done.status == 0 else {}
+        return symbolize
 
 
 class CpuKind(Kind):

@@ -37,6 +37,7 @@ class TaskPolicy:
     s_zero: float
     s_full: float
     hidden: tuple[str, ...] = ()  # shapes whose results students see only after the rubric's hidden_until
+    profile: str = ""  # the registry's "profile" shape: the CPU backend's performance counters (feedback only)
 
     @property
     def timed_dtype(self) -> str:
@@ -309,9 +310,10 @@ def _validate(path: Path, digest: str, data: dict, registry: Registry) -> Rubric
         s_full = number(entry, "s_full", where, positive=True)
         if not s_zero < s_full:
             fail(where, f"thresholds out of order: s_zero ({s_zero}) must be below s_full ({s_full})")
+        profile = spec.shape_sets.get("profile", ())
         policies.append(TaskPolicy(task_id, number(entry, "correctness_points", where),
                                    number(entry, "performance_points", where), dtypes, shapes, timed,
-                                   s_zero, s_full, hidden))
+                                   s_zero, s_full, hidden, profile[0] if profile else ""))
     if not policies:
         fail("[tasks]", "no task is graded")
     timed_cases = sum(len(p.timed) for p in policies)

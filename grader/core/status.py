@@ -52,6 +52,13 @@ class SanitizerStatus(StrEnum):
     UNAVAILABLE = "unavailable"
 
 
+class ProfileStatus(StrEnum):
+    """The CPU backend's performance counters on a task's profile case (unscored: feedback only)."""
+    COUNTED = "counted"
+    FAILED = "failed"  # no counts: the run failed (what it said is the message)
+    SKIPPED = "skipped"
+
+
 @dataclass(frozen=True)
 class Status:
     word: str

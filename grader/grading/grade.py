@@ -41,7 +41,7 @@ from grader.grading.plan import NoSubmissions, plan_intake
 from grader.intake.roster import Person
 from grader.run.paired import time_pairs
 from grader.core.registry import Registry
-from grader.run.results import REVIEW_FLAG, CaseOutcome, SanitizerOutcome, SubmissionResult
+from grader.run.results import REVIEW_FLAG, CaseOutcome, ProfileOutcome, SanitizerOutcome, SubmissionResult
 from grader.core.rubric import Rubric, TaskPolicy
 from grader.run.runner import HarnessFailure
 from grader.scoring.chain import chain_for_result
@@ -363,6 +363,7 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
             # On the CPU backend its own checks run in compute-sanitizer's place (CpuBackend.sanitize).
             result.sanitizer += _sanitize_task(sub, build, backend, gpu, rubric, policy, result.cases, seed, deadline,
                                                budget)
+            result.profiles += _profile_task(sub, build, backend, rubric, policy, result.cases, seed, deadline, budget)
             if not timed:  # correctness only: no timed cases
                 continue
             correct = all(c.passed for c in result.cases if c.task == policy.id and c.kind == "correctness")
@@ -459,6 +460,21 @@ def _sanitize_task(sub: Submission, build: BuildResult, backend: Backend, gpu: s
         outcomes.append(backend.sanitize(sub, build, gpu, tool, policy.id, dtype, shape, seed,
                                          rubric.limits.sanitizer, shapes=list(policy.shapes)))
     return outcomes
+
+
+def _profile_task(sub: Submission, build: BuildResult, backend: Backend, rubric: Rubric, policy, cases: list[CaseOutcome],
+                  seed: int, deadline: float, budget: TimeBudget | None = None) -> list[ProfileOutcome]:
+    """make profile's counters on the task's profile case, where the backend counts (the CPU's) and every correctness
+    case of the task passed (the counts of a wrong kernel would mislead); feedback only. Within the submission's
+    time, like the sanitizer's runs."""
+    own = [c for c in cases if c.task == policy.id and c.kind == "correctness"]
+    if not policy.profile or not own or not all(c.passed for c in own):
+        return []
+    if (budget is not None and budget.ran_out) or time.monotonic() > deadline:
+        return []
+    outcome = backend.profile(sub, build, policy.id, policy.timed_dtype, policy.profile, seed,
+                              min(rubric.limits.sanitizer, max(1.0, deadline - time.monotonic())))
+    return [outcome] if outcome is not None else []
 
 
 def _timed_case(policy: TaskPolicy, shape: str, seed: int, student: _StudentProcess, solution: Server,

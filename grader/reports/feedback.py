@@ -44,6 +44,7 @@ checks that the ones matched here are still written there.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -52,7 +53,7 @@ import pandas as pd
 from grader.core import metrics
 from grader.run.sanitizer import (CPU_TOOL_WORDS, MEMCHECK_FINDS, cpu_finding_words, cpu_location, location, meaning,
                               summary_sentence)
-from grader.core.status import CaseStatus, SanitizerStatus, case_word, sanitizer_word
+from grader.core.status import CaseStatus, ProfileStatus, SanitizerStatus, case_word, sanitizer_word
 
 # diagnose.cpp's race_hint(), word for word: case_runner.cpp puts it before a case's own hint when
 # the outputs of its check runs differ.
@@ -95,7 +96,7 @@ def numbers_aside(text: str) -> str:
 @dataclass
 class Evidence:
     """One finding about the whole task, shown before the failed cases."""
-    kind: str  # "build", "gate", "sanitizer", "pattern", "sanitizer-note"
+    kind: str  # "build", "gate", "sanitizer", "pattern", "sanitizer-note", "performance" (feedback only)
     text: str
     report: str = ""  # the tool's own lines
     reproduce: str = ""  # a command for starter/
@@ -295,8 +296,10 @@ def _groups(task: str, failed: pd.DataFrame, tools: dict[str, str], shapes: tupl
     return sorted(groups, key=lambda g: (order.get(g.status, len(order)), -g.count))
 
 
-def condense(task: str, shapes: tuple[str, ...], cases: pd.DataFrame, tool_runs: pd.DataFrame) -> dict:
-    """One task's verdict, evidence and groups of failed cases (module doc), from its stored rows."""
+def condense(task: str, shapes: tuple[str, ...], cases: pd.DataFrame, tool_runs: pd.DataFrame,
+             counted: pd.DataFrame | None = None) -> dict:
+    """One task's verdict, evidence and groups of failed cases (module doc), from its stored rows; `counted`: the
+    CPU backend's performance counters on the task (its findings come last, and change no verdict)."""
     gpu_only = cases[cases["status"] == CaseStatus.GPU_ONLY]
     cases = cases[cases["status"] != CaseStatus.GPU_ONLY]
     correctness = cases[cases["kind"] == "correctness"]
@@ -330,8 +333,23 @@ def condense(task: str, shapes: tuple[str, ...], cases: pd.DataFrame, tool_runs:
     if verdict.startswith("passed") and any(e.kind == "sanitizer" for e in evidence):
         verdict += " · " + "; ".join(f"{r.tool} found {int(r.errors)} error{'s' if r.errors != 1 else ''}"
                                       for r in tool_runs.itertuples() if r.status == SanitizerStatus.ERRORS)
+    evidence += _performance_evidence(task, counted)
     return {"verdict": verdict, "evidence": evidence, "groups": groups,
             "details": bool(evidence or groups)}
+
+
+def _performance_evidence(task: str, counted: pd.DataFrame | None) -> list[Evidence]:
+    """make profile's findings, as the student's own make profile prints them (unscored)."""
+    if counted is None or counted.empty:
+        return []
+    out = []
+    for r in counted.itertuples():
+        if r.status != ProfileStatus.COUNTED:
+            continue
+        for sentence in json.loads(r.findings):
+            out.append(Evidence("performance", f"Performance (not scored; counted on the CPU for {r.dtype} {r.shape}"
+                                f" as a GPU would run it): {sentence}", reproduce=f"make profile TASK={task}"))
+    return out
 
 
 def timed_views(task: str, cases: pd.DataFrame, limits: dict, policy) -> list[dict]:

@@ -95,6 +95,7 @@ def task_feedback(store: Store, rubric: Rubric, submission_id: int, limits: dict
     some says how many ("hidden") and has its points withheld ("withheld": its points are None)."""
     cases = store.cases(submission_id)
     tool_runs = store.sanitizer_runs(submission_id)
+    counted = store.profile_runs(submission_id)
     hiding = view.hides(rubric)
     if hiding:  # what this reader may not see is never handed to the code below
         hidden = cases[visibility.hidden_rows(rubric, cases)] if not cases.empty else cases
@@ -110,7 +111,8 @@ def task_feedback(store: Store, rubric: Rubric, submission_id: int, limits: dict
                 "correctness_max": policy.correctness_points,
                 "performance": float(s.performance) if s is not None else 0.0,
                 "performance_max": policy.performance_points,
-                **condense(policy.id, policy.shapes, rows, tool_runs[tool_runs["task"] == policy.id]),
+                **condense(policy.id, policy.shapes, rows, tool_runs[tool_runs["task"] == policy.id],
+                           counted[counted["task"] == policy.id] if not counted.empty else None),
                 "timed": timed_views(policy.id, rows, limits, policy),
                 "hidden": int((hidden["task"] == policy.id).sum()) if hiding else 0, "withheld": False}
         if rows.empty and status in (SubmissionStatus.REJECTED, SubmissionStatus.BUILD_FAILED):

@@ -7,7 +7,7 @@ from grader.run.budget import TimeBudget
 from grader.run.build_result import BuildResult
 from grader.intake.submission import Submission
 from grader.run.paired import PairedResult
-from grader.core.status import CaseStatus, SanitizerStatus, SubmissionStatus
+from grader.core.status import CaseStatus, ProfileStatus, SanitizerStatus, SubmissionStatus
 
 # Flags on a timed case that passed: listed for a TA, scored as measured.
 REVIEW_FLAG = "review"
@@ -31,6 +31,20 @@ class SanitizerOutcome:
     @property
     def found_errors(self) -> bool:
         return self.status == SanitizerStatus.ERRORS
+
+
+@dataclass
+class ProfileOutcome:
+    """make profile's counts for one task, on the CPU backend (starter/tools/profile.py): what its accesses would
+    cost a GPU's memory system, and a sentence per finding naming the line. Feedback only, never points."""
+    task: str
+    dtype: str
+    shape: str
+    status: ProfileStatus
+    findings: list[str] = field(default_factory=list)
+    numbers: dict = field(default_factory=dict)  # the task's numbers, as make profile's table shows them
+    message: str = ""  # why there are no counts
+    seconds: float = 0.0
 
 
 @dataclass
@@ -80,4 +94,5 @@ class SubmissionResult:
     cases: list[CaseOutcome] = field(default_factory=list)
     seconds: float = 0.0
     sanitizer: list[SanitizerOutcome] = field(default_factory=list)
+    profiles: list[ProfileOutcome] = field(default_factory=list)  # the CPU backend's counters (feedback only)
     budget: TimeBudget | None = None  # what its code used of its time budget (grader/run/budget.py; not stored)

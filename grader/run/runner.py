@@ -93,9 +93,10 @@ class HarnessServer(Server):
     writable directory."""
 
     def __init__(self, harness: Path, gpu: str | None = None, cwd: Path | None = None, sandbox=None,
-                 scratch: Path | None = None, tool: list[str] | None = None):
+                 scratch: Path | None = None, tool: list[str] | None = None, env: dict | None = None):
         """tool: a program (compute-sanitizer and its options) that runs the harness as its target; it
-        runs under the sandbox's tool profile, the harness still under the run profile."""
+        runs under the sandbox's tool profile, the harness still under the run profile. env: variables the
+        harness gets besides the sandbox's own (the CPU backend's CUDA_CPU_PROFILE)."""
         self.harness = Path(harness)
         argv = [str(self.harness), "--serve"]
         pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
@@ -105,13 +106,14 @@ class HarnessServer(Server):
             argv, profile = ([*tool, *argv], "tool") if tool else (argv, "run")
             read_only = [self.harness] + ([Path(tool[0])] if tool and Path(tool[0]).is_absolute() else [])
             self.proc = spawn(sandbox, argv, read_only=read_only, writable=[scratch] if scratch else [], cwd=cwd,
-                              gpu=gpu, profile=profile, confine_exe=self.harness if tool else None, **pipes)
+                              gpu=gpu, profile=profile, confine_exe=self.harness if tool else None, env=env, **pipes)
             cap = sandbox.limits.output if sandbox.limits else STDERR_CAP
         else:
-            env = dict(os.environ)
+            environment = {**os.environ, **(env or {})}
             if gpu is not None:
-                env["CUDA_VISIBLE_DEVICES"] = gpu
-            self.proc = subprocess.Popen([*(tool or []), *argv], env=env, cwd=cwd, start_new_session=True, **pipes)
+                environment["CUDA_VISIBLE_DEVICES"] = gpu
+            self.proc = subprocess.Popen([*(tool or []), *argv], env=environment, cwd=cwd, start_new_session=True,
+                                         **pipes)
             cap = STDERR_CAP
         self.sandboxed = sandbox is not None
         # Under a tool, lines the tool itself prints on stdout are not replies; skipped, not held against anyone

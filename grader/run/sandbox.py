@@ -267,8 +267,8 @@ class Sandbox:
         return self._preload
 
     def wrap(self, argv: list[str], *, read_only=(), writable=(), cwd: Path | None = None,
-             gpu: str | None = None, profile: str = "build", confine_exe: Path | None = None
-             ) -> tuple[list[str], dict]:
+             gpu: str | None = None, profile: str = "build", confine_exe: Path | None = None,
+             env: dict | None = None) -> tuple[list[str], dict]:
         """The sandboxed command for argv, and the keyword arguments for subprocess.Popen (use `spawn`,
         which closes the descriptor that hands bubblewrap the seccomp filter). The first writable
         directory is the code's HOME (and cwd, unless given).
@@ -312,7 +312,7 @@ class Sandbox:
             cmd += ["--perms", "1777"] + (["--size", str(size)] if self.can_size_tmpfs else []) + ["--tmpfs", mount]
         cmd += self._binds(read_only, writable)  # after /tmp, so that paths under /tmp stay visible
         cmd += ["--chdir", str(cwd or home), "--clearenv"]
-        environment = self._environment(home, gpu)
+        environment = {**self._environment(home, gpu), **(env or {})}
         if preload is not None:
             environment.update({"LD_PRELOAD": str(preload), "GRADER_CONFINE_EXE": str(confine_exe)})
         for key, value in environment.items():
@@ -426,26 +426,27 @@ class Unsandboxed:
         return [str(a) for a in argv]
 
     def wrap(self, argv: list[str], *, read_only=(), writable=(), cwd: Path | None = None,
-             gpu: str | None = None, profile: str = "build", confine_exe: Path | None = None
-             ) -> tuple[list[str], dict]:
+             gpu: str | None = None, profile: str = "build", confine_exe: Path | None = None,
+             env: dict | None = None) -> tuple[list[str], dict]:
         for directory in writable:
             Path(directory).mkdir(parents=True, exist_ok=True)
-        env = dict(os.environ)
+        environment = {**os.environ, **(env or {})}
         if gpu is not None:
-            env["CUDA_VISIBLE_DEVICES"] = gpu
+            environment["CUDA_VISIBLE_DEVICES"] = gpu
         cwd = cwd or (Path(writable[0]) if writable else None)
         limit = _prlimit(self.prlimit, self.limits) if self.prlimit and self.limits else []
-        return limit + [str(a) for a in argv], {"env": env, "cwd": cwd}
+        return limit + [str(a) for a in argv], {"env": environment, "cwd": cwd}
 
     def check(self, work: Path) -> None:
         pass
 
 
 def spawn(sandbox, argv: list[str], *, stdin, stdout, stderr, read_only=(), writable=(), cwd: Path | None = None,
-          gpu: str | None = None, profile: str = "build", confine_exe: Path | None = None) -> subprocess.Popen:
-    """Starts argv in the sandbox, in a process group of its own (killed as one)."""
+          gpu: str | None = None, profile: str = "build", confine_exe: Path | None = None,
+          env: dict | None = None) -> subprocess.Popen:
+    """Starts argv in the sandbox, in a process group of its own (killed as one); `env` adds variables."""
     command, kwargs = sandbox.wrap(argv, read_only=read_only, writable=writable, cwd=cwd, gpu=gpu, profile=profile,
-                                   confine_exe=confine_exe)
+                                   confine_exe=confine_exe, env=env)
     try:
         return subprocess.Popen(command, stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True, **kwargs)
     finally:

@@ -295,6 +295,20 @@ MIGRATIONS: tuple[Migration, ...] = (
     reason TEXT NOT NULL DEFAULT '',
     state_before TEXT NOT NULL    -- the job's state when it was done
 )"""),)),
+    # issue 31: the CPU backend's performance counters on each task's profile case, as make profile says them
+    # (feedback only: no score reads them)
+    Migration(14, "performance counters", tables=(("profile_runs", """CREATE TABLE profile_runs (
+    submission_id INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
+    task TEXT NOT NULL,
+    dtype TEXT NOT NULL,
+    shape TEXT NOT NULL,          -- the registry's profile shape
+    status TEXT NOT NULL,         -- counted, failed, skipped
+    findings TEXT NOT NULL,       -- JSON list of sentences, each naming a line
+    numbers TEXT NOT NULL,        -- JSON: the task's numbers, as make profile's table shows them
+    message TEXT NOT NULL,        -- why there are no counts
+    seconds REAL NOT NULL,
+    PRIMARY KEY (submission_id, task)
+)"""),)),
 )
 LATEST = MIGRATIONS[-1].version
 FIRST_TABLES = {name for name, _ in FIRST_RELEASE}

@@ -155,6 +155,11 @@ class Store:
                 " seconds, checker) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(sid, f.task, f.tool, f.dtype, f.shape, f.status, f.errors, f.report, f.message, f.seconds, f.checker)
                  for f in result.sanitizer])
+            self.db.executemany(
+                "INSERT INTO profile_runs (submission_id, task, dtype, shape, status, findings, numbers, message,"
+                " seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(sid, p.task, p.dtype, p.shape, p.status, json.dumps(p.findings), json.dumps(p.numbers), p.message,
+                  p.seconds) for p in result.profiles])
             self._write_scored(sid, scored)
             if then is not None:
                 then(sid)
@@ -327,7 +332,7 @@ class Store:
                                   " FROM shard.cases WHERE id = ?", (local, cid)).lastrowid
             self.db.execute(f"INSERT INTO samples (case_id, {sample_cols}) SELECT ?, {sample_cols}"
                             " FROM shard.samples WHERE case_id = ? ORDER BY pair", (new, cid))
-        for table in ("sanitizer_runs", "scores"):
+        for table in ("sanitizer_runs", "profile_runs", "scores"):
             cols = ", ".join(c for c in self._columns(table) if c != "submission_id")
             self.db.execute(f"INSERT INTO {table} (submission_id, {cols}) SELECT ?, {cols} FROM shard.{table}"
                             " WHERE submission_id = ? ORDER BY rowid", (local, sid))
@@ -417,6 +422,10 @@ class Store:
 
     def sanitizer_runs(self, submission_id: int) -> pd.DataFrame:
         return self.sanitizer_runs_for([submission_id])
+
+    def profile_runs(self, submission_id: int) -> pd.DataFrame:
+        """The performance counters' runs of one submission (findings and numbers as JSON text)."""
+        return self._where_in("SELECT * FROM profile_runs WHERE 1", "submission_id", [submission_id], "task")
 
     def submission_devices(self, submission_ids: list[int] | None = None) -> pd.DataFrame:
         """Where each submission was graded: host, GPU index, name, UUID and NVIDIA driver, from its grading run's

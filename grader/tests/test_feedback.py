@@ -3,6 +3,7 @@ simulated GPU, whose fake harness answers with the real harness's messages and h
 (planted.py). Lengths, which hint each bug gets and in which order, the reproduce commands, and the plot."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -340,3 +341,25 @@ def test_old_feedback_pages_are_measured_against(demo):
     correct submission, 206 for s03 (this fake class, measured with the feedback of e48fd10). Now:"""
     lengths = {s: len(page(demo, s).splitlines()) for s in ("s01-stubs", "s08-fast", "s03-tiled-off-by-one")}
     assert lengths["s01-stubs"] < 161 / 5 and lengths["s08-fast"] < 186 / 4 and lengths["s03-tiled-off-by-one"] < 206 / 3
+
+
+def test_the_performance_counters_findings_come_last_and_change_no_verdict():
+    """A CPU-graded task's make profile findings (profile_runs) are shown after the other evidence, each with the
+    command that repeats it; the verdict stays the cases' own. A run that counted nothing adds no sentence."""
+    rows = [("float32", s, "correctness", "ok", "", "", 1) for s in ("37x211", "1x1")]
+    cases = pd.DataFrame(rows, columns=["dtype", "shape", "kind", "status", "hint", "message", "seed"])
+    cases["output"] = ""
+    tools = pd.DataFrame(columns=["tool", "status", "errors"])
+    sentence = "your stores touch 32.0 sectors per warp request where 4.0 would do (transpose.cu:13): write through"
+    counted = pd.DataFrame([{"task": "transpose", "dtype": "float32", "shape": "1024x1024", "status": "counted",
+                             "findings": json.dumps([sentence]), "numbers": "{}", "message": "", "seconds": 0.5},
+                            {"task": "transpose", "dtype": "float32", "shape": "1024x1024", "status": "failed",
+                             "findings": json.dumps(["never shown"]), "numbers": "{}", "message": "x", "seconds": 0}])
+    plain = feedback.condense("transpose", ("37x211", "1x1"), cases, tools)
+    done = feedback.condense("transpose", ("37x211", "1x1"), cases, tools, counted)
+    assert done["verdict"] == plain["verdict"] and done["groups"] == plain["groups"]
+    (e,) = done["evidence"]
+    assert e.kind == "performance" and e.reproduce == "make profile TASK=transpose"
+    assert e.text == ("Performance (not scored; counted on the CPU for float32 1024x1024 as a GPU would run it): "
+                      + sentence)
+    assert done["details"] and not plain["details"]

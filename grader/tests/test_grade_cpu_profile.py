@@ -1,0 +1,73 @@
+"""`grade --device cpu` carries make profile's findings into the feedback (issue 31): each task whose correctness
+cases all passed is counted on its profile shape by the race checker's harness, in the sandbox (which runs no
+addr2line: the harness gets the line table, and its code addresses get their lines afterwards, in the sandbox
+too). The findings are the student's own make profile's, unscored. Real command line, sandbox and builds."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.tests.conftest import REPO, opened, small_rubric_text
+from grader.tests.test_grade_cpu import _sandbox_or_skip
+
+PLANTED = REPO / "solution" / "tests" / "planted_performance"
+SHAPES = {"fill": ["1x1"], "add": ["1x1"], "transpose": ["37x211"], "matmul_naive": ["1x1x1"],
+          "matmul_tiled": ["1x1x1"], "matmul_fast": ["1x1x1"], "dot": ["1025"]}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory, rubric, cpu_grading_work):
+    _sandbox_or_skip(rubric)
+    root = tmp_path_factory.mktemp("cpu-profile")
+    subs = root / "subs"
+    (subs / "naive-transpose").mkdir(parents=True)
+    shutil.copy(PLANTED / "naive_transpose" / "transpose.cu", subs / "naive-transpose")
+    (subs / "slow-reduction").mkdir()
+    shutil.copy(PLANTED / "interleaved_reduction" / "dot.cu", subs / "slow-reduction")
+    shutil.copy(REPO / "solution" / "kernels" / "transpose.cu", subs / "slow-reduction")
+    rubric_path = root / "rubric.toml"
+    rubric_path.write_text(small_rubric_text(rubric, shapes=SHAPES, limits={"build": 300, "case": 5,
+                                                                            "submission": 120}))
+    results = root / "results"
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", str(subs), "--device", "cpu", "--rubric",
+                           str(rubric_path), "--results", str(results), "--work", str(cpu_grading_work), "--seed", "7",
+                           "--jobs", "2", "--no-progress"], cwd=REPO, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return results
+
+
+def counted(results: Path, student: str) -> dict:
+    with opened(results) as store:
+        sid = int(store.submissions(student)["id"].iloc[-1])
+        rows = store.profile_runs(sid)
+        scores = store.scores([sid]).set_index("task")
+    return {r.task: r for r in rows.itertuples()}, scores
+
+
+def test_the_naive_transposes_feedback_names_its_uncoalesced_store_and_scores_as_before(graded):
+    runs, scores = counted(graded, "naive-transpose")
+    run = runs["transpose"]
+    assert run.status == "counted" and run.shape == "1024x1024" and run.dtype == "float32", run
+    assert json.loads(run.numbers)["global_store_sectors_per_needed"] == 8.0
+    assert scores.loc["transpose", "correctness"] == scores.loc["transpose", "correctness_max"]
+    page = (graded / "feedback" / "naive-transpose.md").read_text()
+    assert ("- Performance (not scored; counted on the CPU for float32 1024x1024 as a GPU would run it): your stores "
+            "touch 32.0 sectors per warp request where 4.0 would do (transpose.cu:13)") in page, page
+    assert "reproduce: `make profile TASK=transpose`" in page
+    html = (graded / "feedback" / "naive-transpose.html").read_text()
+    assert 'class="evidence performance"' in html and "(transpose.cu:13)" in html
+
+
+def test_the_interleaved_reduction_is_named_and_the_solutions_transpose_has_no_finding(graded):
+    runs, _ = counted(graded, "slow-reduction")
+    assert set(runs) == {"transpose", "dot"}  # the tasks whose cases all passed; the others are missing
+    assert json.loads(runs["transpose"].findings) == []
+    (sentence,) = json.loads(runs["dot"].findings)
+    assert "lanes of a warp are active at dot.cu:17" in sentence, sentence
+    page = (graded / "feedback" / "slow-reduction.md").read_text()
+    assert "dot.cu:17" in page and "an unknown line" not in page and "pc:0x" not in page
