@@ -42,10 +42,10 @@ NVCC_DIFFERS = {
     ("solution-matmul_tiled", "matmul_tiled_kernel", "shared load requests"),
     ("solution-matmul_tiled", "matmul_tiled_kernel", "shared load wavefronts"),
 }
-# ncu's bank-conflict count includes passes lost to other traffic, which vary from run to run (569 and 622
-# in two calls for the same launch); the CPU counts the pattern's own. Left out of the comparison.
-TIMING_DEPENDENT = {("solution-dot", "dot_kernel", "shared load wavefronts"),
-                    ("solution-dot", "dot_kernel", "shared load bank conflicts")}
+# ncu counts a few shared-memory passes the access pattern does not have (4 over 1024 loads here; for another
+# launch 569 in one call and 622 in the next): the CPU counts the pattern's own. Left out of the comparison.
+NCU_EXTRA = {("solution-dot", "dot_kernel", "shared load wavefronts"),
+             ("solution-dot", "dot_kernel", "shared load bank conflicts")}
 
 
 def make_profile(kernels: Path, tag: str, task: str, *args: str, timeout: float = 900):
@@ -174,7 +174,7 @@ def test_make_profile_on_the_solution_finds_nothing_and_agrees_with_the_gpu(tmp_
         run = f"solution-{task}"
         for g, c in profile_agreement.pair(NCU[run], cpu):
             for label, value in g["counts"].items():
-                if (run, c["kernel"], label) in NVCC_DIFFERS | TIMING_DEPENDENT:
+                if (run, c["kernel"], label) in NVCC_DIFFERS | NCU_EXTRA:
                     continue
                 assert value == c["counts"][label], (run, c["kernel"], label, value, c["counts"][label])
 
