@@ -12,6 +12,8 @@ from grader.shared import student_tools
 _profile = student_tools.load("profile")
 # Enough for every launch of any task's profile case (a few KB each); more is not a harness's doing.
 MAX_BYTES = 4 << 20
+# The sentences name lines and kernels the harness reported, which the submission could forge: kept short.
+MAX_FINDINGS, MAX_SENTENCE = 12, 600
 
 
 # The line table the harness reads, and the lines of the code addresses it names (make profile's own code).
@@ -42,5 +44,6 @@ def outcome(task: str, dtype: str, shape: str, text: str, symbolize=None) -> Pro
     reference = _profile.load_reference(_profile.REFERENCE, task)
     counted.status = ProfileStatus.COUNTED
     counted.numbers = _profile.task_numbers(kernels)
-    counted.findings = _profile.findings(kernels, task, reference)
+    counted.findings = [f if len(f) <= MAX_SENTENCE else f[:MAX_SENTENCE - 1] + "…"
+                        for f in _profile.findings(kernels, task, reference)[:MAX_FINDINGS]]
     return counted

@@ -14,7 +14,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -23,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from conftest import NPROC, SOLUTION_KERNELS, STARTER
-from test_cpu_suite import CPU_BUILD, cpu_solution_objects  # noqa: F401  (the session's CPU build of the solution)
+from test_cpu_suite import CPU_BUILD, cpu_build_with, cpu_solution_objects  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.slow
 
@@ -52,25 +51,6 @@ def make_profile(kernels: Path, tag: str, task: str, *args: str, timeout: float 
     return subprocess.run(["make", "-s", "-C", str(STARTER), f"-j{NPROC}", "profile", f"TASK={task}",
                            f"KERNELS={kernels}", f"KTAG={tag}", *args], capture_output=True, text=True,
                           timeout=timeout)
-
-
-def with_replacement(tmp_path: Path, name: str, replacement: Path, objects_from: Path) -> Path:
-    """A kernels folder: the solution's files with one replaced, the solution's CPU objects (plain and
-    --racecheck) copied with their times so that only the replaced file is compiled."""
-    kernels = tmp_path / name / "kernels"
-    kernels.mkdir(parents=True)
-    for source in SOLUTION_KERNELS.iterdir():
-        if source.name != replacement.name:
-            (kernels / source.name).symlink_to(source)
-    shutil.copy(replacement, kernels / replacement.name)
-    for sub in ("kernels", "racecheck/kernels"):
-        target = CPU_BUILD / f"perf_{name}" / sub
-        target.mkdir(parents=True, exist_ok=True)
-        for obj in (objects_from.parent / sub).glob("*.o"):
-            if obj.stem != replacement.stem:
-                shutil.copy2(obj, target / obj.name)
-    shutil.copy2(objects_from.parent / ".headers-found", CPU_BUILD / f"perf_{name}" / ".headers-found")
-    return kernels
 
 
 # --- the counts, on known patterns --------------------------------------------------------------------------
@@ -191,8 +171,8 @@ def test_make_profile_on_the_solution_finds_nothing_and_agrees_with_the_gpu(tmp_
 ])
 def test_make_profile_names_the_line_of_a_planted_performance_problem(tmp_path, cpu_solution_objects, name,
                                                                       task, words):
-    kernels = with_replacement(tmp_path, name, next((PLANTED / name).glob("*.cu")), cpu_solution_objects)
-    result = make_profile(kernels, f"perf_{name}", task)
+    kernels = cpu_build_with(tmp_path, name, next((PLANTED / name).glob("*.cu")), cpu_solution_objects)
+    result = make_profile(kernels, f"planted_{name}", task)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     findings = [line for line in result.stdout.splitlines() if line.startswith("- ")]
     assert findings, result.stdout

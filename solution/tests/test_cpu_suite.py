@@ -40,19 +40,20 @@ def cpu_solution_objects() -> Path:
 
 
 def cpu_build_with(tmp_root: Path, name: str, replacement: Path, objects_from: Path) -> Path:
-    """A kernels folder: the solution's files with one replaced; the solution's CPU objects are
-    copied (with their times) so that only the replaced file is compiled."""
+    """A kernels folder: the solution's files with one replaced; the solution's CPU objects (and its --racecheck
+    objects, where built) are copied (with their times) so that only the replaced file is compiled."""
     kernels = tmp_root / name / "kernels"
     kernels.mkdir(parents=True)
     for source in SOLUTION_KERNELS.iterdir():
         if source.name != replacement.name:
             (kernels / source.name).symlink_to(source)
     shutil.copy(replacement, kernels / replacement.name)
-    objects = CPU_BUILD / f"planted_{name}" / "kernels"
-    objects.mkdir(parents=True, exist_ok=True)
-    for obj in objects_from.glob("*.o"):
-        if obj.stem != replacement.stem:
-            shutil.copy2(obj, objects / obj.name)
+    for folder in ("kernels", "racecheck/kernels"):
+        objects = CPU_BUILD / f"planted_{name}" / folder
+        objects.mkdir(parents=True, exist_ok=True)
+        for obj in (objects_from.parent / folder).glob("*.o"):
+            if obj.stem != replacement.stem:
+                shutil.copy2(obj, objects / obj.name)
     # The header libraries were found for the solution's build: the same flags need no second look (three
     # compiler runs over doctest, nlohmann-json and CLI11 per planted bug).
     shutil.copy2(objects_from.parent / ".headers-found", objects.parent / ".headers-found")

@@ -114,6 +114,9 @@ COMMANDS: list[tuple[str, Verdict]] = [
                                                      r"(?m)^\d+ cases: 0 ok, 0 wrong, \d+ not implemented, 0 errors$")),
     (r"make resources TASK=\w+", Verdict(NOT_RUN, "asks the CUDA compiler, which is hidden here (without it it says "
                                                   "so in one line, test_dist.py)")),
+    (r"make profile TASK=\w+", Verdict(FAILS, "counts a kernel's accesses on the CPU, which needs the task done: on "
+                                             "a stub it says so in one line",
+                                      r"make profile: \w+ is not implemented yet: nothing to profile")),
     (r"make submit", Verdict(RUNS, "packs the stubs, warning that each is untouched")),
     (r"make precheck", Verdict(RUNS, "the grader's source rules")),
     (r"make (upload|history|login TOKEN=\S+)", Verdict(FAILS, "the tarball names no grading service (the rubric's "
