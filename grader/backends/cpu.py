@@ -40,6 +40,7 @@ import platform
 import re
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -303,9 +304,9 @@ class CpuBackend(LocalBackend):
         # (which accesses share a line) and names code addresses, which get their lines afterwards.
         table = run_sandboxed(self.isolation, ["sh", "-c", 'exec readelf --debug-dump=decodedline "$1" > "$2"', "sh",
                                                str(harness), str(scratch / "readelf.txt")],
-                              timeout=60, read_only=[harness], writable=[scratch])
-        if table.status == 0 and (scratch / "readelf.txt").is_file():
-            lines.write_text(counters.line_table((scratch / "readelf.txt").read_text(errors="replace")))
+                              timeout=min(60.0, timeout), read_only=[harness], writable=[scratch])
+        if table.status == 0:
+            lines.write_text(counters.line_table(_read_own_file(scratch / "readelf.txt", 256 << 20)))
         server = HarnessServer(harness, None, sandbox=self.isolation, scratch=scratch,
                                env={"CUDA_CPU_PROFILE": str(counts), "CUDA_CPU_PROFILE_LINES": str(lines)})
         try:
@@ -316,7 +317,7 @@ class CpuBackend(LocalBackend):
                 outcome.status = ProfileStatus.SKIPPED
                 outcome.message = f"not counted: its profile case ({shape}) ended {reply.get('status')}"
             else:
-                text = counts.read_text(errors="replace")[: counters.MAX_BYTES + 1] if counts.is_file() else ""
+                text = _read_own_file(counts, counters.MAX_BYTES + 1)
                 outcome = counters.outcome(task, dtype, shape, text, self._addr2line(harness, scratch))
         except HarnessFailure as failure:
             outcome.message = ("the count did not finish within its limit" if failure.kind == CaseStatus.TIMEOUT
@@ -330,10 +331,27 @@ class CpuBackend(LocalBackend):
     def _addr2line(self, harness: Path, scratch: Path):
         """A symbolizer for the counts' code addresses: addr2line on the submission's harness, in the sandbox."""
         def symbolize(addresses: list[str]) -> dict[str, str]:
-            done = run_sandboxed(self.isolation, ["addr2line", "-a", "-i", "-e", str(harness), *addresses[:4096]],
-                                 timeout=60, read_only=[harness], writable=[scratch])
+            try:
+                done = run_sandboxed(self.isolation, ["addr2line", "-a", "-i", "-e", str(harness),
+                                                      *addresses[:4096]],
+                                     timeout=60, read_only=[harness], writable=[scratch])
+            except OSError:
+                return {}
             return counters.places(done.stdout) if done.status == 0 else {}
         return symbolize
+
+
+def _read_own_file(path: Path, limit: int) -> str:
+    """At most `limit` bytes of a file the sandbox wrote, as text; "" unless it is a plain file there (never a
+    link the code inside left, which could point at any file the grader may read)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return ""
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return ""
+        return f.read(limit).decode(errors="replace")
 
 
 class CpuKind(Kind):

@@ -363,7 +363,6 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
             # On the CPU backend its own checks run in compute-sanitizer's place (CpuBackend.sanitize).
             result.sanitizer += _sanitize_task(sub, build, backend, gpu, rubric, policy, result.cases, seed, deadline,
                                                budget)
-            result.profiles += _profile_task(sub, build, backend, rubric, policy, result.cases, seed, deadline, budget)
             if not timed:  # correctness only: no timed cases
                 continue
             correct = all(c.passed for c in result.cases if c.task == policy.id and c.kind == "correctness")
@@ -388,6 +387,9 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                     tell()
     finally:
         student.close()
+    # The performance counters (feedback only) after every scored case: the time they take is never a case's.
+    for policy in rubric.tasks:
+        result.profiles += _profile_task(sub, build, backend, rubric, policy, result.cases, seed, deadline, budget)
     tell()
     name_folders_as_the_student_does(result, build)
     cap_stored(result, int(rubric.limits.message_kib * 1024), int(rubric.limits.stored_kib * 1024))
@@ -465,8 +467,8 @@ def _sanitize_task(sub: Submission, build: BuildResult, backend: Backend, gpu: s
 def _profile_task(sub: Submission, build: BuildResult, backend: Backend, rubric: Rubric, policy, cases: list[CaseOutcome],
                   seed: int, deadline: float, budget: TimeBudget | None = None) -> list[ProfileOutcome]:
     """make profile's counters on the task's profile case, where the backend counts (the CPU's) and every correctness
-    case of the task passed (the counts of a wrong kernel would mislead); feedback only. Within the submission's
-    time, like the sanitizer's runs."""
+    case of the task passed (the counts of a wrong kernel would mislead); feedback only. Run after every scored
+    case, in what is left of the submission's time."""
     own = [c for c in cases if c.task == policy.id and c.kind == "correctness"]
     if not policy.profile or not own or not all(c.passed for c in own):
         return []

@@ -30,20 +30,23 @@ def outcome(task: str, dtype: str, shape: str, text: str, symbolize=None) -> Pro
         counted.message = f"the counts were over {MAX_BYTES >> 20} MiB: not read"
         return counted
     try:
-        launches = [json.loads(line) for line in text.splitlines() if line.strip()]
+        launches = _profile.checked([json.loads(line) for line in text.splitlines() if line.strip()])
+        if _profile.too_many(launches):
+            counted.message = _profile.too_many(launches)
+            return counted
         if symbolize is not None:
             _profile.resolve_pcs(launches, symbolize)
         rules, gpu, _ = _profile.load_occupancy()
         kernels = _profile.summarize(launches, gpu, rules)
-    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        if not kernels:
+            counted.message = "no kernel launch was counted"
+            return counted
+        reference = _profile.load_reference(_profile.REFERENCE, task)
+        numbers = _profile.task_numbers(kernels)
+        findings = _profile.findings(kernels, task, reference)
+    except Exception as e:  # the file is the submission's to write: whatever it holds, one line, never a traceback
         counted.message = f"the counts could not be read ({type(e).__name__})"
         return counted
-    if not kernels:
-        counted.message = "no kernel launch was counted"
-        return counted
-    reference = _profile.load_reference(_profile.REFERENCE, task)
-    counted.status = ProfileStatus.COUNTED
-    counted.numbers = _profile.task_numbers(kernels)
-    counted.findings = [f if len(f) <= MAX_SENTENCE else f[:MAX_SENTENCE - 1] + "…"
-                        for f in _profile.findings(kernels, task, reference)[:MAX_FINDINGS]]
+    counted.status, counted.numbers = ProfileStatus.COUNTED, numbers
+    counted.findings = [f if len(f) <= MAX_SENTENCE else f[:MAX_SENTENCE - 1] + "…" for f in findings[:MAX_FINDINGS]]
     return counted

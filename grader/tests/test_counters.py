@@ -45,3 +45,37 @@ def test_forged_names_cannot_make_the_feedback_long():
     done = counters.outcome("transpose", "float32", "1024x1024", lines)
     assert len(done.findings) <= counters.MAX_FINDINGS
     assert all(len(f) <= counters.MAX_SENTENCE for f in done.findings)
+
+
+def forged(**change) -> str:
+    one = launch()
+    for key, value in change.items():
+        if key.startswith("site_"):
+            one["sites"][0][key[5:]] = value
+        else:
+            one[key] = value
+    return json.dumps(one)
+
+
+def test_forged_counts_that_would_break_the_arithmetic_are_one_line():
+    """What a submission could write into its counts file: each is refused in one line (review of issue 31)."""
+    for text in (forged(static_shared_bytes=-1024), forged(site_instructions=0), forged(site_instructions=-100),
+                 forged(site_sectors=10 ** 400), "[" * 100_000 + "]" * 100_000, forged(block=[10 ** 10, "ab", 1]),
+                 forged(block=[2048, 1, 1]), forged(site_space="texture"), forged(site_at=["a list"]),
+                 forged(kernel="K" * 10_000)):
+        done = counters.outcome("transpose", "float32", "1024x1024", text)
+        assert done.status == ProfileStatus.FAILED and done.message.startswith("the counts could not be read"), \
+            (text[:60], done.message)
+
+
+def test_a_forged_code_address_is_never_handed_to_the_symbolizer():
+    asked = []
+    done = counters.outcome("transpose", "float32", "1024x1024", forged(site_at="pc:" + "f" * 200),
+                            lambda addresses: asked.extend(addresses) or {})
+    assert asked == [] and done.status == ProfileStatus.COUNTED and "(an unknown line)" in done.findings[0]
+
+
+def test_a_kernel_too_big_to_count_says_so():
+    done = counters.outcome("transpose", "float32", "1024x1024", forged(too_many_accesses=4194304, sites=[]))
+    assert done.status == ProfileStatus.FAILED
+    assert "made more than 4,194,304 memory accesses in one block: too many to count" in done.message

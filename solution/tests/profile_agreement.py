@@ -160,10 +160,15 @@ def occupancy_rows(pairs: list[tuple[dict, dict]], run: str) -> list[dict]:
 
 
 def pair(gpu: list[dict], cpu: list[dict]) -> list[tuple[dict, dict]]:
-    """The GPU's launches of the kernels the CPU counted (the harness's own kernels have no CPU side), in order."""
-    names = {c["kernel"] for c in cpu}
-    mine = [g for g in gpu if g["kernel"] in names]
-    return list(zip(mine, cpu))
+    """Each CPU launch with the GPU's next launch of the same kernel (the harness's own kernels have no CPU side,
+    and a kernel one side ran alone pairs with nothing)."""
+    pairs, start = [], 0
+    for c in cpu:
+        match = next((i for i in range(start, len(gpu)) if gpu[i]["kernel"] == c["kernel"]), None)
+        if match is not None:
+            pairs.append((gpu[match], c))
+            start = match + 1
+    return pairs
 
 
 # --- the CPU side -------------------------------------------------------------------------------------------

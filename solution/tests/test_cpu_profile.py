@@ -122,6 +122,40 @@ def test_the_counts_do_not_depend_on_the_thread_schedule(patterns, schedule):
     assert again == {k: v for k, v in patterns.items() if k != "_program"}
 
 
+TOO_MANY = r"""
+#include "cuda_check.h"
+__global__ void one_warp_reads_everything(const float* in, float* out, int n) {
+    float sum = 0.0f;
+    for (int i = threadIdx.x; i < n; i += 32) sum += in[i];
+    out[threadIdx.x] = sum;
+}
+int main() {
+    const int n = 1 << 23;  // 8 M loads in one block: over the 4 M the counters keep
+    float *in, *out;
+    CUDA_CHECK(cudaMalloc(&in, n * sizeof(float)));
+    CUDA_CHECK(cudaMemset(in, 0, n * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&out, 32 * sizeof(float)));
+    one_warp_reads_everything<<<1, 32>>>(in, out, n);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return 0;
+}
+"""
+
+
+def test_a_block_too_big_to_count_is_said_and_not_counted_in_part(tmp_path):
+    source = tmp_path / "big.cu"
+    source.write_text(TOO_MANY)
+    driver = [sys.executable, str(STARTER / "cpu" / "cudacpu.py")]
+    subprocess.run([*driver, "compile", "--racecheck", "-I", str(STARTER / "include"), "-O2", "-c", str(source),
+                    "-o", str(tmp_path / "big.o")], check=True)
+    subprocess.run([*driver, "link", "--racecheck", "-o", str(tmp_path / "big"), str(tmp_path / "big.o")], check=True)
+    lines = tmp_path / "big.jsonl"
+    subprocess.run([str(tmp_path / "big")], check=True, env={**os.environ, "CUDA_CPU_PROFILE": str(lines)})
+    (launch,) = map(json.loads, lines.read_text().splitlines())
+    assert launch["too_many_accesses"] == 4 << 20 and launch["sites"] == [], launch
+
+
 def test_the_patterns_agree_with_nsight_compute(patterns):
     cpu = [{"kernel": k, "counts": profile_agreement.cpu_counts(d)} for k, d in patterns.items() if k != "_program"]
     unequal, compared = [], 0

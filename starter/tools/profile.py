@@ -31,6 +31,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -113,6 +114,59 @@ class Kernel:
                 for name in ("instructions", "lanes", "lane_slots", "divergent", "used", "ideal"):
                     setattr(t, name, getattr(t, name) + getattr(s, name))
         return t
+
+
+_OPS = {("global", "load"), ("global", "store"), ("global", "atomic"), ("shared", "load"), ("shared", "store"),
+        ("shared", "atomic")}
+_COUNTS = ("instructions", "lanes", "lane_slots", "divergent")
+
+
+def checked(launches: list) -> list[dict]:
+    """The launches as the runtime writes them, or ValueError naming what is not: the file is the program's, and
+    the grader reads it from a submission's run."""
+    def count(v, most: int = 1 << 62) -> int:
+        if type(v) is not int or not 0 <= v <= most:
+            raise ValueError(f"not a count: {str(v)[:40]}")
+        return v
+
+    def text(v, most: int = 300) -> str:
+        if not isinstance(v, str) or len(v) > most:
+            raise ValueError("not a short text")
+        return v
+
+    if not isinstance(launches, list):
+        raise ValueError("not a list of launches")
+    for launch in launches:
+        if not isinstance(launch, dict) or not isinstance(launch.get("sites"), list):
+            raise ValueError("a launch without sites")
+        text(launch.get("kernel")), text(launch.get("launched_at"))
+        block = launch.get("block")
+        if not isinstance(block, list) or len(block) != 3 or any(count(b, 1024) < 1 for b in block) \
+                or block[0] * block[1] * block[2] > 1024:
+            raise ValueError("not a block of 1 to 1024 threads")
+        count(launch.get("static_shared_bytes"), 1 << 24), count(launch.get("dynamic_shared_bytes"), 1 << 24)
+        if "too_many_accesses" in launch:
+            count(launch["too_many_accesses"])
+        for site in launch["sites"]:
+            if not isinstance(site, dict) or (site.get("space"), site.get("op")) not in _OPS:
+                raise ValueError("a site of no known memory space and operation")
+            text(site.get("at"))
+            for name in _COUNTS + (("wavefronts", "ideal_wavefronts") if site["space"] == "shared"
+                                   else ("sectors", "ideal_sectors")):
+                count(site.get(name))
+            if site["instructions"] < 1:
+                raise ValueError("a site without instructions")
+    return launches
+
+
+def too_many(launches: list[dict]) -> str:
+    """Why the launches were not counted ("" when they were): a block made more accesses than the runtime keeps."""
+    for launch in launches:
+        if "too_many_accesses" in launch:
+            return (f"{launch['kernel']} (launched at {launch['launched_at']}) made more than "
+                    f"{launch['too_many_accesses']:,} memory accesses in one block: too many to count (the counters "
+                    "keep a block's accesses until it ends); with fewer elements per block it can be counted")
+    return ""
 
 
 def summarize(launches: list[dict], gpu=None, occupancy_rules=None) -> list[Kernel]:
@@ -204,7 +258,7 @@ def findings(kernels: list[Kernel], task: str, reference: dict | None) -> list[s
             out.append(f"your {verb} touch {t.per_request():.1f} sectors per warp request where "
                        f"{t.ideal_per_request():.1f} would do ({s.at}): {_coalescing_advice(task, verb)}")
     if _worse(mine["shared_passes_per_needed"], ref.get("shared_passes_per_needed")):
-        sites = [s for k in kernels for s in k.sites.values() if s.kind.startswith("shared")
+        sites = [s for k in kernels for s in k.sites.values() if s.kind in ("shared load", "shared store")
                  and (s.totals.efficiency() or 1) <= POOR_EFFICIENCY]
         for s in sorted(sites, key=lambda s: s.totals.efficiency() or 1)[:MAX_SITES]:
             t = s.totals
@@ -341,15 +395,20 @@ def places_from_addr2line(text: str) -> dict[str, str]:
 def resolve_pcs(launches: list[dict], symbolize) -> None:
     """Gives the sites named by a code address ("pc:0x1a2b", a return address) their line, in place, with
     `symbolize(["0x1a2a", ...]) -> {"0x1a2a": "file.cu:12"}` (the call's own instruction, one byte back)."""
-    wanted = sorted({s["at"][3:] for launch in launches for s in launch["sites"] if s["at"].startswith("pc:")})
+    pcs = {s["at"][3:] for launch in launches for s in launch["sites"] if s["at"].startswith("pc:")}
+    wanted = sorted(pc for pc in pcs if re.fullmatch(r"0x[0-9a-f]{1,16}", pc))
     if not wanted:
+        for launch in launches:
+            for s in launch["sites"]:
+                if s["at"].startswith("pc:"):
+                    s["at"] = "an unknown line"
         return
     calls = {pc: hex(int(pc, 16) - 1) for pc in wanted}
     found = symbolize(sorted(set(calls.values())))
     for launch in launches:
         for s in launch["sites"]:
             if s["at"].startswith("pc:"):
-                s["at"] = found.get(calls[s["at"][3:]]) or "an unknown line"
+                s["at"] = found.get(calls.get(s["at"][3:], "")) or "an unknown line"
 
 
 def addr2line_here(harness: Path):
@@ -398,6 +457,9 @@ def run_profile(harness: Path, task: str, dtype: str, timeout: float = RUN_TIMEO
         except subprocess.TimeoutExpired:
             raise ProfileError(f"{task} ran longer than {timeout:.0f} s on its profile shape: make test first "
                                "(does a kernel hang?)") from None
+        except OSError as e:
+            raise ProfileError(f"cannot run {harness}: {e.strerror or e}; make clean, then make test, builds it "
+                               "again") from None
         launches = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
         records = [json.loads(line) for line in cases.read_text().splitlines()] if cases.exists() else []
     case = next((r for r in records if r.get("record") == "case"), None)
@@ -418,6 +480,12 @@ def run_profile(harness: Path, task: str, dtype: str, timeout: float = RUN_TIMEO
     if not launches:
         raise ProfileError(f"{task} launched no kernel that was counted: is {harness} built with --racecheck "
                            "(make test builds it)?")
+    try:
+        checked(launches)
+    except ValueError as e:
+        raise ProfileError(f"the counts the harness wrote are not as the CPU backend writes them ({e})") from None
+    if too_many(launches):
+        raise ProfileError(too_many(launches))
     resolve_pcs(launches, addr2line_here(harness))
     return launches
 
@@ -510,7 +578,11 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print("No finding: the accesses are as coalesced, conflict-free and converged as the solution's.")
     if args.json:
-        args.json.write_text(json.dumps({k: v for k, v in result.items() if k != "kernels"}, indent=1))
+        try:
+            args.json.write_text(json.dumps({k: v for k, v in result.items() if k != "kernels"}, indent=1))
+        except OSError as e:
+            print(f"make profile: cannot write {args.json}: {e.strerror or e}", file=sys.stderr)
+            return 1
     return 0
 
 

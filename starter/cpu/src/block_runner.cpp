@@ -89,13 +89,12 @@ void BlockRunner::run_blocks(LaunchState& launch) {
     BlockRunner* previous = t_runner;
     t_runner = this;
     prepare(launch);
-    recorder_ = profile_attach(this);
+    recorder_ = profile_attach(launch);
     while (!launch.failed.load(std::memory_order_relaxed)) {
         const std::uint64_t i = launch.next_block.fetch_add(1, std::memory_order_relaxed);
         if (i >= launch.block_count) break;
         run_block(launch.schedule.block_at(i, launch.block_count));
     }
-    profile_detach(recorder_, arena_.static_bytes());
     recorder_ = nullptr;
     t_runner = previous;
     launch_ = nullptr;
@@ -135,7 +134,10 @@ void BlockRunner::run_block(std::uint64_t b) {
             continue;
         }
         if (block_failed_ || launch_->failed.load(std::memory_order_relaxed)) break;
-        if (done_ == n_) return;
+        if (done_ == n_) {
+            profile_block_done(recorder_, n_, arena_.static_bytes());
+            return;
+        }
         if (resolve_activemask()) continue;
         fail_from_scheduler(cudaErrorLaunchFailure, deadlock_report());
         break;
@@ -215,7 +217,7 @@ void BlockRunner::thread_returned(int t) {
     ++done_;
     Warp& warp = warps_[t / 32];
     warp.exited |= 1u << (t % 32);
-    if (recorder_ && warp.exited == warp.exists) profile_flush(recorder_, t / 32, n_);
+    if (recorder_ && warp.exited == warp.exists) profile_converged(recorder_, t / 32);
     if (first_exited_ < 0) first_exited_ = t;
     if (arrived_ > 0)
         fail_from_thread(cudaErrorLaunchFailure,
@@ -276,7 +278,7 @@ void BlockRunner::release_barrier(detail::BarrierKind kind) {
         scratch_[i] = i;
     }
     arrived_ = 0;
-    profile_flush(recorder_, -1, n_);
+    profile_converged(recorder_, -1);
     ++barrier_epoch_;
     enqueue_group(scratch_.data(), n_);
 }

@@ -163,6 +163,7 @@ cudaError_t run_kernel(const LaunchSite& site, const KernelIdentity& id, dim3 gr
         const bool racecheck = racecheck_enabled();
         // A profiled launch is counted instead of race-checked (profile.h); both need the device memory's ranges.
         const bool profile = racecheck && profile_enabled();
+        launch.profiled = profile;
         if (racecheck) racecheck_begin(launch);
         if (profile) profile_begin(launch);
         WorkerPool::instance().run(launch);

@@ -22,6 +22,7 @@ struct LaunchState {
     Schedule schedule;
     std::uint64_t block_count = 0;
     int threads_per_block = 0;
+    bool profiled = false;  // counted by the performance counters (profile.h) instead of race-checked
 
     std::atomic<std::uint64_t> next_block{0};
     std::atomic<bool> failed{false};

@@ -151,33 +151,66 @@ void count_shared(const Event* const* lanes, int n, Counts& c) {
 
 }  // namespace
 
+// A block's accesses beyond this many (about 100 MB of them) are not kept: the launch's line says the kernel
+// was too much to count, rather than counting part of it.
+constexpr std::size_t kMaxEvents = std::size_t(4) << 20;
+
 class WarpRecorder {
 public:
     // Accesses are kept per warp until its lanes are together again.
     void record(int thread, const Event& e) {
+        if (overflow) return;
+        if (++pending_ > kMaxEvents) {
+            overflow = true;
+            discard();
+            return;
+        }
         const std::size_t w = static_cast<std::size_t>(thread) / 32;
         if (w >= warps_.size()) warps_.resize(w + 1);
         warps_[w].push_back(e);
     }
 
-    void flush(int warp, int threads_per_block) {
+    // Warp `warp` (or every warp: -1) is together again: its accesses since the last time are one stretch,
+    // counted when the block is done. Called on the CUDA thread's own (small) stack: it only moves vectors.
+    void close_stretch(int warp) {
         if (warp < 0) {
-            for (std::size_t w = 0; w < warps_.size(); ++w) flush_warp(static_cast<int>(w), threads_per_block);
+            for (std::size_t w = 0; w < warps_.size(); ++w) close_one(static_cast<int>(w));
         } else if (static_cast<std::size_t>(warp) < warps_.size()) {
-            flush_warp(warp, threads_per_block);
+            close_one(warp);
         }
+    }
+
+    // The block is done: counts its stretches, on the worker's own stack, outside any CUDA thread.
+    void block_done(int threads_per_block, std::size_t static_shared) {
+        static_shared_bytes = std::max(static_shared_bytes, static_shared);
+        close_stretch(-1);
+        for (Stretch& s : stretches_) flush_warp(s.warp, s.events, threads_per_block);
+        stretches_.clear();
+        pending_ = 0;
     }
 
     void discard() {
         for (auto& events : warps_) events.clear();
+        stretches_.clear();
+        pending_ = 0;
     }
 
     std::unordered_map<std::uint64_t, Counts> sites;
     std::size_t static_shared_bytes = 0;
+    bool overflow = false;  // a block made more accesses than kMaxEvents: the launch is not counted
 
 private:
-    void flush_warp(int warp, int threads_per_block) {
-        std::vector<Event>& events = warps_[warp];
+    struct Stretch {
+        int warp;
+        std::vector<Event> events;
+    };
+
+    void close_one(int warp) {
+        if (!warps_[warp].empty()) stretches_.push_back(Stretch{warp, std::move(warps_[warp])});
+        warps_[warp].clear();
+    }
+
+    void flush_warp(int warp, std::vector<Event>& events, int threads_per_block) {
         if (events.empty()) return;
         const int slots = std::min(32, threads_per_block - 32 * warp);
         // The k of each access: how often its lane had executed the instruction before.
@@ -291,6 +324,8 @@ private:
     std::unordered_map<KeyK, Candidate, KeyKHash> candidates_;
     std::unordered_map<const void*, int> line_ids_;
     std::vector<std::vector<Event>> warps_;
+    std::vector<Stretch> stretches_;
+    std::size_t pending_ = 0;
     std::vector<Member> members_;
     std::unordered_map<std::uint64_t, std::array<std::uint32_t, 32>> seen_;
 };
@@ -303,7 +338,9 @@ std::string g_path;       // where lines go ("-": kept only as the last line)
 std::string g_last_line;  // the last profiled launch's line
 bool g_env_read = false;
 std::vector<std::unique_ptr<WarpRecorder>> g_recorders;  // the current launch's
-std::unordered_map<const void*, std::string> g_places;     // code address -> "file.cu:12"
+// Code address -> "file.cu:12", under their own lock: symbolizing runs addr2line, never under g_mutex.
+std::mutex g_places_mutex;
+std::unordered_map<const void*, std::string> g_places;
 
 void read_environment() {
     if (g_env_read) return;
@@ -345,18 +382,20 @@ std::uintptr_t offset_of(const void* pc, std::string* object = nullptr) {
 
 // "file.cu:12"; where this process cannot symbolize (a sandbox that runs no other program: addr2line),
 // "pc:0x1a2b", the return address's offset, for the reader to symbolize (tools/profile.py's resolve_pcs).
-const std::string& place_of(const void* pc) {
-    auto it = g_places.find(pc);
-    if (it == g_places.end()) {
-        std::string at = symbolize(pc, false);
-        if (at.empty()) {
-            char buf[32];
-            std::snprintf(buf, sizeof buf, "pc:0x%lx", static_cast<unsigned long>(offset_of(pc)));
-            at = buf;
-        }
-        it = g_places.emplace(pc, at).first;
+std::string place_of(const void* pc) {
+    {
+        std::lock_guard<std::mutex> lock(g_places_mutex);
+        auto it = g_places.find(pc);
+        if (it != g_places.end()) return it->second;
     }
-    return it->second;
+    std::string at = symbolize(pc, false);
+    if (at.empty()) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "pc:0x%lx", static_cast<unsigned long>(offset_of(pc)));
+        at = buf;
+    }
+    std::lock_guard<std::mutex> lock(g_places_mutex);
+    return g_places.emplace(pc, at).first->second;
 }
 
 // CUDA_CPU_PROFILE_LINES=FILE: the executable's line table ("0x1a2b file.cu:12" per line, by address), which
@@ -393,8 +432,6 @@ LineTable& line_table() {
 int WarpRecorder::line_id(const void* pc) {
     auto it = line_ids_.find(pc);
     if (it != line_ids_.end()) return it->second;
-    static std::unordered_map<std::string, int> ids;
-    std::lock_guard<std::mutex> lock(g_mutex);
     int id;
     const LineTable& table = line_table();
     if (table.loaded) {
@@ -403,7 +440,10 @@ int WarpRecorder::line_id(const void* pc) {
         auto row = std::upper_bound(table.starts.begin(), table.starts.end(), std::make_pair(at, INT32_MAX));
         id = row == table.starts.begin() ? -1 - static_cast<int>(line_ids_.size()) : std::prev(row)->second;
     } else {
-        id = ids.emplace(place_of(pc), static_cast<int>(ids.size())).first->second;
+        const std::string place = place_of(pc);
+        static std::unordered_map<std::string, int> ids;
+        std::lock_guard<std::mutex> lock(g_places_mutex);
+        id = ids.emplace(place, static_cast<int>(ids.size())).first->second;
     }
     line_ids_.emplace(pc, id);
     return id;
@@ -415,8 +455,10 @@ namespace {
 std::string launch_line(const LaunchState& launch) {
     std::map<std::tuple<std::string, bool, int>, Counts> by_line;
     std::size_t static_shared = 0;
+    bool overflow = false;
     for (const auto& r : g_recorders) {
         static_shared = std::max(static_shared, r->static_shared_bytes);
+        overflow = overflow || r->overflow;
         for (const auto& [key, counts] : r->sites) {
             const void* pc = reinterpret_cast<const void*>(key >> 3);
             by_line[{place_of(pc), (key & 4) != 0, static_cast<int>(key & 3)}].add(counts);
@@ -427,7 +469,10 @@ std::string launch_line(const LaunchState& launch) {
                        ",\"grid\":" + dims(launch.grid) + ",\"block\":" + dims(launch.block) +
                        ",\"dynamic_shared_bytes\":" + std::to_string(launch.dynamic_shared_bytes) +
                        ",\"static_shared_bytes\":" + std::to_string(static_shared) +
-                       ",\"launch_bounds\":" + std::to_string(launch.id.max_threads) + ",\"sites\":[";
+                       ",\"launch_bounds\":" + std::to_string(launch.id.max_threads);
+    if (overflow)  // counted in part, it would mislead: said instead
+        return line + ",\"too_many_accesses\":" + std::to_string(kMaxEvents) + ",\"sites\":[]}";
+    line += ",\"sites\":[";
     bool first = true;
     for (const auto& [where_, c] : by_line) {
         const auto& [at, shared, op] = where_;
@@ -459,15 +504,15 @@ void profile_begin(const LaunchState&) {
     g_recorders.clear();
 }
 
-WarpRecorder* profile_attach(const BlockRunner*) {
-    if (!g_requested.load(std::memory_order_relaxed)) return nullptr;
+WarpRecorder* profile_attach(const LaunchState& launch) {
+    if (!launch.profiled) return nullptr;
     std::lock_guard<std::mutex> lock(g_mutex);
     g_recorders.push_back(std::make_unique<WarpRecorder>());
     return g_recorders.back().get();
 }
 
-void profile_detach(WarpRecorder* recorder, std::size_t static_shared_bytes) {
-    if (recorder) recorder->static_shared_bytes = static_shared_bytes;
+void profile_block_done(WarpRecorder* recorder, int threads_per_block, std::size_t static_shared_bytes) {
+    if (recorder) recorder->block_done(threads_per_block, static_shared_bytes);
 }
 
 void profile_record(WarpRecorder* recorder, int thread, const void* pc, std::uintptr_t address, std::size_t size,
@@ -477,8 +522,8 @@ void profile_record(WarpRecorder* recorder, int thread, const void* pc, std::uin
                                    op, shared});
 }
 
-void profile_flush(WarpRecorder* recorder, int warp, int threads_per_block) {
-    if (recorder) recorder->flush(warp, threads_per_block);
+void profile_converged(WarpRecorder* recorder, int warp) {
+    if (recorder) recorder->close_stretch(warp);
 }
 
 void profile_discard(WarpRecorder* recorder) {

@@ -14,7 +14,6 @@
 
 namespace cudacpu {
 
-class BlockRunner;
 class WarpRecorder;  // one worker's accesses and counts during a profiled launch
 
 enum class AccessOp : std::uint8_t { kLoad, kStore, kAtomic };
@@ -26,18 +25,20 @@ void profile_begin(const LaunchState& launch);
 // Merges the workers' counts and writes the launch's line (nothing if it failed).
 void profile_end(const LaunchState& launch);
 
-// The recorder `runner` uses for the current profiled launch, or nullptr.
-WarpRecorder* profile_attach(const BlockRunner* runner);
-// The runner is done with the launch; `static_shared_bytes` is what its blocks declared.
-void profile_detach(WarpRecorder* recorder, std::size_t static_shared_bytes);
+// The recorder a worker uses for `launch`, or nullptr when the launch is not profiled.
+WarpRecorder* profile_attach(const LaunchState& launch);
 
 // One access by thread `thread` of the running block. Shared-memory offsets are
 // from the block's shared memory base (banks only depend on the offset).
 void profile_record(WarpRecorder* recorder, int thread, const void* pc, std::uintptr_t address, std::size_t size,
                     AccessOp op, bool shared);
 // Warp `warp` (every warp: -1) has reached a point where its lanes are back
-// together (a __syncthreads(), or all of them returned): count its accesses.
-void profile_flush(WarpRecorder* recorder, int warp, int threads_per_block);
+// together (a __syncthreads(), or all of them returned). Cheap: called on the
+// CUDA thread's own stack, it only closes the warp's stretch of accesses.
+void profile_converged(WarpRecorder* recorder, int warp);
+// The block is done (called from the worker's scheduler, not from a CUDA
+// thread): its stretches are counted; `static_shared_bytes`, what it declared.
+void profile_block_done(WarpRecorder* recorder, int threads_per_block, std::size_t static_shared_bytes);
 // A block starts: accesses left from one that failed are dropped.
 void profile_discard(WarpRecorder* recorder);
 
