@@ -173,13 +173,22 @@ def pair(gpu: list[dict], cpu: list[dict]) -> list[tuple[dict, dict]]:
 
 # --- the CPU side -------------------------------------------------------------------------------------------
 
+PATTERNS = STARTER / "cpu" / "tests" / "profile" / "patterns.cu"
+
+
+def build_counting_program(source: Path, program: Path) -> Path:
+    """A one-file CUDA program built by the CPU backend for counting (--racecheck), at `program`."""
+    driver = [sys.executable, str(STARTER / "cpu" / "cudacpu.py")]
+    obj = program.with_suffix(".o")
+    subprocess.run([*driver, "compile", "--racecheck", "-I", str(STARTER / "include"), "-O2", "-c", str(source),
+                    "-o", str(obj)], check=True)
+    subprocess.run([*driver, "link", "--racecheck", "-o", str(program), str(obj)], check=True)
+    return program
+
+
 def run_cpu(out: Path, build: str = "build/profile-agreement") -> None:
     out.mkdir(parents=True, exist_ok=True)
-    driver = [sys.executable, str(STARTER / "cpu" / "cudacpu.py")]
-    obj, program = out / "patterns.o", out / "patterns"
-    subprocess.run([*driver, "compile", "--racecheck", "-I", str(STARTER / "include"), "-O2", "-c",
-                    str(STARTER / "cpu" / "tests" / "profile" / "patterns.cu"), "-o", str(obj)], check=True)
-    subprocess.run([*driver, "link", "--racecheck", "-o", str(program), str(obj)], check=True)
+    program = build_counting_program(PATTERNS, out / "patterns")
     (out / "patterns.jsonl").unlink(missing_ok=True)
     subprocess.run([str(program)], check=True, env={**os.environ, "CUDA_CPU_PROFILE": str(out / "patterns.jsonl")},
                    stdout=subprocess.DEVNULL)

@@ -10,7 +10,6 @@
 CPU-only; builds with g++ (slow tier)."""
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
@@ -58,12 +57,9 @@ def make_profile(kernels: Path, tag: str, task: str, *args: str, timeout: float 
 @pytest.fixture(scope="module")
 def patterns(tmp_path_factory) -> dict[str, dict]:
     """The pattern program built with --racecheck and run with counting on: each kernel's launch line."""
-    out = tmp_path_factory.mktemp("patterns")
-    driver = [sys.executable, str(STARTER / "cpu" / "cudacpu.py")]
-    subprocess.run([*driver, "compile", "--racecheck", "-I", str(STARTER / "include"), "-O2", "-c",
-                    str(STARTER / "cpu" / "tests" / "profile" / "patterns.cu"), "-o", str(out / "p.o")], check=True)
-    subprocess.run([*driver, "link", "--racecheck", "-o", str(out / "p"), str(out / "p.o")], check=True)
-    return {**run_patterns(out / "p"), "_program": out / "p"}
+    program = profile_agreement.build_counting_program(profile_agreement.PATTERNS,
+                                                       tmp_path_factory.mktemp("patterns") / "p")
+    return {**run_patterns(program), "_program": program}
 
 
 def run_patterns(program: Path, env: dict | None = None) -> dict:
@@ -146,12 +142,9 @@ int main() {
 def test_a_block_too_big_to_count_is_said_and_not_counted_in_part(tmp_path):
     source = tmp_path / "big.cu"
     source.write_text(TOO_MANY)
-    driver = [sys.executable, str(STARTER / "cpu" / "cudacpu.py")]
-    subprocess.run([*driver, "compile", "--racecheck", "-I", str(STARTER / "include"), "-O2", "-c", str(source),
-                    "-o", str(tmp_path / "big.o")], check=True)
-    subprocess.run([*driver, "link", "--racecheck", "-o", str(tmp_path / "big"), str(tmp_path / "big.o")], check=True)
+    program = profile_agreement.build_counting_program(source, tmp_path / "big")
     lines = tmp_path / "big.jsonl"
-    subprocess.run([str(tmp_path / "big")], check=True, env={**os.environ, "CUDA_CPU_PROFILE": str(lines)})
+    subprocess.run([str(program)], check=True, env={**os.environ, "CUDA_CPU_PROFILE": str(lines)})
     (launch,) = map(json.loads, lines.read_text().splitlines())
     assert launch["too_many_accesses"] == 4 << 20 and launch["sites"] == [], launch
 
@@ -229,10 +222,9 @@ def test_make_profile_explains_what_it_cannot_profile_in_one_line(cpu_solution_o
 
 
 def test_the_solution_s_profile_reference_is_today_s(cpu_solution_objects):
+    from handout.record import solution_sha256  # the stamp the measured record carries, hashed the same way
     record = json.loads((STARTER / "bench" / "profile-reference.json").read_text())
-    lines = "".join(f"{hashlib.sha256(f.read_bytes()).hexdigest()}  {f.name}\n"
-                    for f in sorted(SOLUTION_KERNELS.glob("*.cu"), key=lambda f: f.name.encode()))
-    assert record["solution_sha256"] == hashlib.sha256(lines.encode()).hexdigest(), \
+    assert record["solution_sha256"] == solution_sha256(SOLUTION_KERNELS), \
         "solution/kernels changed: run make profile-reference and commit starter/bench/profile-reference.json"
     spec = importlib.util.spec_from_file_location("starter_tools_profile", STARTER / "tools" / "profile.py")
     student_profile = importlib.util.module_from_spec(spec)

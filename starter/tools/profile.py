@@ -27,6 +27,7 @@ Standard library only: it ships with the starter.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import importlib.util
 import json
@@ -63,6 +64,10 @@ class Totals:
     divergent: int = 0
     used: int = 0   # sectors (global) or wavefronts (shared)
     ideal: int = 0  # the same if the bytes were packed (global) or conflict-free (shared)
+
+    def merge(self, other: "Totals") -> None:
+        for name in ("instructions", "lanes", "lane_slots", "divergent", "used", "ideal"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def add(self, site: dict) -> None:
         self.instructions += site["instructions"]
@@ -109,15 +114,12 @@ class Kernel:
     def total(self, *kinds: str) -> Totals:
         t = Totals()
         for k in kinds:
-            s = self.kinds.get(k)
-            if s:
-                for name in ("instructions", "lanes", "lane_slots", "divergent", "used", "ideal"):
-                    setattr(t, name, getattr(t, name) + getattr(s, name))
+            if k in self.kinds:
+                t.merge(self.kinds[k])
         return t
 
 
-_OPS = {("global", "load"), ("global", "store"), ("global", "atomic"), ("shared", "load"), ("shared", "store"),
-        ("shared", "atomic")}
+_OPS = {tuple(kind.split()) for kind in KINDS}  # (space, op)
 _COUNTS = ("instructions", "lanes", "lane_slots", "divergent")
 
 
@@ -208,9 +210,7 @@ def task_numbers(kernels: list[Kernel]) -> dict:
     def total(kinds) -> Totals:
         t = Totals()
         for k in kernels:
-            part = k.total(*kinds)
-            for name in ("instructions", "lanes", "lane_slots", "divergent", "used", "ideal"):
-                setattr(t, name, getattr(t, name) + getattr(part, name))
+            t.merge(k.total(*kinds))
         return t
 
     def used_per_needed(kinds) -> float | None:
@@ -270,12 +270,10 @@ def findings(kernels: list[Kernel], task: str, reference: dict | None) -> list[s
                        "tile); pad each row by one element ([32][33]) so a column spreads over all 32 banks")
     if _worse(mine["active_lanes"], ref.get("active_lanes"), higher_is_worse=False):
         total = sum(t.instructions for k in kernels for t in k.kinds.values()) or 1
-        by_line: dict[str, Totals] = {}
+        by_line: dict[str, Totals] = {}  # a line's loads, stores and atomics together
         for k in kernels:
             for s in k.sites.values():
-                t = by_line.setdefault(s.at, Totals())
-                for name in ("instructions", "lanes", "lane_slots", "divergent"):
-                    setattr(t, name, getattr(t, name) + getattr(s.totals, name))
+                by_line.setdefault(s.at, Totals()).merge(s.totals)
         lines = [(at, t) for at, t in by_line.items() if (t.active() or 1) <= POOR_ACTIVE and t.divergent > 0
                  and t.instructions >= 0.05 * total]
         for at, t in sorted(lines, key=lambda item: item[1].active() or 1)[:MAX_SITES]:
@@ -497,8 +495,9 @@ def load_reference(path: Path, task: str) -> dict | None:
         return None
 
 
+@functools.lru_cache(maxsize=1)
 def load_occupancy():
-    """tools/occupancy.py and the grading GPU of tools/gpu.toml, or (None, None, why)."""
+    """tools/occupancy.py and the grading GPU of tools/gpu.toml, or (None, None, why); read once."""
     spec = importlib.util.spec_from_file_location("starter_occupancy", TOOLS / "occupancy.py")
     rules = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = rules
@@ -587,7 +586,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _gpu_name() -> str:
-    rules, gpu, _ = load_occupancy()
+    _, gpu, _ = load_occupancy()
     return gpu.name if gpu else "NVIDIA GPU"
 
 

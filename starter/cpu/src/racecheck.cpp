@@ -113,9 +113,11 @@ std::string thread_text(const Access& a, dim3 grid, dim3 block) {
     r->fail_soon(cudaErrorLaunchFailure, message);
 }
 
-void access(const volatile void* addr, std::size_t size, bool write, const void* pc) {
+// Every access of a kernel built with --racecheck: counted in a profiled launch, else checked for races
+// (atomic read-modify-writes never race).
+void access(const volatile void* addr, std::size_t size, AccessOp op, const void* pc) {
     BlockRunner* r = current_runner();
-    if (!r || !r->in_thread()) return;
+    if (!r || !r->in_thread() || (op == AccessOp::kAtomic && !r->recorder())) return;
     Shadow* s = g_shadow;
     if (!s || r->launch() != g_launch || r->launch()->failed.load(std::memory_order_relaxed)) return;
     const auto a = reinterpret_cast<std::uintptr_t>(addr);
@@ -123,9 +125,11 @@ void access(const volatile void* addr, std::size_t size, bool write, const void*
     if (!shared && !in_device_memory(*s, a)) return;  // locals, thread-local variables, host memory
     const int t = r->running_index();
     if (WarpRecorder* recorder = r->recorder()) {
+        // Shared memory as an offset into the block's: banks depend on the offset only.
         const std::uintptr_t at = shared ? a - reinterpret_cast<std::uintptr_t>(r->arena().dynamic_base()) : a;
-        return profile_record(recorder, t, pc, at, size, write ? AccessOp::kStore : AccessOp::kLoad, shared);
+        return profile_record(recorder, t, pc, at, size, op, shared);
     }
+    const bool write = op == AccessOp::kStore;
     Access now{r->block_linear(), static_cast<std::uint32_t>(t + 1), r->barrier_epoch(), r->warp_generation(t / 32), pc};
     for (std::uintptr_t w = a & ~std::uintptr_t(3); w < a + size; w += 4) {
         // Shared memory is per block: its words start afresh with each block.
@@ -148,18 +152,6 @@ void access(const volatile void* addr, std::size_t size, bool write, const void*
             word.read = now;
         }
     }
-}
-
-// An atomic read-modify-write never races; a profiled launch counts it.
-void atomic_access(const volatile void* addr, std::size_t size, const void* pc) {
-    BlockRunner* r = current_runner();
-    if (!r || !r->in_thread() || !r->recorder()) return;
-    Shadow* s = g_shadow;
-    const auto a = reinterpret_cast<std::uintptr_t>(addr);
-    const bool shared = r->arena().contains(const_cast<const void*>(addr));
-    if (!s || (!shared && !in_device_memory(*s, a))) return;
-    const std::uintptr_t at = shared ? a - reinterpret_cast<std::uintptr_t>(r->arena().dynamic_base()) : a;
-    profile_record(r->recorder(), r->running_index(), pc, at, size, AccessOp::kAtomic, shared);
 }
 
 }  // namespace
@@ -188,64 +180,68 @@ void racecheck_end() {
 }  // namespace cudacpu
 
 // --- The instrumentation's entry points ---------------------------------------------------
+namespace {
+constexpr cudacpu::AccessOp kLoad = cudacpu::AccessOp::kLoad, kStore = cudacpu::AccessOp::kStore,
+                          kAtomic = cudacpu::AccessOp::kAtomic;
+}  // namespace
 #define CUDACPU_PC __builtin_return_address(0)
-#define CUDACPU_PLAIN(n)                                                                                     \
-    void __tsan_read##n(void* a) { cudacpu::access(a, n, false, CUDACPU_PC); }                              \
-    void __tsan_write##n(void* a) { cudacpu::access(a, n, true, CUDACPU_PC); }                              \
-    void __tsan_unaligned_read##n(void* a) { cudacpu::access(a, n, false, CUDACPU_PC); }                    \
-    void __tsan_unaligned_write##n(void* a) { cudacpu::access(a, n, true, CUDACPU_PC); }                    \
-    void __tsan_volatile_read##n(void* a) { cudacpu::access(a, n, false, CUDACPU_PC); }                     \
-    void __tsan_volatile_write##n(void* a) { cudacpu::access(a, n, true, CUDACPU_PC); }                     \
-    void __tsan_read##n##_pc(void* a, void* pc) { cudacpu::access(a, n, false, pc); }                       \
-    void __tsan_write##n##_pc(void* a, void* pc) { cudacpu::access(a, n, true, pc); }
+#define CUDACPU_PLAIN(n)                                                                                             \
+    void __tsan_read##n(void* a) { cudacpu::access(a, n, kLoad, CUDACPU_PC); }                                       \
+    void __tsan_write##n(void* a) { cudacpu::access(a, n, kStore, CUDACPU_PC); }                                     \
+    void __tsan_unaligned_read##n(void* a) { cudacpu::access(a, n, kLoad, CUDACPU_PC); }                             \
+    void __tsan_unaligned_write##n(void* a) { cudacpu::access(a, n, kStore, CUDACPU_PC); }                           \
+    void __tsan_volatile_read##n(void* a) { cudacpu::access(a, n, kLoad, CUDACPU_PC); }                              \
+    void __tsan_volatile_write##n(void* a) { cudacpu::access(a, n, kStore, CUDACPU_PC); }                            \
+    void __tsan_read##n##_pc(void* a, void* pc) { cudacpu::access(a, n, kLoad, pc); }                                \
+    void __tsan_write##n##_pc(void* a, void* pc) { cudacpu::access(a, n, kStore, pc); }
 
 // Atomics are real atomic operations and never take part in a race. A
 // profiled launch counts the read-modify-writes. The runtime's own
 // compare-and-swap loops (atomics.h: a float atomicAdd, ...) are one
 // instruction on a GPU: their weak exchange counts once, when it succeeds,
 // and their first read not at all; a student's atomicCAS is a strong one.
-#define CUDACPU_RMW(a) cudacpu::atomic_access(a, sizeof(*(a)), CUDACPU_PC)
+#define CUDACPU_RMW(a) cudacpu::access(a, sizeof(*(a)), kAtomic, CUDACPU_PC)
 #define CUDACPU_ATOMIC(n, T)                                                                                         \
     T __tsan_atomic##n##_load(const volatile T* a, int) { return __atomic_load_n(a, __ATOMIC_SEQ_CST); }             \
     void __tsan_atomic##n##_store(volatile T* a, T v, int) { __atomic_store_n(a, v, __ATOMIC_SEQ_CST); }             \
-    T __tsan_atomic##n##_exchange(volatile T* a, T v, int) {                                                       \
+    T __tsan_atomic##n##_exchange(volatile T* a, T v, int) {                                                         \
         CUDACPU_RMW(a);                                                                                            \
         return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                                                        \
     }                                                                                                              \
-    T __tsan_atomic##n##_fetch_add(volatile T* a, T v, int) {                                                      \
+    T __tsan_atomic##n##_fetch_add(volatile T* a, T v, int) {                                                        \
         CUDACPU_RMW(a);                                                                                            \
         return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST);                                                         \
     }                                                                                                              \
-    T __tsan_atomic##n##_fetch_sub(volatile T* a, T v, int) {                                                      \
+    T __tsan_atomic##n##_fetch_sub(volatile T* a, T v, int) {                                                        \
         CUDACPU_RMW(a);                                                                                            \
         return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST);                                                         \
     }                                                                                                              \
-    T __tsan_atomic##n##_fetch_and(volatile T* a, T v, int) {                                                      \
+    T __tsan_atomic##n##_fetch_and(volatile T* a, T v, int) {                                                        \
         CUDACPU_RMW(a);                                                                                            \
         return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST);                                                         \
     }                                                                                                              \
-    T __tsan_atomic##n##_fetch_or(volatile T* a, T v, int) {                                                       \
+    T __tsan_atomic##n##_fetch_or(volatile T* a, T v, int) {                                                         \
         CUDACPU_RMW(a);                                                                                            \
         return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST);                                                          \
     }                                                                                                              \
-    T __tsan_atomic##n##_fetch_xor(volatile T* a, T v, int) {                                                      \
+    T __tsan_atomic##n##_fetch_xor(volatile T* a, T v, int) {                                                        \
         CUDACPU_RMW(a);                                                                                            \
         return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST);                                                         \
     }                                                                                                              \
-    T __tsan_atomic##n##_fetch_nand(volatile T* a, T v, int) {                                                     \
+    T __tsan_atomic##n##_fetch_nand(volatile T* a, T v, int) {                                                       \
         CUDACPU_RMW(a);                                                                                            \
         return __atomic_fetch_nand(a, v, __ATOMIC_SEQ_CST);                                                        \
     }                                                                                                              \
-    int __tsan_atomic##n##_compare_exchange_strong(volatile T* a, T* c, T v, int, int) {                           \
+    int __tsan_atomic##n##_compare_exchange_strong(volatile T* a, T* c, T v, int, int) {                             \
         CUDACPU_RMW(a);                                                                                            \
         return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                     \
     }                                                                                                              \
-    int __tsan_atomic##n##_compare_exchange_weak(volatile T* a, T* c, T v, int, int) {                             \
+    int __tsan_atomic##n##_compare_exchange_weak(volatile T* a, T* c, T v, int, int) {                               \
         const int done = __atomic_compare_exchange_n(a, c, v, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);            \
         if (done) CUDACPU_RMW(a);                                                                                  \
         return done;                                                                                               \
     }                                                                                                              \
-    T __tsan_atomic##n##_compare_exchange_val(volatile T* a, T c, T v, int, int) {                                 \
+    T __tsan_atomic##n##_compare_exchange_val(volatile T* a, T c, T v, int, int) {                                   \
         CUDACPU_RMW(a);                                                                                            \
         __atomic_compare_exchange_n(a, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                           \
         return c;                                                                                                  \
@@ -259,20 +255,20 @@ void __tsan_ignore_thread_begin() {}
 void __tsan_ignore_thread_end() {}
 void __tsan_vptr_update(void**, void*) {}
 void __tsan_vptr_read(void**) {}
-void __tsan_read_range(void* a, unsigned long size) { cudacpu::access(a, size, false, CUDACPU_PC); }
-void __tsan_write_range(void* a, unsigned long size) { cudacpu::access(a, size, true, CUDACPU_PC); }
+void __tsan_read_range(void* a, unsigned long size) { cudacpu::access(a, size, kLoad, CUDACPU_PC); }
+void __tsan_write_range(void* a, unsigned long size) { cudacpu::access(a, size, kStore, CUDACPU_PC); }
 void* __tsan_memcpy(void* d, const void* s, unsigned long n) {
-    cudacpu::access(s, n, false, CUDACPU_PC);
-    cudacpu::access(d, n, true, CUDACPU_PC);
+    cudacpu::access(s, n, kLoad, CUDACPU_PC);
+    cudacpu::access(d, n, kStore, CUDACPU_PC);
     return __builtin_memcpy(d, s, n);
 }
 void* __tsan_memmove(void* d, const void* s, unsigned long n) {
-    cudacpu::access(s, n, false, CUDACPU_PC);
-    cudacpu::access(d, n, true, CUDACPU_PC);
+    cudacpu::access(s, n, kLoad, CUDACPU_PC);
+    cudacpu::access(d, n, kStore, CUDACPU_PC);
     return __builtin_memmove(d, s, n);
 }
 void* __tsan_memset(void* d, int c, unsigned long n) {
-    cudacpu::access(d, n, true, CUDACPU_PC);
+    cudacpu::access(d, n, kStore, CUDACPU_PC);
     return __builtin_memset(d, c, n);
 }
 void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
