@@ -13,38 +13,33 @@ for test_cpu_profile.py, which checks the CPU's counts against it without a GPU.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTER = ROOT / "starter"
+sys.path.insert(0, str(ROOT))
 
-# What each compared count is, on each side: ncu metrics (summed) and the CPU's (space, op, field).
-COUNTS = {
-    "global load requests": (["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"], ("global", "load", "instructions")),
-    "global load sectors": (["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"], ("global", "load", "sectors")),
-    "global store requests": (["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"],
-                              ("global", "store", "instructions")),
-    "global store sectors": (["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"], ("global", "store", "sectors")),
-    "global atomic requests": (["l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
-                                "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum"],
-                               ("global", "atomic", "instructions")),
-    "shared load requests": (["smsp__sass_inst_executed_op_shared_ld.sum"], ("shared", "load", "instructions")),
-    "shared store requests": (["smsp__sass_inst_executed_op_shared_st.sum"], ("shared", "store", "instructions")),
-    "shared load wavefronts": (["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"],
-                               ("shared", "load", "wavefronts")),
-    "shared store wavefronts": (["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"],
-                                ("shared", "store", "wavefronts")),
-    "shared load bank conflicts": (["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"],
-                                   ("shared", "load", "conflicts")),
-    "shared store bank conflicts": (["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"],
-                                    ("shared", "store", "conflicts")),
+from grader.run import ncu  # noqa: E402
+
+# What each compared count is, on each side: ncu's metrics (grader/run/ncu.py, which make profile GPU=1 reads too)
+# and the CPU's (space, op, field).
+CPU_FIELDS = {
+    "global load requests": ("global", "load", "instructions"), "global load sectors": ("global", "load", "sectors"),
+    "global store requests": ("global", "store", "instructions"),
+    "global store sectors": ("global", "store", "sectors"),
+    "global atomic requests": ("global", "atomic", "instructions"),
+    "shared load requests": ("shared", "load", "instructions"),
+    "shared store requests": ("shared", "store", "instructions"),
+    "shared load wavefronts": ("shared", "load", "wavefronts"),
+    "shared store wavefronts": ("shared", "store", "wavefronts"),
+    "shared load bank conflicts": ("shared", "load", "conflicts"),
+    "shared store bank conflicts": ("shared", "store", "conflicts"),
 }
+COUNTS = {label: (ncu.COUNTS[label], field) for label, field in CPU_FIELDS.items()}
 # The counts the issue's target names: "equal counts for sectors and conflicts".
 TARGET = ("global load sectors", "global store sectors", "shared load bank conflicts", "shared store bank conflicts")
 
@@ -92,34 +87,11 @@ def runs(lab_root: Path | None = None) -> list[tuple[str, Path, str, str]]:
     return out
 
 
-def kernel_base(name: str) -> str:
-    """'void <unnamed>::transpose_vector<float, 64, 16>(const T1 *, ...)' -> 'transpose_vector'."""
-    name = re.sub(r"^void ", "", name).replace("(anonymous namespace)::", "").replace("<unnamed>::", "")
-    return re.sub(r"<.*", "", name.split("(")[0]).split("::")[-1].strip()
-
-
 def gpu_launches(csv_path: Path) -> list[dict]:
-    """Per launch: the kernel's name and the compared counts, from ncu's raw page."""
-    lines = [line for line in csv_path.read_text(errors="replace").splitlines() if line.startswith('"')]
-    rows = list(csv.reader(lines))
-    if not rows:
-        return []
-    head = rows[0]
-    out = []
-    for row in rows[2:]:  # the second row holds the units
-        d = dict(zip(head, row))
-        counts = {}
-        for label, (metrics, _) in COUNTS.items():
-            values = [d.get(m, "") .replace(",", "") for m in metrics]
-            if any(v in ("", "n/a") for v in values):
-                continue
-            counts[label] = int(round(sum(float(v) for v in values)))
-        launch = {k: d.get(k, "").replace(",", "") for k in ("launch__registers_per_thread",
-                                                               "sm__maximum_warps_per_active_cycle_pct")}
-        out.append({"kernel": kernel_base(d.get("Kernel Name", "")), "counts": counts,
-                    "registers": int(launch["launch__registers_per_thread"] or 0),
-                    "occupancy_percent": float(launch["sm__maximum_warps_per_active_cycle_pct"] or 0)})
-    return out
+    """Per launch: the kernel's name, the compared counts, its registers and theoretical occupancy, from ncu's raw
+    page."""
+    return [{**launch, "registers": int(launch["registers"] or 0), "occupancy_percent": launch["occupancy_percent"] or 0}
+            for launch in ncu.launches(csv_path.read_text(errors="replace"))]
 
 
 def cpu_counts(launch: dict) -> dict:

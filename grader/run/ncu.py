@@ -1,0 +1,207 @@
+"""Nsight Compute (ncu) for `make profile GPU=1`: where it is installed, its command for one task's profile case,
+and its CSV read into the numbers the student's table shows.
+
+The counts are the same ones solution/tests/profile_agreement.py compares with the CPU backend's (issue 31's
+record in docs/gpu-runs/); the table shows them per request, beside the solution's from the same GPU.
+"""
+from __future__ import annotations
+
+import csv
+import glob
+import os
+import re
+import shutil
+from pathlib import Path
+
+# The metrics asked for, by what they count (summed over a task's launches). ncu has no "ideal sectors" count,
+# so the table shows sectors per request, beside the solution's on the same GPU.
+COUNTS = {
+    "global load requests": ["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"],
+    "global load sectors": ["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"],
+    "global store requests": ["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"],
+    "global store sectors": ["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"],
+    "global atomic requests": ["l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+                               "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum"],
+    "shared load requests": ["smsp__sass_inst_executed_op_shared_ld.sum"],
+    "shared store requests": ["smsp__sass_inst_executed_op_shared_st.sum"],
+    "shared load wavefronts": ["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"],
+    "shared store wavefronts": ["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"],
+    "shared load bank conflicts": ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"],
+    "shared store bank conflicts": ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"],
+}
+LAUNCH = {"registers": "launch__registers_per_thread",
+          "occupancy_percent": "sm__maximum_warps_per_active_cycle_pct",  # theoretical, as the CPU's rules give
+          "achieved_occupancy_percent": "sm__warps_active.avg.pct_of_peak_sustained_active",
+          "lanes_per_instruction": "smsp__thread_inst_executed_per_inst_executed.ratio"}
+METRICS = sorted({m for ms in COUNTS.values() for m in ms} | set(LAUNCH.values()))
+MAX_LAUNCHES = 64  # the profile case launches a handful; more rows are not the harness's
+MAX_CSV_BYTES = 8 * 2**20
+
+
+def find_ncu() -> Path | None:
+    """The real ncu program (not the toolkit's launcher script, which looks for its install folder by paths the
+    sandbox does not have): the newest Nsight Compute beside the toolkit of `ncu` or `nvcc` on PATH, or under
+    /opt/nvidia; its folder is what the sandbox binds."""
+    roots = []
+    for tool in ("ncu", "nvcc"):
+        found = shutil.which(tool)
+        if found:
+            roots += [Path(found).parent.parent, Path(found).resolve().parent.parent]
+    candidates = []
+    for root in dict.fromkeys(roots):
+        candidates += glob.glob(str(root / "nsight-compute*" / "ncu"))
+    candidates += glob.glob("/opt/nvidia/nsight-compute/*/ncu")
+    found = [Path(os.path.realpath(p)) for p in candidates if os.access(p, os.X_OK) and Path(p).is_file()]
+    if not found:
+        return None
+    return max(found, key=lambda p: [int(n) for n in re.findall(r"\d+", p.parent.name)] or [0])
+
+
+def command(ncu: Path, harness: Path, task: str, dtype: str, seed: int) -> list[str]:
+    """ncu's raw page for every kernel of the task's profile case, run once (clocks left as they are: the counts
+    are events, which clocks do not change)."""
+    return [str(ncu), "--clock-control", "none", "--csv", "--page", "raw", "--metrics", ",".join(METRICS),
+            str(harness), "--task", task, "--dtype", dtype, "--suite", "profile", "--check-only", "--check-runs", "1",
+            "--fixed-placement", "--no-limits", "--reference", "cpu", "--seed", str(seed)]
+
+
+def kernel_base(name: str) -> str:
+    """'void <unnamed>::transpose_vector<float, 64, 16>(const T1 *, ...)' -> 'transpose_vector'."""
+    name = re.sub(r"^void ", "", name).replace("(anonymous namespace)::", "").replace("<unnamed>::", "")
+    return re.sub(r"<.*", "", name.split("(")[0]).split("::")[-1].strip()
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return None
+
+
+def launches(text: str) -> list[dict]:
+    """Per launch, from ncu's raw page (--csv --page raw): the kernel's name, the counts of COUNTS (a count ncu did
+    not give is left out) and the launch's numbers of LAUNCH (None where not given). Anything else in the text
+    (the program's own output, ncu's ==PROF== lines) is passed over."""
+    rows = list(csv.reader([line for line in text[:MAX_CSV_BYTES].splitlines() if line.startswith('"')]))
+    if not rows or "Kernel Name" not in rows[0]:
+        return []
+    head, out = rows[0], []
+    for row in rows[2:2 + MAX_LAUNCHES]:  # the second row holds the units
+        d = dict(zip(head, row))
+        counts = {}
+        for label, metrics in COUNTS.items():
+            values = [_number(d.get(m, "")) for m in metrics]
+            if all(v is not None and v >= 0 for v in values):
+                counts[label] = int(round(sum(values)))
+        launch = {"kernel": kernel_base(d.get("Kernel Name", ""))[:200], "counts": counts}
+        launch.update({key: _number(d.get(metric, "")) for key, metric in LAUNCH.items()})
+        out.append(launch)
+    return out
+
+
+def task_numbers(found: list[dict]) -> dict:
+    """A task's numbers over its launches, as the GPU table shows them: per request (1 of 32 lanes' worth is the
+    best a 4-byte access can do: 4 sectors), and the launches' occupancy and registers (the busiest kernel's)."""
+    total = {label: sum(launch["counts"].get(label, 0) for launch in found) for label in COUNTS}
+
+    def per(a: str, b: str) -> float | None:
+        return round(total[a] / total[b], 2) if total[b] else None
+
+    busiest = max(found, key=lambda launch: sum(launch["counts"].values()), default=None)
+    lanes = busiest.get("lanes_per_instruction") if busiest else None
+    shared_requests = total["shared load requests"] + total["shared store requests"]
+    wavefronts = total["shared load wavefronts"] + total["shared store wavefronts"]
+    return {
+        "global_load_sectors_per_request": per("global load sectors", "global load requests"),
+        "global_store_sectors_per_request": per("global store sectors", "global store requests"),
+        "shared_wavefronts_per_request": round(wavefronts / shared_requests, 2) if shared_requests else None,
+        "shared_bank_conflicts": (total["shared load bank conflicts"] + total["shared store bank conflicts"])
+        if shared_requests else None,
+        "active_lanes": round(lanes / 32, 3) if lanes is not None else None,
+        "occupancy_percent": busiest.get("occupancy_percent") if busiest else None,
+        "achieved_occupancy_percent": busiest.get("achieved_occupancy_percent") if busiest else None,
+        "registers": busiest.get("registers") if busiest else None,
+        "kernels": sorted({launch["kernel"] for launch in found}),
+        "launches": len(found),
+    }
+
+
+HARNESS_SOURCES = Path(__file__).resolve().parents[2] / "starter" / "harness"
+
+
+def harness_kernels(sources: Path = HARNESS_SOURCES) -> frozenset[str]:
+    """The harness's own kernels (inputs, checks, the float64 references, the cache flush), by name: what runs in
+    the profile case beside the student's, which the table leaves out."""
+    names = set()
+    for path in sources.rglob("*.cu"):
+        names |= set(re.findall(r"__global__\s+void\s+(\w+)", path.read_text(errors="replace")))
+    return frozenset(names)
+
+
+def own_launches(found: list[dict], harness: frozenset[str] | None = None) -> list[dict]:
+    """The launches of the student's kernels: all but the harness's own."""
+    harness = harness_kernels() if harness is None else harness
+    return [launch for launch in found if launch["kernel"] not in harness]
+
+
+def errors(text: str) -> str:
+    """ncu's own error lines (==ERROR==, ==WARNING== about permissions), joined, at most 400 characters."""
+    said = [line.strip() for line in text.splitlines() if line.startswith(("==ERROR==", "==PROF== Error"))]
+    return " ".join(said)[:400]
+
+
+# What each number means for a student, and the words when theirs is clearly worse than the solution's on the GPU.
+ROWS = (("global_load_sectors_per_request", "global loads: sectors per request", "x",
+         "your global loads touch {mine} sectors per request where the solution's touch {theirs}: consecutive threads "
+         "should read consecutive addresses"),
+        ("global_store_sectors_per_request", "global stores: sectors per request", "x",
+         "your global stores touch {mine} sectors per request where the solution's touch {theirs}: consecutive "
+         "threads should write consecutive addresses"),
+        ("shared_wavefronts_per_request", "shared memory: passes per request", "x",
+         "your shared-memory accesses take {mine} passes per request where the solution's take {theirs}: threads of "
+         "a warp hit the same bank (pad the tile by one column)"),
+        ("active_lanes", "active lanes per instruction", "%",
+         "only {mine} of each warp's lanes are active per instruction where the solution keeps {theirs}: threads of "
+         "a warp take different branches"),
+        ("occupancy_percent", "occupancy, theoretical", "%1",
+         "your busiest kernel can keep {mine} of the SM's warp slots busy where the solution's keeps {theirs}: fewer "
+         "registers, less shared memory per block or another block size raise it"),
+        ("achieved_occupancy_percent", "occupancy, achieved", "%1", ""),
+        ("shared_bank_conflicts", "shared memory: bank conflicts", "n", ""),
+        ("registers", "registers per thread", "n", ""))
+HIGHER_IS_WORSE = {"global_load_sectors_per_request", "global_store_sectors_per_request",
+                   "shared_wavefronts_per_request"}
+FINDING_KEYS = HIGHER_IS_WORSE | {"active_lanes", "occupancy_percent"}
+
+
+def show(value, unit: str) -> str:
+    if value is None:
+        return "-"
+    if unit == "x":
+        return f"{value:.2f}"
+    if unit == "%":
+        return f"{100 * value:.0f}%"
+    if unit == "%1":
+        return f"{value:.0f}%"
+    return f"{value:g}"
+
+
+def rows(mine: dict, theirs: dict) -> list[list[str]]:
+    """The table's rows as the client prints them: label, yours, the solution's (a row neither has is left out)."""
+    return [[label, show(mine.get(key), unit), show(theirs.get(key), unit)] for key, label, unit, _ in ROWS
+            if mine.get(key) is not None or theirs.get(key) is not None]
+
+
+def findings(mine: dict, theirs: dict, task: str) -> list[str]:
+    """One sentence per number clearly worse than the solution's (by more than a tenth), pointing to the CPU's
+    `make profile`, which names the source line."""
+    out = []
+    for key, _, unit, words in ROWS:
+        a, b = mine.get(key), theirs.get(key)
+        if key not in FINDING_KEYS or a is None or b is None:
+            continue
+        worse = a > 1.1 * b if key in HIGHER_IS_WORSE else a < 0.9 * b
+        if worse:
+            out.append(words.format(mine=show(a, unit), theirs=show(b, unit))
+                       + f" (make profile TASK={task} names the line)")
+    return out
