@@ -296,7 +296,8 @@ def cmd_serve(args) -> int:
         return command
 
     supervisor = Supervisor(results, gpus, worker_command, rubric.service, args.drain)
-    return serve(ServeOptions(results, args.host, args.port, args.leaderboard_ranked_only), rubric, registry, supervisor)
+    return serve(ServeOptions(results, args.host, args.port, args.leaderboard_ranked_only), rubric, registry, supervisor,
+                 kind.profiler)
 
 
 def cmd_serve_slurm(args) -> int:
@@ -325,7 +326,8 @@ def cmd_serve_slurm(args) -> int:
     dispatcher = SlurmDispatcher(DispatchOptions(results, options, args.device, arch, Path(args.rubric).resolve(),
                                                  rubric.service, args.batch_seconds, args.unsafe_no_sandbox,
                                                  args.bwrap, os.cpu_count() or 2))
-    return serve(ServeOptions(results, args.host, args.port, args.leaderboard_ranked_only), rubric, registry, dispatcher)
+    return serve(ServeOptions(results, args.host, args.port, args.leaderboard_ranked_only), rubric, registry, dispatcher,
+                 lambda: "its jobs are graded in Slurm batches, which do not profile")
 
 
 def cmd_serve_worker(args) -> int:

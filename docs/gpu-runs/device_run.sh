@@ -6,7 +6,7 @@
 #
 # The GPU machines reach no package index: the header libraries and bubblewrap
 # come unpacked in .deps/ (apt-get download + dpkg -x) and Python wheels in .whl/.
-#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [profile] [profile_agreement] [transpose_variants] [tests] [gpu_suite] [canvas_class] [slurm] [cpu_vs_gpu] [service] [pages] [service_bench]
+#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [profile] [ncu_probe] [profile_gpu] [profile_agreement] [transpose_variants] [tests] [gpu_suite] [canvas_class] [slurm] [cpu_vs_gpu] [service] [pages] [service_bench]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-run-logs}
 mkdir -p "$OUT"
@@ -193,6 +193,23 @@ PY
         grep -E "^  [A-Za-z]|Issue Slots|Issued Warp|No Eligible|Eligible Warps|Active Warps|Warp Cycles|Achieved Occ|Registers|Duration|SM Busy|Compute \(SM\)|Grid Size|Block Size" \
           "$OUT/profile_${label}_$who.log" | head -n 40 | sed "s/^/[$who] /" | tee -a "$summary"
       done ;;
+    ncu_probe)
+      # Issue 31's make profile GPU=1: can ncu count inside the grader's sandbox, as which uid, under which
+      # seccomp profile (ncu_sandbox_probe.py says the five ways); and which ideal-sector metrics this ncu has.
+      make -C starter -j"$(nproc)" harness KERNELS="$PWD/solution/kernels" KTAG=probe BUILD=build/probe \
+        > "$OUT/ncu_probe_build.log" 2>&1
+      ncu --query-metrics > "$OUT/ncu_query_metrics.txt" 2>&1
+      grep -iE "ideal|sectors_mem_global" "$OUT/ncu_query_metrics.txt" | tee -a "$summary"
+      run ncu_probe python3 docs/gpu-runs/ncu_sandbox_probe.py starter/build/probe/probe/harness "$OUT/ncu_probe"
+      cat "$OUT/ncu_probe.log" | tee -a "$summary" ;;
+    profile_gpu)
+      # Issue 31's make profile GPU=1 through the service on this GPU (grader/tests/test_service_profile_gpu.py):
+      # the solution and three planted performance bugs through the client, and make profile GPU=1 itself; each
+      # client's output and each job's JSON kept in $OUT/profile_gpu.
+      export PROFILE_GPU_OUT=$OUT/profile_gpu
+      run profile_gpu timeout "${TESTS_TIMEOUT:-540}" python3 -m pytest -m gpu -ra -v -p no:cacheprovider \
+        grader/tests/test_service_profile_gpu.py
+      grep -E "passed|failed|skipped|error" "$OUT/profile_gpu.log" | tail -n 1 | tee -a "$summary" ;;
     profile_agreement)
       # Issue 31: Nsight Compute's counters for the launches the CPU's performance counters are checked
       # against (profile_agreement.sh says which); packed into one archive.

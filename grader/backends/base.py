@@ -86,6 +86,12 @@ class Backend(ABC):
         does not count: a GPU's run has real timings, and the counters are the CPU backend's."""
         return None
 
+    def gpu_profile(self, build: BuildResult | None, task: str, dtype: str, shape: str, gpu: str | None, seed: int,
+                    timeout: float) -> ProfileOutcome | None:
+        """Nsight Compute's counters for the task's profile case on `gpu` (make profile GPU=1; feedback only), of
+        the student's `build`, or with None the solution's; None where this backend has no GPU profiler."""
+        return None
+
     def clock(self) -> float:
         """Seconds, as time.monotonic counts them: what timed cases and the time budget are measured against
         (the tests' simulated GPU brings its own)."""
@@ -140,6 +146,10 @@ class Kind(ABC):
     @abstractmethod
     def open(self, folder: Path, cached: dict, work: Path, sandbox, arch: str | None) -> tuple[Backend, Registry]:
         """A Backend that builds submissions in `work` against a cache entry, building nothing else."""
+
+    def profiler(self) -> str:
+        """"" where its workers can run Nsight Compute on this machine (make profile GPU=1), else why not."""
+        return f"the {self.name} backend runs no GPU profiler"
 
     @abstractmethod
     def local(self, work: Path, arch: str | None, sandbox, jobs: int) -> tuple[Backend, Registry]:

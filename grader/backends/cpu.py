@@ -46,6 +46,7 @@ import sys
 import time
 from pathlib import Path
 
+from grader.run import ncu
 from grader.run import sanitizer as tool_runs
 from grader.backends.base import Kind
 from grader.backends.local import LocalBackend, Workspace
@@ -128,6 +129,9 @@ class GpuKind(Kind):
 
     def devices(self, spec: str) -> list[str]:
         return gpu_list(spec)
+
+    def profiler(self) -> str:
+        return "" if ncu.find_ncu() else "Nsight Compute (ncu) is not installed on the grading machine"
 
     def arch(self, given: str | None) -> str:
         """--arch, else this machine's first GPU's: a build for the cluster's GPUs cannot guess theirs."""
@@ -246,6 +250,9 @@ class CpuBackend(LocalBackend):
 
     def check_gpu(self, gpu: str | None):
         super().check_gpu(None)
+
+    def gpu_profile(self, build, task, dtype, shape, gpu, seed, timeout) -> None:
+        return None  # no GPU here: this backend's own counters are `profile`'s
 
     def sanitize(self, sub, build, gpu, tool, task, dtype, shape, seed, timeout, shapes=None) -> SanitizerOutcome:
         """The CPU backend's own check in the tool's place, over the student's `harness --serve` in the sandbox,

@@ -21,18 +21,19 @@ import time
 import json
 from pathlib import Path
 
+from grader.run import ncu as ncu_tool
 from grader.run import sanitizer as tool_runs
 from grader.backends.base import Backend
 from grader.run.build_result import NEEDS_GPU, BuildResult, renamed_folders
 from grader.backends.compiler_log import own_messages
 from grader.core.errors import GraderError
-from grader.core.status import CaseStatus, SanitizerStatus
+from grader.core.status import CaseStatus, ProfileStatus, SanitizerStatus
 from grader.gate.build_gate import BuildGate, GateError, GateSetup, Target
 from grader.gate.policy import GatePolicy
 from grader.gate.report import GateReport
 from grader.intake.submission import Submission
 from grader.core.registry import Registry
-from grader.run.results import SanitizerOutcome
+from grader.run.results import ProfileOutcome, SanitizerOutcome
 from grader.run.runner import HarnessFailure, HarnessServer
 from grader.run.sandbox import ResourceLimits, Unsandboxed, run
 
@@ -339,6 +340,39 @@ class LocalBackend(Backend):
                               f"{server.stderr.strip()[-1500:] or 'no message'}") from None
         finally:
             server.close()
+
+    def gpu_profile(self, build: BuildResult | None, task: str, dtype: str, shape: str, gpu: str | None, seed: int,
+                    timeout: float) -> ProfileOutcome | None:
+        """Nsight Compute over the task's profile case, in the sandbox as compute-sanitizer runs (ncu under the tool
+        profile, the harness under the run profile, preloaded); the counts of the student's kernels only (the
+        harness's own are left out)."""
+        found = ncu_tool.find_ncu()
+        if found is None:
+            return ProfileOutcome(task, dtype, shape, ProfileStatus.SKIPPED,
+                                  message="Nsight Compute (ncu) is not installed on the grading machine")
+        harness = build.harness if build is not None else self.solution
+        scratch = self.workspace.scratch / harness.parent.name / f"ncu-{task}"
+        shutil.rmtree(scratch, ignore_errors=True)
+        start = time.monotonic()
+        done = run(self.isolation, ncu_tool.command(found, harness, task, dtype, seed),
+                   timeout=timeout, read_only=[harness.parent, found.parent], writable=[scratch], gpu=gpu,
+                   profile="tool", confine_exe=harness)
+        shutil.rmtree(scratch, ignore_errors=True)
+        outcome = ProfileOutcome(task, dtype, shape, ProfileStatus.COUNTED, seconds=time.monotonic() - start)
+        launches = ncu_tool.own_launches(ncu_tool.launches(done.stdout))
+        said = ncu_tool.errors(done.stdout + "\n" + done.stderr)
+        if done.status is None:
+            outcome.status, outcome.message = ProfileStatus.FAILED, f"Nsight Compute did not finish within {timeout:g} s"
+        elif not launches:
+            outcome.status = ProfileStatus.FAILED
+            outcome.message = ("Nsight Compute saw no kernel of yours run in the profile case"
+                               + (f": {said}" if said else f" (exit status {done.status})"))
+        else:
+            outcome.numbers = ncu_tool.task_numbers(launches)
+            if done.status != 0:
+                outcome.message = "the profile case's check failed or the harness stopped early" + \
+                                  (f": {said}" if said else f" (exit status {done.status})")
+        return outcome
 
     def sanitize(self, sub: Submission, build: BuildResult, gpu: str | None, tool: str, task: str, dtype: str,
                  shape: str, seed: int, timeout: float, shapes: list[str] | None = None) -> SanitizerOutcome:

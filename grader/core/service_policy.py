@@ -3,7 +3,8 @@
     [service]
     url = ""                  # the course's service (https://...): make dist ships it to students; "" runs none
     uploads_per_hour = 6      # uploads that count, per student, in any 60 minutes
-    in_flight = 1             # a student's uploads queued or being graded at once
+    in_flight = 1             # a student's uploads queued or being graded at once (and profile requests, apart)
+    profiles_per_hour = 3     # make profile GPU=1's Nsight Compute runs that count, per student, in any 60 minutes
     upload_seconds = 60       # an upload's body must arrive within this (a client sending a byte a second is cut)
     wait_seconds = 900        # the Gradescope bridge waits at most this for the service's result
     attempts = 3              # a job whose worker died this many times under it fails instead of going back
@@ -22,13 +23,14 @@ class ServicePolicy:
     url: str = ""
     uploads_per_hour: int = 6
     in_flight: int = 1
+    profiles_per_hour: int = 3
     upload_seconds: float = 60
     wait_seconds: float = 900
     attempts: int = 3
 
 
-NUMBERS = {"uploads_per_hour": True, "in_flight": True, "upload_seconds": False, "wait_seconds": False,
-           "attempts": True}  # key -> must be an integer
+NUMBERS = {"uploads_per_hour": True, "profiles_per_hour": True, "in_flight": True, "upload_seconds": False,
+           "wait_seconds": False, "attempts": True}  # key -> must be an integer
 
 
 def parse_service(section, fail) -> ServicePolicy:

@@ -37,7 +37,7 @@ from grader.service import policy, tokens
 from grader.service.pages import page_routes
 from grader.service.status import service_status
 from grader.service.views import job_view, utc_now
-from grader.store.jobs import Jobs, Token, UploadIdUsed
+from grader.store.jobs import GRADE, PROFILE, Jobs, Token, UploadIdUsed
 from grader.store.store import Store
 
 UPLOAD_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
@@ -57,6 +57,7 @@ class ServiceConfig:
     registry: Registry
     workers: callable = None  # () -> how many workers are alive (the ETA's divisor)
     ranked_only: bool = False  # the live leaderboard leaves off the entries that are not ranked
+    profiler: callable = None  # () -> "" when the graders run Nsight Compute (make profile GPU=1), else why not
 
 
 class _Stores(threading.local):
@@ -68,6 +69,7 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
     uploads = Path(config.results) / "uploads"
     rubric = config.rubric
     task_files = [t.file for t in config.registry.tasks]
+    task_file = {t.id: t.file for t in config.registry.tasks}
     limits = IntakeLimits.from_rubric(rubric.limits)
     max_bytes = int(rubric.limits.archive_mib * 2**20)
 
@@ -150,7 +152,19 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
             return when.astimezone(timezone.utc).isoformat(timespec="seconds"), GRADESCOPE
         return utc_now().isoformat(timespec="seconds"), SERVICE
 
-    def check_upload(request: Request) -> tuple[Token, str, str]:
+    def profile_task(request: Request) -> str:
+        """The task a profile request names, checked, and the graders able to run Nsight Compute."""
+        task = request.query_params.get("task", "")
+        if task not in task_file:
+            raise Refused(400, f"no task {task[:40]!r} to profile (tasks: {', '.join(task_file)}): make profile "
+                               "TASK=<task> GPU=1")
+        why_not = config.profiler() if config.profiler else "this service was started without a profiler"
+        if why_not:
+            raise Refused(503, f"the grading service cannot run Nsight Compute ({why_not}): make profile TASK={task} "
+                               "counts on your machine's CPU instead")
+        return task
+
+    def check_upload(request: Request, kind: str = GRADE) -> tuple[Token, str, str]:
         who = caller(request)
         upload_id = request.headers.get("upload-id", "")
         if not UPLOAD_ID.fullmatch(upload_id):
@@ -170,16 +184,17 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
                           + " (its Upload-Id was used before): nothing new was stored",
                           **({"job": earlier.id} if mine else {}))
         if who.role == "student":
-            refused = _limit_refusal(jobs(), student)
+            refused = _limit_refusal(jobs(), student, kind)
             if refused:
                 raise Refused(429, refused[0], retry_after=refused[1])
         return who, student, upload_id
 
-    def _limit_refusal(j: Jobs, student: str):
+    def _limit_refusal(j: Jobs, student: str, kind: str):
         recent = j.jobs(student)
-        return policy.refusal(recent, rubric.service, utc_now(), j.attempt_number)
+        return policy.refusal(recent, rubric.service, utc_now(), j.attempt_number, kind)
 
-    def accept(who: Token, student: str, upload_id: str, body: bytes, received: tuple[str, str]) -> dict:
+    def accept(who: Token, student: str, upload_id: str, body: bytes, received: tuple[str, str], kind: str = GRADE,
+               task: str = "") -> dict:
         j = jobs()
         folder = uploads / student
         folder.mkdir(parents=True, exist_ok=True)
@@ -194,12 +209,14 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
             if not sub.files:
                 raise Refused(400, "the archive holds none of the task files (" + ", ".join(task_files)
                                    + "): pack it with `make submit`")
+            if kind == PROFILE and task_file[task] not in sub.files:
+                raise Refused(400, f"the archive holds no {task_file[task]}: there is nothing of {task} to profile")
             partial.rename(kept)
             job = {"student": student, "upload_id": upload_id, "token": who.hash, "received": received[0],
                    "received_from": received[1], "archive": str(kept.resolve()), "sha256": sub.sha256,
-                   "bytes": len(body)}
-            limit = (lambda recent: (policy.refusal(recent, rubric.service, utc_now(), j.attempt_number) or [None])[0]) \
-                if who.role == "student" else (lambda recent: None)
+                   "bytes": len(body), "kind": kind, "task": task}
+            limit = (lambda recent: (policy.refusal(recent, rubric.service, utc_now(), j.attempt_number, kind)
+                                     or [None])[0]) if who.role == "student" else (lambda recent: None)
             try:
                 job_id, refused = j.admit(job, limit)
             except UploadIdUsed:  # the same Upload-Id at the same moment: the other one won
@@ -218,6 +235,16 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
         body = await read_body(request)
         received = received_at(request, who)
         view = await run_in_threadpool(accept, who, student, upload_id, body, received)
+        return JSONResponse(view, status_code=202, headers={"Location": f"/api/v1/jobs/{view['job']}"})
+
+    async def profile(request: Request):
+        """make profile GPU=1: the archive as for an upload, and ?task=: Nsight Compute on that task (graded
+        nothing), limited apart from uploads."""
+        task = profile_task(request)
+        who, student, upload_id = await run_in_threadpool(check_upload, request, PROFILE)
+        body = await read_body(request)
+        view = await run_in_threadpool(accept, who, student, upload_id, body, (utc_now().isoformat(timespec="seconds"),
+                                                                            SERVICE), PROFILE, task)
         return JSONResponse(view, status_code=202, headers={"Location": f"/api/v1/jobs/{view['job']}"})
 
     # --- reading ----------------------------------------------------------------------------------------------
@@ -258,10 +285,15 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
         recent = j.jobs(student)
         now = utc_now()
         at = policy.next_upload_at(recent, rubric.service, now)
-        in_flight = next((x.id for x in recent if x.open), None)
+        in_flight = next((x.id for x in recent if x.open and x.kind == GRADE), None)
+        profile_at = policy.next_upload_at(recent, rubric.service, now, PROFILE)
         return {"uploads_per_hour": rubric.service.uploads_per_hour,
                 "counted_last_hour": len(policy.counted(recent, now)),
-                "next_upload_at": at.isoformat(timespec="seconds") if at else None, "in_flight": in_flight}
+                "next_upload_at": at.isoformat(timespec="seconds") if at else None, "in_flight": in_flight,
+                "profiles_per_hour": rubric.service.profiles_per_hour,
+                "profiles_last_hour": len(policy.counted(recent, now, PROFILE)),
+                "next_profile_at": profile_at.isoformat(timespec="seconds") if profile_at else None,
+                "profile_in_flight": next((x.id for x in recent if x.open and x.kind == PROFILE), None)}
 
     def _status(request: Request) -> dict:
         who = caller(request)
@@ -295,6 +327,7 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
                                       "a minute; the course staff see it in the service's log"}, status_code=500)
 
     routes = [Route("/api/v1/uploads", upload, methods=["POST"]),
+              Route("/api/v1/profiles", profile, methods=["POST"]),
               Route("/api/v1/jobs", threaded(_jobs)),
               Route("/api/v1/jobs/{job:int}", threaded(_job)),
               Route("/api/v1/jobs/{job:int}/gradescope", threaded(_gradescope)),

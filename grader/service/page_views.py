@@ -11,7 +11,7 @@ from grader.reports.report import review_table
 from grader.service import policy
 from grader.service.status import service_status
 from grader.service.views import job_view
-from grader.store.jobs import CANCEL_FROM, CANCELLED, FAILED, QUEUED, REQUEUE_FROM, RUNNING, Jobs
+from grader.store.jobs import CANCEL_FROM, CANCELLED, FAILED, GRADE, QUEUED, REQUEUE_FROM, RUNNING, Jobs
 
 
 def doing(view: dict) -> str:
@@ -83,7 +83,9 @@ def attempts_context(jobs: Jobs, rubric: Rubric, student: str, workers: int, now
     shown), or with `staff`, everything."""
     mine = jobs.jobs(student)
     queue = jobs.queue()
-    views = [job_view(jobs, rubric, j, workers, now, feedback=False, queue=queue, staff=staff) for j in mine]
+    # the attempts are the uploads graded; make profile GPU=1's requests are the client's to show
+    views = [job_view(jobs, rubric, j, workers, now, feedback=False, queue=queue, staff=staff) for j in mine
+             if j.kind == GRADE]
     prefix = "/staff/jobs/" if staff else "/me/attempts/"
     rows = [attempt_row(v, f"{prefix}{v['job']}") for v in reversed(views)]
     hidden = next((v["result"]["hidden"] for v in reversed(views) if v["result"] and v["result"]["hidden"]), None)
@@ -112,7 +114,8 @@ def staff_context(jobs: Jobs, rubric: Rubric, workers: int, now: datetime) -> di
         view = job_view(jobs, rubric, j, workers, now, feedback=False, queue=queue, staff=True)
         since = datetime.fromisoformat(j.received)
         waited = ((datetime.fromisoformat(j.started) if j.started and j.state == RUNNING else now) - since)
-        rows.append({"job": j.id, "student": j.student, "attempt": view["attempt"], "state": j.state,
+        attempt = view["attempt"] if j.kind == GRADE else f"profile {view['attempt']} ({j.task})"
+        rows.append({"job": j.id, "student": j.student, "attempt": attempt, "state": j.state,
                      "doing": doing(view), "waited": _duration(max(0.0, waited.total_seconds())),
                      "worker": j.worker if j.state == RUNNING else "", **_allowed(j.state)})
     ended = jobs.jobs(states=(FAILED, CANCELLED))[-30:]
@@ -124,6 +127,8 @@ def staff_context(jobs: Jobs, rubric: Rubric, workers: int, now: datetime) -> di
     counts: dict[str, int] = {}
     last: dict[str, str] = {}
     for j in jobs.jobs():
+        if j.kind != GRADE:
+            continue
         counts[j.student] = counts.get(j.student, 0) + 1
         last[j.student] = j.state
     graded = jobs.store.latest_submissions()

@@ -29,7 +29,8 @@ class ServeOptions:
     ranked_only: bool = False  # the live leaderboard leaves off the entries that are not ranked
 
 
-def serve(options: ServeOptions, rubric: Rubric, registry: Registry, runner: Runner) -> int:
+def serve(options: ServeOptions, rubric: Rubric, registry: Registry, runner: Runner, profiler=None) -> int:
+    """profiler: () -> "" where the graders run Nsight Compute (make profile GPU=1), else why not."""
     @asynccontextmanager
     async def lifespan(app):
         runner.start()
@@ -42,7 +43,7 @@ def serve(options: ServeOptions, rubric: Rubric, registry: Registry, runner: Run
             await run_in_threadpool(runner.stop)
 
     app = create_app(ServiceConfig(Path(options.results), rubric, registry, workers=runner.alive,
-                                   ranked_only=options.ranked_only), lifespan)
+                                   ranked_only=options.ranked_only, profiler=profiler), lifespan)
     config = uvicorn.Config(app, host=options.host, port=options.port, log_level="warning", access_log=False,
                             timeout_graceful_shutdown=5, lifespan="on")
     # uvicorn raises the signal that stopped it again once it has shut down, through the handlers it found: with

@@ -1,6 +1,7 @@
 """What the service says about a job: the JSON of docs/service.md's API, made from the store's rows."""
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from datetime import datetime, timezone
@@ -8,12 +9,12 @@ from datetime import datetime, timezone
 from grader.core.rubric import Rubric
 from grader.core.visibility import STAFF_VIEW
 from grader.reports.student_view import student_result
-from grader.store.jobs import QUEUED, RUNNING, Job, Jobs
+from grader.store.jobs import PROFILE, QUEUED, RUNNING, Job, Jobs
 
 
 def eta(jobs: Jobs, job: Job, position: int | None, workers: int) -> float | None:
     """Seconds until the job's result, from how long recent jobs took (None before any finished)."""
-    recent = jobs.recent_seconds()
+    recent = jobs.recent_seconds(kind=job.kind)
     if not recent or workers < 1:
         return None
     typical = statistics.median(recent)
@@ -36,13 +37,25 @@ def job_view(jobs: Jobs, rubric: Rubric, job: Job, workers: int, now: datetime, 
             "progress": ({"done": job.done_cases, "total": job.total_cases} if job.total_cases else None),
             "received": job.received, "started": job.started, "finished": job.finished,
             "counted": bool(job.counted) if job.state == "done" else job.state in (QUEUED, RUNNING),
-            "error": job.error if job.state in ("failed", "cancelled") else "", "result": None}
+            "error": job.error if job.state in ("failed", "cancelled") else "", "result": None,
+            "kind": job.kind, **({"task": job.task, "profile": profile_result(job)} if job.kind == PROFILE else {})}
     if job.state == "done" and job.submission_id is not None:
         result = student_result(jobs.store, rubric, job.submission_id, now, STAFF_VIEW if staff else None)
         if not feedback:
             result.pop("feedback", None)
         view["result"] = result
     return view
+
+
+def profile_result(job: Job) -> dict | None:
+    """A done profile job's result (grader/service/worker.py writes it): the task's numbers and the solution's from
+    the same GPU, the findings, or why there are none."""
+    if job.state != "done" or not job.profile:
+        return None
+    try:
+        return json.loads(job.profile)
+    except ValueError:
+        return {"status": "failed", "message": "the stored result could not be read"}
 
 
 def utc_now() -> datetime:

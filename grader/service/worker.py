@@ -15,6 +15,7 @@ SIGTERM (the service shutting down) lets the job in hand finish, then the worker
 """
 from __future__ import annotations
 
+import json
 import os
 import random
 import secrets
@@ -28,14 +29,15 @@ from pathlib import Path
 from grader.backends.base import Backend
 from grader.core.registry import Registry
 from grader.core.rubric import Rubric
-from grader.core.status import CaseStatus, SubmissionStatus
+from grader.core.status import CaseStatus, ProfileStatus, SubmissionStatus
 from grader.grading.grade import await_gpu_memory, grade_submission, intake_and_build, start_run
 from grader.intake.submission import Entry, IntakeLimits, read_submission
+from grader.run import ncu
 from grader.run.budget import SolutionTimes
 from grader.run.runner import HarnessFailure
 from grader.run.server import Server
 from grader.scoring.chain import chain_for_result
-from grader.store.jobs import Job, Jobs, LostClaim
+from grader.store.jobs import PROFILE, Job, Jobs, LostClaim
 from grader.store.store import Store
 
 SOURCE = "service"  # the grading run's source (grading_runs.source)
@@ -90,6 +92,7 @@ class Worker:
         self.jobs = Jobs(self.store)
         self.stopping = False
         self.solution: Server | None = None
+        self.solution_profiles: dict[str, object] = {}  # task -> the solution's ProfileOutcome on this worker's GPU
 
     def log(self, line: str):
         print(f"service: {self.o.name}: {line}", file=sys.stderr, flush=True)
@@ -114,7 +117,10 @@ class Worker:
                 if job is None:
                     time.sleep(IDLE_POLL)
                     continue
-                self._grade(job, claim, run_id, seed, times, free.get(self.o.gpu))
+                if job.kind == PROFILE:
+                    self._profile(job, claim, seed)
+                else:
+                    self._grade(job, claim, run_id, seed, times, free.get(self.o.gpu))
         except GpuFailed as e:
             self.jobs.worker_state(self.o.name, "failed", str(e))
             self.log(f"stopped taking jobs: {e}")
@@ -141,6 +147,50 @@ class Worker:
         log says so, and the staff see the worker free again, not busy with no job."""
         self.log(f"job {job.id} ({job.student}) was taken from this worker {what}")
         self.jobs.worker_state(self.o.name, "idle")
+
+    def _profile(self, job: Job, claim: str, seed: int):
+        """make profile GPU=1: the student's build, Nsight Compute on the task's profile case, the solution's numbers
+        beside it (measured once per task on this GPU); kept on the job, graded nothing. One that does not build,
+        or that the profiler could not count, does not count against the hourly limit."""
+        started = time.monotonic()
+        entry = Entry(Path(job.archive), job.student, job.received, received_from=job.received_from)
+        sub = read_submission(entry, [t.file for t in self.registry.tasks], IntakeLimits.from_rubric(self.rubric.limits))
+        task = self.registry.task(job.task)
+        dtype = "float32" if "float32" in task.dtypes else task.dtypes[0]
+        shape = (task.shapes("profile") or ("",))[0]
+        timeout = min(self.rubric.limits.submission, 6 * self.rubric.limits.case)
+        failed, build = intake_and_build(sub, self.backend, self.rubric)
+        if failed is not None:
+            reason = sub.rejected or (failed.build.reason if failed.build else "")
+            result = {"status": str(failed.status), "task": task.id, "message": f"{failed.status}: {reason}"}
+            return self._profiled(job, claim, result, str(failed.status), False, started)
+        if not self.jobs.progress(job.id, claim, "profiling"):
+            return self._taken(job, "before it was profiled")
+        mine = self.backend.gpu_profile(build, task.id, dtype, shape, self.o.gpu, seed, timeout)
+        if mine is None:
+            result = {"status": str(ProfileStatus.SKIPPED), "task": task.id, "message": "this worker runs no GPU profiler"}
+            return self._profiled(job, claim, result, str(ProfileStatus.SKIPPED), False, started)
+        theirs = self.solution_profiles.get(task.id)
+        if theirs is None:
+            theirs = self.backend.gpu_profile(None, task.id, dtype, shape, self.o.gpu, 1, timeout)
+            if theirs is not None and theirs.status == ProfileStatus.COUNTED:
+                self.solution_profiles[task.id] = theirs
+        numbers, reference = mine.numbers or {}, (theirs.numbers if theirs is not None else None) or {}
+        result = {"status": str(mine.status), "task": task.id, "dtype": dtype, "shape": shape, "gpu": self.o.gpu,
+                  "message": mine.message, "numbers": numbers, "solution": reference,
+                  "rows": ncu.rows(numbers, reference) if numbers else [],
+                  "findings": ncu.findings(numbers, reference, task.id) if numbers and reference else [],
+                  "seconds": round(mine.seconds, 1)}
+        return self._profiled(job, claim, result, str(mine.status), mine.status == ProfileStatus.COUNTED, started)
+
+    def _profiled(self, job: Job, claim: str, result: dict, status: str, counted: bool, started: float):
+        seconds = time.monotonic() - started
+        try:
+            self.jobs.finish_profile(job.id, claim, json.dumps(result), status, counted, seconds)
+        except LostClaim:
+            return self._taken(job, "meanwhile; its profile here is dropped")
+        self.log(f"job {job.id} {job.student} profile {self.jobs.attempt_number(job)} of {job.task}: {status} in "
+                 f"{seconds:.1f} s")
 
     def _grade(self, job: Job, claim: str, run_id: int, seed: int, times: SolutionTimes, free_at_start):
         started = time.monotonic()

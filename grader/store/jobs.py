@@ -31,6 +31,7 @@ ROLES = ("student", "staff", "assignment")
 REQUEUE, CANCEL = "requeue", "cancel"  # job_actions.action: what staff did to a job (issue 30)
 REQUEUE_FROM = (FAILED, CANCELLED, RUNNING)  # a queued job is in the queue already; a done one has its grade
 CANCEL_FROM = OPEN  # a finished job has nothing left to stop
+GRADE, PROFILE = "grade", "profile"  # jobs.kind: an upload to grade; Nsight Compute on one task (make profile GPU=1)
 
 
 class UploadIdUsed(RuntimeError):
@@ -66,6 +67,9 @@ class Job:
     status: str | None
     counted: int
     error: str
+    kind: str = GRADE
+    task: str = ""
+    profile: str = ""  # a done profile job's result, JSON
 
     @property
     def open(self) -> bool:
@@ -162,8 +166,8 @@ class Jobs:
             try:
                 cur = self.db.execute(
                     "INSERT INTO jobs (student, upload_id, token, received, received_from, archive, sha256, bytes,"
-                    " state) VALUES (:student, :upload_id, :token, :received, :received_from, :archive, :sha256,"
-                    " :bytes, 'queued')", job)
+                    " kind, task, state) VALUES (:student, :upload_id, :token, :received, :received_from, :archive,"
+                    " :sha256, :bytes, :kind, :task, 'queued')", {"kind": GRADE, "task": "", **job})
             except sqlite3.IntegrityError:
                 raise UploadIdUsed(job["upload_id"]) from None
             return cur.lastrowid, None
@@ -186,9 +190,9 @@ class Jobs:
         return self._jobs(sql + " ORDER BY id", tuple(params))
 
     def attempt_number(self, job: Job) -> int:
-        """The job's place among its student's uploads (1: their first)."""
-        return self.db.execute("SELECT COUNT(*) FROM jobs WHERE student = ? AND id <= ?",
-                               (job.student, job.id)).fetchone()[0]
+        """The job's place among its student's uploads, or among their profile requests (1: their first)."""
+        return self.db.execute("SELECT COUNT(*) FROM jobs WHERE student = ? AND id <= ? AND kind = ?",
+                               (job.student, job.id, job.kind)).fetchone()[0]
 
     # The queue in the order workers take it (the module's docstring): a student with a job running waits.
     _ORDER = """
@@ -227,8 +231,10 @@ class Jobs:
         with self._writing():
             busy = {s for (s,) in self.db.execute("SELECT DISTINCT student FROM jobs WHERE state = 'running'")}
             taken: dict[str, int] = {}
+            profiles = {i for (i,) in self.db.execute("SELECT id FROM jobs WHERE state = 'queued' AND kind != ?",
+                                                      (GRADE,))}  # a batch grades; Slurm runs no profiler
             for job_id, student in self.db.execute(self._ORDER).fetchall():
-                if student not in busy and student not in taken:
+                if student not in busy and student not in taken and job_id not in profiles:
                     taken[student] = job_id
             for job_id in taken.values():
                 self.db.execute("UPDATE jobs SET state = 'running', phase = ?, worker = ?, claim = ?,"
@@ -293,6 +299,19 @@ class Jobs:
                             (submission_id, *replaced))
         self.db.execute("UPDATE workers SET state = 'idle', job = NULL, done = done + 1, seen = ? WHERE job = ?",
                         (now(), job_id))
+
+    def finish_profile(self, job_id: int, claim: str, profile: str, status: str, counted: bool, seconds: float):
+        """A profile job is done: its result (JSON) kept on it. Raises LostClaim when the job is no longer this
+        worker's."""
+        with self._writing():
+            cur = self.db.execute("UPDATE jobs SET state = 'done', phase = 'done', finished = ?, profile = ?,"
+                                  " status = ?, counted = ?, seconds = ?, error = '' WHERE id = ? AND claim = ?"
+                                  " AND state = 'running'", (now(), profile, status, int(counted), seconds, job_id,
+                                                             claim))
+            if cur.rowcount != 1:
+                raise LostClaim(f"job {job_id} is no longer this worker's")
+            self.db.execute("UPDATE workers SET state = 'idle', job = NULL, done = done + 1, seen = ? WHERE job = ?",
+                            (now(), job_id))
 
     def same_archive_grades(self, student: str, sha256: str) -> list[int]:
         """The stored grades a new grade of this archive will replace (Store.save keeps one per key)."""
@@ -412,10 +431,10 @@ class Jobs:
             digest.update(repr(self.db.execute("SELECT COUNT(*) FROM job_actions").fetchone()).encode())
         return f"{count}-{top}-{digest.hexdigest()[:16]}"
 
-    def recent_seconds(self, count: int = 20) -> list[float]:
-        """How long the last `count` jobs took, newest first (the ETA's estimate)."""
+    def recent_seconds(self, count: int = 20, kind: str = GRADE) -> list[float]:
+        """How long the last `count` jobs of a kind took, newest first (the ETA's estimate)."""
         return [s for (s,) in self.db.execute("SELECT seconds FROM jobs WHERE state = 'done' AND seconds IS NOT NULL"
-                                              " ORDER BY finished DESC, id DESC LIMIT ?", (count,))]
+                                              " AND kind = ? ORDER BY finished DESC, id DESC LIMIT ?", (kind, count))]
 
     # --- workers ----------------------------------------------------------------------------------------------
 

@@ -309,6 +309,13 @@ MIGRATIONS: tuple[Migration, ...] = (
     seconds REAL NOT NULL,
     PRIMARY KEY (submission_id, task)
 )"""),)),
+    # issue 31: `make profile GPU=1` asks the service for Nsight Compute's counters of one task; such a job is
+    # queued, claimed and limited like an upload, and its result (the numbers, beside the solution's on the same
+    # GPU) is kept on the job: it grades nothing
+    Migration(15, "profile jobs", columns=(
+        ("jobs", "kind", "TEXT NOT NULL DEFAULT 'grade'"),  # grade: an upload to grade; profile: ncu on one task
+        ("jobs", "task", "TEXT NOT NULL DEFAULT ''"),  # a profile job's task
+        ("jobs", "profile", "TEXT NOT NULL DEFAULT ''"))),  # a done profile job's result (JSON)
 )
 LATEST = MIGRATIONS[-1].version
 FIRST_TABLES = {name for name, _ in FIRST_RELEASE}

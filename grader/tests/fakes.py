@@ -52,12 +52,12 @@ from grader.run.server import Server
 from grader.backends.cpu import gpu_list
 from grader.run.build_result import BuildResult
 from grader.run.isolation import Isolation
-from grader.run.results import SanitizerOutcome
+from grader.run.results import ProfileOutcome, SanitizerOutcome
 from grader.gate.check import Finding
 from grader.gate.report import GateReport
 from grader.core.registry import Registry
 from grader.core.rubric import load_rubric
-from grader.core.status import CaseStatus
+from grader.core.status import CaseStatus, ProfileStatus
 from grader.run.runner import HarnessFailure
 from grader.tests import planted
 
@@ -238,6 +238,25 @@ class FakeBackend(Backend):
                  "    and Read access at tile_kernel+0x90 in kernels/" + task + ".cu:23 [64 hazards]")
         return SanitizerOutcome(task, tool, dtype, shape, "errors", errors, first, seconds=0.1)
 
+    def gpu_profile(self, build, task, dtype, shape, gpu, seed, timeout) -> ProfileOutcome:
+        """Nsight Compute's numbers as a fake kernel's marker says (`// fake-ncu: store=32 lanes=0.5`, or
+        `// fake-ncu: fails`); the solution's (build None) and an unmarked kernel's are the ideal ones."""
+        source = self._files[build.harness].get(f"{task}.cu", b"") if build is not None else b""
+        if self.delay:
+            time.sleep(self.delay)
+        if b"// fake-ncu: fails" in source:
+            return ProfileOutcome(task, dtype, shape, ProfileStatus.FAILED, seconds=0.01,
+                                  message="Nsight Compute saw no kernel of yours run in the profile case")
+        numbers = {"global_load_sectors_per_request": 4.0, "global_store_sectors_per_request": 4.0,
+                   "shared_wavefronts_per_request": 1.0, "active_lanes": 1.0, "occupancy_percent": 100.0,
+                   "achieved_occupancy_percent": 90.0, "registers": 32.0, "kernels": [f"{task}_kernel"], "launches": 1}
+        for key, name in (("store", "global_store_sectors_per_request"), ("load", "global_load_sectors_per_request"),
+                          ("lanes", "active_lanes")):
+            found = re.search(rb"// fake-ncu:.*\b" + key.encode() + rb"=([0-9.]+)", source)
+            if found:
+                numbers[name] = float(found.group(1))
+        return ProfileOutcome(task, dtype, shape, ProfileStatus.COUNTED, numbers=numbers, seconds=0.01)
+
     def student_server(self, build: BuildResult, gpu) -> FakeServer:
         return FakeServer(self._files[build.harness], self.delay, self.sim, self.solution_ms,
                           name=str(build.harness))
@@ -296,6 +315,9 @@ class SimulatedKind(Kind):
 
     def arch(self, given: str | None) -> str:
         return given or "simulated"
+
+    def profiler(self) -> str:
+        return ""
 
     def toolchain(self) -> dict:
         return {"simulated": FakeBackend.harness_version}

@@ -117,6 +117,10 @@ COMMANDS: list[tuple[str, Verdict]] = [
     (r"make profile TASK=\w+", Verdict(FAILS, "counts a kernel's accesses on the CPU, which needs the task done: on "
                                              "a stub it says so in one line",
                                       r"make profile: \w+ is not implemented yet: nothing to profile")),
+    (r"make profile TASK=\w+ GPU=1", Verdict(FAILS, "asks the course's grading service for Nsight Compute, and the "
+                                                   "tarball names none: one line says the CPU counts instead",
+                                             r"this course runs no grading service, which make profile GPU=1 asks "
+                                             r"for Nsight Compute's counters: make profile TASK=\w+ counts on your CPU")),
     (r"make submit", Verdict(RUNS, "packs the stubs, warning that each is untouched")),
     (r"make precheck", Verdict(RUNS, "the grader's source rules")),
     (r"make (upload|history|login TOKEN=\S+)", Verdict(FAILS, "the tarball names no grading service (the rubric's "

@@ -6,6 +6,8 @@
     python3 tools/service.py upload [--archive submission.tar.gz]        (make upload)  upload, wait, show
     python3 tools/service.py history               (make history)  your uploads and what the limit leaves
     python3 tools/service.py status JOB            one upload's state, or its result once graded
+    python3 tools/service.py profile --task TASK [--archive submission.tar.gz]
+                                                   (make profile TASK=... GPU=1)  Nsight Compute on the course's GPU
 
 The service's address comes with the course's tarball (service.json, beside the Makefile); without that
 file the course runs no service and you hand in submission.tar.gz on the course's site. The token is
@@ -26,6 +28,7 @@ import socket
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -35,8 +38,12 @@ API = "/api/v1"
 CONFIG = Path(__file__).resolve().parent.parent / "service.json"  # next to the Makefile; make dist writes it
 NO_SERVICE = ("this course runs no grading service: hand in submission.tar.gz on the course's site "
               "(make submit writes it)")
+NO_PROFILE_SERVICE = ("this course runs no grading service, which make profile GPU=1 asks for Nsight Compute's "
+                      "counters: make profile TASK={task} counts on your CPU instead")
+TABLE_HEAD = f"{'':40}{'yours':>10}{'solution':>10}"  # tools/profile.py's table's layout
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # an assignment name: one folder under ~/.config
 TOKEN = re.compile(r"[A-Za-z0-9._~+/=-]{8,512}")
+TASK = re.compile(r"[a-z][a-z0-9_]{0,63}")
 RETRY_PAUSES = (0.5, 1.0, 2.0)  # seconds before each new try after a connection that got no reply at all
 REPLY_SECONDS = 30.0  # any one request but the upload's
 UPLOAD_SECONDS = 300.0  # the upload's body and its reply (the server bounds the body's time itself)
@@ -210,8 +217,10 @@ def refused(status: int, headers: dict, data: dict) -> ServiceError:
     return told
 
 
-def send_upload(client: Client, archive: Path, student: str | None = None, received_at: str | None = None) -> dict:
-    """POST the archive once (a new try after no reply reuses its Upload-Id); the job it made.
+def send_upload(client: Client, archive: Path, student: str | None = None, received_at: str | None = None,
+                path: str = "/uploads") -> dict:
+    """POST the archive once (a new try after no reply reuses its Upload-Id) to `path` (/uploads to grade it,
+    /profiles?task=T to profile a task); the job it made.
     A 409 naming a job is the server saying it already has this very upload: that job is ours."""
     try:
         body = archive.read_bytes()
@@ -222,7 +231,7 @@ def send_upload(client: Client, archive: Path, student: str | None = None, recei
         headers["Student"] = student
     if received_at:
         headers["Received-At"] = received_at
-    status, reply_headers, data = client.request("POST", "/uploads", body, headers, timeout=UPLOAD_SECONDS)
+    status, reply_headers, data = client.request("POST", path, body, headers, timeout=UPLOAD_SECONDS)
     if status in (200, 201, 202) and isinstance(data.get("job"), int):
         return data
     if status == 409:
@@ -233,8 +242,14 @@ def send_upload(client: Client, archive: Path, student: str | None = None, recei
     raise refused(status, reply_headers, data)
 
 
+def job_name(job: dict) -> str:
+    if job.get("kind") == "profile":
+        return f"profile #{job.get('attempt')} of {job.get('task')} (job {job.get('job')})"
+    return f"upload #{job.get('attempt')} (job {job.get('job')})"
+
+
 def progress_line(job: dict) -> str:
-    state, head = job.get("state"), f"upload #{job.get('attempt')} (job {job.get('job')})"
+    state, head = job.get("state"), job_name(job)
     if state == "queued":
         place = f", number {job['position']} in the queue" if job.get("position") else ""
         eta = f", about {round(job['eta_seconds'])} s to go" if job.get("eta_seconds") is not None else ""
@@ -303,6 +318,28 @@ def report(job: dict) -> str:
     return "\n".join(lines)
 
 
+def profile_report(job: dict) -> str:
+    """What a finished profile job says: the table beside the solution's on the same GPU, one sentence per
+    finding, or why there are no counts."""
+    result = job.get("profile") or {}
+    if job.get("state") != "done" or not result:
+        lines = [f"{job_name(job)} {job.get('state')}: {job.get('error') or 'no reason given'}"]
+    elif result.get("status") != "counted":
+        lines = [f"{job_name(job)}: no counts: {result.get('message') or result.get('status')}"]
+    else:
+        lines = [f"{job_name(job)}: Nsight Compute on the course's GPU, {result.get('task')} {result.get('dtype')} "
+                 f"{result.get('shape')}, beside the solution's numbers on the same GPU:", "", TABLE_HEAD]
+        lines += [f"{str(label):40}{str(yours):>10}{str(theirs):>10}" for label, yours, theirs in result.get("rows") or []]
+        if result.get("message"):
+            lines += ["", str(result["message"])]
+        findings = result.get("findings") or []
+        lines += [""] + ([f"- {f}" for f in findings] if findings else
+                         ["No finding: each number is within a tenth of the solution's."])
+    lines.append("This profile counted against the hourly limit." if job.get("counted") else
+                 "This profile did not count against the hourly limit.")
+    return "\n".join(lines)
+
+
 def limits_line(limits: dict) -> str:
     line = (f"{limits.get('counted_last_hour')} of {limits.get('uploads_per_hour')} uploads counted in the last "
             f"hour; next upload possible "
@@ -310,6 +347,29 @@ def limits_line(limits: dict) -> str:
     if limits.get("in_flight"):
         line += f" (job {limits['in_flight']} is still being graded: the next upload waits for it)"
     return line
+
+
+def profile_line(limits: dict) -> str:
+    return (f"{limits.get('profiles_last_hour')} of {limits.get('profiles_per_hour')} profiles counted in the last "
+            "hour; next profile possible " + (f"at {clock(limits['next_profile_at'])}" if limits.get("next_profile_at")
+                                              else "now")
+            + (f" (job {limits['profile_in_flight']} is still running: the next waits for it)"
+               if limits.get("profile_in_flight") else ""))
+
+
+def profile(config: Config, token: str, archive: Path, task: str, out=sys.stdout, wait_seconds: float = WAIT_SECONDS,
+            poll: float = POLL_SECONDS, client: Client | None = None) -> dict:
+    """Sends the archive to be profiled on `task`, follows its job, prints the table; the job as last seen."""
+    client = client or Client(config, token)
+    job = send_upload(client, archive, path=f"/profiles?task={urllib.parse.quote(task)}")
+    out.write(f"sent {archive} to {config.url} to profile {task} with Nsight Compute\n")
+    job = follow(client, job, out, wait_seconds, poll)
+    if job.get("state") in ("queued", "running"):
+        out.write(f"still {job['state']} after {wait_seconds / 60:g} minutes: see it later with python3 "
+                  f"tools/service.py status {job['job']}\n")
+    else:
+        out.write(profile_report(job) + "\n")
+    return job
 
 
 def upload(config: Config, token: str, archive: Path, out=sys.stdout, wait_seconds: float = WAIT_SECONDS,
@@ -332,26 +392,36 @@ def history(config: Config, token: str, out=sys.stdout, client: Client | None = 
     jobs = [j for j in client.get("/jobs").get("jobs") or [] if isinstance(j, dict)]
     limits = client.get("/limits")
     if jobs:
-        rows = [[f"#{j.get('attempt')}", clock(j.get("received")), j.get("state"),
+        rows = [[f"profile #{j.get('attempt')} {j.get('task')}" if j.get("kind") == "profile" else f"#{j.get('attempt')}",
+                 clock(j.get("received")), j.get("state"),
                  points((j.get("result") or {}).get("total"), (j.get("result") or {}).get("max_total")),
                  "yes" if j.get("counted") else "no"] for j in jobs]
         out.write(table(rows, ["attempt", "received", "state", "total", "counted"]) + "\n")
     else:
         out.write("no uploads yet\n")
     out.write(limits_line(limits) + "\n")
+    if any(j.get("kind") == "profile" for j in jobs):
+        out.write(profile_line(limits) + "\n")
     return jobs
 
 
 def status(config: Config, token: str, job_id: int, out=sys.stdout, client: Client | None = None) -> dict:
     client = client or Client(config, token)
     job = client.get(f"/jobs/{job_id}")
-    out.write((report(job) if job.get("state") not in ("queued", "running") else progress_line(job)) + "\n")
+    done = profile_report(job) if job.get("kind") == "profile" else report(job)
+    out.write((done if job.get("state") not in ("queued", "running") else progress_line(job)) + "\n")
     return job
 
 
-def check(config: Config, token: str, out=sys.stdout, client: Client | None = None) -> dict:
-    """Before make upload builds: the service answers, knows the token, and takes an upload now."""
+def check(config: Config, token: str, out=sys.stdout, client: Client | None = None, task: str | None = None) -> dict:
+    """Before make upload builds: the service answers, knows the token, and takes an upload now (with `task`:
+    before make profile GPU=1 builds, a profile request)."""
     limits = (client or Client(config, token)).get("/limits")
+    if task is not None:
+        if limits.get("next_profile_at") or limits.get("profile_in_flight"):
+            raise ServiceError(f"no profile possible now: {profile_line(limits)}")
+        out.write(f"grading service at {config.url}: {profile_line(limits)}\n")
+        return limits
     if limits.get("next_upload_at") or limits.get("in_flight"):
         raise ServiceError(f"no upload possible now: {limits_line(limits)}")
     out.write(f"grading service at {config.url}: {limits_line(limits)}\n")
@@ -363,16 +433,30 @@ def main(argv: list[str] | None = None, config_path: Path = CONFIG) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     login = commands.add_parser("login", help="keep your token in ~/.config/<assignment>/token")
     login.add_argument("token")
-    commands.add_parser("check", help="is an upload possible now?")
+    checking = commands.add_parser("check", help="is an upload possible now?")
+    checking.add_argument("--profile", metavar="TASK", help="is a profile of TASK possible now?")
+    prof = commands.add_parser("profile", help="profile a task of submission.tar.gz with Nsight Compute on the "
+                                               "course's GPU, and show the counters beside the solution's")
+    prof.add_argument("--task", required=True)
+    prof.add_argument("--archive", type=Path, default=Path("submission.tar.gz"))
     up = commands.add_parser("upload", help="upload submission.tar.gz, wait for its result and show it")
     up.add_argument("--archive", type=Path, default=Path("submission.tar.gz"))
     commands.add_parser("history", help="your uploads, and what the hourly limit leaves")
     one = commands.add_parser("status", help="one upload's state or result")
     one.add_argument("job", type=int)
     args = parser.parse_args(argv)
-    said = {"check": "make upload", "status": "service.py status"}.get(args.command, f"make {args.command}")
+    task = args.task if args.command == "profile" else getattr(args, "profile", None)
+    said = {"check": "make profile GPU=1" if task is not None else "make upload", "status": "service.py status",
+            "profile": "make profile GPU=1"}.get(args.command, f"make {args.command}")
     try:
-        config = load_config(config_path)
+        if task is not None and not TASK.fullmatch(task):
+            raise ServiceError("usage: make profile TASK=<task> GPU=1, e.g. make profile TASK=transpose GPU=1", 2)
+        try:
+            config = load_config(config_path)
+        except ServiceError as e:
+            if task is not None and e.status == 2 and str(e) == NO_SERVICE:
+                raise ServiceError(NO_PROFILE_SERVICE.format(task=task), 2) from None
+            raise
         if args.command == "login":
             path = save_token(config, args.token)
             print(f"logged in: your token is in {path} (only you can read it)")
@@ -384,8 +468,10 @@ def main(argv: list[str] | None = None, config_path: Path = CONFIG) -> int:
             history(config, token)
         elif args.command == "status":
             status(config, token, args.job)
+        elif args.command == "profile":
+            profile(config, token, args.archive, task)
         else:
-            check(config, token)
+            check(config, token, task=task)
     except ServiceError as e:
         print(f"{said}: {e}", file=sys.stderr)
         return e.status
