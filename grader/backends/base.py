@@ -86,10 +86,11 @@ class Backend(ABC):
         does not count: a GPU's run has real timings, and the counters are the CPU backend's."""
         return None
 
-    def gpu_profile(self, build: BuildResult | None, task: str, dtype: str, shape: str, gpu: str | None, seed: int,
-                    timeout: float) -> ProfileOutcome | None:
+    def gpu_profile(self, sub: Submission | None, build: BuildResult | None, task: str, dtype: str, shape: str,
+                    gpu: str | None, seed: int, timeout: float) -> ProfileOutcome | None:
         """Nsight Compute's counters for the task's profile case on `gpu` (make profile GPU=1; feedback only), of
-        the student's `build`, or with None the solution's; None where this backend has no GPU profiler."""
+        the student's `build` of `sub`, or with None the solution's; None where this backend has no GPU
+        profiler."""
         return None
 
     def clock(self) -> float:

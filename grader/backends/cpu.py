@@ -251,7 +251,7 @@ class CpuBackend(LocalBackend):
     def check_gpu(self, gpu: str | None):
         super().check_gpu(None)
 
-    def gpu_profile(self, build, task, dtype, shape, gpu, seed, timeout) -> None:
+    def gpu_profile(self, sub, build, task, dtype, shape, gpu, seed, timeout) -> None:
         return None  # no GPU here: this backend's own counters are `profile`'s
 
     def sanitize(self, sub, build, gpu, tool, task, dtype, shape, seed, timeout, shapes=None) -> SanitizerOutcome:

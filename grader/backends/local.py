@@ -341,16 +341,19 @@ class LocalBackend(Backend):
         finally:
             server.close()
 
-    def gpu_profile(self, build: BuildResult | None, task: str, dtype: str, shape: str, gpu: str | None, seed: int,
-                    timeout: float) -> ProfileOutcome | None:
+    def gpu_profile(self, sub: Submission | None, build: BuildResult | None, task: str, dtype: str, shape: str,
+                    gpu: str | None, seed: int, timeout: float) -> ProfileOutcome | None:
         """Nsight Compute over the task's profile case, in the sandbox as compute-sanitizer runs (ncu under the tool
-        profile, the harness under the run profile, preloaded); the counts of the student's kernels only (the
-        harness's own are left out)."""
+        profile, the harness under the run profile, preloaded); the counts of the kernels the task's file declares
+        (the harness's own are left out)."""
         found = ncu_tool.find_ncu()
         if found is None:
             return ProfileOutcome(task, dtype, shape, ProfileStatus.SKIPPED,
                                   message="Nsight Compute (ncu) is not installed on the grading machine")
         harness = build.harness if build is not None else self.solution
+        file = self.registry.task(task).file
+        source = (sub.files.get(file, b"") if sub is not None else
+                  (self.workspace.repo / "solution" / "kernels" / file).read_bytes())
         scratch = self.workspace.scratch / harness.parent.name / f"ncu-{task}"
         shutil.rmtree(scratch, ignore_errors=True)
         start = time.monotonic()
@@ -359,7 +362,8 @@ class LocalBackend(Backend):
                    profile="tool", confine_exe=harness)
         shutil.rmtree(scratch, ignore_errors=True)
         outcome = ProfileOutcome(task, dtype, shape, ProfileStatus.COUNTED, seconds=time.monotonic() - start)
-        launches = ncu_tool.own_launches(ncu_tool.launches(done.stdout))
+        launches = ncu_tool.own_launches(ncu_tool.launches(done.stdout),
+                                         ncu_tool.declared_kernels(source.decode("utf-8", "replace")))
         said = ncu_tool.errors(done.stdout + "\n" + done.stderr)
         if done.status is None:
             outcome.status, outcome.message = ProfileStatus.FAILED, f"Nsight Compute did not finish within {timeout:g} s"

@@ -28,11 +28,16 @@ COUNTS = {
     "shared store wavefronts": ["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"],
     "shared load bank conflicts": ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"],
     "shared store bank conflicts": ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"],
+    # active lanes at memory instructions, as the CPU counts them: lanes that did the access (predicated on) ...
+    "memory lanes": ["smsp__sass_thread_inst_executed_op_memory_pred_on.sum"],
+    # ... and warp-level memory instructions
+    "memory instructions": ["smsp__sass_inst_executed_op_ld.sum", "smsp__sass_inst_executed_op_st.sum",
+                            "smsp__sass_inst_executed_op_global_atom.sum", "smsp__sass_inst_executed_op_global_red.sum",
+                            "smsp__sass_inst_executed_op_shared_atom.sum"],
 }
 LAUNCH = {"registers": "launch__registers_per_thread",
           "occupancy_percent": "sm__maximum_warps_per_active_cycle_pct",  # theoretical, as the CPU's rules give
-          "achieved_occupancy_percent": "sm__warps_active.avg.pct_of_peak_sustained_active",
-          "lanes_per_instruction": "smsp__thread_inst_executed_per_inst_executed.ratio"}
+          "achieved_occupancy_percent": "sm__warps_active.avg.pct_of_peak_sustained_active"}
 METRICS = sorted({m for ms in COUNTS.values() for m in ms} | set(LAUNCH.values()))
 MAX_LAUNCHES = 64  # the profile case launches a handful; more rows are not the harness's
 MAX_CSV_BYTES = 8 * 2**20
@@ -108,7 +113,8 @@ def task_numbers(found: list[dict]) -> dict:
         return round(total[a] / total[b], 2) if total[b] else None
 
     busiest = max(found, key=lambda launch: sum(launch["counts"].values()), default=None)
-    lanes = busiest.get("lanes_per_instruction") if busiest else None
+    lanes = (min(1.0, total["memory lanes"] / (32 * total["memory instructions"]))
+             if total["memory instructions"] else None)
     shared_requests = total["shared load requests"] + total["shared store requests"]
     wavefronts = total["shared load wavefronts"] + total["shared store wavefronts"]
     return {
@@ -117,7 +123,7 @@ def task_numbers(found: list[dict]) -> dict:
         "shared_wavefronts_per_request": round(wavefronts / shared_requests, 2) if shared_requests else None,
         "shared_bank_conflicts": (total["shared load bank conflicts"] + total["shared store bank conflicts"])
         if shared_requests else None,
-        "active_lanes": round(lanes / 32, 3) if lanes is not None else None,
+        "active_lanes": round(lanes, 3) if lanes is not None else None,
         "occupancy_percent": busiest.get("occupancy_percent") if busiest else None,
         "achieved_occupancy_percent": busiest.get("achieved_occupancy_percent") if busiest else None,
         "registers": busiest.get("registers") if busiest else None,
@@ -138,9 +144,18 @@ def harness_kernels(sources: Path = HARNESS_SOURCES) -> frozenset[str]:
     return frozenset(names)
 
 
-def own_launches(found: list[dict], harness: frozenset[str] | None = None) -> list[dict]:
-    """The launches of the student's kernels: all but the harness's own."""
-    harness = harness_kernels() if harness is None else harness
+def declared_kernels(source: str) -> frozenset[str]:
+    """The kernels a task file declares (`__global__ ... name(`), by name."""
+    source = re.sub(r"__launch_bounds__\s*\([^)]*\)", " ", re.sub(r"//[^\n]*|/\*.*?\*/", " ", source, flags=re.S))
+    return frozenset(re.findall(r"__global__[^;{(]*?\b(\w+)\s*\(", source))
+
+
+def own_launches(found: list[dict], declared: frozenset[str] = frozenset()) -> list[dict]:
+    """The launches of the student's kernels: those the task's file declares; where no name could be read from it
+    (kernels made by macros), all but the harness's own (a kernel named as one of the harness's is left out then)."""
+    if declared:
+        return [launch for launch in found if launch["kernel"] in declared]
+    harness = harness_kernels()
     return [launch for launch in found if launch["kernel"] not in harness]
 
 
@@ -160,9 +175,9 @@ ROWS = (("global_load_sectors_per_request", "global loads: sectors per request",
         ("shared_wavefronts_per_request", "shared memory: passes per request", "x",
          "your shared-memory accesses take {mine} passes per request where the solution's take {theirs}: threads of "
          "a warp hit the same bank (pad the tile by one column)"),
-        ("active_lanes", "active lanes per instruction", "%",
-         "only {mine} of each warp's lanes are active per instruction where the solution keeps {theirs}: threads of "
-         "a warp take different branches"),
+        ("active_lanes", "active lanes at memory accesses", "%",
+         "only {mine} of each warp's lanes take part in its memory accesses where the solution's {theirs} do: threads "
+         "of a warp take different branches"),
         ("occupancy_percent", "occupancy, theoretical", "%1",
          "your busiest kernel can keep {mine} of the SM's warp slots busy where the solution's keeps {theirs}: fewer "
          "registers, less shared memory per block or another block size raise it"),

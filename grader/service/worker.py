@@ -166,13 +166,13 @@ class Worker:
             return self._profiled(job, claim, result, str(failed.status), False, started)
         if not self.jobs.progress(job.id, claim, "profiling"):
             return self._taken(job, "before it was profiled")
-        mine = self.backend.gpu_profile(build, task.id, dtype, shape, self.o.gpu, seed, timeout)
+        mine = self.backend.gpu_profile(sub, build, task.id, dtype, shape, self.o.gpu, seed, timeout)
         if mine is None:
             result = {"status": str(ProfileStatus.SKIPPED), "task": task.id, "message": "this worker runs no GPU profiler"}
             return self._profiled(job, claim, result, str(ProfileStatus.SKIPPED), False, started)
         theirs = self.solution_profiles.get(task.id)
         if theirs is None:
-            theirs = self.backend.gpu_profile(None, task.id, dtype, shape, self.o.gpu, 1, timeout)
+            theirs = self.backend.gpu_profile(None, None, task.id, dtype, shape, self.o.gpu, 1, timeout)
             if theirs is not None and theirs.status == ProfileStatus.COUNTED:
                 self.solution_profiles[task.id] = theirs
         numbers, reference = mine.numbers or {}, (theirs.numbers if theirs is not None else None) or {}

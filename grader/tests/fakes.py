@@ -238,7 +238,7 @@ class FakeBackend(Backend):
                  "    and Read access at tile_kernel+0x90 in kernels/" + task + ".cu:23 [64 hazards]")
         return SanitizerOutcome(task, tool, dtype, shape, "errors", errors, first, seconds=0.1)
 
-    def gpu_profile(self, build, task, dtype, shape, gpu, seed, timeout) -> ProfileOutcome:
+    def gpu_profile(self, sub, build, task, dtype, shape, gpu, seed, timeout) -> ProfileOutcome:
         """Nsight Compute's numbers as a fake kernel's marker says (`// fake-ncu: store=32 lanes=0.5`, or
         `// fake-ncu: fails`); the solution's (build None) and an unmarked kernel's are the ideal ones."""
         source = self._files[build.harness].get(f"{task}.cu", b"") if build is not None else b""

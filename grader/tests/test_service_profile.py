@@ -186,14 +186,29 @@ def test_ncu_csv_is_read_into_the_students_numbers_and_the_harness_kernels_are_l
                 l1tex__t_requests_pipe_lsu_mem_global_op_st_sum="16,384",
                 l1tex__t_sectors_pipe_lsu_mem_global_op_st_sum="65,536",
                 launch__registers_per_thread="40", sm__maximum_warps_per_active_cycle_pct="75",
-                smsp__thread_inst_executed_per_inst_executed_ratio="31.97")]
+                smsp__sass_inst_executed_op_ld_sum="8,192", smsp__sass_inst_executed_op_st_sum="16,384",
+                smsp__sass_thread_inst_executed_op_memory_pred_on_sum="393,216")]
     text = "==PROF== Connected to process 7\n" + "\n".join(",".join(f'"{c}"' for c in r) for r in rows) + "\n"
-    found = ncu.own_launches(ncu.launches(text))
+    assert [launch["kernel"] for launch in ncu.own_launches(ncu.launches(text))] == ["transpose_vector"]
+    found = ncu.own_launches(ncu.launches(text), frozenset({"transpose_vector"}))
     assert [launch["kernel"] for launch in found] == ["transpose_vector"]
     numbers = ncu.task_numbers(found)
     assert numbers["global_load_sectors_per_request"] == 13.24 and numbers["global_store_sectors_per_request"] == 4.0
-    assert numbers["registers"] == 40 and numbers["occupancy_percent"] == 75 and numbers["active_lanes"] == 0.999
+    assert numbers["registers"] == 40 and numbers["occupancy_percent"] == 75 and numbers["active_lanes"] == 0.5
     assert "generate_kernel" in ncu.harness_kernels() and "transpose_vector" not in ncu.harness_kernels()
     # what is not ncu's raw page gives no launch, and garbage no traceback
     assert ncu.launches("==ERROR== The application returned an error code (1).\n") == []
     assert ncu.launches('"Kernel Name","x"\n"u"\n"k","not a number"\n')[0]["counts"] == {}
+
+
+def test_the_kernels_a_task_file_declares_are_read_from_its_source():
+    """The solution's dot kernel shares its name with one of the harness's own (dot_kernel): the profile keeps the
+    launches of the kernels the student's file declares, whatever their names."""
+    solution = REPO / "solution" / "kernels"
+    assert "dot_kernel" in ncu.declared_kernels((solution / "dot.cu").read_text())
+    assert "dot_kernel" in ncu.harness_kernels()
+    assert ncu.declared_kernels((solution / "transpose.cu").read_text()) >= {"transpose_vector"}
+    text = ("// __global__ void commented(int*)\n/* __global__ void also_commented() */\n"
+            "template <int N> __global__ void __launch_bounds__(256, 2) tiled(float* a) {}\n"
+            "__global__ static void\nplain (int n) {}\n")
+    assert ncu.declared_kernels(text) == {"tiled", "plain"}

@@ -30,7 +30,7 @@ CASES = [("solution-transpose", SOLUTION, "transpose", None),
          ("solution-dot", SOLUTION, "dot", None),
          ("naive_transpose", PLANTED / "naive_transpose", "transpose", "your global stores touch"),
          ("unpadded_tile", PLANTED / "unpadded_tile", "transpose", "your shared-memory accesses take"),
-         ("interleaved_reduction", PLANTED / "interleaved_reduction", "dot", "of each warp's lanes are active")]
+         ("interleaved_reduction", PLANTED / "interleaved_reduction", "dot", "of each warp's lanes take part")]
 
 
 def _readable_counters() -> bool:
