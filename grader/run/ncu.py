@@ -13,9 +13,14 @@ import re
 import shutil
 from pathlib import Path
 
-# The metrics asked for, by what they count (summed over a task's launches). ncu has no "ideal sectors" count,
-# so the table shows sectors per request, beside the solution's on the same GPU.
+# The metrics asked for, by what they count (summed over a task's launches). What the accesses need (the CPU's
+# "ideal") comes from the bytes the threads asked for: a request needs at least one sector (one pass), and every
+# 32 bytes (128 bytes through shared memory's 32 banks) at least one more.
 COUNTS = {
+    "global load bytes": ["sm__sass_data_bytes_mem_global_op_ld.sum"],
+    "global store bytes": ["sm__sass_data_bytes_mem_global_op_st.sum"],
+    "shared load bytes": ["sm__sass_data_bytes_mem_shared_op_ld.sum"],
+    "shared store bytes": ["sm__sass_data_bytes_mem_shared_op_st.sum"],
     "global load requests": ["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"],
     "global load sectors": ["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"],
     "global store requests": ["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"],
@@ -105,32 +110,40 @@ def launches(text: str) -> list[dict]:
 
 
 def task_numbers(found: list[dict]) -> dict:
-    """A task's numbers over its launches, as the GPU table shows them: per request (1 of 32 lanes' worth is the
-    best a 4-byte access can do: 4 sectors), and the launches' occupancy and registers (the busiest kernel's)."""
+    """A task's numbers over its launches, with the keys of make profile's table on the CPU (starter/tools/profile.py's
+    task_numbers): used / needed for global sectors and shared-memory passes (1.0 is the ideal), active lanes at
+    memory accesses; then what only the GPU knows: theoretical and achieved occupancy and registers (the busiest
+    kernel's), bank conflicts, sectors per request."""
     total = {label: sum(launch["counts"].get(label, 0) for launch in found) for label in COUNTS}
 
-    def per(a: str, b: str) -> float | None:
-        return round(total[a] / total[b], 2) if total[b] else None
+    def used_per_needed(used: str, requests: str, byte_counts: str, unit: int) -> float | None:
+        needed = max(total[requests], total[byte_counts] / unit)
+        return round(total[used] / needed, 2) if needed else None
 
     busiest = max(found, key=lambda launch: sum(launch["counts"].values()), default=None)
     lanes = (min(1.0, total["memory lanes"] / (32 * total["memory instructions"]))
              if total["memory instructions"] else None)
-    shared_requests = total["shared load requests"] + total["shared store requests"]
-    wavefronts = total["shared load wavefronts"] + total["shared store wavefronts"]
+    shared = {key: total[f"shared load {key}"] + total[f"shared store {key}"]
+              for key in ("requests", "wavefronts", "bytes", "bank conflicts")}
+    needed_passes = max(shared["requests"], shared["bytes"] / 128)
     return {
-        "global_load_sectors_per_request": per("global load sectors", "global load requests"),
-        "global_store_sectors_per_request": per("global store sectors", "global store requests"),
-        "shared_wavefronts_per_request": round(wavefronts / shared_requests, 2) if shared_requests else None,
-        "shared_bank_conflicts": (total["shared load bank conflicts"] + total["shared store bank conflicts"])
-        if shared_requests else None,
+        "global_load_sectors_per_needed": used_per_needed("global load sectors", "global load requests",
+                                                          "global load bytes", 32),
+        "global_store_sectors_per_needed": used_per_needed("global store sectors", "global store requests",
+                                                           "global store bytes", 32),
+        "shared_passes_per_needed": round(shared["wavefronts"] / needed_passes, 2) if needed_passes else None,
         "active_lanes": round(lanes, 3) if lanes is not None else None,
         "occupancy_percent": busiest.get("occupancy_percent") if busiest else None,
         "achieved_occupancy_percent": busiest.get("achieved_occupancy_percent") if busiest else None,
         "registers": busiest.get("registers") if busiest else None,
+        "shared_bank_conflicts": shared["bank conflicts"] if shared["requests"] else None,
+        "global_load_sectors_per_request": (round(total["global load sectors"] / total["global load requests"], 2)
+                                            if total["global load requests"] else None),
+        "global_store_sectors_per_request": (round(total["global store sectors"] / total["global store requests"], 2)
+                                             if total["global store requests"] else None),
         "kernels": sorted({launch["kernel"] for launch in found}),
         "launches": len(found),
     }
-
 
 HARNESS_SOURCES = Path(__file__).resolve().parents[2] / "starter" / "harness"
 
@@ -165,16 +178,17 @@ def errors(text: str) -> str:
     return " ".join(said)[:400]
 
 
-# What each number means for a student, and the words when theirs is clearly worse than the solution's on the GPU.
-ROWS = (("global_load_sectors_per_request", "global loads: sectors per request", "x",
-         "your global loads touch {mine} sectors per request where the solution's touch {theirs}: consecutive threads "
+# The table's rows: the CPU table's first (the same labels and keys), then the GPU's own. The words of a finding,
+# where the student's number is clearly worse than the solution's.
+ROWS = (("global_load_sectors_per_needed", "global loads: sectors used / needed", "x",
+         "your global loads use {mine} the sectors they need where the solution's use {theirs}: consecutive threads "
          "should read consecutive addresses"),
-        ("global_store_sectors_per_request", "global stores: sectors per request", "x",
-         "your global stores touch {mine} sectors per request where the solution's touch {theirs}: consecutive "
-         "threads should write consecutive addresses"),
-        ("shared_wavefronts_per_request", "shared memory: passes per request", "x",
-         "your shared-memory accesses take {mine} passes per request where the solution's take {theirs}: threads of "
-         "a warp hit the same bank (pad the tile by one column)"),
+        ("global_store_sectors_per_needed", "global stores: sectors used / needed", "x",
+         "your global stores use {mine} the sectors they need where the solution's use {theirs}: consecutive threads "
+         "should write consecutive addresses"),
+        ("shared_passes_per_needed", "shared memory: passes used / needed", "x",
+         "your shared-memory accesses take {mine} the passes they need where the solution's take {theirs}: threads "
+         "of a warp hit the same bank (pad the tile by one column)"),
         ("active_lanes", "active lanes at memory accesses", "%",
          "only {mine} of each warp's lanes take part in its memory accesses where the solution's {theirs} do: threads "
          "of a warp take different branches"),
@@ -182,10 +196,9 @@ ROWS = (("global_load_sectors_per_request", "global loads: sectors per request",
          "your busiest kernel can keep {mine} of the SM's warp slots busy where the solution's keeps {theirs}: fewer "
          "registers, less shared memory per block or another block size raise it"),
         ("achieved_occupancy_percent", "occupancy, achieved", "%1", ""),
-        ("shared_bank_conflicts", "shared memory: bank conflicts", "n", ""),
-        ("registers", "registers per thread", "n", ""))
-HIGHER_IS_WORSE = {"global_load_sectors_per_request", "global_store_sectors_per_request",
-                   "shared_wavefronts_per_request"}
+        ("registers", "registers per thread", "n", ""),
+        ("shared_bank_conflicts", "shared memory: bank conflicts", "n", ""))
+HIGHER_IS_WORSE = {"global_load_sectors_per_needed", "global_store_sectors_per_needed", "shared_passes_per_needed"}
 FINDING_KEYS = HIGHER_IS_WORSE | {"active_lanes", "occupancy_percent"}
 
 
@@ -193,7 +206,7 @@ def show(value, unit: str) -> str:
     if value is None:
         return "-"
     if unit == "x":
-        return f"{value:.2f}"
+        return f"{value:.1f}x"
     if unit == "%":
         return f"{100 * value:.0f}%"
     if unit == "%1":

@@ -239,7 +239,7 @@ class FakeBackend(Backend):
         return SanitizerOutcome(task, tool, dtype, shape, "errors", errors, first, seconds=0.1)
 
     def gpu_profile(self, sub, build, task, dtype, shape, gpu, seed, timeout) -> ProfileOutcome:
-        """Nsight Compute's numbers as a fake kernel's marker says (`// fake-ncu: store=32 lanes=0.5`, or
+        """Nsight Compute's numbers as a fake kernel's marker says (`// fake-ncu: store=8 lanes=0.5`, or
         `// fake-ncu: fails`); the solution's (build None) and an unmarked kernel's are the ideal ones."""
         source = self._files[build.harness].get(f"{task}.cu", b"") if build is not None else b""
         if self.delay:
@@ -247,10 +247,10 @@ class FakeBackend(Backend):
         if b"// fake-ncu: fails" in source:
             return ProfileOutcome(task, dtype, shape, ProfileStatus.FAILED, seconds=0.01,
                                   message="Nsight Compute saw no kernel of yours run in the profile case")
-        numbers = {"global_load_sectors_per_request": 4.0, "global_store_sectors_per_request": 4.0,
-                   "shared_wavefronts_per_request": 1.0, "active_lanes": 1.0, "occupancy_percent": 100.0,
+        numbers = {"global_load_sectors_per_needed": 1.0, "global_store_sectors_per_needed": 1.0,
+                   "shared_passes_per_needed": 1.0, "active_lanes": 1.0, "occupancy_percent": 100.0,
                    "achieved_occupancy_percent": 90.0, "registers": 32.0, "kernels": [f"{task}_kernel"], "launches": 1}
-        for key, name in (("store", "global_store_sectors_per_request"), ("load", "global_load_sectors_per_request"),
+        for key, name in (("store", "global_store_sectors_per_needed"), ("load", "global_load_sectors_per_needed"),
                           ("lanes", "active_lanes")):
             found = re.search(rb"// fake-ncu:.*\b" + key.encode() + rb"=([0-9.]+)", source)
             if found:

@@ -15,7 +15,7 @@ import pytest
 from grader.run import ncu
 from grader.tests.service_server import REPO, ServiceUnderTest, archive, rubric_with
 
-SLOW_STORE = "// fake-ncu: store=32\n"  # the student's stores touch 32 sectors per request: the solution's 4
+SLOW_STORE = "// fake-ncu: store=8\n"  # the student's stores use 8 times the sectors they need: the solution's 1
 
 
 @pytest.fixture(scope="module")
@@ -65,18 +65,18 @@ def test_the_client_prints_the_table_beside_the_solution_and_names_what_is_worse
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     assert "profile #1 of transpose" in out and "Nsight Compute on the course's GPU" in out, out
-    row = next(line for line in out.splitlines() if line.startswith("global stores: sectors per request"))
-    assert row.split()[-2:] == ["32.00", "4.00"], row  # yours, then the solution's
-    assert "your global stores touch 32.00 sectors per request where the solution's touch 4.00" in out
+    row = next(line for line in out.splitlines() if line.startswith("global stores: sectors used / needed"))
+    assert row.split()[-2:] == ["8.0x", "1.0x"], row  # yours, then the solution's
+    assert "your global stores use 8.0x the sectors they need where the solution's use 1.0x" in out
     assert "make profile TASK=transpose names the line" in out
-    assert "loads touch" not in out  # the loads equal the solution's: no sentence
+    assert "global loads use" not in out  # the loads equal the solution's: no sentence
     assert "This profile counted against the hourly limit." in out
     # the job as the API keeps it: the numbers, the solution's, nothing graded
     jobs = service.request("GET", "/api/v1/jobs", service.token("s01"))[1]["jobs"]
     job = service.job(service.token("s01"), jobs[-1]["job"])
     assert job["kind"] == "profile" and job["task"] == "transpose" and job["result"] is None
-    assert job["profile"]["numbers"]["global_store_sectors_per_request"] == 32.0
-    assert job["profile"]["solution"]["global_store_sectors_per_request"] == 4.0
+    assert job["profile"]["numbers"]["global_store_sectors_per_needed"] == 8.0
+    assert job["profile"]["solution"]["global_store_sectors_per_needed"] == 1.0
     # make history lists it apart from the uploads, and the uploads' limit is untouched
     history = client(starter, "history", token=service.token("s01"))
     assert "profile #1 transpose" in history.stdout, history.stdout
@@ -185,6 +185,7 @@ def test_ncu_csv_is_read_into_the_students_numbers_and_the_harness_kernels_are_l
                 l1tex__t_sectors_pipe_lsu_mem_global_op_ld_sum="108,462",
                 l1tex__t_requests_pipe_lsu_mem_global_op_st_sum="16,384",
                 l1tex__t_sectors_pipe_lsu_mem_global_op_st_sum="65,536",
+                sm__sass_data_bytes_mem_global_op_ld_sum="1,048,576", sm__sass_data_bytes_mem_global_op_st_sum="524,288",
                 launch__registers_per_thread="40", sm__maximum_warps_per_active_cycle_pct="75",
                 smsp__sass_inst_executed_op_ld_sum="8,192", smsp__sass_inst_executed_op_st_sum="16,384",
                 smsp__sass_thread_inst_executed_op_memory_pred_on_sum="393,216")]
@@ -194,6 +195,9 @@ def test_ncu_csv_is_read_into_the_students_numbers_and_the_harness_kernels_are_l
     assert [launch["kernel"] for launch in found] == ["transpose_vector"]
     numbers = ncu.task_numbers(found)
     assert numbers["global_load_sectors_per_request"] == 13.24 and numbers["global_store_sectors_per_request"] == 4.0
+    # needed: a sector per 32 bytes asked for, at least one per request (1 MiB of loads: 32768 sectors)
+    assert numbers["global_load_sectors_per_needed"] == 3.31 and numbers["global_store_sectors_per_needed"] == 4.0
+    assert numbers["shared_passes_per_needed"] is None  # no shared memory
     assert numbers["registers"] == 40 and numbers["occupancy_percent"] == 75 and numbers["active_lanes"] == 0.5
     assert "generate_kernel" in ncu.harness_kernels() and "transpose_vector" not in ncu.harness_kernels()
     # what is not ncu's raw page gives no launch, and garbage no traceback
