@@ -6,7 +6,7 @@
 #
 # The GPU machines reach no package index: the header libraries and bubblewrap
 # come unpacked in .deps/ (apt-get download + dpkg -x) and Python wheels in .whl/.
-#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [profile] [ncu_probe] [profile_gpu] [profile_agreement] [transpose_variants] [tests] [gpu_suite] [canvas_class] [slurm] [cpu_vs_gpu] [service] [pages] [service_bench]
+#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [profile] [ncu_probe] [ncu_lanes] [profile_gpu] [profile_agreement] [transpose_variants] [tests] [gpu_suite] [canvas_class] [slurm] [cpu_vs_gpu] [service] [pages] [service_bench]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-run-logs}
 mkdir -p "$OUT"
@@ -210,6 +210,11 @@ PY
       run profile_gpu timeout "${TESTS_TIMEOUT:-540}" python3 -m pytest -m gpu -ra -v -p no:cacheprovider \
         grader/tests/test_service_profile_gpu.py
       grep -E "passed|failed|skipped|error" "$OUT/profile_gpu.log" | tail -n 1 | tee -a "$summary" ;;
+    ncu_lanes)
+      # Issue 31: ncu's candidate counts for active lanes at memory accesses (ncu_lanes_probe.sh).
+      run ncu_lanes bash docs/gpu-runs/ncu_lanes_probe.sh "$OUT/ncu_lanes"
+      tar czf "$OUT/ncu_lanes.tgz" -C "$OUT" ncu_lanes && rm -rf "$OUT/ncu_lanes"
+      cat "$OUT/ncu_lanes.log" | tee -a "$summary" ;;
     profile_agreement)
       # Issue 31: Nsight Compute's counters for the launches the CPU's performance counters are checked
       # against (profile_agreement.sh says which); packed into one archive.

@@ -33,12 +33,11 @@ COUNTS = {
     "shared store wavefronts": ["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"],
     "shared load bank conflicts": ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"],
     "shared store bank conflicts": ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"],
-    # active lanes at memory instructions, as the CPU counts them: lanes that did the access (predicated on) ...
-    "memory lanes": ["smsp__sass_thread_inst_executed_op_memory_pred_on.sum"],
-    # ... and warp-level memory instructions
-    "memory instructions": ["smsp__sass_inst_executed_op_ld.sum", "smsp__sass_inst_executed_op_st.sum",
-                            "smsp__sass_inst_executed_op_global_atom.sum", "smsp__sass_inst_executed_op_global_red.sum",
-                            "smsp__sass_inst_executed_op_shared_atom.sum"],
+    # active lanes at memory accesses: the load/store unit's instructions (loads, stores, atomics and warp shuffles),
+    # the lanes that executed them (predicated on) and the warp-level count. (ncu's thread-level count of "memory"
+    # instructions is not per access: twice the lanes of a full warp's loads in the naive transpose, H200 2026-11-28.)
+    "memory lanes": ["smsp__thread_inst_executed_pipe_lsu_pred_on.sum"],
+    "memory instructions": ["smsp__inst_executed_pipe_lsu.sum"],
 }
 LAUNCH = {"registers": "launch__registers_per_thread",
           "occupancy_percent": "sm__maximum_warps_per_active_cycle_pct",  # theoretical, as the CPU's rules give
@@ -211,7 +210,7 @@ def show(value, unit: str) -> str:
         return f"{100 * value:.0f}%"
     if unit == "%1":
         return f"{value:.0f}%"
-    return f"{value:g}"
+    return f"{value:,.0f}"  # a count
 
 
 def rows(mine: dict, theirs: dict) -> list[list[str]]:

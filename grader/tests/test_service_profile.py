@@ -187,8 +187,7 @@ def test_ncu_csv_is_read_into_the_students_numbers_and_the_harness_kernels_are_l
                 l1tex__t_sectors_pipe_lsu_mem_global_op_st_sum="65,536",
                 sm__sass_data_bytes_mem_global_op_ld_sum="1,048,576", sm__sass_data_bytes_mem_global_op_st_sum="524,288",
                 launch__registers_per_thread="40", sm__maximum_warps_per_active_cycle_pct="75",
-                smsp__sass_inst_executed_op_ld_sum="8,192", smsp__sass_inst_executed_op_st_sum="16,384",
-                smsp__sass_thread_inst_executed_op_memory_pred_on_sum="393,216")]
+                smsp__inst_executed_pipe_lsu_sum="24,576", smsp__thread_inst_executed_pipe_lsu_pred_on_sum="393,216")]
     text = "==PROF== Connected to process 7\n" + "\n".join(",".join(f'"{c}"' for c in r) for r in rows) + "\n"
     assert [launch["kernel"] for launch in ncu.own_launches(ncu.launches(text))] == ["transpose_vector"]
     found = ncu.own_launches(ncu.launches(text), frozenset({"transpose_vector"}))
