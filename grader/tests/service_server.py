@@ -16,6 +16,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -273,3 +274,21 @@ def until(service: ServiceUnderTest, what: str, check, timeout: float = 60.0, ev
         if time.monotonic() > deadline:
             raise AssertionError(f"waited {timeout:g} s for {what}; the service's log ends:\n{log_tail(service)}")
         time.sleep(every)
+
+
+def student_starter(folder: Path, port: int) -> Path:
+    """A student's starter folder as the tarball has it when the course runs a service: the client and service.json."""
+    (folder / "tools").mkdir(parents=True)
+    shutil.copy(REPO / "starter" / "tools" / "service.py", folder / "tools" / "service.py")
+    (folder / "service.json").write_text(json.dumps({"url": f"http://127.0.0.1:{port}", "assignment": "cuda-kernels"}))
+    return folder
+
+
+def run_client(starter: Path, *args: str, home: Path, token: str | None = None) -> subprocess.CompletedProcess:
+    """tools/service.py as the student runs it, with a HOME of its own (and $GRADER_TOKEN, given `token`)."""
+    env = {k: v for k, v in os.environ.items() if k != "GRADER_TOKEN"}
+    env["HOME"] = str(home)
+    if token is not None:
+        env["GRADER_TOKEN"] = token
+    return subprocess.run([sys.executable, "tools/service.py", *args], cwd=starter, env=env, capture_output=True,
+                          text=True, timeout=120)

@@ -3,16 +3,11 @@
 a fake /autograder tree. Both get what the service stored, the verdicts `grade` gives (test_service_limits.py)."""
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from grader.tests.service_server import REPO, ServiceUnderTest, archive
+from grader.tests.service_server import ServiceUnderTest, archive, run_client, student_starter
 from grader.tests.test_gradescope_bridge import autograder_tree, bridge, configure, results
 
 
@@ -26,19 +21,10 @@ def service(tmp_path_factory):
 
 @pytest.fixture
 def starter(tmp_path, service) -> Path:
-    """The student's starter folder as the tarball has it when the course runs a service."""
-    folder = tmp_path / "starter"
-    (folder / "tools").mkdir(parents=True)
-    shutil.copy(REPO / "starter" / "tools" / "service.py", folder / "tools" / "service.py")
-    (folder / "service.json").write_text(json.dumps({"url": f"http://127.0.0.1:{service.port}",
-                                                    "assignment": "cuda-kernels"}))
-    return folder
+    return student_starter(tmp_path / "starter", service.port)
 
 
-def client(starter: Path, *args: str, home: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "GRADER_TOKEN"}
-    return subprocess.run([sys.executable, "tools/service.py", *args], cwd=starter, env={**env, "HOME": str(home)},
-                          capture_output=True, text=True, timeout=120)
+client = run_client
 
 
 def test_make_upload_shows_the_result_the_service_stored_and_make_history_lists_it(service, starter, tmp_path):

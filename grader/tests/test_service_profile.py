@@ -3,17 +3,14 @@ GPUs (their Nsight Compute numbers come from the fake kernels' markers, grader/t
 client, and the limits of rubric.toml's [service] (profiles_per_hour, in_flight) kept apart from the uploads'."""
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from grader.run import ncu
-from grader.tests.service_server import REPO, ServiceUnderTest, archive, rubric_with
+from grader.tests.service_server import REPO, ServiceUnderTest, archive, rubric_with, run_client, student_starter
 
 SLOW_STORE = "// fake-ncu: store=8\n"  # the student's stores use 8 times the sectors they need: the solution's 1
 
@@ -30,19 +27,11 @@ def service(tmp_path_factory):
 
 @pytest.fixture
 def starter(tmp_path, service) -> Path:
-    folder = tmp_path / "starter"
-    (folder / "tools").mkdir(parents=True)
-    shutil.copy(REPO / "starter" / "tools" / "service.py", folder / "tools" / "service.py")
-    (folder / "service.json").write_text(json.dumps({"url": f"http://127.0.0.1:{service.port}",
-                                                    "assignment": "cuda-kernels"}))
-    return folder
+    return student_starter(tmp_path / "starter", service.port)
 
 
 def client(starter: Path, *args: str, token: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "GRADER_TOKEN"}
-    return subprocess.run([sys.executable, "tools/service.py", *args], cwd=starter,
-                          env={**env, "HOME": str(starter.parent), "GRADER_TOKEN": token}, capture_output=True,
-                          text=True, timeout=120)
+    return run_client(starter, *args, home=starter.parent, token=token)
 
 
 def ask(service, token: str, task: str, data: bytes, expect: int = 202) -> dict:

@@ -19,7 +19,7 @@ import pytest
 
 from grader.run import ncu
 from grader.tests.capture_pages import pack
-from grader.tests.service_server import REPO, ServiceUnderTest
+from grader.tests.service_server import REPO, ServiceUnderTest, student_starter
 
 pytestmark = [pytest.mark.gpu]
 
@@ -64,10 +64,7 @@ def config(folder: Path, service) -> None:
 @pytest.mark.parametrize("name,folder,task,words", CASES, ids=[c[0] for c in CASES])
 def test_the_gpu_profile_names_the_planted_problem_and_nothing_on_the_solution(service, tmp_path, name, folder, task,
                                                                                  words):
-    starter = tmp_path / "starter"
-    (starter / "tools").mkdir(parents=True)
-    shutil.copy(REPO / "starter" / "tools" / "service.py", starter / "tools")
-    config(starter, service)
+    starter = student_starter(tmp_path / "starter", service.port)
     (starter / "submission.tar.gz").write_bytes(pack(folder))
     env = {**os.environ, "HOME": str(tmp_path), "GRADER_TOKEN": service.token(name)}
     done = subprocess.run([sys.executable, "tools/service.py", "profile", "--task", task], cwd=starter, env=env,

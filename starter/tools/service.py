@@ -357,34 +357,35 @@ def profile_line(limits: dict) -> str:
                if limits.get("profile_in_flight") else ""))
 
 
-def profile(config: Config, token: str, archive: Path, task: str, out=sys.stdout, wait_seconds: float = WAIT_SECONDS,
-            poll: float = POLL_SECONDS, client: Client | None = None) -> dict:
-    """Sends the archive to be profiled on `task`, follows its job, prints the table; the job as last seen."""
-    client = client or Client(config, token)
-    job = send_upload(client, archive, path=f"/profiles?task={urllib.parse.quote(task)}")
-    out.write(f"sent {archive} to {config.url} to profile {task} with Nsight Compute\n")
-    job = follow(client, job, out, wait_seconds, poll)
-    if job.get("state") in ("queued", "running"):
-        out.write(f"still {job['state']} after {wait_seconds / 60:g} minutes: see it later with python3 "
-                  f"tools/service.py status {job['job']}\n")
-    else:
-        out.write(profile_report(job) + "\n")
-    return job
-
-
-def upload(config: Config, token: str, archive: Path, out=sys.stdout, wait_seconds: float = WAIT_SECONDS,
-           poll: float = POLL_SECONDS, client: Client | None = None) -> dict:
-    """Uploads the archive, follows its job, prints its result; the job as last seen."""
-    client = client or Client(config, token)
-    job = send_upload(client, archive)
-    out.write(f"uploaded {archive} ({archive.stat().st_size / 1024:.1f} KiB) to {config.url}\n")
+def send_and_follow(client: Client, archive: Path, path: str, sent: str, out, wait_seconds: float, poll: float
+                    ) -> dict:
+    """Sends the archive to `path`, says `sent`, follows the job and prints what it ends with (a grade's report or a
+    profile's table); the job as last seen."""
+    job = send_upload(client, archive, path=path)
+    out.write(sent + "\n")
     job = follow(client, job, out, wait_seconds, poll)
     if job.get("state") in ("queued", "running"):
         out.write(f"still {job['state']} after {wait_seconds / 60:g} minutes: see its result later with make "
                   f"history, or python3 tools/service.py status {job['job']}\n")
     else:
-        out.write(report(job) + "\n")
+        out.write((profile_report(job) if job.get("kind") == "profile" else report(job)) + "\n")
     return job
+
+
+def profile(config: Config, token: str, archive: Path, task: str, out=sys.stdout, wait_seconds: float = WAIT_SECONDS,
+            poll: float = POLL_SECONDS, client: Client | None = None) -> dict:
+    """Sends the archive to be profiled on `task`, follows its job, prints the table; the job as last seen."""
+    return send_and_follow(client or Client(config, token), archive, f"/profiles?task={urllib.parse.quote(task)}",
+                           f"sent {archive} to {config.url} to profile {task} with Nsight Compute", out,
+                           wait_seconds, poll)
+
+
+def upload(config: Config, token: str, archive: Path, out=sys.stdout, wait_seconds: float = WAIT_SECONDS,
+           poll: float = POLL_SECONDS, client: Client | None = None) -> dict:
+    """Uploads the archive, follows its job, prints its result; the job as last seen."""
+    size = archive.stat().st_size if archive.is_file() else 0
+    return send_and_follow(client or Client(config, token), archive, "/uploads",
+                           f"uploaded {archive} ({size / 1024:.1f} KiB) to {config.url}", out, wait_seconds, poll)
 
 
 def history(config: Config, token: str, out=sys.stdout, client: Client | None = None) -> list[dict]:
