@@ -2,14 +2,15 @@
 
     python3 docs/gpu-runs/ncu_sandbox_probe.py HARNESS OUT_DIR
 
-Profiles one task of HARNESS (a built `harness`) with `ncu --csv --page raw` five ways, from the most to the
+Profiles one task of HARNESS (a built `harness`) with `ncu --csv --page raw` four ways, from the most to the
 least privileged, and writes each one's exit status, output and whether the CSV holds counts into
 OUT_DIR/probe.json (and a line each on stdout):
-  root          ncu as this user (root on the device machines);
-  setpriv       ncu as a fresh unprivileged uid (NVreg_RestrictProfilingToAdminUsers decides it);
-  sandbox-tool  the sandbox as compute-sanitizer runs in it: ncu under the tool profile, the harness under run;
-  sandbox-prof  ncu under the profiler profile, the harness under run_profiled (sockets on the sandbox's loopback);
-  sandbox-open  ncu under the profiler profile, the harness under no filter of its own.
+  root              ncu as this user (root on the device machines);
+  setpriv           ncu as a fresh unprivileged uid (NVreg_RestrictProfilingToAdminUsers decides it);
+  sandbox-tool      the sandbox as compute-sanitizer runs in it: ncu under the tool profile, the harness under run;
+  sandbox-tool-open the same, the harness under no filter of its own.
+The run recorded in docs/gpu-runs/2026-11-28-h200-issue-31-profile-gpu.md also tried a seccomp profile that let
+ncu and the harness open sockets on the sandbox's loopback; the tool profile sufficed, and that one was dropped.
 """
 from __future__ import annotations
 
@@ -78,8 +79,7 @@ def main() -> int:
 
     box = sb.Sandbox(sb.find_bwrap(), sb.ResourceLimits(cpu_seconds=300, file_size=2**30, processes=512))
     extra = [Path(ncu).parent]  # Nsight Compute's own folder (a link out of the toolkit, on the device machines)
-    for name, profile, confine in (("sandbox-tool", "tool", copy), ("sandbox-prof", "profiler", copy),
-                                   ("sandbox-open", "profiler", None), ("sandbox-tool-open", "tool", None)):
+    for name, profile, confine in (("sandbox-tool", "tool", copy), ("sandbox-tool-open", "tool", None)):
         scratch = out / f"scratch-{name}"
         shutil.rmtree(scratch, ignore_errors=True)
         start = time.monotonic()
