@@ -75,6 +75,11 @@ class Workspace:
         self._gate = GateSetup()
         self._gates: dict[str, BuildGate] = {}  # the gate each submission was built through (its race harness's too)
 
+    @property
+    def solution_kernels(self) -> Path:
+        """The solution's task files, which its harness is built from."""
+        return self.repo / "solution" / "kernels"
+
     def _make(self, *args: str) -> list[str]:
         cmd = ["make", "-s", "-C", str(self.pristine), f"BUILD={self.build_dir}", *args]
         if self.cpu:  # its runtime library beside the harness's (what a sandboxed build reads, read-only)
@@ -99,7 +104,7 @@ class Workspace:
             raise GraderError(f"building the pristine harness failed:\n{out[-4000:]}")
         if not solution:
             return self.build_dir / "solution" / "harness"
-        solution = self.repo / "solution" / "kernels"
+        solution = self.solution_kernels
         status, out = run_limited(self._make(f"-j{jobs}", "harness", f"KERNELS={solution}", "KTAG=solution"),
                                   timeout=1800)
         if status != 0:
@@ -353,7 +358,7 @@ class LocalBackend(Backend):
         harness = build.harness if build is not None else self.solution
         file = self.registry.task(task).file
         source = (sub.files.get(file, b"") if sub is not None else
-                  (self.workspace.repo / "solution" / "kernels" / file).read_bytes())
+                  (self.workspace.solution_kernels / file).read_bytes())
         scratch = self.workspace.scratch / harness.parent.name / f"ncu-{task}"
         shutil.rmtree(scratch, ignore_errors=True)
         start = time.monotonic()

@@ -2,7 +2,8 @@
 and its CSV read into the numbers the student's table shows.
 
 The counts are the same ones solution/tests/profile_agreement.py compares with the CPU backend's (issue 31's
-record in docs/gpu-runs/); the table shows them per request, beside the solution's from the same GPU.
+record in docs/gpu-runs/); the table has the CPU table's rows (used / needed), beside the solution's from the same
+GPU.
 """
 from __future__ import annotations
 

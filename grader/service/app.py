@@ -243,8 +243,7 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
         task = profile_task(request)
         who, student, upload_id = await run_in_threadpool(check_upload, request, PROFILE)
         body = await read_body(request)
-        view = await run_in_threadpool(accept, who, student, upload_id, body, (utc_now().isoformat(timespec="seconds"),
-                                                                            SERVICE), PROFILE, task)
+        view = await run_in_threadpool(accept, who, student, upload_id, body, received_at(request, who), PROFILE, task)
         return JSONResponse(view, status_code=202, headers={"Location": f"/api/v1/jobs/{view['job']}"})
 
     # --- reading ----------------------------------------------------------------------------------------------

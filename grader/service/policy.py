@@ -40,9 +40,7 @@ def refusal(jobs: list[Job], policy: ServicePolicy, now: datetime, attempt_of, k
     open_jobs = [j for j in jobs if j.open and j.kind == kind]
     if len(open_jobs) >= policy.in_flight:
         first = open_jobs[0]
-        state = "being graded" if first.state == "running" else "waiting"
-        if kind != GRADE:
-            state = "running" if first.state == "running" else "waiting"
+        state = ("being graded" if kind == GRADE else "running") if first.state == "running" else "waiting"
         return (f"your {what} #{attempt_of(first)} is still {state}; {'upload' if kind == GRADE else 'ask'} again when "
                 f"it is done (`make history` shows it)", 30.0)
     at = next_upload_at(jobs, policy, now, kind)

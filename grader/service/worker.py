@@ -155,9 +155,8 @@ class Worker:
         started = time.monotonic()
         entry = Entry(Path(job.archive), job.student, job.received, received_from=job.received_from)
         sub = read_submission(entry, [t.file for t in self.registry.tasks], IntakeLimits.from_rubric(self.rubric.limits))
-        task = self.registry.task(job.task)
-        dtype = "float32" if "float32" in task.dtypes else task.dtypes[0]
-        shape = (task.shapes("profile") or ("",))[0]
+        task = self.rubric.task(job.task)  # its profile case: the same type and shape as the CPU's counters
+        dtype, shape = task.timed_dtype, task.profile
         timeout = min(self.rubric.limits.submission, 6 * self.rubric.limits.case)
         failed, build = intake_and_build(sub, self.backend, self.rubric)
         if failed is not None:
