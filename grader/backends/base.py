@@ -6,9 +6,9 @@ meaningful for every backend that does not say otherwise. The processes a backen
 Server interface.
 
     Backend  builds a submission and starts its servers and the solution's: build, student_server,
-             solution_server, sanitize, set_limits, harness_version, sandbox (abstract); checker, timed, clock,
-             identify, check_gpu (defaults: compute-sanitizer, timed, time.monotonic, nothing to add, nothing
-             to check)
+             solution_server, sanitize, set_limits, harness_version, sandbox (abstract); sanitize_tasks, checker,
+             timed, clock, identify, check_gpu (defaults: a sanitize run per task, compute-sanitizer, timed,
+             time.monotonic, nothing to add, nothing to check)
     Kind     a backend by name (--device): how to find its devices, build its cache and open a Backend, on one
              machine (local) or in a Slurm array task (open, against the batch's build cache); uses_gpus says
              whether such a task asks Slurm for a GPU
@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
     from grader.run.build_result import BuildResult
@@ -35,6 +36,15 @@ if TYPE_CHECKING:
     from grader.core.registry import Registry
     from grader.run.results import ProfileOutcome, SanitizerOutcome
     from grader.run.server import Server
+
+
+@dataclass(frozen=True)
+class ToolTask:
+    """One task's part of a sanitizer run: its element type, its small case and its graded shapes."""
+    task: str
+    dtype: str
+    shape: str
+    shapes: tuple[str, ...]
 
 
 class Backend(ABC):
@@ -79,6 +89,16 @@ class Backend(ABC):
     def sanitize(self, sub: Submission, build: BuildResult, gpu: str | None, tool: str, task: str, dtype: str,
                  shape: str, seed: int, timeout: float, shapes: list[str] | None = None) -> SanitizerOutcome:
         """The sanitizer's `tool` (memcheck, racecheck) over the task's graded shapes up to `shape`."""
+
+    def sanitize_tasks(self, sub: Submission, build: BuildResult, gpu: str | None, tool: str, tasks: list[ToolTask],
+                       seed: int, timeout: float,
+                       skipped: Callable[[ToolTask], SanitizerOutcome | None]) -> list[SanitizerOutcome]:
+        """The tool over each of these tasks, one outcome per task in their order; `timeout` is each task's limit.
+        Before a task's own run, skipped(task) gives its outcome if it is not to start (the submission's time ran
+        out), else None. By default one run per task (`sanitize`)."""
+        return [skipped(t) or self.sanitize(sub, build, gpu, tool, t.task, t.dtype, t.shape, seed, timeout,
+                                            shapes=list(t.shapes))
+                for t in tasks]
 
     def profile(self, sub: Submission, build: BuildResult, task: str, dtype: str, shape: str, seed: int,
                 timeout: float) -> ProfileOutcome | None:
@@ -155,3 +175,4 @@ class Kind(ABC):
     @abstractmethod
     def local(self, work: Path, arch: str | None, sandbox, jobs: int) -> tuple[Backend, Registry]:
         """A Backend for one machine, with its own build of everything in `work`."""
+

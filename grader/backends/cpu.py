@@ -48,7 +48,7 @@ from pathlib import Path
 
 from grader.run import ncu
 from grader.run import sanitizer as tool_runs
-from grader.backends.base import Kind
+from grader.backends.base import Backend, Kind
 from grader.backends.local import LocalBackend, Workspace
 from grader.core.errors import GraderError
 from grader.core.registry import Registry
@@ -253,6 +253,10 @@ class CpuBackend(LocalBackend):
 
     def gpu_profile(self, sub, build, task, dtype, shape, gpu, seed, timeout) -> None:
         return None  # no GPU here: this backend's own counters are `profile`'s
+
+    # Each task's check alone: its runs start no CUDA context, so one run for all would save little, and the
+    # race checker's harness is a build of its own.
+    sanitize_tasks = Backend.sanitize_tasks
 
     def sanitize(self, sub, build, gpu, tool, task, dtype, shape, seed, timeout, shapes=None) -> SanitizerOutcome:
         """The CPU backend's own check in the tool's place, over the student's `harness --serve` in the sandbox,

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from grader.run import ncu as ncu_tool
 from grader.run import sanitizer as tool_runs
-from grader.backends.base import Backend
+from grader.backends.base import Backend, ToolTask
 from grader.run.build_result import NEEDS_GPU, BuildResult, renamed_folders
 from grader.backends.compiler_log import own_messages
 from grader.core.errors import GraderError
@@ -388,22 +388,51 @@ class LocalBackend(Backend):
         """compute-sanitizer over the student's `harness --serve`, in the sandbox (the tool under the tool
         profile, the harness under the run profile), sent the requests a graded run of the task gets:
         its graded shapes in order, up to a random cut at or after its small case (sanitize.sanitized_shapes)."""
+        part = ToolTask(task, dtype, shape, tuple(shapes or [shape]))
+        return self._tool_run(sub, build, gpu, tool, [part], seed, timeout)[0]
+
+    def sanitize_tasks(self, sub: Submission, build: BuildResult, gpu: str | None, tool: str, tasks: list[ToolTask],
+                       seed: int, timeout: float, skipped) -> list[SanitizerOutcome]:
+        """One run of the tool for all the tasks, each task's requests in turn (as `sanitize` sends them), in
+        `timeout` per task. A run and its CUDA context cost more than a task's requests under the tool (memcheck
+        0.6 s a run, racecheck 1.9 s: docs/gpu-runs/2026-11-29-h200-issue-29-sanitizer.md), so a clean run for all
+        saves most of them. Any other end (a finding, a fault, a timeout) runs each task alone, as grading always
+        did, so a finding is the task's own and its verdict the same as a run of that task alone."""
+        if len(tasks) > 1:
+            ahead = [skipped(t) for t in tasks]
+            if any(ahead):
+                return [a or self.sanitize(sub, build, gpu, tool, t.task, t.dtype, t.shape, seed, timeout,
+                                           shapes=list(t.shapes)) for a, t in zip(ahead, tasks)]
+            together = self._tool_run(sub, build, gpu, tool, tasks, seed, timeout * len(tasks))
+            if all(o.status == SanitizerStatus.CLEAN for o in together):
+                return together
+        return super().sanitize_tasks(sub, build, gpu, tool, tasks, seed, timeout, skipped)
+
+    def _tool_run(self, sub: Submission, build: BuildResult, gpu: str | None, tool: str, parts: list[ToolTask],
+                  seed: int, timeout: float) -> list[SanitizerOutcome]:
+        """One compute-sanitizer process over `harness --serve`, sent each part's requests in turn; an outcome
+        per part, each with the run's verdict (a finding is the run's, not yet any one part's) and an equal share
+        of its seconds."""
         found = tool_runs.find_tool()
         if not found:
-            return SanitizerOutcome(task, tool, dtype, shape, SanitizerStatus.UNAVAILABLE,
-                                    message="compute-sanitizer is not installed on the grading machine")
-        scratch = self.workspace.scratch / build.harness.parent.name / f"{tool}-{task}"
+            return [SanitizerOutcome(p.task, tool, p.dtype, p.shape, SanitizerStatus.UNAVAILABLE,
+                                     message="compute-sanitizer is not installed on the grading machine")
+                    for p in parts]
+        name = parts[0].task if len(parts) == 1 else "tasks"
+        scratch = self.workspace.scratch / build.harness.parent.name / f"{tool}-{name}"
         shutil.rmtree(scratch, ignore_errors=True)
         prefix = tool_runs.new_prefix()
         log = scratch / f"{prefix.strip('=')}.log"
-        chosen = tool_runs.sanitized_shapes(list(shapes or [shape]), shape)
+        chosen = [tool_runs.sanitized_shapes(list(p.shapes), p.shape) for p in parts]
         start = time.monotonic()
         deadline = start + timeout
         server = HarnessServer(build.harness, gpu, sandbox=self.isolation, scratch=scratch,
                                tool=tool_runs.serve_command(found, tool, str(log), prefix))
         status, timed_out, said = None, False, ""
+        messages = [m for p, shapes in zip(parts, chosen) for m in tool_runs.requests(tool, p.task, p.dtype, shapes,
+                                                                                      seed)]
         try:
-            for i, message in enumerate(tool_runs.requests(tool, task, dtype, chosen, seed)):
+            for i, message in enumerate(messages):
                 reply = server.request(message, max(1.0, deadline - time.monotonic()))
                 if i == 0 and self.isolation is not None and getattr(self.isolation, "filters", None) \
                         and (server.seccomp_filters() or 0) < 2:
@@ -430,15 +459,19 @@ class LocalBackend(Backend):
         shutil.rmtree(scratch, ignore_errors=True)
         findings = tool_runs.parse(text, prefix)
         report = self.workspace._readable(findings.report, self.workspace.kernel_dirs / sub.key)
-        outcome = SanitizerOutcome(task, tool, dtype, chosen[-1], SanitizerStatus.CLEAN, 0, report,
-                                   seconds=time.monotonic() - start)
-        if timed_out and not findings.errors:
-            outcome.status = SanitizerStatus.TIMEOUT
-            outcome.message = f"compute-sanitizer did not finish within {timeout:g} s"
-        elif findings.errors:
-            outcome.status, outcome.errors = SanitizerStatus.ERRORS, findings.errors
-        elif findings.errors is None or status == HARNESS_CANNOT_RUN or said:
-            outcome.status = SanitizerStatus.FAILED
-            outcome.message = (f"compute-sanitizer gave no verdict (exit status {status}): "
-                               + (said + "\n" + output).strip()[-1000:])
-        return outcome
+        seconds = (time.monotonic() - start) / len(parts)
+        outcomes = []
+        for p, shapes in zip(parts, chosen):
+            outcome = SanitizerOutcome(p.task, tool, p.dtype, shapes[-1], SanitizerStatus.CLEAN, 0, report,
+                                       seconds=seconds)
+            if timed_out and not findings.errors:
+                outcome.status = SanitizerStatus.TIMEOUT
+                outcome.message = f"compute-sanitizer did not finish within {timeout:g} s"
+            elif findings.errors:
+                outcome.status, outcome.errors = SanitizerStatus.ERRORS, findings.errors
+            elif findings.errors is None or status == HARNESS_CANNOT_RUN or said:
+                outcome.status = SanitizerStatus.FAILED
+                outcome.message = (f"compute-sanitizer gave no verdict (exit status {status}): "
+                                   + (said + "\n" + output).strip()[-1000:])
+            outcomes.append(outcome)
+        return outcomes

@@ -1,13 +1,13 @@
 """Grading a directory of submissions.
 
 Builds run in parallel on the CPU (--jobs); each GPU gets one worker
-(--gpus), which grades one submission at a time: the rubric's correctness
-cases, then, for tasks whose correctness is complete, the timed cases paired
-with the solution. Student code runs in a `harness --serve` process that is
-replaced after any hang, crash or GPU fault, so one bad case ends only
-itself; after a task's correctness cases, compute-sanitizer checks one small
-case of it. Every submission's results are stored in one transaction as soon
-as it is done.
+(--gpus), which grades one submission at a time: every task's correctness
+cases; then compute-sanitizer over each task's small case (one run of each tool
+for all the tasks, each task alone again where that run was not clean); then,
+for tasks whose correctness is complete, the timed cases paired with the
+solution. Student code runs in a `harness --serve` process that is replaced
+after any hang, crash or GPU fault, so one bad case ends only itself. Every
+submission's results are stored in one transaction as soon as it is done.
 
 A backend whose `timed` is False (the CPU backend, grader/backends/cpu.py) runs the correctness cases only: no
 timed case, no measured limits and no GPU memory to watch; its own checks (AddressSanitizer, its race checker)
@@ -31,7 +31,7 @@ from typing import Callable
 
 from tqdm import tqdm
 
-from grader.backends.base import Backend
+from grader.backends.base import Backend, ToolTask
 from grader.run.server import Server
 from grader.run.budget import Credited, SolutionTimes, TimeBudget, case_words
 from grader.run.build_result import BuildResult
@@ -358,13 +358,14 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                         stop = "not implemented yet"
                     elif case.status == CaseStatus.TIMEOUT:  # the next case would most likely hang just the same
                         stop = "skipped: an earlier case of this task did not finish within its time limit"
-            if rubric.sanitizer.tools:
-                student.close()  # the tool's run gets a GPU that no process of this student still holds
-            # On the CPU backend its own checks run in compute-sanitizer's place (CpuBackend.sanitize).
-            result.sanitizer += _sanitize_task(sub, build, backend, gpu, rubric, policy, result.cases, seed, deadline,
-                                               budget)
-            if not timed:  # correctness only: no timed cases
-                continue
+        if rubric.sanitizer.tools:
+            student.close()  # the tool's runs get a GPU that no process of this student still holds
+        # Every task's correctness first, then the tools, then the timed cases: the tools' runs come before any
+        # timed case could use up the submission's time. On the CPU backend its own checks run in
+        # compute-sanitizer's place (CpuBackend.sanitize).
+        result.sanitizer += _sanitize(sub, build, backend, gpu, rubric, result.cases, seed, deadline, budget)
+        for policy in rubric.tasks if timed else []:  # correctness only on a backend that does not time
+            tell()
             correct = all(c.passed for c in result.cases if c.task == policy.id and c.kind == "correctness")
             if correct and policy.timed and budget.pending:
                 # A timed case keeps its case in the solution's process from the check to the last pair: the solution's
@@ -431,37 +432,54 @@ def await_gpu_memory(solution: Server, baseline: int | None, limits, student: st
 SLOW_CHECK_SHARE = 0.1
 
 
-def _sanitize_task(sub: Submission, build: BuildResult, backend: Backend, gpu: str | None, rubric: Rubric, policy,
-                   cases: list[CaseOutcome], seed: int, deadline: float,
-                   budget: TimeBudget | None = None) -> list[SanitizerOutcome]:
-    """compute-sanitizer's tools on the task's small case, unless the task never ran or hung, or the submission's
-    time budget ran out."""
-    shape = rubric.sanitizer.shape(policy.id)
-    own = [c for c in cases if c.task == policy.id and c.kind == "correctness"]
-    if not rubric.sanitizer.tools or shape is None or not own or all(c.status in NOT_RUN for c in own):
-        return []
-    dtype = policy.timed_dtype
-    skip = ""
-    if any(c.status == CaseStatus.TIMEOUT for c in own):
-        skip = "not run: a case of this task did not finish within its time limit"
-    elif any(c.status == CaseStatus.PROTOCOL for c in own):
-        skip = "not run: this task's results were forged on the harness's reply channel"
-    outcomes = []
-    for tool in rubric.sanitizer.tools:
-        if not skip and budget is not None and budget.ran_out:
-            skip = f"not run: this submission's time budget ran out at {budget.ran_out_at}"
-        if not skip and time.monotonic() > deadline:
-            skip = f"not run: the submission's time limit of {rubric.limits.submission:.0f} s ran out"
-        if skip:
-            outcomes.append(SanitizerOutcome(policy.id, tool, dtype, shape, SanitizerStatus.SKIPPED, message=skip,
-                                             checker=backend.checker))
+def _sanitize(sub: Submission, build: BuildResult, backend: Backend, gpu: str | None, rubric: Rubric,
+              cases: list[CaseOutcome], seed: int, deadline: float,
+              budget: TimeBudget | None = None) -> list[SanitizerOutcome]:
+    """compute-sanitizer's tools on each task's small case, unless the task never ran or hung, or the submission's
+    time ran out: each tool over all such tasks at once where the backend can (LocalBackend.sanitize_tasks), the
+    outcomes in the rubric's order of tasks, then tools."""
+    dtype_of = {p.id: p.timed_dtype for p in rubric.tasks}
+    runs: list[ToolTask] = []
+    not_run: dict[str, str] = {}  # task: why its tools do not run
+    for policy in rubric.tasks:
+        shape = rubric.sanitizer.shape(policy.id)
+        own = [c for c in cases if c.task == policy.id and c.kind == "correctness"]
+        if not rubric.sanitizer.tools or shape is None or not own or all(c.status in NOT_RUN for c in own):
             continue
         # The tool's run gets the task's graded shapes from the first, as a graded run does (up to a random
         # cut at or after its small case): the code under the tool cannot tell it from a graded run by what
         # it is asked.
-        outcomes.append(backend.sanitize(sub, build, gpu, tool, policy.id, dtype, shape, seed,
-                                         rubric.limits.sanitizer, shapes=list(policy.shapes)))
-    return outcomes
+        runs.append(ToolTask(policy.id, policy.timed_dtype, shape, tuple(policy.shapes)))
+        if any(c.status == CaseStatus.TIMEOUT for c in own):
+            not_run[policy.id] = "not run: a case of this task did not finish within its time limit"
+        elif any(c.status == CaseStatus.PROTOCOL for c in own):
+            not_run[policy.id] = "not run: this task's results were forged on the harness's reply channel"
+
+    def time_left() -> str:
+        if budget is not None and budget.ran_out:
+            return f"not run: this submission's time budget ran out at {budget.ran_out_at}"
+        if time.monotonic() > deadline:
+            return f"not run: the submission's time limit of {rubric.limits.submission:.0f} s ran out"
+        return ""
+
+    def skipped(t: ToolTask, tool: str, why: str) -> SanitizerOutcome:
+        return SanitizerOutcome(t.task, tool, dtype_of[t.task], t.shape, SanitizerStatus.SKIPPED, message=why,
+                                checker=backend.checker)
+
+    found: dict[tuple[str, str], SanitizerOutcome] = {}
+    for tool in rubric.sanitizer.tools:
+        for t in runs:
+            if t.task in not_run:
+                found[t.task, tool] = skipped(t, tool, not_run[t.task])
+
+        def out_of_time(t: ToolTask, tool: str = tool) -> SanitizerOutcome | None:
+            why = time_left()
+            return skipped(t, tool, why) if why else None
+        going = [t for t in runs if t.task not in not_run]
+        for outcome in backend.sanitize_tasks(sub, build, gpu, tool, going, seed, rubric.limits.sanitizer,
+                                              out_of_time) if going else []:
+            found[outcome.task, tool] = outcome
+    return [found[t.task, tool] for t in runs for tool in rubric.sanitizer.tools]
 
 
 def _profile_task(sub: Submission, build: BuildResult, backend: Backend, rubric: Rubric, policy, cases: list[CaseOutcome],

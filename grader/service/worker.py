@@ -51,7 +51,7 @@ def phases(build, result, seconds: float) -> str:
     if build is None:
         return ""
     sanitizer = sum(o.seconds for o in result.sanitizer)
-    return (f": build {build.seconds:.1f} s, {len(result.sanitizer)} sanitizer runs {sanitizer:.1f} s, "
+    return (f": build {build.seconds:.1f} s, {len(result.sanitizer)} sanitizer checks {sanitizer:.1f} s, "
             f"cases {max(0.0, seconds - build.seconds - sanitizer):.1f} s")
 
 

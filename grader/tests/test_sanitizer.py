@@ -273,3 +273,101 @@ def test_the_tool_is_sent_exactly_the_requests_a_graded_run_sends(small_rubric, 
                 assert ours == {**graded[k], **extra}  # the graded run's k-th request, exactly
             else:  # the small case, when the rubric's is not a graded shape: the same request but its shape
                 assert ours == {**graded[k], **extra, "shape": small_rubric.sanitizer.shape("dot")}
+
+
+def test_the_tools_run_after_every_tasks_correctness_and_before_any_timed_case(small_rubric, registry):
+    """A timed case can use up the submission's time; the tools' runs come first, so slowing the timed cases
+    down cannot skip them. Their outcomes are stored task by task, each task's tools in the rubric's order."""
+    from grader.grading.grade import grade_submission
+    from grader.intake.submission import Submission
+    from grader.tests.fakes import FakeBackend, FakeServer
+
+    events = []
+
+    class Recording(FakeServer):
+        def request(self, message, timeout):
+            if message["op"] == "time" or message.get("check_runs") == 1:
+                events.append("timed")
+            elif message["op"] == "check":
+                events.append("correctness")
+            return super().request(message, timeout)
+
+    class Backend(FakeBackend):
+        def student_server(self, build, gpu):
+            return Recording(self._files[build.harness], name="student")
+
+        def sanitize_tasks(self, sub, build, gpu, tool, tasks, seed, timeout, skipped):
+            events.append(f"{tool} x{len(tasks)}")
+            return super().sanitize_tasks(sub, build, gpu, tool, tasks, seed, timeout, skipped)
+
+    backend = Backend()
+    files = {t.file: b"// fake: ok speed=1.0\n" for t in registry.tasks}
+    sub = Submission("order", Path("."), files=files)
+    result = grade_submission(sub, backend.build(sub, 10), backend, None, FakeServer(None), small_rubric, registry,
+                              seed=3)
+    tasks = [p.id for p in small_rubric.tasks]
+    tools = [e for e in events if e.startswith(("memcheck", "racecheck"))]
+    assert tools == [f"memcheck x{len(tasks)}", f"racecheck x{len(tasks)}"]  # each tool once, for every task
+    first_tool, last_tool = events.index(tools[0]), events.index(tools[-1])
+    assert "timed" in events and "correctness" in events
+    assert max(i for i, e in enumerate(events) if e == "correctness") < first_tool
+    assert min(i for i, e in enumerate(events) if e == "timed") > last_tool
+    assert [(o.task, o.tool) for o in result.sanitizer] == [(t, tool) for t in tasks for tool in ("memcheck",
+                                                                                                    "racecheck")]
+
+
+class _OneRunBackend:
+    """A LocalBackend whose compute-sanitizer run is replaced by `verdicts` (task -> status when run alone, and
+    "*" for a run of several tasks), recording the tasks of each run."""
+
+    def __init__(self, tmp_path, verdicts: dict[str, str]):
+        from grader.backends.local import LocalBackend
+
+        runs = self.runs = []
+
+        class Backend(LocalBackend):
+            def _tool_run(self, sub, build, gpu, tool, parts, seed, timeout):
+                runs.append(([p.task for p in parts], timeout))
+                status = verdicts["*"] if len(parts) > 1 else verdicts.get(parts[0].task, "clean")
+                return [SanitizerOutcome(p.task, tool, p.dtype, p.shape, status, errors=int(status == "errors"),
+                                         seconds=1.0) for p in parts]
+
+        self.backend = Backend(tmp_path / "work")
+
+
+def _tool_tasks(*names):
+    from grader.backends.base import ToolTask
+    return [ToolTask(n, "float32", "1x1", ("1x1", "2x2")) for n in names]
+
+
+def test_a_clean_run_for_all_tasks_is_each_tasks_verdict(tmp_path):
+    fake = _OneRunBackend(tmp_path, {"*": "clean"})
+    out = fake.backend.sanitize_tasks(None, None, "0", "racecheck", _tool_tasks("add", "dot", "fill"), 1, 30.0,
+                                      lambda t: None)
+    assert fake.runs == [(["add", "dot", "fill"], 90.0)]  # one run, the three tasks' limits together
+    assert [(o.task, o.status) for o in out] == [("add", "clean"), ("dot", "clean"), ("fill", "clean")]
+
+
+@pytest.mark.parametrize("together", ["errors", "timeout", "failed"])
+def test_a_run_for_all_that_is_not_clean_runs_each_task_alone(tmp_path, together):
+    """A finding, a timeout or no verdict in the run for all: each task runs alone, as one run per task would
+    have, so the finding is attributed to its own task and the others are clean."""
+    fake = _OneRunBackend(tmp_path, {"*": together, "dot": "errors"})
+    out = fake.backend.sanitize_tasks(None, None, "0", "memcheck", _tool_tasks("add", "dot", "fill"), 1, 30.0,
+                                      lambda t: None)
+    assert fake.runs == [(["add", "dot", "fill"], 90.0), (["add"], 30.0), (["dot"], 30.0), (["fill"], 30.0)]
+    assert [(o.task, o.status) for o in out] == [("add", "clean"), ("dot", "errors"), ("fill", "clean")]
+
+
+def test_no_run_starts_once_the_submissions_time_is_out(tmp_path):
+    fake = _OneRunBackend(tmp_path, {"*": "errors", "dot": "errors"})
+    out_of_time = SanitizerOutcome("?", "memcheck", "float32", "1x1", "skipped", message="not run: time")
+    late = {"dot", "fill"}  # the time ran out after add's run alone
+    out = fake.backend.sanitize_tasks(None, None, "0", "memcheck", _tool_tasks("add", "dot", "fill"), 1, 30.0,
+                                      lambda t: out_of_time if t.task in late and fake.runs else None)
+    assert fake.runs == [(["add", "dot", "fill"], 90.0), (["add"], 30.0)]
+    assert [o.status for o in out] == ["clean", "skipped", "skipped"]
+    fake.runs.clear()
+    out = fake.backend.sanitize_tasks(None, None, "0", "memcheck", _tool_tasks("add", "dot"), 1, 30.0,
+                                      lambda t: out_of_time)
+    assert fake.runs == [] and [o.status for o in out] == ["skipped", "skipped"]
