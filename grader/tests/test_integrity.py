@@ -1,6 +1,7 @@
 """What keeps one submission from bending its own measurement or stalling the class run (issue 21), on the CPU:
 a stand-in harness (probes/fake_harness.c) and a stand-in compute-sanitizer (probes/fake_sanitizer.py) that
-waits for every process of its target, as the real one does."""
+waits for every process of its target, as the real one does. With them, the one tool run for all of a
+submission's tasks (issue 29) in the sandbox, and its fallback to a run per task."""
 from __future__ import annotations
 
 import os
@@ -184,6 +185,68 @@ def test_in_the_sandbox_the_detached_child_is_never_born_and_the_tool_ends_at_on
     assert time.monotonic() - start < 20
     assert outcome.status == "clean", outcome
     assert leftovers(str(harness)) == []
+
+
+def _counting_servers(monkeypatch) -> tuple[list, list]:
+    """The harness processes the backend's tool runs start (each one's tool command and the tasks it was asked
+    about) and every request they are sent, in order."""
+    from grader.backends import local
+    started, sent = [], []
+
+    class Counting(HarnessServer):
+        def __init__(self, *args, **kwargs):
+            self.run = {"tool": kwargs.get("tool"), "tasks": set()}
+            started.append(self.run)
+            super().__init__(*args, **kwargs)
+
+        def request(self, message, timeout):
+            sent.append(message)
+            self.run["tasks"].add(message["task"])
+            return super().request(message, timeout)
+
+    monkeypatch.setattr(local, "HarnessServer", Counting)
+    return started, sent
+
+
+def _tool_tasks():
+    from grader.backends.base import ToolTask
+    return [ToolTask("add", "float32", "37x211", ("1x1", "1x1000", "37x211", "1024x1024")),
+            ToolTask("dot", "float32", "1025", ("1", "2", "1000", "1025", "16777216")),
+            ToolTask("fill", "int32", "37x211", ("1x1", "37x211"))]
+
+
+def test_one_tool_run_in_the_sandbox_sends_every_tasks_requests_in_turn(fake_harness, sandbox, tmp_path,
+                                                                        monkeypatch):
+    """One process under the tool for all the tasks, in the sandbox (the harness under the run profile's filter,
+    which the run checks at its first request), each task's requests as its own run would send them."""
+    harness = harness_in_mode("plain", tmp_path)
+    backend, build = fake_backend(tmp_path / "work", sandbox, harness, monkeypatch)
+    started, sent = _counting_servers(monkeypatch)
+    outcomes = LocalBackend.sanitize_tasks(backend, Submission("someone", tmp_path), build, None, "memcheck",
+                                           _tool_tasks(), 1, 30, lambda t: None)
+    assert [(o.task, o.status) for o in outcomes] == [("add", "clean"), ("dot", "clean"), ("fill", "clean")]
+    assert len(started) == 1 and started[0]["tool"] is not None  # one process, under the tool
+    order = [m["task"] for m in sent]
+    assert order == sorted(order, key=["add", "dot", "fill"].index)  # each task's requests together, in turn
+    for task in _tool_tasks():
+        shapes = [m["shape"] for m in sent if m["task"] == task.task]
+        assert shapes == list(task.shapes[:len(shapes)]) and task.shape in shapes  # the start of a graded run
+        assert all(m["fixed_placement"] and m["dtype"] == task.dtype for m in sent if m["task"] == task.task)
+
+
+def test_a_finding_in_the_run_for_all_runs_each_task_alone(fake_harness, sandbox, tmp_path, monkeypatch):
+    """A stand-in tool that reports 2 errors in every run: the run for all, then one run per task, each task's
+    verdict its own run's."""
+    harness = harness_in_mode("plain", tmp_path)
+    backend, build = fake_backend(tmp_path / "work", sandbox, harness, monkeypatch)
+    tool = tmp_path / "work" / "tool" / "compute-sanitizer"
+    tool.write_text(tool.read_text().replace("ERROR SUMMARY: 0 errors", "ERROR SUMMARY: 2 errors"))
+    started, sent = _counting_servers(monkeypatch)
+    outcomes = LocalBackend.sanitize_tasks(backend, Submission("someone", tmp_path), build, None, "racecheck",
+                                           _tool_tasks(), 1, 30, lambda t: None)
+    assert [(o.task, o.status, o.errors) for o in outcomes] == [("add", "errors", 2), ("dot", "errors", 2),
+                                                               ("fill", "errors", 2)]
+    assert [r["tasks"] for r in started] == [{"add", "dot", "fill"}, {"add"}, {"dot"}, {"fill"}]
 
 
 def test_a_harness_whose_child_holds_its_pipes_is_closed_in_bounded_time(fake_harness, tmp_path, monkeypatch):
