@@ -403,16 +403,17 @@ class LocalBackend(Backend):
             if any(ahead):
                 return [a or self.sanitize(sub, build, gpu, tool, t.task, t.dtype, t.shape, seed, timeout,
                                            shapes=list(t.shapes)) for a, t in zip(ahead, tasks)]
-            together = self._tool_run(sub, build, gpu, tool, tasks, seed, timeout * len(tasks))
+            together = self._tool_run(sub, build, gpu, tool, tasks, seed, timeout)
             if all(o.status == SanitizerStatus.CLEAN for o in together):
                 return together
         return super().sanitize_tasks(sub, build, gpu, tool, tasks, seed, timeout, skipped)
 
     def _tool_run(self, sub: Submission, build: BuildResult, gpu: str | None, tool: str, parts: list[ToolTask],
                   seed: int, timeout: float) -> list[SanitizerOutcome]:
-        """One compute-sanitizer process over `harness --serve`, sent each part's requests in turn; an outcome
-        per part, each with the run's verdict (a finding is the run's, not yet any one part's) and an equal share
-        of its seconds."""
+        """One compute-sanitizer process over `harness --serve`, sent each part's requests in turn, each part in
+        `timeout` seconds (so a part slow under the tool costs one part's limit, not all of them); an outcome per
+        part, each with the run's verdict (a finding is the run's, not yet any one part's) and an equal share of
+        its seconds."""
         found = tool_runs.find_tool()
         if not found:
             return [SanitizerOutcome(p.task, tool, p.dtype, p.shape, SanitizerStatus.UNAVAILABLE,
@@ -425,15 +426,19 @@ class LocalBackend(Backend):
         log = scratch / f"{prefix.strip('=')}.log"
         chosen = [tool_runs.sanitized_shapes(list(p.shapes), p.shape) for p in parts]
         start = time.monotonic()
-        deadline = start + timeout
+        deadline = start + timeout * len(parts)
         server = HarnessServer(build.harness, gpu, sandbox=self.isolation, scratch=scratch,
                                tool=tool_runs.serve_command(found, tool, str(log), prefix))
         status, timed_out, said = None, False, ""
-        messages = [m for p, shapes in zip(parts, chosen) for m in tool_runs.requests(tool, p.task, p.dtype, shapes,
-                                                                                      seed)]
+        # (request, whether it is its part's first: each part's time starts at its first request)
+        messages = [(m, k == 0) for p, shapes in zip(parts, chosen)
+                    for k, m in enumerate(tool_runs.requests(tool, p.task, p.dtype, shapes, seed))]
+        part_ends = deadline
         try:
-            for i, message in enumerate(messages):
-                reply = server.request(message, max(1.0, deadline - time.monotonic()))
+            for i, (message, first_of_part) in enumerate(messages):
+                if first_of_part:
+                    part_ends = min(deadline, time.monotonic() + timeout)
+                reply = server.request(message, max(1.0, part_ends - time.monotonic()))
                 if i == 0 and self.isolation is not None and getattr(self.isolation, "filters", None) \
                         and (server.seccomp_filters() or 0) < 2:
                     # The tool's own filter and the run profile's: the student's code must not run under the

@@ -249,6 +249,22 @@ def test_a_finding_in_the_run_for_all_runs_each_task_alone(fake_harness, sandbox
     assert [r["tasks"] for r in started] == [{"add", "dot", "fill"}, {"add"}, {"dot"}, {"fill"}]
 
 
+def test_a_task_slow_under_the_tool_costs_its_own_limit_in_the_run_for_all(fake_harness, sandbox, tmp_path,
+                                                                             monkeypatch):
+    """Each task has its own limit inside the run for all: dot's 4 requests of 2 s each overrun its 3 s there (the
+    three tasks' 9 s together would have let it finish), so each task then runs alone and dot's own run times
+    out; the others are clean."""
+    harness = harness_in_mode("slow-dot", tmp_path)
+    backend, build = fake_backend(tmp_path / "work", sandbox, harness, monkeypatch)
+    started, _ = _counting_servers(monkeypatch)
+    begun = time.monotonic()
+    outcomes = LocalBackend.sanitize_tasks(backend, Submission("someone", tmp_path), build, None, "memcheck",
+                                           _tool_tasks(), 1, 3, lambda t: None)
+    assert [(o.task, o.status) for o in outcomes] == [("add", "clean"), ("dot", "timeout"), ("fill", "clean")]
+    assert [r["tasks"] for r in started] == [{"add", "dot"}, {"add"}, {"dot"}, {"fill"}]  # stopped in dot's part
+    assert time.monotonic() - begun < 20
+
+
 def test_a_harness_whose_child_holds_its_pipes_is_closed_in_bounded_time(fake_harness, tmp_path, monkeypatch):
     """No sandbox, so the fork succeeds and the grandchild holds stdout (the reply pipe) and stderr: closing
     the server must not wait for it."""

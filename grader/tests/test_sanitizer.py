@@ -344,7 +344,7 @@ def test_a_clean_run_for_all_tasks_is_each_tasks_verdict(tmp_path):
     fake = _OneRunBackend(tmp_path, {"*": "clean"})
     out = fake.backend.sanitize_tasks(None, None, "0", "racecheck", _tool_tasks("add", "dot", "fill"), 1, 30.0,
                                       lambda t: None)
-    assert fake.runs == [(["add", "dot", "fill"], 90.0)]  # one run, the three tasks' limits together
+    assert fake.runs == [(["add", "dot", "fill"], 30.0)]  # one run, each task in its own limit
     assert [(o.task, o.status) for o in out] == [("add", "clean"), ("dot", "clean"), ("fill", "clean")]
 
 
@@ -355,7 +355,7 @@ def test_a_run_for_all_that_is_not_clean_runs_each_task_alone(tmp_path, together
     fake = _OneRunBackend(tmp_path, {"*": together, "dot": "errors"})
     out = fake.backend.sanitize_tasks(None, None, "0", "memcheck", _tool_tasks("add", "dot", "fill"), 1, 30.0,
                                       lambda t: None)
-    assert fake.runs == [(["add", "dot", "fill"], 90.0), (["add"], 30.0), (["dot"], 30.0), (["fill"], 30.0)]
+    assert fake.runs == [(["add", "dot", "fill"], 30.0), (["add"], 30.0), (["dot"], 30.0), (["fill"], 30.0)]
     assert [(o.task, o.status) for o in out] == [("add", "clean"), ("dot", "errors"), ("fill", "clean")]
 
 
@@ -365,7 +365,7 @@ def test_no_run_starts_once_the_submissions_time_is_out(tmp_path):
     late = {"dot", "fill"}  # the time ran out after add's run alone
     out = fake.backend.sanitize_tasks(None, None, "0", "memcheck", _tool_tasks("add", "dot", "fill"), 1, 30.0,
                                       lambda t: out_of_time if t.task in late and fake.runs else None)
-    assert fake.runs == [(["add", "dot", "fill"], 90.0), (["add"], 30.0)]
+    assert fake.runs == [(["add", "dot", "fill"], 30.0), (["add"], 30.0)]
     assert [o.status for o in out] == ["clean", "skipped", "skipped"]
     fake.runs.clear()
     out = fake.backend.sanitize_tasks(None, None, "0", "memcheck", _tool_tasks("add", "dot"), 1, 30.0,

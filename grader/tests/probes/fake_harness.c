@@ -9,6 +9,7 @@
  *             above it passed down): the detached background process of issue 21
  *   ticker    a background thread increments a counter in $HOME/ticks as fast as it can (a student's
  *             thread that would launch GPU work while the solution is being timed)
+ *   slow-dot  takes 2 s over each request for the task dot (a kernel slow only under a tool)
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -58,6 +59,7 @@ int main(int argc, char** argv) {
             fprintf(stderr, "fork returned %d\n", (int)pid);
         }
         first = 0;
+        if (strcmp(mode, "slow-dot") == 0 && strstr(line, "\"task\": \"dot\"")) sleep(2);
         printf("{\"op\": \"%s\", \"status\": \"ok\", \"nonce\": \"%s\", \"context_lost\": false}\n", op, nonce);
         fflush(stdout);
     }
