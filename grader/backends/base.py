@@ -175,4 +175,3 @@ class Kind(ABC):
     @abstractmethod
     def local(self, work: Path, arch: str | None, sandbox, jobs: int) -> tuple[Backend, Registry]:
         """A Backend for one machine, with its own build of everything in `work`."""
-

@@ -398,11 +398,7 @@ class LocalBackend(Backend):
         0.6 s a run, racecheck 1.9 s: docs/gpu-runs/2026-11-29-h200-issue-29-sanitizer.md), so a clean run for all
         saves most of them. Any other end (a finding, a fault, a timeout) runs each task alone, as grading always
         did, so a finding is the task's own and its verdict the same as a run of that task alone."""
-        if len(tasks) > 1:
-            ahead = [skipped(t) for t in tasks]
-            if any(ahead):
-                return [a or self.sanitize(sub, build, gpu, tool, t.task, t.dtype, t.shape, seed, timeout,
-                                           shapes=list(t.shapes)) for a, t in zip(ahead, tasks)]
+        if len(tasks) > 1 and not any(skipped(t) for t in tasks):
             together = self._tool_run(sub, build, gpu, tool, tasks, seed, timeout)
             if all(o.status == SanitizerStatus.CLEAN for o in together):
                 return together

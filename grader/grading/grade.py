@@ -438,7 +438,6 @@ def _sanitize(sub: Submission, build: BuildResult, backend: Backend, gpu: str | 
     """compute-sanitizer's tools on each task's small case, unless the task never ran or hung, or the submission's
     time ran out: each tool over all such tasks at once where the backend can (LocalBackend.sanitize_tasks), the
     outcomes in the rubric's order of tasks, then tools."""
-    dtype_of = {p.id: p.timed_dtype for p in rubric.tasks}
     runs: list[ToolTask] = []
     not_run: dict[str, str] = {}  # task: why its tools do not run
     for policy in rubric.tasks:
@@ -463,9 +462,10 @@ def _sanitize(sub: Submission, build: BuildResult, backend: Backend, gpu: str | 
         return ""
 
     def skipped(t: ToolTask, tool: str, why: str) -> SanitizerOutcome:
-        return SanitizerOutcome(t.task, tool, dtype_of[t.task], t.shape, SanitizerStatus.SKIPPED, message=why,
+        return SanitizerOutcome(t.task, tool, t.dtype, t.shape, SanitizerStatus.SKIPPED, message=why,
                                 checker=backend.checker)
 
+    going = [t for t in runs if t.task not in not_run]
     found: dict[tuple[str, str], SanitizerOutcome] = {}
     for tool in rubric.sanitizer.tools:
         for t in runs:
@@ -475,7 +475,6 @@ def _sanitize(sub: Submission, build: BuildResult, backend: Backend, gpu: str | 
         def out_of_time(t: ToolTask, tool: str = tool) -> SanitizerOutcome | None:
             why = time_left()
             return skipped(t, tool, why) if why else None
-        going = [t for t in runs if t.task not in not_run]
         for outcome in backend.sanitize_tasks(sub, build, gpu, tool, going, seed, rubric.limits.sanitizer,
                                               out_of_time) if going else []:
             found[outcome.task, tool] = outcome
