@@ -11,6 +11,13 @@ Before a grade is stored, the worker checks its GPU: the solution must still pas
 fails the check (or a grader failure of any kind) stops the worker: the job goes back to the queue for another
 GPU, the worker's row says why (`bin/grader status`), and it takes no more jobs.
 
+The machine's faults (grader/store/faults.py: a full or read-only disk, a locked store) are not the job's: the
+worker gives the job back to the queue at its old place, uncounted, waits until the results folder can be written
+again, and goes on by itself. A build that failed in words of such a fault is built once more before it is a
+verdict (a student's own `#error No space left on device` fails both times); no grade is stored while the results
+folder is faulty. A fault before the worker is ready ends it with MACHINE_FAULT: the supervisor starts it again
+after a pause, without counting it as a worker that cannot start.
+
 SIGTERM (the service shutting down) lets the job in hand finish, then the worker stops.
 """
 from __future__ import annotations
@@ -37,12 +44,15 @@ from grader.run.budget import SolutionTimes
 from grader.run.runner import HarnessFailure
 from grader.run.server import Server
 from grader.scoring.chain import chain_for_result
+from grader.store.faults import MachineFault, fault_of, results_fault, words_fault
 from grader.store.jobs import PROFILE, Job, Jobs, LostClaim
 from grader.store.store import Store
 
 SOURCE = "service"  # the grading run's source (grading_runs.source)
 IDLE_POLL = 0.2  # seconds between looks at an empty queue
 GPU_FAILED = 3  # the worker's exit status when its GPU (or the grader) failed: the supervisor does not restart it
+MACHINE_FAULT = 4  # the exit status when the machine failed before the worker was ready: started again after a pause
+HEAL_POLL = 2.0  # seconds between looks at a faulty results folder
 
 
 def phases(build, result, seconds: float) -> str:
@@ -67,6 +77,15 @@ class WorkerOptions:
     parent: int  # the service's pid: the worker stops when it is gone
     command: str
     seed: int | None = None
+    work: Path | None = None  # the worker's build folder (its disk is looked at beside the results folder's)
+
+
+def failed_build_words(result) -> str:
+    """The texts of a build that failed (its reason, log and each file's message), to look for a disk's fault."""
+    build = result.build if result is not None else None
+    if build is None:
+        return ""
+    return "\n".join([build.reason, build.log, *build.unbuilt.values()])
 
 
 def health_check(solution: Server, rubric: Rubric) -> str:
@@ -100,8 +119,8 @@ class Worker:
     def run(self) -> int:
         signal.signal(signal.SIGTERM, self._stop)
         signal.signal(signal.SIGINT, self._stop)
-        self.jobs.worker_started(self.o.name, self.o.gpu, os.getpid())
         try:
+            self.jobs.worker_started(self.o.name, self.o.gpu, os.getpid())
             self.backend.set_limits(self.rubric.limits)
             self.solution = self.backend.solution_server(self.o.gpu)
             seed = self.o.seed if self.o.seed is not None else random.getrandbits(53)
@@ -109,38 +128,116 @@ class Worker:
                                      self.backend, self.o.command, Path(self.o.results) / "uploads", SOURCE)
             times = SolutionTimes(self.solution, self.rubric.limits.case, self.backend.clock)
             self.jobs.worker_state(self.o.name, "idle")
-            where = "this machine's CPU" if self.o.gpu == "cpu" else f"GPU {self.o.gpu}"
-            self.log(f"ready on {where} (grading run {run_id})")
+        except Exception as e:
+            if fault_of(e):  # nothing of a job is in hand yet: the supervisor starts this worker again later
+                self.log(f"could not start: the grading machine's {fault_of(e)}; started again once it is fixed")
+                self._close()
+                return MACHINE_FAULT
+            return self._failed(e)
+        where = "this machine's CPU" if self.o.gpu == "cpu" else f"GPU {self.o.gpu}"
+        self.log(f"ready on {where} (grading run {run_id})")
+        try:
             while not self.stopping and os.getppid() == self.o.parent:
-                claim = secrets.token_hex(8)
-                job = self.jobs.claim(self.o.name, claim)
-                if job is None:
-                    time.sleep(IDLE_POLL)
-                    continue
-                if job.kind == PROFILE:
-                    self._profile(job, claim, seed)
-                else:
-                    self._grade(job, claim, run_id, seed, times, free.get(self.o.gpu))
+                job, claim = None, secrets.token_hex(8)
+                try:
+                    job = self.jobs.claim(self.o.name, claim)
+                    if job is None:
+                        time.sleep(IDLE_POLL)
+                        continue
+                    if job.kind == PROFILE:
+                        self._profile(job, claim, seed)
+                    else:
+                        self._grade(job, claim, run_id, seed, times, free.get(self.o.gpu))
+                except GpuFailed:
+                    raise
+                except Exception as e:
+                    cause = fault_of(e)
+                    if not cause:
+                        raise
+                    self._heal(job, claim, cause)
         except GpuFailed as e:
             self.jobs.worker_state(self.o.name, "failed", str(e))
             self.log(f"stopped taking jobs: {e}")
+            self._close()
             return GPU_FAILED
-        except Exception as e:  # the grader's own failure (starting the solution included): the same
-            reason = f"{type(e).__name__}: {e}"
-            for job in self.jobs.running(self.o.name):
-                self.jobs.give_back(job.id, f"its worker failed ({reason})", self.rubric.service.attempts)
-            self.jobs.worker_state(self.o.name, "failed", reason)
-            self.log(f"stopped taking jobs: {reason}")
-            return GPU_FAILED
-        finally:
-            if self.solution is not None:
-                self.solution.close()
-        self.jobs.worker_state(self.o.name, "stopped")
+        except Exception as e:  # the grader's own failure: the same
+            return self._failed(e)
+        self._close()
+        try:
+            self.jobs.worker_state(self.o.name, "stopped")
+        except Exception as e:  # a full disk at the stop: the row says "busy" or "waiting" until the next start
+            if not fault_of(e):
+                raise
         self.log("stopped")
         return 0
 
+    def _close(self):
+        if self.solution is not None:
+            self.solution.close()
+            self.solution = None
+
+    def _failed(self, e: Exception) -> int:
+        """The grader's own failure (starting the solution included): its job back to the queue, this worker
+        stopped for good, its row saying why."""
+        reason = f"{type(e).__name__}: {e}"
+        self._close()
+        try:
+            for job in self.jobs.running(self.o.name):
+                self.jobs.give_back(job.id, f"its worker failed ({reason})", self.rubric.service.attempts)
+            self.jobs.worker_state(self.o.name, "failed", reason)
+        except Exception as again:
+            if not fault_of(again):
+                raise
+            self.log(f"stopped taking jobs: {reason} (the store could not say so: the grading machine's "
+                     f"{fault_of(again)})")
+            return MACHINE_FAULT  # the supervisor settles its job once the store can be written
+        self.log(f"stopped taking jobs: {reason}")
+        return GPU_FAILED
+
+    def machine_fault(self) -> str:
+        """What stops grading on this machine now ("" when nothing): the results folder's and the build folder's
+        disks."""
+        work = self.o.work if self.o.work is not None and self.o.work.is_dir() else None
+        return results_fault(Path(self.o.results)) or (results_fault(work) if work else "")
+
+    def _heal(self, job: Job | None, claim: str, cause: str):
+        """The machine failed under `job` (or before one was taken): the job goes back to the queue, uncounted, as
+        soon as the store takes it; then the worker waits until the folders can be written again, and goes on."""
+        self.log(f"paused: the grading machine's {cause}"
+                 + (f"; job {job.id} ({job.student}) goes back to the queue at its old place" if job else "")
+                 + "; grading resumes by itself once it is fixed")
+        given_back = job is None
+        waited, said = 0.0, cause
+        while not self.stopping and os.getppid() == self.o.parent:
+            try:
+                if not given_back:
+                    self.jobs.give_back(job.id, f"the grading machine's {cause} while it was graded; graded again "
+                                        "once that is fixed", self.rubric.service.attempts, claim, counted=False)
+                    given_back = True
+                now_fault = self.machine_fault()
+                if not now_fault:
+                    self.jobs.worker_state(self.o.name, "idle")
+                    self.log(f"resumed after {waited:.0f} s: the results folder can be written again")
+                    return
+                if now_fault != said:
+                    self.log(f"still paused: the grading machine's {now_fault}")
+                    said = now_fault
+                self.jobs.worker_state(self.o.name, "waiting", f"the grading machine's {now_fault}")
+            except Exception as e:
+                if not fault_of(e):
+                    raise
+            time.sleep(HEAL_POLL)
+            waited += HEAL_POLL
+
     def _stop(self, *_):
         self.stopping = True
+
+    def _check_machine(self):
+        """Raises MachineFault when the results or build folder cannot be written now: what was measured meanwhile
+        is not a verdict."""
+        fault = self.machine_fault()
+        if fault:
+            raise MachineFault(fault)
 
     def _taken(self, job: Job, what: str):
         """The job is no longer this worker's (staff cancelled or re-queued it, or it went back to the queue): the
@@ -196,6 +293,9 @@ class Worker:
         entry = Entry(Path(job.archive), job.student, job.received, received_from=job.received_from)
         sub = read_submission(entry, [t.file for t in self.registry.tasks], IntakeLimits.from_rubric(self.rubric.limits))
         result, build = intake_and_build(sub, self.backend, self.rubric)
+        if words_fault(failed_build_words(result)):  # the disk filled under the compiler, or the student's #error
+            self._check_machine()
+            result, build = intake_and_build(sub, self.backend, self.rubric)
         if result is None:
             self.jobs.progress(job.id, claim, "running")
 
@@ -216,6 +316,7 @@ class Worker:
             self.jobs.give_back(job.id, f"GPU {self.o.gpu} failed after grading it ({sick})", self.rubric.service.attempts,
                                 claim)
             raise GpuFailed(sick)
+        self._check_machine()
         self.jobs.progress(job.id, claim, "storing")
         seconds = time.monotonic() - started
         counted = result.status == SubmissionStatus.GRADED

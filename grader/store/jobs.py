@@ -318,23 +318,29 @@ class Jobs:
         return [i for (i,) in self.db.execute("SELECT id FROM submissions WHERE student = ? AND sha256 = ?",
                                               (student, sha256))]
 
-    def give_back(self, job_id: int, reason: str, max_attempts: int, claim: str | None = None) -> str:
-        """A running job whose worker is gone (or stops) goes back to the queue, at its old place; after
-        `max_attempts` takes it fails instead (a submission that kills its worker every time must not stop
-        the queue). Returns the job's new state ('' when it was not running, or not under `claim`)."""
+    def give_back(self, job_id: int, reason: str, max_attempts: int, claim: str | None = None,
+                  counted: bool = True) -> str:
+        """A running job whose worker is gone (or stops) goes back to the queue at its old place: its start is
+        undone, so its student is served as before the take (`_ORDER`), ahead of everyone who uploaded later.
+        `counted`: the job's own doing (its worker died under it), one of its `max_attempts`; after that many it
+        fails instead (a submission that kills its worker every time must not stop the queue). Not counted: the
+        service's doing (it crashed, restarted or stopped) or the machine's (a full disk): the take is undone
+        as if it never happened, however often. Returns the job's new state ('' when it was not running, or not
+        under `claim`)."""
         with self._writing():
             row = self.db.execute("SELECT attempts FROM jobs WHERE id = ? AND state = 'running'"
                                   + (" AND claim = ?" if claim else ""),
                                   (job_id, claim) if claim else (job_id,)).fetchone()
             if row is None:
                 return ""
-            if row[0] >= max_attempts:
+            if counted and row[0] >= max_attempts:
                 self.db.execute("UPDATE jobs SET state = 'failed', phase = 'done', finished = ?, claim = NULL,"
                                 " counted = 0, error = ? WHERE id = ?",
                                 (now(), f"{reason}; it was tried {row[0]} times, so it was not tried again", job_id))
                 return FAILED
-            self.db.execute("UPDATE jobs SET state = 'queued', phase = 'waiting', claim = NULL, done_cases = NULL,"
-                            " total_cases = NULL, error = ? WHERE id = ?", (reason, job_id))
+            self.db.execute("UPDATE jobs SET state = 'queued', phase = 'waiting', claim = NULL, started = NULL,"
+                            " done_cases = NULL, total_cases = NULL, error = ?,"
+                            " attempts = MAX(0, attempts - ?) WHERE id = ?", (reason, 0 if counted else 1, job_id))
             self.db.execute("UPDATE workers SET job = NULL WHERE job = ?", (job_id,))
             return QUEUED
 

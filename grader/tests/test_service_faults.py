@@ -4,8 +4,9 @@ Each test runs its own `bin/grader serve` (grader/tests/service_server.py) on th
 GRADER_SIMULATED_DELAY stretches a job to a second or more so that a fault can land while one is graded.
 
 "Exactly once", after a crash: a job may be *started* more than once (a run cut short by the crash is begun
-again after the restart: jobs.attempts counts the starts), but it is *stored* once: one grade per job, every
-stored grade a job's, one "graded" line per job in the log."""
+again after the restart), but it is *stored* once: one grade per job, every stored grade a job's, one "graded"
+line per job in the log. jobs.attempts counts only the starts the job itself ended (its worker died under it): a
+crash, a restart or a stop of the service is not the job's, and the job goes back at its old place."""
 from __future__ import annotations
 
 import os
@@ -17,14 +18,19 @@ from collections import Counter
 
 import pytest
 
-from grader.tests.service_server import (REPO, ServiceUnderTest, archive, log_tail, stored_grades, stored_jobs,
-                                          stored_workers, until)
+from grader.tests.service_server import (REPO, ServiceUnderTest, archive, log_tail, opened, stored_grades,
+                                          stored_jobs, stored_workers, until)
 
 pytestmark = pytest.mark.slow  # seven services started and stopped: about 90 s on a loaded 2-core machine
 
 STUDENTS = [f"s{i:02d}" for i in range(1, 7)]
 SLOW = 0.004  # seconds per simulated request: a job of the default rubric takes 1.5 s or so here
 SLOWER = 0.01  # about 4 s a job: long enough that a signal sent once it runs lands before it ends
+
+
+def integrity(service: ServiceUnderTest) -> str:
+    with opened(service.results) as store:
+        return store.integrity()
 
 
 def upload_for(service: ServiceUnderTest, student: str, salt: str, marker: str = "ok speed=1.2") -> int:
@@ -77,17 +83,43 @@ def test_a_server_killed_mid_run_and_restarted_completes_every_accepted_job_exac
         service.stop()
     assert [jobs[i]["state"] for i in ids] == ["done"] * len(ids), {i: jobs[i]["state"] for i in ids}
     assert all(jobs[i]["result"]["total"] == 100 for i in ids)
-    # started twice if the crash cut its run, once otherwise; stored once either way
-    assert {i: rows[i].attempts for i in ids} == {i: 2 if i in cut else 1 for i in ids}
+    # the crash cut some runs: they began again, the crash not counted as an attempt; stored once either way
+    assert {i: rows[i].attempts for i in ids} == {i: 1 for i in ids}
+    assert integrity(service) == "ok"
     grades = [rows[i].submission_id for i in ids]
     assert None not in grades and len(set(grades)) == len(ids), grades
     assert sorted(stored_grades(service.results)) == sorted(grades), "a stored grade no job points to"
     for i in cut:
-        assert f"job {i} ({rows[i].student}) was running when the service stopped: queued again" in service.log()
+        assert (f"job {i} ({rows[i].student}) was running when the service stopped: queued again at its old place "
+                "(not counted as an attempt)") in service.log()
     lines = graded_lines(service)
     # A job done before the kill was logged after its grade was stored: the kill may fall between the two
     assert all(lines[i] <= 1 for i in done_before), lines
     assert all(lines[i] == 1 for i in ids if i not in done_before), (lines, log_tail(service))
+
+
+def test_a_job_cut_by_three_service_crashes_is_graded_once_first_in_line_with_no_attempt_counted(tmp_path):
+    """Three SIGKILLs of the service while one job runs (the rubric's attempts is 3): each crash gives it back at its
+    old place, before the students who were waiting behind it, and none counts against it."""
+    service = ServiceUnderTest(tmp_path, students=STUDENTS, gpus="0", delay=SLOWER).start()
+    try:
+        hit = upload_for(service, "s01", salt="crashes")
+        behind = [upload_for(service, s, salt=f"behind-{s}") for s in ("s02", "s03")]
+        for crash in range(3):
+            until(service, f"job {hit} to run its cases (crash {crash + 1})", lambda: running_with_progress(service, hit))
+            service.kill()
+            assert stored_jobs(service.results)[hit].state == "running"
+            service.start()
+        jobs = finished(service, [hit, *behind], timeout=120)
+        rows = stored_jobs(service.results)
+    finally:
+        service.stop()
+    assert [jobs[i]["state"] for i in (hit, *behind)] == ["done"] * 3, jobs
+    assert jobs[hit]["result"]["total"] == 100 and rows[hit].attempts == 1, rows[hit]
+    began = {i: jobs[i]["started"] for i in (hit, *behind)}
+    assert all(began[hit] < began[i] for i in behind), began  # graded before those who waited behind it
+    assert graded_lines(service)[hit] == 1 and "not tried again" not in service.log()
+    assert integrity(service) == "ok"
 
 
 def test_a_killed_worker_s_job_goes_back_to_the_queue_and_is_graded(tmp_path):
@@ -211,15 +243,15 @@ def test_sigterm_with_a_short_drain_gives_the_running_job_back_and_the_next_star
         assert service.process.returncode == 0, log_tail(service)
         assert service.worker_pids() == []
         row = stored_jobs(service.results)[job]
-        assert (row.state, row.attempts, row.submission_id) == ("queued", 1, None), row
-        assert f"job {job} (s01) was not finished within 0.5 s: queued again" in service.log()
+        assert (row.state, row.attempts, row.submission_id) == ("queued", 0, None), row  # the stop is not the job's
+        assert f"job {job} (s01) was not finished within 0.5 s: queued again at its old place" in service.log()
 
         service.start()
         done = service.wait(service.staff, job, timeout=90)
     finally:
         service.stop()
     assert done["state"] == "done" and done["result"]["total"] == 100
-    assert stored_jobs(service.results)[job].attempts == 2
+    assert stored_jobs(service.results)[job].attempts == 1
 
 
 def test_one_student_s_many_uploads_do_not_starve_the_rest(tmp_path):
