@@ -67,6 +67,7 @@ def cli_status(service: ServiceUnderTest) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60)
 
 
+
 def integrity(service: ServiceUnderTest) -> str:
     with opened(service.results) as store:
         return store.integrity()

@@ -28,6 +28,22 @@ SLOW = 0.004  # seconds per simulated request: a job of the default rubric takes
 SLOWER = 0.01  # about 4 s a job: long enough that a signal sent once it runs lands before it ends
 
 
+
+@pytest.fixture(autouse=True)
+def store_intact_and_each_grade_a_job_s(tmp_path):
+    """After every test: the store passes SQLite's integrity check, and every stored grade is a done job's (none
+    stored twice for one job, none without its job)."""
+    yield
+    results = tmp_path / "results"
+    if not (results / "grades.sqlite").exists():
+        return
+    with opened(results) as store:
+        assert store.integrity() == "ok"
+    jobs = stored_jobs(results)
+    pointed = {j.submission_id for j in jobs.values() if j.state == "done" and j.kind == "grade"}
+    assert set(stored_grades(results)) <= pointed, "a stored grade no done job points to"
+    assert all(j.submission_id is None for j in jobs.values() if j.state != "done"), "an unfinished job with a grade"
+
 def integrity(service: ServiceUnderTest) -> str:
     with opened(service.results) as store:
         return store.integrity()
