@@ -114,8 +114,8 @@ class SlurmDispatcher(Runner):
                     continue
                 for job in mine:
                     state = jobs.give_back(job.id, "the service stopped before its Slurm batch was submitted",
-                                           self.o.policy.attempts, claim)
-                    self.log(f"job {job.id} ({job.student}) was never handed to Slurm: {state} again")
+                                           self.o.policy.attempts, claim, counted=False)  # the service's, not the job's
+                    self.log(f"job {job.id} ({job.student}) was never handed to Slurm: {state} again at its old place")
             jobs.worker_state(SLURM_WORKER, "busy" if self.batches else "idle")
         finally:
             store.close()
