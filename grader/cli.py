@@ -267,6 +267,7 @@ def cmd_status(args) -> int:
 
 def cmd_serve(args) -> int:
     """Builds the solution once (the Slurm path's build cache), then serves; each worker opens that build."""
+    from grader.service.connections import ConnectionLimits
     from grader.service.serve import ServeOptions, serve
     from grader.service.supervisor import Supervisor
     from grader.slurm import cache
@@ -296,7 +297,8 @@ def cmd_serve(args) -> int:
         return command
 
     supervisor = Supervisor(results, gpus, worker_command, rubric.service, args.drain)
-    return serve(ServeOptions(results, args.host, args.port, args.leaderboard_ranked_only), rubric, registry, supervisor,
+    return serve(ServeOptions(results, args.host, args.port, args.leaderboard_ranked_only,
+                              ConnectionLimits.from_args(args)), rubric, registry, supervisor,
                  kind.profiler)
 
 
@@ -304,6 +306,7 @@ def cmd_serve_slurm(args) -> int:
     """The service whose jobs go to Slurm in batches (grader/service/slurm_dispatch.py), through the build cache
     and the submission step of `grade --slurm`: the cache is made (or found) now, so the first batch waits for no
     build."""
+    from grader.service.connections import ConnectionLimits
     from grader.service.serve import ServeOptions, serve
     from grader.service.slurm_dispatch import DispatchOptions, SlurmDispatcher
     from grader.slurm import cache, scheduler
@@ -326,7 +329,8 @@ def cmd_serve_slurm(args) -> int:
     dispatcher = SlurmDispatcher(DispatchOptions(results, options, args.device, arch, Path(args.rubric).resolve(),
                                                  rubric.service, args.batch_seconds, args.unsafe_no_sandbox,
                                                  args.bwrap, os.cpu_count() or 2))
-    return serve(ServeOptions(results, args.host, args.port, args.leaderboard_ranked_only), rubric, registry, dispatcher,
+    return serve(ServeOptions(results, args.host, args.port, args.leaderboard_ranked_only,
+                              ConnectionLimits.from_args(args)), rubric, registry, dispatcher,
                  lambda: "its jobs are graded in Slurm batches, which do not profile")
 
 
@@ -906,6 +910,28 @@ def parser() -> argparse.ArgumentParser:
                          "--ranked-only` does")
     sv.add_argument("--drain", type=float, default=60.0, help="seconds a stopping service lets each worker finish "
                     "its job; after that the job goes back to the queue (default: %(default)s)")
+    from grader.service import connections
+    limits = connections.ConnectionLimits()
+    group = sv.add_argument_group("connections (docs/service.md, \"Connections\"): the service's own limits, "
+                                  "whatever proxy is in front of it")
+    group.add_argument("--max-connections", type=connections.whole_number, metavar="N",
+                       default=limits.max_connections,
+                       help="connections open at once, all clients together: one more is answered 503 and closed "
+                            "(default: %(default)s; lowered to fit the open-files limit)")
+    group.add_argument("--max-per-address", type=connections.whole_number, metavar="N",
+                       default=limits.max_per_address,
+                       help="connections open at once from one client address (default: %(default)s)")
+    group.add_argument("--proxy", action="append", default=list(limits.proxies), metavar="ADDRESS",
+                       help="a reverse proxy's address, left out of --max-per-address (behind it every client has "
+                            "its address); repeatable (default: none)")
+    group.add_argument("--header-timeout", type=connections.seconds, default=limits.header_timeout, metavar="S",
+                       help="seconds a connection has to send a request's whole headers, from connecting or from "
+                            "its previous response (default: %(default)s)")
+    group.add_argument("--body-timeout", type=connections.seconds, default=limits.body_timeout, metavar="S",
+                       help="the longest pause in a request's body, in seconds; then it is answered 408 "
+                            "(default: %(default)s)")
+    group.add_argument("--keep-alive", type=connections.seconds, default=limits.keep_alive, metavar="S",
+                       help="seconds an idle connection is kept after a response (default: %(default)s)")
     sandboxing(sv)
     on_slurm = slurm_group(sv, "grade on a Slurm cluster: the waiting jobs go to Slurm in batches (one job per "
                                "student each), through `grade --slurm`'s job array and merge, instead of workers on "

@@ -18,6 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from grader.core.registry import Registry
 from grader.core.rubric import Rubric
 from grader.service.app import ServiceConfig, create_app
+from grader.service.connections import ConnectionLimits, Guard
 from grader.service.runner import Runner
 
 
@@ -27,6 +28,7 @@ class ServeOptions:
     host: str
     port: int
     ranked_only: bool = False  # the live leaderboard leaves off the entries that are not ranked
+    connections: ConnectionLimits = ConnectionLimits()  # how many may be open, and for how long (connections.py)
 
 
 def serve(options: ServeOptions, rubric: Rubric, registry: Registry, runner: Runner, profiler=None) -> int:
@@ -44,8 +46,10 @@ def serve(options: ServeOptions, rubric: Rubric, registry: Registry, runner: Run
 
     app = create_app(ServiceConfig(Path(options.results), rubric, registry, workers=runner.alive,
                                    ranked_only=options.ranked_only, profiler=profiler), lifespan)
-    config = uvicorn.Config(app, host=options.host, port=options.port, log_level="warning", access_log=False,
-                            timeout_graceful_shutdown=5, lifespan="on")
+    guard = Guard(options.connections, rubric.service.upload_seconds)
+    config = uvicorn.Config(guard.wrap(app), host=options.host, port=options.port, log_level="warning",
+                            access_log=False, timeout_graceful_shutdown=5, lifespan="on", **guard.settings())
+    guard.watch_logs()  # (uvicorn.Config has set up its logging)
     # uvicorn raises the signal that stopped it again once it has shut down, through the handlers it found: with
     # these, a stop that drained its workers exits 0, as this command says (systemd and scripts read a clean stop)
     for sig in (signal.SIGTERM, signal.SIGINT):
