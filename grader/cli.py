@@ -285,21 +285,25 @@ def cmd_serve(args) -> int:
     registry = Registry.from_file()
     rubric = load_rubric(Path(args.rubric), registry)
     arch = kind.arch(args.arch)
-    entry, built = cache.ensure(work / "cache", kind, arch, os.cpu_count() or 2, Path(args.rubric))
-    print(f"service: solution {'built' if built else 'already built'} in {entry.folder}", file=sys.stderr)
 
-    def worker_command(name: str, gpu: str | None) -> list[str]:
-        command = [sys.executable, "-m", "grader", "serve-worker", "--results", str(results), "--name", name,
-                   "--device", args.device, "--rubric", str(Path(args.rubric).resolve()), "--cache",
-                   str(entry.folder), "--work", str(work / name), "--parent", str(os.getpid()), "--arch", arch]
-        command += ["--gpu", gpu] if gpu is not None else []
-        command += [UNSAFE_FLAG] if args.unsafe_no_sandbox else (["--bwrap", args.bwrap] if args.bwrap else [])
-        return command
+    def prepare() -> Supervisor:
+        """The solution built once (or found in the build cache), then the workers that open it."""
+        entry, built = cache.ensure(work / "cache", kind, arch, os.cpu_count() or 2, Path(args.rubric))
+        print(f"service: solution {'built' if built else 'already built'} in {entry.folder}", file=sys.stderr)
 
-    supervisor = Supervisor(results, gpus, worker_command, rubric.service, args.drain)
+        def worker_command(name: str, gpu: str | None) -> list[str]:
+            command = [sys.executable, "-m", "grader", "serve-worker", "--results", str(results), "--name", name,
+                       "--device", args.device, "--rubric", str(Path(args.rubric).resolve()), "--cache",
+                       str(entry.folder), "--work", str(work / name), "--parent", str(os.getpid()), "--arch", arch]
+            command += ["--gpu", gpu] if gpu is not None else []
+            command += [UNSAFE_FLAG] if args.unsafe_no_sandbox else (["--bwrap", args.bwrap] if args.bwrap else [])
+            return command
+        return Supervisor(results, gpus, worker_command, rubric.service, args.drain)
+
+    doing = f"building the solution for {'the CPU' if args.device == 'cpu' else arch} (minutes the first time)"
     return serve(ServeOptions(results, args.host, args.port, args.leaderboard_ranked_only,
-                              ConnectionLimits.from_args(args)), rubric, registry, supervisor,
-                 kind.profiler)
+                              ConnectionLimits.from_args(args)), rubric, registry, prepare,
+                 doing, kind.profiler)
 
 
 def cmd_serve_slurm(args) -> int:
@@ -323,30 +327,39 @@ def cmd_serve_slurm(args) -> int:
     registry = Registry.from_file()
     rubric = load_rubric(Path(args.rubric), registry)
     arch = kind.arch(args.arch)
-    entry, built = cache.ensure(options.cache or results / SLURM_FOLDER / "cache", kind, arch, os.cpu_count() or 2,
-                                Path(args.rubric))
-    print(f"service: the batches' build {'made' if built else 'found'} in {entry.folder}", file=sys.stderr)
-    dispatcher = SlurmDispatcher(DispatchOptions(results, options, args.device, arch, Path(args.rubric).resolve(),
-                                                 rubric.service, args.batch_seconds, args.unsafe_no_sandbox,
-                                                 args.bwrap, os.cpu_count() or 2))
+
+    def prepare() -> SlurmDispatcher:
+        entry, built = cache.ensure(options.cache or results / SLURM_FOLDER / "cache", kind, arch,
+                                    os.cpu_count() or 2, Path(args.rubric))
+        print(f"service: the batches' build {'made' if built else 'found'} in {entry.folder}", file=sys.stderr)
+        return SlurmDispatcher(DispatchOptions(results, options, args.device, arch, Path(args.rubric).resolve(),
+                                               rubric.service, args.batch_seconds, args.unsafe_no_sandbox,
+                                               args.bwrap, os.cpu_count() or 2))
     return serve(ServeOptions(results, args.host, args.port, args.leaderboard_ranked_only,
-                              ConnectionLimits.from_args(args)), rubric, registry, dispatcher,
+                              ConnectionLimits.from_args(args)), rubric, registry, prepare,
+                 "building the solution for the Slurm batches (minutes the first time)",
                  lambda: "its jobs are graded in Slurm batches, which do not profile")
 
 
 def cmd_serve_worker(args) -> int:
-    from grader.service.worker import GPU_FAILED, Worker, WorkerOptions
+    from grader.service.worker import GPU_FAILED, MACHINE_FAULT, Worker, WorkerOptions
+    from grader.store.faults import fault_of
     from grader.store.jobs import Jobs
 
     def failed(reason: str, status: int, said: str = "") -> int:
         """The worker's row says why it stopped (`bin/grader status`); the supervisor decides what comes next."""
-        store = Store(Path(args.results) / "grades.sqlite")
         try:
-            jobs = Jobs(store)
-            jobs.worker_started(args.name, args.gpu, os.getpid())
-            jobs.worker_state(args.name, "failed", reason)
-        finally:
-            store.close()
+            store = Store(Path(args.results) / "grades.sqlite")
+            try:
+                jobs = Jobs(store)
+                jobs.worker_started(args.name, args.gpu, os.getpid())
+                jobs.worker_state(args.name, "failed", reason)
+            finally:
+                store.close()
+        except Exception as e:  # a full disk: the supervisor starts the worker again once it is fixed
+            if not fault_of(e):
+                raise
+            status = MACHINE_FAULT
         print(f"service: {args.name}: {said}{reason}", file=sys.stderr)
         return status
 
@@ -362,13 +375,17 @@ def cmd_serve_worker(args) -> int:
         rubric = load_rubric(Path(args.rubric), registry)
         backend.set_limits(rubric.limits)
     except (GraderError, OSError, ValueError, KeyError) as e:  # the supervisor tries again
+        if fault_of(e):  # not the worker's: started again after a pause, not counted as one that cannot start
+            print(f"service: {args.name}: could not start: the grading machine's {fault_of(e)}", file=sys.stderr)
+            return MACHINE_FAULT
         return failed(f"could not start: {e if isinstance(e, GraderError) else f'{type(e).__name__}: {e}'}", 1)
     if kind.sandboxed and not args.unsafe_no_sandbox:
         try:
             backend.check_gpu(args.gpu)
         except GraderError as e:  # the GPU cannot run the solution here: no job is lost, the worker is not restarted
             return failed(str(e), GPU_FAILED, said="stopped taking jobs: ")
-    options = WorkerOptions(Path(args.results), args.name, args.gpu, args.parent, shlex.join(sys.argv))
+    options = WorkerOptions(Path(args.results), args.name, args.gpu, args.parent, shlex.join(sys.argv),
+                            work=Path(args.work))
     return Worker(options, backend, registry, rubric).run()
 
 
