@@ -101,7 +101,8 @@ def through_service(settings: Settings, root: Path, poll: float = service.POLL_S
         student, received = pack(root, archive)
         try:
             job = service.send_upload(client, archive, student=student, received_at=received)
-            print(f"sent to {settings.url} for {student} (received {received}): job {job['job']}")
+            print(f"sent to {settings.url} for {student} (received {received}): {service.job_name(job)} (job id "
+                  f"{job['job']})")
             job = service.follow(client, job, sys.stdout, settings.wait_seconds, poll)
             if job.get("state") in ("queued", "running"):
                 raise NotSent(f"did not finish grading within {settings.wait_seconds / 60:g} minutes")

@@ -36,7 +36,7 @@ from grader.reports.leaderboard.publish import PublishOptions
 from grader.service import policy, tokens
 from grader.service.pages import page_routes
 from grader.service.status import service_status
-from grader.service.views import job_view, utc_now
+from grader.service.views import job_name, job_view, utc_now
 from grader.store.jobs import GRADE, PROFILE, Jobs, Token, UploadIdUsed
 from grader.store.store import Store
 
@@ -108,7 +108,7 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
         job = jobs().job(job_id)
         if job is None or (who.role == "student" and job.student != who.student) or \
                 (who.role == "assignment" and job.token != who.hash):
-            raise Refused(404, f"no job {job_id} of yours")  # another's job is not confirmed to exist
+            raise Refused(404, f"no upload or profile of yours has job id {job_id}")  # another's is not confirmed
         return job
 
     # --- uploads ----------------------------------------------------------------------------------------------
@@ -180,7 +180,8 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
         earlier = jobs().by_upload(upload_id)
         if earlier is not None:
             mine = earlier.student == student
-            raise Refused(409, "this upload was received already" + (f" as job {earlier.id}" if mine else "")
+            raise Refused(409, "this upload was received already"
+                          + (f" as {job_name(earlier, jobs().attempt_number(earlier))}" if mine else "")
                           + " (its Upload-Id was used before): nothing new was stored",
                           **({"job": earlier.id} if mine else {}))
         if who.role == "student":
@@ -268,7 +269,8 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
         who = caller(request)
         job = own(who, request.path_params["job"])
         if job.state != "done" or job.submission_id is None:
-            raise Refused(409, f"job {job.id} is {job.state}: its result is not there yet")
+            raise Refused(409, f"{job_name(job, jobs().attempt_number(job))} (job id {job.id}) is {job.state}: its "
+                               "result is not there yet")
         if who.role == "student" and rubric.hidden_until is not None and utc_now() < rubric.hidden_until:
             # Gradescope's JSON carries a hidden test's points for Gradescope to hold back: not for the student
             raise Refused(403, "Gradescope's results of a job are for the course's Gradescope and staff while cases "
@@ -286,7 +288,13 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
         at = policy.next_upload_at(recent, rubric.service, now)
         in_flight = next((x.id for x in recent if x.open and x.kind == GRADE), None)
         profile_at = policy.next_upload_at(recent, rubric.service, now, PROFILE)
-        return {"uploads_per_hour": rubric.service.uploads_per_hour,
+        # the line a student reads (make upload's check, make history, the student's page) and whether it refuses
+        upload_line, upload_refused = policy.standing(recent, rubric.service, now, j.attempt_number)
+        profile_line, profile_refused = policy.standing(recent, rubric.service, now, j.attempt_number, PROFILE)
+        return {"upload_line": upload_line, "upload_refused": upload_refused, "profile_line": profile_line,
+                "profile_refused": profile_refused,
+                "profiles": (config.profiler() if config.profiler else "this service was started without a profiler"),
+                "uploads_per_hour": rubric.service.uploads_per_hour,
                 "counted_last_hour": len(policy.counted(recent, now)),
                 "next_upload_at": at.isoformat(timespec="seconds") if at else None, "in_flight": in_flight,
                 "profiles_per_hour": rubric.service.profiles_per_hour,

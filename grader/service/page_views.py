@@ -10,7 +10,7 @@ from grader.core.status import SubmissionStatus, submission_word
 from grader.reports.report import review_table
 from grader.service import policy
 from grader.service.status import service_status
-from grader.service.views import job_view
+from grader.service.views import job_name, job_view
 from grader.store.jobs import CANCEL_FROM, CANCELLED, FAILED, GRADE, QUEUED, REQUEUE_FROM, RUNNING, Jobs
 
 
@@ -42,15 +42,11 @@ def _duration(seconds: float) -> str:
 
 
 def limits_line(jobs: Jobs, jobs_of_student: list, rubric: Rubric, now: datetime) -> str:
-    """What the rate limit leaves a student: the refusal an upload would get now (policy.refusal: one in flight,
-    or the hourly limit and when the next upload is possible), or how many uploads are left."""
-    refused = policy.refusal(jobs_of_student, rubric.service, now, jobs.attempt_number)
-    if refused:
-        return refused[0][:1].upper() + refused[0][1:] + "."
-    service = rubric.service
-    left = service.uploads_per_hour - len(policy.counted(jobs_of_student, now))
-    return (f"You can upload now ({left} of {service.uploads_per_hour} uploads an hour left; one that does not build "
-            "does not count).")
+    """What the rate limit leaves a student, in the words `make upload` and `make history` print (policy.standing):
+    the refusal an upload would get now (one in flight, or the hourly limit and when the next upload is possible),
+    or how many uploads are left."""
+    line, _ = policy.standing(jobs_of_student, rubric.service, now, jobs.attempt_number)
+    return line[:1].upper() + line[1:] + "."
 
 
 def trend(rows: list[dict]) -> dict | None:
@@ -69,7 +65,8 @@ def trend(rows: list[dict]) -> dict | None:
 
 def attempt_row(view: dict, link: str | None) -> dict:
     result = view["result"]
-    return {"job": view["job"], "attempt": view["attempt"], "received": when(view["received"]), "state": view["state"],
+    return {"job": view["job"], "attempt": view["attempt"], "name": view["name"], "received": when(view["received"]),
+            "state": view["state"],
             "doing": doing(view), "error": view["error"],
             "total": result["total"] if result else None, "max_total": result["max_total"] if result else None,
             "points": {t["task"]: t["points"] for t in result["tasks"]} if result else None,
@@ -114,13 +111,12 @@ def staff_context(jobs: Jobs, rubric: Rubric, workers: int, now: datetime) -> di
         view = job_view(jobs, rubric, j, workers, now, feedback=False, queue=queue, staff=True)
         since = datetime.fromisoformat(j.received)
         waited = ((datetime.fromisoformat(j.started) if j.started and j.state == RUNNING else now) - since)
-        attempt = view["attempt"] if j.kind == GRADE else f"profile {view['attempt']} ({j.task})"
-        rows.append({"job": j.id, "student": j.student, "attempt": attempt, "state": j.state,
+        rows.append({"job": j.id, "student": j.student, "name": view["name"], "state": j.state,
                      "doing": doing(view), "waited": _duration(max(0.0, waited.total_seconds())),
                      "worker": j.worker if j.state == RUNNING else "", **_allowed(j.state)})
     ended = jobs.jobs(states=(FAILED, CANCELLED))[-30:]
-    failed = [{"job": j.id, "student": j.student, "state": j.state, "error": j.error, "finished": when(j.finished),
-               **_allowed(j.state)} for j in reversed(ended)]
+    failed = [{"job": j.id, "student": j.student, "name": job_name(j, jobs.attempt_number(j)), "state": j.state,
+               "error": j.error, "finished": when(j.finished), **_allowed(j.state)} for j in reversed(ended)]
     flagged = [{"student": f["student"], "task": f["task"], "case": f"{f['dtype']} {f['shape']}".strip(),
                 "flag": f["flag"], "message": f["message"] or ""}
                for f in review_table(jobs.store).astype(object).fillna("").to_dict("records")]

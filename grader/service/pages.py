@@ -37,7 +37,7 @@ from grader.reports.overview import overview_context, overview_page
 from grader.reports.report import TEMPLATES, UNKNOWN_RUN, feedback_context, feedback_page, run_views
 from grader.service import tokens
 from grader.service.page_views import attempts_context, staff_context
-from grader.service.views import utc_now
+from grader.service.views import job_name, utc_now
 from grader.store.jobs import CANCEL, CANCEL_FROM, QUEUED, REQUEUE, REQUEUE_FROM, Jobs, Token
 
 COOKIE = "grader_token"
@@ -209,10 +209,12 @@ def page_routes(rubric: Rubric, jobs: Callable[[], Jobs], alive: Callable[[], in
         """The feedback page of a job that is done; `student`: the job must be theirs."""
         j = jobs()
         job = j.job(job_id)
-        if job is None or (student is not None and job.student != student):
-            raise PageRefused(404, f"No attempt {job_id} of yours.")  # another's job is not confirmed to exist
+        if job is None or (student is not None and job.student != student):  # another's is not confirmed to exist
+            raise PageRefused(404, "No upload of yours is at this address: your page lists them." if student is not None
+                              else f"No job with id {job_id}.")
         if job.state != "done" or job.submission_id is None:
-            raise PageRefused(409, f"Attempt {j.attempt_number(job)} is {job.state}: its feedback is not there yet.")
+            name = job_name(job, j.attempt_number(job))
+            raise PageRefused(409, f"{name[:1].upper()}{name[1:]} is {job.state}: its feedback is not there yet.")
         return submission_page(job.submission_id, view)
 
     def submission_page(submission_id: int, view) -> Response:
@@ -273,10 +275,10 @@ def page_routes(rubric: Rubric, jobs: Callable[[], Jobs], alive: Callable[[], in
         by = who.name or "staff"
         job = jobs().job(job_id)
         if job is None:
-            raise PageRefused(404, f"No job {job_id}.")
+            raise PageRefused(404, f"No job with id {job_id}.")
         if not act_on(jobs(), job_id, by, reason):
-            raise PageRefused(409, f"Job {job_id} is {job.state}: only a job that is {' or '.join(allowed)} can be "
-                                   f"{done_word}.")
+            raise PageRefused(409, f"Job id {job_id} ({job.student}'s {job_name(job, jobs().attempt_number(job))}) is "
+                                   f"{job.state}: only a job that is {' or '.join(allowed)} can be {done_word}.")
         print(f"service: job {job_id} {job.student}: {done_word} by {by}" + (f" ({reason})" if reason else ""),
               file=sys.stderr, flush=True)
         return RedirectResponse("/staff", status_code=303)

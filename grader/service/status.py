@@ -15,7 +15,8 @@ def service_status(jobs: Jobs, now: datetime | None = None) -> dict:
     workers = []
     for w in jobs.workers():
         mine = [s for name, _, s in finished if name == w["name"] and s is not None]
-        workers.append({"name": w["name"], "gpu": w["gpu"], "state": w["state"], "job": w["job"],
+        workers.append({"name": w["name"], "gpu": w["gpu"], "device": device_words(w["name"], w["gpu"]),
+                        "state": w["state"], "job": w["job"],
                         "reason": w["reason"], "since": w["started"], "done": w["done"],
                         "jobs_last_hour": len(mine),
                         "seconds_per_job": round(sum(mine) / len(mine), 1) if mine else None})
@@ -31,6 +32,14 @@ def service_status(jobs: Jobs, now: datetime | None = None) -> dict:
                        for j in jobs.jobs(states=(FAILED,))][-20:]}
 
 
+def device_words(name: str, gpu: str | None) -> str:
+    """What a worker grades on, as the staff read it: "GPU 1", "this machine's CPU" (`serve --device cpu`), or the
+    Slurm dispatcher's own description."""
+    if name == SLURM_WORKER:
+        return str(gpu or "")
+    return "this machine's CPU" if gpu == "cpu" else f"GPU {gpu}"
+
+
 def status_text(status: dict) -> str:
     lines = [f"queue: {status['queue']} waiting"
              + (f" (the oldest since {status['oldest_waiting_since']})" if status["oldest_waiting_since"] else "")
@@ -42,7 +51,8 @@ def status_text(status: dict) -> str:
                 if w["jobs_last_hour"] else "no job in the last hour")
         doing = f" job {w['job']}" if w["job"] else ""
         why = f": {w['reason']}" if w["reason"] else ""
-        where = f", {w['gpu']}" if w["name"] == SLURM_WORKER else f" (GPU {w['gpu']})"  # what the dispatcher does
+        device = device_words(w["name"], w["gpu"])
+        where = f", {device}" if w["name"] == SLURM_WORKER else f" ({device})"  # what the dispatcher does
         lines.append(f"  {w['name']}{where}: {w['state']}{doing}{why}; {pace}")
     for b in status.get("batches", []):
         lines.append(f"  Slurm batch {b['batch']}: " + ", ".join(f"job {j['job']} {j['student']} ({j['phase']})"

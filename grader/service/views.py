@@ -32,8 +32,10 @@ def job_view(jobs: Jobs, rubric: Rubric, job: Job, workers: int, now: datetime, 
     with `staff`, everything."""
     queue = jobs.queue() if queue is None and job.state == QUEUED else (queue or [])
     position = queue.index(job.id) + 1 if job.id in queue else None
-    view = {"job": job.id, "student": job.student, "attempt": jobs.attempt_number(job), "state": job.state,
-            "phase": job.phase, "position": position, "eta_seconds": eta(jobs, job, position, workers),
+    attempt = jobs.attempt_number(job)
+    view = {"job": job.id, "student": job.student, "attempt": attempt, "name": job_name(job, attempt),
+            "state": job.state, "phase": job.phase, "position": position,
+            "eta_seconds": eta(jobs, job, position, workers),
             "progress": ({"done": job.done_cases, "total": job.total_cases} if job.total_cases else None),
             "received": job.received, "started": job.started, "finished": job.finished,
             "counted": bool(job.counted) if job.state == "done" else job.state in (QUEUED, RUNNING),
@@ -45,6 +47,13 @@ def job_view(jobs: Jobs, rubric: Rubric, job: Job, workers: int, now: datetime, 
             result.pop("feedback", None)
         view["result"] = result
     return view
+
+
+def job_name(job: Job, attempt: int) -> str:
+    """What a job is called wherever its student looks (the terminal, the pages, the API's messages): "upload #3", their
+    third upload, or "profile #1 of transpose", their first profile request. The job id is a field for tools (and the
+    staff's pages show it beside the name, labelled)."""
+    return f"profile #{attempt} of {job.task}" if job.kind == PROFILE else f"upload #{attempt}"
 
 
 def profile_result(job: Job) -> dict | None:

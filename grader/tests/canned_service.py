@@ -105,17 +105,33 @@ def closed_port() -> int:
         return s.getsockname()[1]
 
 
+# The condensed feedback as the real service writes it (grader/reports/student_view.py's feedback_text): Markdown
+FEEDBACK = ("**Score: 71.5 / 100** (the tasks without hidden cases)\n\n"
+            "**Hidden cases**: 4 hidden cases are graded; their results are shown after 2026-12-11 23:59 UTC. Until "
+            "then the points of the tasks that have them are withheld.\n\n"
+            "## add: 8.0 / 8\n\n**passed 18/18** · all cases pass\n\n"
+            "| case | speedup (95% interval) | no / full credit at | credit | points | your throughput |\n"
+            "|---|---|---|---|---|---|\n"
+            "| float32 8192x8192 | 1.5 (1.5–1.5) | 0.25 / 0.8 | 100% | 4.0 / 4.0 | 750 GB/s (75% of copy bandwidth) "
+            "|\n\n"
+            "## dot: 2.5 / 10\n\n**18 of 18 cases wrong** · slow: 12% of the copy\n\n"
+            "- **wrong**: float32 at every shape (18 cases); float32 1x1: 1 of 1 elements are wrong\n"
+            "  - hint: check the bounds\n  - reproduce: `make test TASK=dot SEED=5`\n")
+
+
 def job(number: int = 17, state: str = "done", **more) -> dict:
     """A job as GET /api/v1/jobs/{id} returns it (service-api.md), finished and graded unless told otherwise."""
     base = {"job": number, "student": "s01", "attempt": 3, "state": state, "phase": "done" if state == "done"
             else "waiting", "position": None, "eta_seconds": None, "progress": None,
             "received": "2026-11-28T09:00:00+00:00", "started": None, "finished": None, "counted": True,
-            "error": "", "result": None}
+            "error": "", "result": None, "kind": "grade"}
     if state == "done":
         base["result"] = {"status": "graded", "total": 71.5, "max_total": 100, "late": "on time", "timed": True,
                           "tasks": [{"task": "add", "points": 8.0, "max": 8.0, "note": "all cases pass"},
                                     {"task": "dot", "points": 2.5, "max": 10.0, "note": "slow: 12% of the copy"}],
-                          "feedback": "2/7 tasks pass\nadd: 8/8\ndot: 2.5/10",
+                          "feedback": FEEDBACK,
                           "hidden": {"cases": 4, "until": "2026-12-11T23:59:00+00:00"}}
     base.update(more)
+    base.setdefault("name", f"profile #{base['attempt']} of {base.get('task')}" if base.get("kind") == "profile"
+                    else f"upload #{base['attempt']}")
     return base

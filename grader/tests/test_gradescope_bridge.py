@@ -122,7 +122,7 @@ def test_the_bridge_follows_a_queued_job_until_it_is_done(autograder, service, t
     service.reply("GET /api/v1/jobs/17/gradescope", (200, GRADESCOPE_RESULTS))
     done = bridge(autograder, configure(tmp_path, service.url))
     assert done.returncode == 0, done.stderr
-    assert results(autograder) == GRADESCOPE_RESULTS and "job 17" in done.stdout
+    assert results(autograder) == GRADESCOPE_RESULTS and "upload #3 (job id 17)" in done.stdout
 
 
 def note_then_cpu(root: Path) -> str:

@@ -86,7 +86,9 @@ def test_a_replayed_upload_is_refused_and_names_its_job(service):
     before = stored(service)
     status, reply, _ = service.request("POST", "/api/v1/uploads", token, archive(salt="replay"),
                                        {"Upload-Id": "replayed-upload-1"})
-    assert status == 409 and reply["job"] == first["job"] and "already" in reply["error"]
+    assert status == 409 and reply["job"] == first["job"]
+    assert reply["error"] == (f"this upload was received already as {first['name']} (its Upload-Id was used before): "
+                              "nothing new was stored")
     assert stored(service) == before
     service.wait(token, first["job"])
 
@@ -103,12 +105,30 @@ def test_a_student_sees_only_their_own_jobs(service):
     mine = service.upload(service.token("s03"), archive(salt="own"))
     service.wait(service.token("s03"), mine["job"])
     status, reply, _ = service.request("GET", f"/api/v1/jobs/{mine['job']}", service.token("s02"))
-    assert status == 404
+    assert status == 404 and reply["error"] == f"no upload or profile of yours has job id {mine['job']}"
     status, reply, _ = service.request("GET", "/api/v1/jobs?student=s03", service.token("s02"))
     assert status == 403
     status, reply, _ = service.request("GET", "/api/v1/status", service.token("s02"))
     assert status == 403
     assert service.status()["workers"][0]["state"] in ("idle", "busy")
+
+
+def test_a_worker_is_named_by_what_it_grades_on_a_cpu_worker_as_this_machines_cpu(tmp_path):
+    """`serve --device cpu`'s worker grades on the CPU: bin/grader status, /api/v1/status and the staff's page say
+    "this machine's CPU" (as the worker's "ready on" line does), never "GPU cpu"."""
+    from grader.service.status import service_status, status_text
+    store = Store(tmp_path / "grades.sqlite")
+    try:
+        jobs = Jobs(store)
+        jobs.worker_started("cpu", "cpu", 1)
+        jobs.worker_started("gpu1", "1", 2)
+        status = service_status(jobs)
+    finally:
+        store.close()
+    assert [w["device"] for w in status["workers"]] == ["this machine's CPU", "GPU 1"]
+    text = status_text(status)
+    assert "  cpu (this machine's CPU): starting" in text and "  gpu1 (GPU 1): starting" in text
+    assert "GPU cpu" not in text
 
 
 def test_a_client_sending_a_byte_a_second_is_cut_off_and_slows_no_one(service):

@@ -3,6 +3,7 @@
 a fake /autograder tree. Both get what the service stored, the verdicts `grade` gives (test_service_limits.py)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -37,19 +38,30 @@ def test_make_upload_shows_the_result_the_service_stored_and_make_history_lists_
     status, jobs, _ = service.request("GET", "/api/v1/jobs", service.token("s01"))
     last = service.job(service.token("s01"), jobs["jobs"][-1]["job"])
     assert last["state"] == "done"
-    total = last["result"]["total"]
-    assert f"{total:g}" in done.stdout and "fill" in done.stdout and "add" in done.stdout, done.stdout
+    total, name = last["result"]["total"], last["name"]
+    assert name == f"upload #{last['attempt']}"
+    assert f"{name}: graded, {total:.1f} / 100 points" in done.stdout, done.stdout
     assert "wrong" in done.stdout.lower()  # the condensed feedback says what failed
+    # the feedback as the page has it, for a terminal: its points in the page's format, no Markdown left
+    for task in last["result"]["tasks"]:
+        assert f"\n{task['task']}: {task['points']:.1f} / {task['max']:.0f}\n" in done.stdout, task
+    assert "**" not in done.stdout and "##" not in done.stdout and "|---" not in done.stdout
+    assert not re.search(r"\bjob \d", done.stdout)  # the job id is a field for tools, not the upload's name
     history = client(starter, "history", home=home)
-    assert history.returncode == 0 and f"{total:g}/100" in history.stdout, history.stdout + history.stderr
-    assert "uploads counted in the last hour" in history.stdout
+    assert history.returncode == 0, history.stdout + history.stderr
+    assert re.search(rf"^{name}\s.*\s{total:.1f} / 100\s+yes$", history.stdout, re.M), history.stdout
+    assert "You can upload now (" in history.stdout and not re.search(r"\bjob \d", history.stdout)
 
 
-def test_a_wrong_token_is_one_line_from_the_client(service, starter, tmp_path):
+def test_a_wrong_token_is_refused_by_make_login_and_kept_nowhere(service, starter, tmp_path):
     home = tmp_path / "home"
-    client(starter, "login", "gs_" + "y" * 43, home=home)
+    done = client(starter, "login", "gs_" + "y" * 43, home=home)
+    assert done.returncode == 1 and "logged in" not in done.stdout + done.stderr
+    assert done.stderr.strip().splitlines() == ["make login: this token is not one the service knows: check it, or ask "
+                                                "the course staff for yours: this token was not kept"]
+    assert not (home / ".config" / "cuda-kernels" / "token").exists()
     (starter / "submission.tar.gz").write_bytes(archive())
-    done = client(starter, "upload", "--archive", "submission.tar.gz", home=home)
+    done = client(starter, "upload", "--archive", "submission.tar.gz", home=home, token="gs_" + "y" * 43)
     assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "not one the service knows" in done.stderr and "Traceback" not in done.stderr
 

@@ -22,7 +22,8 @@ HOSTILE = '<img src=x onerror="alert(1)">'
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
-    s = ServiceUnderTest(tmp_path_factory.mktemp("pages"), students=["s01", "s02", "s03"], gpus="0", delay=0.001)
+    s = ServiceUnderTest(tmp_path_factory.mktemp("pages"), students=["s01", "s02", "s03", "s04"], gpus="0",
+                         delay=0.001)
     s.start()
     yield s
     s.stop()
@@ -90,6 +91,23 @@ def test_a_student_reads_only_their_own_pages_and_staff_pages_need_the_staff_tok
     for path in ("/staff", "/staff/overview", "/staff/students/s02", f"/staff/jobs/{theirs}",
                  "/staff/feedback/s02.html", "/leaderboard"):
         assert staff.get(path)[0] == 200, path
+
+
+def test_a_students_page_names_each_upload_as_the_client_and_the_api_do(service):
+    """One name for an upload wherever its student looks: "upload #N", N their own count; the job id is for tools
+    (the staff's pages show it, labelled)."""
+    job = graded(service, "s04", FAST)
+    view = service.job(service.token("s04"), job)
+    s04 = logged_in(service, service.token("s04"))
+    page = visible_text(s04.get("/me")[1])
+    assert "Your uploads" in page and f"{view['name']} " in page and "attempt" not in page.lower(), page
+    limits = service.request("GET", "/api/v1/limits", service.token("s04"))[1]
+    line = limits["upload_line"]
+    assert f"{line[:1].upper()}{line[1:]}." in page  # the words make history prints
+    status, body, _ = s04.get("/me/attempts/999999")
+    assert status == 404 and visible_text(body).count("No upload of yours is at this address") == 1
+    staff = visible_text(logged_in(service, service.staff).get("/staff/students/s04")[1])
+    assert f"{view['name']} job id {job}" in staff, staff
 
 
 def test_every_page_carries_a_policy_that_allows_only_its_own_style_and_script_by_hash(service):

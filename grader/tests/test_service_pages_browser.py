@@ -88,7 +88,7 @@ def test_a_student_watches_an_upload_arrive_and_the_staff_and_the_leaderboard_se
     base = f"http://127.0.0.1:{service.port}"
     with Browser(BROWSER, DRIVER, width=1280, height=900, logging=True) as student:
         log_in(student, base, service.token("s01"))
-        assert "No attempt yet" in student.text("#live")
+        assert "No upload yet" in student.text("#live")
         student.run("window.notReloaded = true;")  # gone if the page reloads
         client = upload(service, tmp_path, "s01", FAST)
         wait_for(student, "return document.querySelector('#attempts tr[data-job]') !== null;",

@@ -68,8 +68,10 @@ def test_the_client_prints_the_table_beside_the_solution_and_names_what_is_worse
     assert job["profile"]["solution"]["global_store_sectors_per_needed"] == 1.0
     # make history lists it apart from the uploads, and the uploads' limit is untouched
     history = client(starter, "history", token=service.token("s01"))
-    assert "profile #1 transpose" in history.stdout, history.stdout
-    assert "0 of 6 uploads counted" in history.stdout and "1 of 2 profiles counted" in history.stdout
+    assert "profile #1 of transpose" in history.stdout, history.stdout
+    assert "You can upload now (6 of 6 uploads an hour left" in history.stdout
+    assert "You can ask for a profile now (1 of 2 profiles an hour left" in history.stdout
+    assert "(job " not in out + history.stdout  # the job id is a field for tools
 
 
 def test_a_kernel_like_the_solution_gets_no_finding(service, starter):
@@ -88,7 +90,10 @@ def test_profiles_have_their_own_hourly_limit_and_a_failed_count_is_free(service
     for _ in range(2):
         service.wait(token, ask(service, token, "add", data)["job"])
     refused = ask(service, token, "add", data, expect=429)
-    assert "2 profile requests counted in the last hour (the limit)" in refused["error"]
+    assert "2 profiles counted in the last hour (the limit); your next profile is possible at" in refused["error"]
+    limits = service.request("GET", "/api/v1/limits", token)[1]
+    assert limits["profile_refused"] is True and limits["profile_line"] == refused["error"]
+    assert limits["profiles"] == ""  # this service profiles
     # uploads to grade are limited apart: one is still taken
     assert service.upload(token, archive())["kind"] == "grade"
 
@@ -153,9 +158,19 @@ def test_a_service_whose_graders_cannot_profile_refuses_in_one_line(tmp_path):
         assert status == 503 and "Slurm batches, which do not profile" in body["error"], body
         assert "make profile TASK=transpose counts on your machine's CPU" in body["error"]
         assert service.request("GET", "/api/v1/jobs?student=s01", staff)[1]["jobs"] == []
+        # what make profile GPU=1 asks before it builds: the same line, without sending anything
+        status, limits, _ = service.request("GET", "/api/v1/limits?student=s01", staff)
+        assert status == 200 and limits["profiles"] == "its jobs are graded in Slurm batches, which do not profile"
+        said = client_module().CANNOT_PROFILE.format(why=limits["profiles"], task="transpose")
+        assert said == body["error"]
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+def client_module():
+    from grader.tests.canned_service import load_client
+    return load_client()
 
 
 def test_ncu_csv_is_read_into_the_students_numbers_and_the_harness_kernels_are_left_out():

@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """service.py: hand your submission to the course's grading service, and read what it says back.
 
-    python3 tools/service.py login TOKEN          (make login TOKEN=...)  keep the token the course gave you
-    python3 tools/service.py check                 is there a service, a token, an upload possible now?
+    python3 tools/service.py login TOKEN          (make login TOKEN=...)  check the token the course gave you, keep it
+    python3 tools/service.py check [--profile TASK]
+                                                   before make upload (make profile GPU=1) builds: would the service
+                                                   take it now? (a service, your token, its limits, its profiler)
     python3 tools/service.py upload [--archive submission.tar.gz]        (make upload)  upload, wait, show
     python3 tools/service.py history               (make history)  your uploads and what the limit leaves
-    python3 tools/service.py status JOB            one upload's state, or its result once graded
+    python3 tools/service.py status N [--profile]  upload #N's state, or its result once graded (profile #N's)
     python3 tools/service.py profile --task TASK [--archive submission.tar.gz]
                                                    (make profile TASK=... GPU=1)  Nsight Compute on the course's GPU
+
+An upload is "upload #N" everywhere (here, the service's pages, its messages): your N-th upload; a profile request
+is "profile #N of TASK".
 
 The service's address comes with the course's tarball (service.json, beside the Makefile); without that
 file the course runs no service and you hand in submission.tar.gz on the course's site. The token is
@@ -31,7 +36,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 API = "/api/v1"
@@ -40,6 +45,12 @@ NO_SERVICE = ("this course runs no grading service: hand in submission.tar.gz on
               "(make submit writes it)")
 NO_PROFILE_SERVICE = ("this course runs no grading service, which make profile GPU=1 asks for Nsight Compute's "
                       "counters: make profile TASK={task} counts on your CPU instead")
+# the service's 503 for a profile request where its graders cannot run Nsight Compute (grader/service/app.py), said
+# before the build from GET /limits' "profiles"
+CANNOT_PROFILE = ("the grading service cannot run Nsight Compute ({why}): make profile TASK={task} counts on your "
+                  "machine's CPU instead")
+STARTING = "the grading service is starting: try again in a few minutes"  # its 503 with "state": "preparing"
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # what a terminal would take as a command, not text
 TABLE_HEAD = f"{'':40}{'yours':>10}{'solution':>10}"  # tools/profile.py's table's layout
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # an assignment name: one folder under ~/.config
 TOKEN = re.compile(r"[A-Za-z0-9._~+/=-]{8,512}")
@@ -92,12 +103,17 @@ def token_file(config: Config) -> Path:
     return Path.home() / ".config" / config.assignment / "token"
 
 
-def save_token(config: Config, token: str) -> Path:
-    """Writes the token readable by its owner only (mode 600, its folder 700)."""
+def well_formed(token: str) -> str:
     token = token.strip()
     if not TOKEN.fullmatch(token):
         raise ServiceError("that does not look like a token (8 or more letters, digits or -._~+/=, no spaces): "
                            "copy it again from the course's message, as make login TOKEN=...")
+    return token
+
+
+def save_token(config: Config, token: str) -> Path:
+    """Writes the token readable by its owner only (mode 600, its folder 700)."""
+    token = well_formed(token)
     path = token_file(config)
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -141,19 +157,13 @@ def clock(iso: str | None, now: datetime | None = None) -> str:
     return when.strftime("%H:%M UTC" if when.date() == today else "%Y-%m-%d %H:%M UTC")
 
 
-def in_seconds(seconds: str | None) -> str | None:
-    try:
-        return clock((datetime.now(timezone.utc) + timedelta(seconds=float(seconds))).isoformat())
-    except (TypeError, ValueError, OverflowError):
-        return None
-
-
 class Client:
     """The service's API over urllib: one JSON reply per request, bounded waits, and new tries only where
     nothing came back (for an upload, with the same Upload-Id, which the server refuses to store twice)."""
 
     def __init__(self, config: Config, token: str, pauses: tuple = RETRY_PAUSES):
         self.config, self.token, self.pauses = config, token, pauses
+        self.starting = False  # the service said it is starting: no connection right after means the same
 
     def request(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None,
                 timeout: float = REPLY_SECONDS) -> tuple[int, dict, dict]:
@@ -169,9 +179,13 @@ class Client:
                     return reply.status, dict(reply.headers), self._json(reply.read(), reply.status)
             except urllib.error.HTTPError as e:
                 with e:
-                    return e.code, dict(e.headers or {}), self._json(e.read(), e.code)
+                    data = self._json(e.read(), e.code)
+                self.starting = self.starting or starting(e.code, data)
+                return e.code, dict(e.headers or {}), data
             except (urllib.error.URLError, http.client.HTTPException, OSError) as e:
                 why = self._reason(e)
+        if self.starting:  # it was starting a moment ago: (re)starting still, not gone
+            raise Unreachable(STARTING, why)
         raise Unreachable(f"cannot reach the grading service at {self.config.url} ({why}): try again later; "
                           "meanwhile make test checks your kernels' correctness here", why)
 
@@ -179,9 +193,10 @@ class Client:
     def _json(raw: bytes, status: int) -> dict:
         try:
             data = json.loads(raw.decode("utf-8"))
-            return data if isinstance(data, dict) else {"error": f"an unexpected reply (HTTP {status})"}
+            return data if isinstance(data, dict) else {"error": f"an unexpected reply (HTTP {status})", "foreign": 1}
         except (UnicodeDecodeError, ValueError):
-            return {"error": f"a reply that is not the service's (HTTP {status}): is service.json's url right?"}
+            return {"error": f"a reply that is not the service's (HTTP {status}): is service.json's url right?",
+                    "foreign": 1}
 
     @staticmethod
     def _reason(e: Exception) -> str:
@@ -200,16 +215,20 @@ class Client:
         return data
 
 
+def starting(status: int, data: dict) -> bool:
+    """The service's answer while `serve` prepares (it builds the solution first), whatever the address."""
+    return status == 503 and data.get("state") == "preparing"
+
+
 def refused(status: int, headers: dict, data: dict) -> ServiceError:
-    """The server's own words for a refusal, with what to do where the status says more."""
-    error = str(data.get("error") or f"HTTP {status}").strip().splitlines()[0]
-    if status == 401:
-        told = ServiceError(f"the grading service does not know your token ({error}): log in again with "
-                            "make login TOKEN=<the token the course gave you>")
-    elif status == 429:
-        when = in_seconds(next((v for k, v in headers.items() if k.lower() == "retry-after"), None))
-        told = ServiceError(error + (f" (next try possible at {when})" if when else ""))
-    elif status >= 500:
+    """The server's own words for a refusal (a 429's say when to try again; a 503's why the service cannot do it),
+    with what to do where the status says more."""
+    error = CONTROL.sub("?", str(data.get("error") or f"HTTP {status}").strip().splitlines()[0])
+    if starting(status, data):
+        told = ServiceError(STARTING)
+    elif status == 401:
+        told = ServiceError(f"{error}; then make login TOKEN=<the token the course gave you>")
+    elif status >= 500 and (status != 503 or data.get("foreign")):
         told = ServiceError(f"the grading service failed (HTTP {status}: {error}): try again later")
     else:
         told = ServiceError(error)
@@ -243,9 +262,13 @@ def send_upload(client: Client, archive: Path, student: str | None = None, recei
 
 
 def job_name(job: dict) -> str:
-    if job.get("kind") == "profile":
-        return f"profile #{job.get('attempt')} of {job.get('task')} (job {job.get('job')})"
-    return f"upload #{job.get('attempt')} (job {job.get('job')})"
+    """The job as its student knows it, in the service's words: "upload #3", "profile #1 of transpose"."""
+    return str(job.get("name") or f"upload #{job.get('attempt')}")
+
+
+def status_command(job: dict) -> str:
+    """The command that shows this job again (by its number among the student's uploads or profiles)."""
+    return f"python3 tools/service.py status {'--profile ' if job.get('kind') == 'profile' else ''}{job.get('attempt')}"
 
 
 def progress_line(job: dict) -> str:
@@ -289,32 +312,82 @@ def table(rows: list[list[str]], head: list[str]) -> str:
 
 
 def points(value, top) -> str:
-    return "-" if value is None else f"{value:g}/{top:g}" if top is not None else f"{value:g}"
+    """Points as the feedback page writes them: 4.0 / 8."""
+    return "-" if value is None else f"{value:.1f} / {top:.0f}" if top is not None else f"{value:.1f}"
+
+
+def sentence(line: str) -> str:
+    """One of the service's lines as a sentence, as its pages show it."""
+    return line[:1].upper() + line[1:] + ("" if line.endswith(".") else ".")
+
+
+def _cells(row: str) -> list[str]:
+    return [_inline(c.strip()) for c in re.split(r"(?<!\\)\|", row.strip()[1:-1])]
+
+
+def _inline(text: str) -> str:
+    text = re.sub(r"\*\*(.+?)\*\*", r"\1", text)
+    text = re.sub(r"`([^`]*)`", r"\1", text)
+    return re.sub(r"</?(details|summary)>", "", text).replace("\\|", "|")
+
+
+def terminal_text(markdown: str) -> str:
+    """The condensed feedback (Markdown, as the feedback page renders it) for a terminal: headings and bold as plain
+    words, what follows a heading indented under it, tables as aligned columns, code fences left out (their lines
+    kept), and control characters, which a terminal would obey, shown as ?."""
+    out: list[tuple[str, str]] = []  # (heading, text or blank; its line)
+    rows: list[list[str]] = []
+    indent = ""
+
+    def flush():
+        if rows:
+            widths = [max(len(r[i]) for r in rows if i < len(r)) for i in range(max(len(r) for r in rows))]
+            out.extend(("text", (indent + "  ".join(c.ljust(w) for c, w in zip(r, widths))).rstrip()) for r in rows)
+            rows.clear()
+
+    for raw in markdown.splitlines():
+        line = CONTROL.sub("?", raw.rstrip().expandtabs())
+        bare = line.strip()
+        if len(bare) > 1 and bare.startswith("|") and bare.endswith("|"):
+            cells = _cells(bare)
+            if not all(re.fullmatch(r":?-+:?", c) for c in cells):  # (the rule under a table's head)
+                rows.append(cells)
+            continue
+        flush()
+        heading = re.match(r"#{1,6}\s+(.*)", bare)
+        if heading:
+            out += [("blank", ""), ("heading", _inline(heading.group(1)))]
+            indent = "  "
+        elif not bare:
+            out.append(("blank", ""))
+        elif not (bare.startswith("```") or bare in ("</details>", "---")):
+            out.append(("text", (indent + _inline(line)).rstrip()))
+    flush()
+    lines: list[str] = []
+    for i, (kind, text) in enumerate(out):  # no blank line first, after a heading, or after another
+        if kind != "blank" or (i and out[i - 1][0] == "text"):
+            lines.append(text)
+    return "\n".join(lines).strip("\n")
 
 
 def report(job: dict) -> str:
-    """What a finished job says: total, per task, the feedback, what is hidden, whether it counted."""
+    """What a finished job says: its name and total, the condensed feedback as the feedback page has it (each task's
+    points, what failed, the hidden cases), whether it counted."""
     lines = []
     result = job.get("result") or {}
     if job.get("state") != "done" or not result:
         why = job.get("error") or "no reason given"
-        lines.append(f"upload #{job.get('attempt')} (job {job.get('job')}) {job.get('state')}: {why}")
+        lines.append(f"{job_name(job)} {job.get('state')}: {why}")
     else:
         said = [result.get("late") or "", "timed on the GPU" if result.get("timed") else "not timed"]
-        lines.append(f"upload #{job.get('attempt')} (job {job.get('job')}): {result.get('status')}, "
-                     f"{points(result.get('total'), result.get('max_total'))} points ({', '.join(s for s in said if s)})")
-        tasks = result.get("tasks") or []
-        if tasks:
-            lines += ["", table([[t.get("task"), points(t.get("points"), t.get("max")), t.get("note") or ""]
-                                 for t in tasks], ["task", "points", "note"])]
+        word = {"build_failed": "did not build", "rejected": "not graded"}.get(result.get("status"),
+                                                                             result.get("status"))
+        lines.append(f"{job_name(job)}: {word}, {points(result.get('total'), result.get('max_total'))} points "
+                     f"({', '.join(s for s in said if s)})")
         if result.get("feedback"):
-            lines += ["", str(result["feedback"]).rstrip()]
-        hidden = result.get("hidden")
-        if hidden:
-            lines += ["", f"{hidden.get('cases')} more cases are hidden until {clock(hidden.get('until'))}: "
-                          "they are graded, and their results are shown then."]
-    lines.append("This upload counted against the hourly limit." if job.get("counted") else
-                 "This upload did not count against the hourly limit.")
+            lines += ["", terminal_text(str(result["feedback"]))]
+    lines += ["", "This upload counted against the hourly limit." if job.get("counted") else
+              "This upload did not count against the hourly limit."]
     return "\n".join(lines)
 
 
@@ -340,33 +413,20 @@ def profile_report(job: dict) -> str:
     return "\n".join(lines)
 
 
-def limits_line(limits: dict) -> str:
-    line = (f"{limits.get('counted_last_hour')} of {limits.get('uploads_per_hour')} uploads counted in the last "
-            f"hour; next upload possible "
-            + (f"at {clock(limits['next_upload_at'])}" if limits.get("next_upload_at") else "now"))
-    if limits.get("in_flight"):
-        line += f" (job {limits['in_flight']} is still being graded: the next upload waits for it)"
-    return line
-
-
-def profile_line(limits: dict) -> str:
-    return (f"{limits.get('profiles_last_hour')} of {limits.get('profiles_per_hour')} profiles counted in the last "
-            "hour; next profile possible " + (f"at {clock(limits['next_profile_at'])}" if limits.get("next_profile_at")
-                                              else "now")
-            + (f" (job {limits['profile_in_flight']} is still running: the next waits for it)"
-               if limits.get("profile_in_flight") else ""))
-
-
 def send_and_follow(client: Client, archive: Path, path: str, sent: str, out, wait_seconds: float, poll: float
                     ) -> dict:
     """Sends the archive to `path`, says `sent`, follows the job and prints what it ends with (a grade's report or a
     profile's table); the job as last seen."""
     job = send_upload(client, archive, path=path)
-    out.write(sent + "\n")
-    job = follow(client, job, out, wait_seconds, poll)
+    out.write(f"{sent}: {job_name(job)}\n")
+    try:
+        job = follow(client, job, out, wait_seconds, poll)
+    except ServiceError as e:  # the service went away (or restarts) while the job waits: it is kept all the same
+        raise ServiceError(f"{e}; {job_name(job)} was received and is kept: make history shows it once graded",
+                           e.status) from None
     if job.get("state") in ("queued", "running"):
-        out.write(f"still {job['state']} after {wait_seconds / 60:g} minutes: see its result later with make "
-                  f"history, or python3 tools/service.py status {job['job']}\n")
+        out.write(f"{job_name(job)} is still {job['state']} after {wait_seconds / 60:g} minutes: make history shows "
+                  f"its result later, and so does {status_command(job)}\n")
     else:
         out.write((profile_report(job) if job.get("kind") == "profile" else report(job)) + "\n")
     return job
@@ -393,49 +453,81 @@ def history(config: Config, token: str, out=sys.stdout, client: Client | None = 
     jobs = [j for j in client.get("/jobs").get("jobs") or [] if isinstance(j, dict)]
     limits = client.get("/limits")
     if jobs:
-        rows = [[f"profile #{j.get('attempt')} {j.get('task')}" if j.get("kind") == "profile" else f"#{j.get('attempt')}",
-                 clock(j.get("received")), j.get("state"),
+        rows = [[job_name(j), clock(j.get("received")), j.get("state"),
                  points((j.get("result") or {}).get("total"), (j.get("result") or {}).get("max_total")),
                  "yes" if j.get("counted") else "no"] for j in jobs]
-        out.write(table(rows, ["attempt", "received", "state", "total", "counted"]) + "\n")
+        out.write(table(rows, ["", "received", "state", "total", "counted"]) + "\n")
     else:
         out.write("no uploads yet\n")
-    out.write(limits_line(limits) + "\n")
+    out.write(sentence(limits["upload_line"]) + "\n")
     if any(j.get("kind") == "profile" for j in jobs):
-        out.write(profile_line(limits) + "\n")
+        out.write(sentence(limits["profile_line"]) + "\n")
     return jobs
 
 
-def status(config: Config, token: str, job_id: int, out=sys.stdout, client: Client | None = None) -> dict:
+def status(config: Config, token: str, number: int, out=sys.stdout, client: Client | None = None,
+           profile: bool = False) -> dict:
+    """Upload #number's state, or its result once graded (with `profile`: profile #number's)."""
     client = client or Client(config, token)
-    job = client.get(f"/jobs/{job_id}")
+    kind = "profile" if profile else "grade"
+    found = next((j for j in client.get("/jobs").get("jobs") or []
+                  if isinstance(j, dict) and j.get("kind", "grade") == kind and j.get("attempt") == number), None)
+    if found is None:
+        raise ServiceError(f"you have no {'profile' if profile else 'upload'} #{number}: make history lists yours")
+    job = client.get(f"/jobs/{found['job']}")
     done = profile_report(job) if job.get("kind") == "profile" else report(job)
     out.write((done if job.get("state") not in ("queued", "running") else progress_line(job)) + "\n")
     return job
 
 
 def check(config: Config, token: str, out=sys.stdout, client: Client | None = None, task: str | None = None) -> dict:
-    """Before make upload builds: the service answers, knows the token, and takes an upload now (with `task`:
-    before make profile GPU=1 builds, a profile request)."""
+    """Before make upload builds: the service answers, knows the token, and would take an upload now (with `task`:
+    before make profile GPU=1 builds, that it can profile, and would take a profile request now), each refusal in
+    the service's own words."""
     limits = (client or Client(config, token)).get("/limits")
     if task is not None:
-        if limits.get("next_profile_at") or limits.get("profile_in_flight"):
-            raise ServiceError(f"no profile possible now: {profile_line(limits)}")
-        out.write(f"grading service at {config.url}: {profile_line(limits)}\n")
-        return limits
-    if limits.get("next_upload_at") or limits.get("in_flight"):
-        raise ServiceError(f"no upload possible now: {limits_line(limits)}")
-    out.write(f"grading service at {config.url}: {limits_line(limits)}\n")
+        if limits["profiles"]:
+            raise ServiceError(CANNOT_PROFILE.format(why=limits["profiles"], task=task))
+        line, refused_now = limits["profile_line"], limits["profile_refused"]
+    else:
+        line, refused_now = limits["upload_line"], limits["upload_refused"]
+    if refused_now:
+        raise ServiceError(line)
+    out.write(f"grading service at {config.url}: {line}\n")
     return limits
+
+
+def login(config: Config, token: str, out=sys.stdout, client: Client | None = None) -> Path:
+    """Asks the service whether it knows the token: one it does not know, or revoked, is refused and not kept; one it
+    knows, or that could not be checked (no answer, or the service is starting), is kept for its owner alone."""
+    token = well_formed(token)
+    client = client or Client(config, token)
+    try:
+        status, headers, data = client.request("GET", "/limits")
+    except Unreachable as e:
+        unchecked = str(e) if str(e) == STARTING else f"the grading service at {config.url} did not answer ({e.reason})"
+    else:
+        if status in (401, 403):
+            raise ServiceError(f"{refused(status, headers, data).said}: this token was not kept")
+        known = status in (200, 400) and not data.get("foreign")  # (400: a staff token names no student)
+        unchecked = "" if known else str(refused(status, headers, data))
+    path = save_token(config, token)
+    if unchecked:
+        out.write(f"logged in, unchecked: {unchecked}, so your token could not be checked; it is kept in {path} "
+                  "(only you can read it), and make upload checks it\n")
+    else:
+        out.write(f"logged in: the grading service knows this token; it is kept in {path} (only you can read it)\n")
+    return path
 
 
 def main(argv: list[str] | None = None, config_path: Path = CONFIG) -> int:
     parser = argparse.ArgumentParser(prog="python3 tools/service.py", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    login = commands.add_parser("login", help="keep your token in ~/.config/<assignment>/token")
-    login.add_argument("token")
-    checking = commands.add_parser("check", help="is an upload possible now?")
-    checking.add_argument("--profile", metavar="TASK", help="is a profile of TASK possible now?")
+    logging_in = commands.add_parser("login", help="check your token with the service, keep it in "
+                                                   "~/.config/<assignment>/token")
+    logging_in.add_argument("token")
+    checking = commands.add_parser("check", help="would the service take an upload now?")
+    checking.add_argument("--profile", metavar="TASK", help="would it take a profile request of TASK now?")
     prof = commands.add_parser("profile", help="profile a task of submission.tar.gz with Nsight Compute on the "
                                                "course's GPU, and show the counters beside the solution's")
     prof.add_argument("--task", required=True)
@@ -443,8 +535,9 @@ def main(argv: list[str] | None = None, config_path: Path = CONFIG) -> int:
     up = commands.add_parser("upload", help="upload submission.tar.gz, wait for its result and show it")
     up.add_argument("--archive", type=Path, default=Path("submission.tar.gz"))
     commands.add_parser("history", help="your uploads, and what the hourly limit leaves")
-    one = commands.add_parser("status", help="one upload's state or result")
-    one.add_argument("job", type=int)
+    one = commands.add_parser("status", help="upload #N's state or result")
+    one.add_argument("number", type=int, help="N of upload #N (make history lists them)")
+    one.add_argument("--profile", dest="of_profile", action="store_true", help="profile #N's instead")
     args = parser.parse_args(argv)
     task = args.task if args.command == "profile" else getattr(args, "profile", None)
     said = {"check": "make profile GPU=1" if task is not None else "make upload", "status": "service.py status",
@@ -459,8 +552,7 @@ def main(argv: list[str] | None = None, config_path: Path = CONFIG) -> int:
                 raise ServiceError(NO_PROFILE_SERVICE.format(task=task), 2) from None
             raise
         if args.command == "login":
-            path = save_token(config, args.token)
-            print(f"logged in: your token is in {path} (only you can read it)")
+            login(config, args.token)
             return 0
         token = load_token(config)
         if args.command == "upload":
@@ -468,7 +560,7 @@ def main(argv: list[str] | None = None, config_path: Path = CONFIG) -> int:
         elif args.command == "history":
             history(config, token)
         elif args.command == "status":
-            status(config, token, args.job)
+            status(config, token, args.number, profile=args.of_profile)
         elif args.command == "profile":
             profile(config, token, args.archive, task)
         else:
