@@ -15,6 +15,7 @@ import re
 import secrets
 import sys
 import threading
+import time
 import traceback
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -23,8 +24,9 @@ from pathlib import Path
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.middleware import Middleware
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
 from grader.core.received import GRADESCOPE, SERVICE
@@ -36,12 +38,32 @@ from grader.reports.leaderboard.publish import PublishOptions
 from grader.service import policy, tokens
 from grader.service.pages import page_routes
 from grader.service.status import service_status
-from grader.service.views import job_name, job_view, utc_now
+from grader.service.views import MAX_ID, job_name, job_view, utc_now
+from grader.store import faults
 from grader.store.jobs import GRADE, PROFILE, Jobs, Token, UploadIdUsed
 from grader.store.store import Store
 
 UPLOAD_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 STUDENT_ID = re.compile(r"[A-Za-z0-9_.@+-]{1,128}")
+PREPARING = "the grading service is starting (it builds the solution first): try again in a few minutes"
+
+
+class Gone(Exception):
+    """The client went away before its request arrived whole: an info line, not the service's failure."""
+
+
+_fault_said: dict[str, list[float]] = {}  # a fault's line -> [when last logged, times since]
+
+
+def log_fault(line: str, every: float = 60.0):
+    """A machine fault's line at most once a minute, with how often it happened meanwhile."""
+    last = _fault_said.setdefault(line, [-every, 0])
+    if time.monotonic() - last[0] < every:
+        last[1] += 1
+        return
+    more = f" (and {last[1]} more times in the last minute)" if last[1] else ""
+    last[0], last[1] = time.monotonic(), 0
+    print(f"service: {line}{more}", file=sys.stderr, flush=True)
 
 
 class Refused(HTTPException):
@@ -58,6 +80,29 @@ class ServiceConfig:
     workers: callable = None  # () -> how many workers are alive (the ETA's divisor)
     ranked_only: bool = False  # the live leaderboard leaves off the entries that are not ranked
     profiler: callable = None  # () -> "" when the graders run Nsight Compute (make profile GPU=1), else why not
+    preparing: callable = None  # () -> what `serve` still does before it grades ("" once it is ready)
+
+
+class _WhilePreparing:
+    """While `serve` prepares (builds the solution), every address answers 503 with one line, /healthz included,
+    so a client can tell "starting" from "down"; pages get the same line as text."""
+
+    def __init__(self, app, preparing):
+        self.app, self.preparing = app, preparing
+
+    async def __call__(self, scope, receive, send):
+        doing = self.preparing() if self.preparing and scope["type"] == "http" else ""
+        if not doing:
+            return await self.app(scope, receive, send)
+        path = scope.get("path", "")
+        headers = {"Retry-After": "60"}
+        if path == "/healthz" or path.startswith("/api/"):
+            response = JSONResponse({"ok": False, "state": "preparing", "doing": doing, "error": PREPARING},
+                                    status_code=503, headers=headers)
+        else:
+            response = PlainTextResponse(PREPARING[0].upper() + PREPARING[1:] + ".\n", status_code=503,
+                                         headers=headers)
+        await response(scope, receive, send)
 
 
 class _Stores(threading.local):
@@ -105,6 +150,8 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
         return named
 
     def own(who: Token, job_id: int):
+        if not 0 < job_id <= MAX_ID:
+            raise Refused(400, f"{job_id} is not a job number (1 to {MAX_ID})")
         job = jobs().job(job_id)
         if job is None or (who.role == "student" and job.student != who.student) or \
                 (who.role == "assignment" and job.token != who.hash):
@@ -130,6 +177,8 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
                 chunk = await asyncio.wait_for(stream.__anext__(), left)
             except StopAsyncIteration:
                 break
+            except ClientDisconnect:
+                raise Gone(f"{request.url.path}: the client disconnected after {size} bytes") from None
             except asyncio.TimeoutError:
                 raise Refused(408, f"the upload did not arrive within {rubric.service.upload_seconds:g} s "
                                    f"({size} bytes came): check your connection and upload again") from None
@@ -153,7 +202,9 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
         return utc_now().isoformat(timespec="seconds"), SERVICE
 
     def profile_task(request: Request) -> str:
-        """The task a profile request names, checked, and the graders able to run Nsight Compute."""
+        """The task a profile request names, checked, and the graders able to run Nsight Compute (after the
+        caller's token: nothing about the service is told to a caller it does not know)."""
+        caller(request)
         task = request.query_params.get("task", "")
         if task not in task_file:
             raise Refused(400, f"no task {task[:40]!r} to profile (tasks: {', '.join(task_file)}): make profile "
@@ -166,6 +217,9 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
 
     def check_upload(request: Request, kind: str = GRADE) -> tuple[Token, str, str]:
         who = caller(request)
+        fault = faults.results_fault(Path(config.results))
+        if fault:  # before the body is read: nothing could be kept
+            raise Refused(*faults.refusal(fault))
         upload_id = request.headers.get("upload-id", "")
         if not UPLOAD_ID.fullmatch(upload_id):
             raise Refused(400, "the Upload-Id header must be 8 to 64 letters, digits, - or _ (a fresh one per "
@@ -241,7 +295,7 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
     async def profile(request: Request):
         """make profile GPU=1: the archive as for an upload, and ?task=: Nsight Compute on that task (graded
         nothing), limited apart from uploads."""
-        task = profile_task(request)
+        task = await run_in_threadpool(profile_task, request)
         who, student, upload_id = await run_in_threadpool(check_upload, request, PROFILE)
         body = await read_body(request)
         view = await run_in_threadpool(accept, who, student, upload_id, body, received_at(request, who), PROFILE, task)
@@ -314,7 +368,9 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
         return endpoint
 
     async def health(request: Request):
-        return JSONResponse({"ok": True})
+        fault = await run_in_threadpool(faults.results_fault, Path(config.results))
+        return JSONResponse({"ok": True, "state": "ready", **({"fault": f"the grading machine's {fault}"} if fault
+                                                              else {})})
 
     async def refused(request: Request, exc: HTTPException):
         extra = getattr(exc, "extra", {})
@@ -327,7 +383,16 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
             return await refused(request, exc)
         return JSONResponse({"error": f"no such address: {request.url.path}"}, status_code=404)
 
+    async def gone(request: Request, exc: Gone):
+        print(f"service: {exc}: nothing was kept", file=sys.stderr, flush=True)
+        return JSONResponse({"error": "the upload did not arrive whole: nothing was kept"}, status_code=400)
+
     async def failed(request: Request, exc: Exception):
+        cause = faults.fault_of(exc)
+        if cause:  # the machine's, not the service's own: one line a minute in the log, the cause to the client
+            log_fault(f"{request.method} {request.url.path} refused: the grading machine's {cause}")
+            status, line = faults.refusal(cause)
+            return JSONResponse({"error": line}, status_code=status)
         print(f"service: {request.method} {request.url.path} failed:\n{''.join(traceback.format_exception(exc))}",
               file=sys.stderr, flush=True)
         return JSONResponse({"error": "the grading service failed on its own (not your submission): try again in "
@@ -343,4 +408,5 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
               Route("/healthz", health)]
     routes += page_routes(rubric, jobs, alive, PublishOptions(results=config.results, ranked_only=config.ranked_only))
     return Starlette(routes=routes, lifespan=lifespan,
-                     exception_handlers={HTTPException: refused, 404: not_found, Exception: failed})
+                     middleware=[Middleware(_WhilePreparing, preparing=config.preparing)],
+                     exception_handlers={HTTPException: refused, 404: not_found, Gone: gone, Exception: failed})

@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Callable
 
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
@@ -37,7 +37,8 @@ from grader.reports.overview import overview_context, overview_page
 from grader.reports.report import TEMPLATES, UNKNOWN_RUN, feedback_context, feedback_page, run_views
 from grader.service import tokens
 from grader.service.page_views import attempts_context, staff_context
-from grader.service.views import job_name, utc_now
+from grader.service.views import MAX_ID, job_name, typed, utc_now
+from grader.store.faults import results_fault
 from grader.store.jobs import CANCEL, CANCEL_FROM, QUEUED, REQUEUE, REQUEUE_FROM, Jobs, Token
 
 COOKIE = "grader_token"
@@ -134,6 +135,9 @@ def page_routes(rubric: Rubric, jobs: Callable[[], Jobs], alive: Callable[[], in
     def handled(fn):
         def endpoint(request: Request) -> Response:
             try:
+                number = request.path_params.get("job")
+                if number is not None and not 0 < number <= MAX_ID:
+                    raise PageRefused(400, f"{number} is not a job number (1 to {MAX_ID}).")
                 return fn(request)
             except PageRefused as e:
                 return refused_page(request, e)
@@ -146,7 +150,12 @@ def page_routes(rubric: Rubric, jobs: Callable[[], Jobs], alive: Callable[[], in
                 if not declared.isdigit() or int(declared) > FORM_BYTES:  # a form here is a token and a reason
                     return await run_in_threadpool(refused_page, request, PageRefused(
                         413, f"A form here is at most {FORM_BYTES} bytes, with its length declared."))
-                body = (await request.body())[:FORM_BYTES].decode("utf-8", "replace")
+                try:
+                    body = (await request.body())[:FORM_BYTES].decode("utf-8", "replace")
+                except ClientDisconnect:  # the browser went away: an info line, not the service's failure
+                    print(f"service: {request.url.path}: the client disconnected before its form arrived",
+                          file=sys.stderr, flush=True)
+                    return Response(status_code=400)
                 request.state.form = {k: v[0] for k, v in urllib.parse.parse_qs(body).items()}
             return await run_in_threadpool(endpoint, request)
         return run
@@ -238,7 +247,8 @@ def page_routes(rubric: Rubric, jobs: Callable[[], Jobs], alive: Callable[[], in
     def staff_home(request: Request) -> Response:
         who = staff(request)
         now = utc_now()
-        version = visible_version(jobs().fingerprint(), now)
+        fault = results_fault(jobs().store.path.parent)  # changes the page as a job's row does
+        version = visible_version(jobs().fingerprint() + ("-fault" if fault else ""), now)
         return unchanged(request, version) or render(
             "staff.html.j2", who, staff_context(jobs(), rubric, alive(), now), live="staff", version=version)
 
@@ -279,7 +289,7 @@ def page_routes(rubric: Rubric, jobs: Callable[[], Jobs], alive: Callable[[], in
         if not act_on(jobs(), job_id, by, reason):
             raise PageRefused(409, f"Job id {job_id} ({job.student}'s {job_name(job, jobs().attempt_number(job))}) is "
                                    f"{job.state}: only a job that is {' or '.join(allowed)} can be {done_word}.")
-        print(f"service: job {job_id} {job.student}: {done_word} by {by}" + (f" ({reason})" if reason else ""),
+        print(f"service: job {job_id} {job.student}: {done_word} by {typed(by)}" + (f" ({typed(reason)})" if reason else ""),
               file=sys.stderr, flush=True)
         return RedirectResponse("/staff", status_code=303)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+from grader.store.faults import results_fault
 from grader.store.jobs import FAILED, QUEUED, RUNNING, SLURM_WORKER, Jobs
 
 
@@ -25,7 +26,10 @@ def service_status(jobs: Jobs, now: datetime | None = None) -> dict:
     batches: dict[str, list[dict]] = {}
     for j in jobs.running(SLURM_WORKER):
         batches.setdefault(j.claim, []).append({"job": j.id, "student": j.student, "phase": j.phase})
-    return {"queue": len(queued), "running": len(jobs.jobs(states=(RUNNING,))),
+    fault = results_fault(jobs.store.path.parent)
+    return {"fault": f"the grading machine's {fault}: grading waits until it is fixed, and goes on by itself; uploads "
+                     "are refused meanwhile" if fault else "",
+            "queue": len(queued), "running": len(jobs.jobs(states=(RUNNING,))),
             "oldest_waiting_since": oldest, "done_last_hour": len(finished), "workers": workers,
             "batches": [{"batch": b, "jobs": these} for b, these in batches.items()],
             "failed": [{"job": j.id, "student": j.student, "error": j.error, "finished": j.finished}
@@ -41,7 +45,8 @@ def device_words(name: str, gpu: str | None) -> str:
 
 
 def status_text(status: dict) -> str:
-    lines = [f"queue: {status['queue']} waiting"
+    lines = [f"FAULT: {status['fault']}"] if status.get("fault") else []
+    lines += [f"queue: {status['queue']} waiting"
              + (f" (the oldest since {status['oldest_waiting_since']})" if status["oldest_waiting_since"] else "")
              + f", {status['running']} being graded; {status['done_last_hour']} graded in the last hour"]
     if not status["workers"]:

@@ -11,6 +11,14 @@ from grader.core.visibility import STAFF_VIEW
 from grader.reports.student_view import student_result
 from grader.store.jobs import PROFILE, QUEUED, RUNNING, Job, Jobs
 
+MAX_ID = 2**63 - 1  # SQLite's largest integer: a job number a client sends is checked against it before any query
+
+
+def typed(text: str) -> str:
+    """Text a person typed (a staff reason, a nickname) as one line of the log: control characters escaped, so one
+    event stays one line."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
 
 def eta(jobs: Jobs, job: Job, position: int | None, workers: int) -> float | None:
     """Seconds until the job's result, from how long recent jobs took (None before any finished)."""
