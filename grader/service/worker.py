@@ -2,10 +2,10 @@
 
 A worker is a process of its own (`bin/grader serve-worker`, started by grader/service/supervisor.py), one per
 GPU, so a job that brings it down takes nothing else with it: the service gives the job back to the queue and
-starts the worker again. It opens one grading run for its life (its solution's process, its measured limits),
-then for each job: intake (grader/intake/submission.py, within the rubric's limits) → build → run → score →
-store, the same functions `grade` calls (grader/grading/grade.py); the grade and the job's end are stored in one
-transaction (grader/store/jobs.py's finish_in).
+starts the worker again. It opens one grading session for its life (grader/grading/session.py: its run's record,
+its solution's process and measured times), the one `grade` opens, and hands it each job: intake → build → run →
+score → store; the grade and the job's end are stored in one transaction (grader/store/jobs.py's finish_in). The
+worker decides only which job, and what the queue hears of it.
 
 Before a grade is stored, the worker checks its GPU: the solution must still pass one small case. A GPU that
 fails the check (or a grader failure of any kind) stops the worker: the job goes back to the queue for another
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import secrets
 import signal
 import sys
@@ -36,14 +35,9 @@ from pathlib import Path
 from grader.backends.base import Backend
 from grader.core.registry import Registry
 from grader.core.rubric import Rubric
-from grader.core.status import CaseStatus, ProfileStatus, SubmissionStatus
-from grader.grading.grade import await_gpu_memory, grade_submission, intake_and_build, start_run
-from grader.intake.submission import Entry, IntakeLimits, read_submission
-from grader.run import ncu
-from grader.run.budget import SolutionTimes
-from grader.run.runner import HarnessFailure
-from grader.run.server import Server
-from grader.scoring.chain import chain_for_result
+from grader.grading.session import GradingSession
+from grader.service import policy
+from grader.intake.submission import Entry
 from grader.store.faults import MachineFault, fault_of, results_fault, words_fault
 from grader.store.jobs import PROFILE, Job, Jobs, LostClaim
 from grader.store.store import Store
@@ -88,30 +82,13 @@ def failed_build_words(result) -> str:
     return "\n".join([build.reason, build.log, *build.unbuilt.values()])
 
 
-def health_check(solution: Server, rubric: Rubric) -> str:
-    """"" when the GPU still runs the solution right on the first task's smallest graded case; else why not."""
-    policy = rubric.tasks[0]
-    shape = rubric.sanitizer.shape(policy.id) or policy.shapes[0]
-    message = {"op": "check", "task": policy.id, "dtype": policy.dtypes[0], "shape": shape, "seed": 1,
-               "check_runs": 1}
-    try:
-        reply = solution.request(message, rubric.limits.case)
-    except HarnessFailure as e:
-        return f"the solution's process failed its health check ({policy.id} {shape}): {e}"
-    if reply.get("status") != CaseStatus.OK:
-        return (f"the solution failed its health check ({policy.id} {policy.dtypes[0]} {shape}): "
-                f"{reply.get('status')}: {reply.get('message') or reply.get('error', '')}")
-    return ""
-
-
 class Worker:
     def __init__(self, options: WorkerOptions, backend: Backend, registry: Registry, rubric: Rubric):
         self.o, self.backend, self.registry, self.rubric = options, backend, registry, rubric
         self.store = Store(Path(options.results) / "grades.sqlite")
         self.jobs = Jobs(self.store)
         self.stopping = False
-        self.solution: Server | None = None
-        self.solution_profiles: dict[str, object] = {}  # task -> the solution's ProfileOutcome on this worker's GPU
+        self.session: GradingSession | None = None  # the worker's grading run, for its life
 
     def log(self, line: str):
         print(f"service: {self.o.name}: {line}", file=sys.stderr, flush=True)
@@ -121,12 +98,9 @@ class Worker:
         signal.signal(signal.SIGINT, self._stop)
         try:
             self.jobs.worker_started(self.o.name, self.o.gpu, os.getpid())
-            self.backend.set_limits(self.rubric.limits)
-            self.solution = self.backend.solution_server(self.o.gpu)
-            seed = self.o.seed if self.o.seed is not None else random.getrandbits(53)
-            run_id, free = start_run(self.store, {self.o.gpu: self.solution}, seed, self.rubric, self.registry,
-                                     self.backend, self.o.command, Path(self.o.results) / "uploads", SOURCE)
-            times = SolutionTimes(self.solution, self.rubric.limits.case, self.backend.clock)
+            self.session = GradingSession(self.store, self.rubric, self.registry, self.backend, [self.o.gpu],
+                                          self.o.seed, self.o.command, Path(self.o.results) / "uploads", SOURCE,
+                                          say=lambda line: self.log(f"warning: {line}"))
             self.jobs.worker_state(self.o.name, "idle")
         except Exception as e:
             if fault_of(e):  # nothing of a job is in hand yet: the supervisor starts this worker again later
@@ -135,7 +109,7 @@ class Worker:
                 return MACHINE_FAULT
             return self._failed(e)
         where = "this machine's CPU" if self.o.gpu == "cpu" else f"GPU {self.o.gpu}"
-        self.log(f"ready on {where} (grading run {run_id})")
+        self.log(f"ready on {where} (grading run {self.session.run_id})")
         try:
             while not self.stopping and os.getppid() == self.o.parent:
                 job, claim = None, secrets.token_hex(8)
@@ -145,9 +119,9 @@ class Worker:
                         time.sleep(IDLE_POLL)
                         continue
                     if job.kind == PROFILE:
-                        self._profile(job, claim, seed)
+                        self._profile(job, claim)
                     else:
-                        self._grade(job, claim, run_id, seed, times, free.get(self.o.gpu))
+                        self._grade(job, claim)
                 except GpuFailed:
                     raise
                 except Exception as e:
@@ -172,9 +146,9 @@ class Worker:
         return 0
 
     def _close(self):
-        if self.solution is not None:
-            self.solution.close()
-            self.solution = None
+        if self.session is not None:  # (its run is not marked finished: the worker's next life opens another)
+            self.session.close(finish=False)
+            self.session = None
 
     def _failed(self, e: Exception) -> int:
         """The grader's own failure (starting the solution included): its job back to the queue, this worker
@@ -245,39 +219,21 @@ class Worker:
         self.log(f"job {job.id} ({job.student}) was taken from this worker {what}")
         self.jobs.worker_state(self.o.name, "idle")
 
-    def _profile(self, job: Job, claim: str, seed: int):
+    def _profile(self, job: Job, claim: str):
         """make profile GPU=1: the student's build, Nsight Compute on the task's profile case, the solution's numbers
-        beside it (measured once per task on this GPU); kept on the job, graded nothing. One that does not build,
-        or that the profiler could not count, does not count against the hourly limit."""
+        beside it; kept on the job, graded nothing. One that does not build, or that the profiler could not count,
+        does not count against the hourly limit."""
         started = time.monotonic()
-        entry = Entry(Path(job.archive), job.student, job.received, received_from=job.received_from)
-        sub = read_submission(entry, [t.file for t in self.registry.tasks], IntakeLimits.from_rubric(self.rubric.limits))
-        task = self.rubric.task(job.task)  # its profile case: the same type and shape as the CPU's counters
-        dtype, shape = task.timed_dtype, task.profile
-        timeout = min(self.rubric.limits.submission, 6 * self.rubric.limits.case)
-        failed, build = intake_and_build(sub, self.backend, self.rubric)
+        sub = self.session.read(Entry(Path(job.archive), job.student, job.received, received_from=job.received_from))
+        failed, build = self.session.build(sub)
         if failed is not None:
             reason = sub.rejected or (failed.build.reason if failed.build else "")
-            result = {"status": str(failed.status), "task": task.id, "message": f"{failed.status}: {reason}"}
+            result = {"status": str(failed.status), "task": job.task, "message": f"{failed.status}: {reason}"}
             return self._profiled(job, claim, result, str(failed.status), False, started)
         if not self.jobs.progress(job.id, claim, "profiling"):
             return self._taken(job, "before it was profiled")
-        mine = self.backend.gpu_profile(sub, build, task.id, dtype, shape, self.o.gpu, seed, timeout)
-        if mine is None:
-            result = {"status": str(ProfileStatus.SKIPPED), "task": task.id, "message": "this worker runs no GPU profiler"}
-            return self._profiled(job, claim, result, str(ProfileStatus.SKIPPED), False, started)
-        theirs = self.solution_profiles.get(task.id)
-        if theirs is None:
-            theirs = self.backend.gpu_profile(None, None, task.id, dtype, shape, self.o.gpu, 1, timeout)
-            if theirs is not None and theirs.status == ProfileStatus.COUNTED:
-                self.solution_profiles[task.id] = theirs
-        numbers, reference = mine.numbers or {}, (theirs.numbers if theirs is not None else None) or {}
-        result = {"status": str(mine.status), "task": task.id, "dtype": dtype, "shape": shape, "gpu": self.o.gpu,
-                  "message": mine.message, "numbers": numbers, "solution": reference,
-                  "rows": ncu.rows(numbers, reference) if numbers else [],
-                  "findings": ncu.findings(numbers, reference, task.id) if numbers and reference else [],
-                  "seconds": round(mine.seconds, 1)}
-        return self._profiled(job, claim, result, str(mine.status), mine.status == ProfileStatus.COUNTED, started)
+        result, status, counted = self.session.gpu_profile(sub, build, job.task, self.o.gpu)
+        return self._profiled(job, claim, result, status, counted, started)
 
     def _profiled(self, job: Job, claim: str, result: dict, status: str, counted: bool, started: float):
         seconds = time.monotonic() - started
@@ -288,14 +244,13 @@ class Worker:
         self.log(f"job {job.id} {job.student} profile {self.jobs.attempt_number(job)} of {job.task}: {status} in "
                  f"{seconds:.1f} s")
 
-    def _grade(self, job: Job, claim: str, run_id: int, seed: int, times: SolutionTimes, free_at_start):
+    def _grade(self, job: Job, claim: str):
         started = time.monotonic()
-        entry = Entry(Path(job.archive), job.student, job.received, received_from=job.received_from)
-        sub = read_submission(entry, [t.file for t in self.registry.tasks], IntakeLimits.from_rubric(self.rubric.limits))
-        result, build = intake_and_build(sub, self.backend, self.rubric)
+        sub = self.session.read(Entry(Path(job.archive), job.student, job.received, received_from=job.received_from))
+        result, build = self.session.build(sub)
         if words_fault(failed_build_words(result)):  # the disk filled under the compiler, or the student's #error
             self._check_machine()
-            result, build = intake_and_build(sub, self.backend, self.rubric)
+            result, build = self.session.build(sub)
         if result is None:
             self.jobs.progress(job.id, claim, "running")
 
@@ -303,15 +258,10 @@ class Worker:
                 if not self.jobs.progress(job.id, claim, "running", done, total):
                     raise LostClaim(f"job {job.id} is no longer this worker's")
             try:
-                result = grade_submission(sub, build, self.backend, self.o.gpu, self.solution, self.rubric,
-                                          self.registry, seed, times, progress=progress)
+                result = self.session.run(sub, build, self.o.gpu, progress)
             except LostClaim:  # the staff cancelled or re-queued it: the rest of its cases would be thrown away
                 return self._taken(job, "while graded; stopped grading it")
-            held = await_gpu_memory(self.solution, free_at_start, self.rubric.limits, sub.student)
-            if held:
-                sub.notes.append(held)
-                self.log(f"warning: {held}")
-        sick = health_check(self.solution, self.rubric)
+        sick = self.session.health(self.o.gpu)
         if sick:  # what this GPU measured cannot be trusted: another GPU grades the job again
             self.jobs.give_back(job.id, f"GPU {self.o.gpu} failed after grading it ({sick})", self.rubric.service.attempts,
                                 claim)
@@ -319,13 +269,11 @@ class Worker:
         self._check_machine()
         self.jobs.progress(job.id, claim, "storing")
         seconds = time.monotonic() - started
-        counted = result.status == SubmissionStatus.GRADED
+        counted = policy.counts(result)  # rejected, not built, or no file compiled: not counted
         replaced = self.jobs.same_archive_grades(sub.student, sub.sha256)
         try:
-            sid = self.store.save(run_id, result, self.backend.harness_version, self.rubric.sha256,
-                                  self.rubric.max_points, chain_for_result(self.rubric, result, self.backend.timed),
-                                  then=lambda sid: self.jobs.finish_in(job.id, claim, sid, result.status, counted,
-                                                                       seconds, replaced))
+            sid = self.session.save(result, then=lambda sid: self.jobs.finish_in(job.id, claim, sid, result.status,
+                                                                              counted, seconds, replaced))
         except LostClaim:
             return self._taken(job, "meanwhile; its grade here is dropped")
         row = self.store.submissions(job.student).set_index("id").loc[sid]

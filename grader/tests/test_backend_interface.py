@@ -14,7 +14,8 @@ from grader.run.server import Server
 from grader.backends.cpu import CpuBackend, CpuKind, GpuBackend, GpuKind
 from grader.run.budget import Credited, SolutionTimes, TimeBudget
 from grader.backends.local import LocalBackend
-from grader.grading.grade import start_run, _StudentProcess
+from grader.grading.session import start_run
+from grader.grading.student_process import StudentProcess
 from grader.run.isolation import Isolation
 from grader.run.runner import HarnessServer
 from grader.tests.cpu_like import CpuLikeBackend
@@ -46,7 +47,7 @@ def test_every_kind_is_the_interface_and_says_whether_its_slurm_tasks_use_gpus()
 def test_every_server_is_the_interface():
     fake = FakeServer(None)
     budget = TimeBudget(2.0, 1.0, SolutionTimes(fake, 10))
-    for server in (fake, _StudentProcess(FakeBackend(), None, None), Credited(fake, budget)):
+    for server in (fake, StudentProcess(FakeBackend(), None, None), Credited(fake, budget)):
         assert isinstance(server, Server), type(server).__name__
     assert issubclass(HarnessServer, Server) and not HarnessServer.__abstractmethods__  # (it needs a harness to run)
 
@@ -129,7 +130,7 @@ def test_the_student_process_pauses_its_server_and_reads_what_it_found_forged():
         def student_server(self, build, gpu):
             return server
 
-    student = _StudentProcess(Serving(), None, None)
+    student = StudentProcess(Serving(), None, None)
     student.pause()  # no process yet: nothing to stop
     student.request({"op": "hello"}, 1)
     student.pause()

@@ -12,7 +12,7 @@ from grader.backends.base import Backend
 from grader.backends.local import run_limited
 from grader.gate.check import check_dependencies, check_symbols
 from grader.gate.objects import ObjectFacts
-from grader.grading.grade import grade_submission
+from grader.grading.cases import grade_submission
 from grader.intake.submission import Submission, read_submission
 from grader.core.rubric import load_rubric
 from grader.tests.conftest import REPO, scores_of

@@ -16,7 +16,8 @@ import pytest
 from grader.run.server import Server
 from grader.backends.local import LocalBackend
 from grader.run.build_result import BuildResult
-from grader.grading.grade import await_gpu_memory, cap_stored, human_bytes
+from grader.grading.caps import cap_stored, human_bytes
+from grader.grading.session import await_gpu_memory
 from grader.intake.submission import Submission
 from grader.run.paired import time_pairs
 from grader.run.results import CaseOutcome, SanitizerOutcome, SubmissionResult

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import sys
 import threading
+
+import pytest
 from pathlib import Path
 
 from grader import LAYERS
@@ -139,3 +141,44 @@ def _inside(frame, function: str) -> bool:
             return True
         frame = frame.f_back
     return False
+
+
+# The drivers of a grading session (grader/grading/session.py) and what each may not touch: what a submission's
+# grading does (build, cases, tools, scoring) is the session's, reached only through it.
+DRIVERS = ("grading.grade", "service.worker", "slurm.shard")
+GRADING_INSIDES = ("run", "scoring", "gate", "grading.cases", "grading.tools", "grading.student_process",
+                   "grading.caps")
+# what a driver may name from inside: the results' and builds' types (no code), and the sandbox it sets up for the
+# backend, as the command line does (where code runs, not what grading does)
+TYPES_ONLY = {"run.results", "run.build_result", "run.sandbox"}
+BACKEND_WORK = {"build", "student_server", "solution_server", "sanitize", "sanitize_tasks", "profile", "gpu_profile"}
+
+
+def driver_findings(source: str, name: str, modules: dict[str, Path], path: Path) -> list[str]:
+    found = [f"imports {m}" for m in sorted(imports(path, name, modules))
+             if any(m == inside or m.startswith(inside + ".") for inside in GRADING_INSIDES)
+             and m not in TYPES_ONLY and m.rpartition(".")[0] not in TYPES_ONLY]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in BACKEND_WORK \
+                and not (isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "session") \
+                and not (isinstance(node.func.value, ast.Name) and node.func.value.id == "session"):
+            found.append(f"line {node.lineno}: calls .{node.func.attr}() itself")
+    return found
+
+
+@pytest.mark.parametrize("driver", DRIVERS)
+def test_a_driver_of_the_grading_session_holds_no_grading_logic(driver):
+    modules = product_modules()
+    path = modules[driver]
+    assert driver_findings(path.read_text(), driver, modules, path) == [], \
+        f"{path}: hand the submission to the grading session (grader/grading/session.py)"
+
+
+def test_the_driver_check_finds_a_driver_that_builds_or_scores_itself(tmp_path):
+    modules = product_modules()
+    fake = tmp_path / "worker.py"
+    fake.write_text("from grader.scoring.chain import chain_for_result\nfrom grader.run.results import CaseOutcome\n"
+                    "def go(backend, sub):\n    return backend.build(sub, 1, None)\n")
+    found = driver_findings(fake.read_text(), "service.worker", modules, fake)
+    assert "imports scoring.chain" in found and any(".build()" in f for f in found)
+    assert not any("run.results" in f for f in found)

@@ -242,7 +242,7 @@ def test_the_tools_run_is_the_start_of_a_graded_run_cut_at_random_at_or_after_th
 def test_the_tool_is_sent_exactly_the_requests_a_graded_run_sends(small_rubric, registry):
     """The code under the tool sees what a graded process sees first: the same op, task, type, shapes in the same
     order, seed and check runs (memcheck adds fixed placement, which the tool needs to see past an array's end)."""
-    from grader.grading.grade import grade_submission
+    from grader.grading.cases import grade_submission
     from grader.intake.submission import Submission
     from grader.tests.fakes import FakeBackend, FakeServer
 
@@ -278,7 +278,7 @@ def test_the_tool_is_sent_exactly_the_requests_a_graded_run_sends(small_rubric, 
 def test_the_tools_run_after_every_tasks_correctness_and_before_any_timed_case(small_rubric, registry):
     """A timed case can use up the submission's time; the tools' runs come first, so slowing the timed cases
     down cannot skip them. Their outcomes are stored task by task, each task's tools in the rubric's order."""
-    from grader.grading.grade import grade_submission
+    from grader.grading.cases import grade_submission
     from grader.intake.submission import Submission
     from grader.tests.fakes import FakeBackend, FakeServer
 

@@ -87,9 +87,6 @@ def test_an_upload_none_of_whose_files_compiled_does_not_count_and_one_that_part
     assert policy.counts(graded({}, {}, SubmissionStatus.REJECTED)) is False
 
 
-@pytest.mark.xfail(strict=True, reason="grader/service/worker.py (another engineer's, being edited) still stores "
-                                       "counted = result.status == GRADED; its line must be counted = "
-                                       "policy.counts(result)")
 def test_an_upload_whose_only_file_does_not_compile_does_not_count_on_the_service(service):
     token = service.token("s02")
     done = service.wait(token, service.upload(token, archive(files={"dot.cu": b"#error no\n"}))["job"])

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from grader.run.budget import SolutionTimes, TimeBudget
-from grader.grading.grade import GradeOptions, _StudentProcess, grade, grade_single
+from grader.grading.grade import GradeOptions, grade, grade_single
+from grader.grading.student_process import StudentProcess
 from grader.intake.submission import Submission
 from grader.reports.report import write_feedback
 from grader.core.rubric import RubricError, load_rubric
@@ -224,7 +225,7 @@ def test_starting_a_process_of_the_students_is_not_counted(tmp_path, registry, b
     backend = Backend(sim=sim)
     build = backend.build(Submission("s", Path("."), files={"add.cu": b"// fake: ok\n"}), 10)
     budget = TimeBudget(MULTIPLE, EXTRA, SolutionTimes(FakeServer(None, sim=sim), CASE_LIMIT, sim))
-    student = _StudentProcess(backend, build, None, budget, sim)
+    student = StudentProcess(backend, build, None, budget, sim)
     message = {"op": "check", "task": "add", "dtype": "float32", "shape": "1x1", "seed": 1, "check_runs": 2}
     for _ in range(2):
         budget.same_as_solution(message)

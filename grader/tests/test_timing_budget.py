@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from grader.grading.grade import SLOW_CHECK_SHARE, grade_single
+from grader.grading.cases import SLOW_CHECK_SHARE
+from grader.grading.grade import grade_single
 from grader.core.rubric import load_rubric
 from grader.tests.conftest import write_submission
 from grader.tests.fakes import SimClock, FakeBackend

@@ -1,0 +1,237 @@
+"""One submission's cases, in order: every task's correctness cases through the student's process; then the tools
+(grader/grading/tools.py); then, for tasks whose correctness is complete, the timed cases paired with the
+solution; then the performance counters. Student code runs in a `harness --serve` process that is replaced after
+any hang, crash or GPU fault, so one bad case ends only itself (grader/grading/student_process.py).
+
+A backend whose `timed` is False (the CPU backend) runs the correctness cases only: no timed case; its own checks
+(AddressSanitizer, its race checker) run in compute-sanitizer's place, with the same penalty. A task file it
+cannot run ("needs a GPU") gets that verdict on each of its cases; the other tasks are graded as always.
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from grader.backends.base import Backend
+from grader.core.errors import GraderError
+from grader.core.registry import Registry
+from grader.core.rubric import Rubric, TaskPolicy
+from grader.core.status import CaseStatus, SubmissionStatus
+from grader.grading.caps import cap_stored, name_folders_as_the_student_does
+from grader.grading.student_process import StudentProcess
+from grader.grading.tools import profile_task, sanitize
+from grader.intake.submission import Submission
+from grader.run.budget import Credited, SolutionTimes, TimeBudget
+from grader.run.build_result import BuildResult
+from grader.run.paired import time_pairs
+from grader.run.results import REVIEW_FLAG, CaseOutcome, SubmissionResult
+from grader.run.runner import HarnessFailure
+from grader.run.server import Server
+
+
+def _outcome_from_reply(task: str, dtype: str, shape: str, kind: str, seed: int, reply: dict) -> CaseOutcome:
+    if reply.get("op") == "error":  # the harness refused the request itself
+        return CaseOutcome(task, dtype, shape, kind, CaseStatus.ERROR, message=reply.get("error", ""), seed=seed)
+    work = reply.get("work") or {}
+    return CaseOutcome(task, dtype, shape, kind, reply.get("status", CaseStatus.ERROR),
+                       message=reply.get("message", ""),
+                       hint=reply.get("hint", ""), seed=seed, record=reply, unit=work.get("unit", ""),
+                       work=work.get("flops") if work.get("unit") == "GFLOP/s" else work.get("bytes", 0.0))
+
+
+def _failure_outcome(task: str, dtype: str, shape: str, kind: str, seed: int, failure: HarnessFailure) -> CaseOutcome:
+    return CaseOutcome(task, dtype, shape, kind, failure.kind, str(failure), seed=seed,
+                       output=failure.stderr.strip()[-2000:])
+
+
+def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu: str | None, solution: Server,
+                     rubric: Rubric, registry: Registry, seed: int,
+                     solution_times: SolutionTimes | None = None,
+                     progress: Callable[[int, int], None] | None = None) -> SubmissionResult:
+    """solution_times: the solution's measured times of this grading run on this worker (grader/run/budget.py),
+    shared by its submissions; by default measured for this one alone. progress(cases decided, cases planned)
+    after each case (the grading service shows it)."""
+    result = SubmissionResult(sub, SubmissionStatus.GRADED, build)
+    planned = sum(len(p.dtypes) * len(p.shapes) + (len(p.timed) if backend.timed else 0) for p in rubric.tasks)
+    told = [-1]
+
+    def tell():
+        if progress is not None and len(result.cases) != told[0]:
+            told[0] = len(result.cases)
+            progress(min(told[0], planned), planned)
+    start = time.monotonic()
+    deadline = start + rubric.limits.submission
+    case_limit = rubric.limits.case
+    clock = backend.clock
+    budget = result.budget = TimeBudget.from_rubric(
+        rubric.limits, solution_times or SolutionTimes(solution, case_limit, clock))
+    student = StudentProcess(backend, build, gpu, budget, clock)
+    timed = backend.timed
+    try:
+        for policy in rubric.tasks:
+            tell()
+            spec = registry.task(policy.id)
+            if spec.file not in sub.files:
+                for dtype in policy.dtypes:
+                    for shape in policy.shapes:
+                        result.cases.append(CaseOutcome(policy.id, dtype, shape, "correctness", CaseStatus.MISSING,
+                                                        f"{spec.file} was not in the submission", seed=seed))
+                continue
+            if build.gate is not None and build.gate.enforced(spec.file):  # not linked: its stub stood in
+                message = build.gate.case_message(spec.file)
+                result.cases += [CaseOutcome(policy.id, dtype, shape, "correctness", CaseStatus.FORBIDDEN, message,
+                                             seed=seed)
+                                 for dtype in policy.dtypes for shape in policy.shapes]
+                continue
+            if spec.file in build.needs_gpu:  # the CPU backend cannot run it: not the student's fault, not run here
+                result.cases += [CaseOutcome(policy.id, dtype, shape, "correctness", CaseStatus.NEEDS_GPU,
+                                             build.needs_gpu[spec.file], seed=seed)
+                                 for dtype in policy.dtypes for shape in policy.shapes]
+                continue
+            if spec.file in build.unbuilt:  # did not compile or link: a marker stood in, every case would say so
+                result.cases += [CaseOutcome(policy.id, dtype, shape, "correctness", CaseStatus.BUILD_ERROR,
+                                             build.unbuilt[spec.file], seed=seed)
+                                 for dtype in policy.dtypes for shape in policy.shapes]
+                continue
+            stop = ""
+            for dtype in policy.dtypes:
+                unbuilt_type = ""  # this element type's launcher is not defined: its other shapes would say the same
+                for shape in policy.shapes:
+                    if unbuilt_type:
+                        result.cases.append(CaseOutcome(policy.id, dtype, shape, "correctness", CaseStatus.BUILD_ERROR,
+                                                        unbuilt_type, seed=seed))
+                        continue
+                    if not stop and budget.ran_out:
+                        result.cases.append(CaseOutcome(policy.id, dtype, shape, "correctness",
+                                                        CaseStatus.OUT_OF_BUDGET, budget.not_run(), seed=seed))
+                        continue
+                    if not stop and time.monotonic() > deadline:
+                        stop = f"skipped: the submission's time limit of {rubric.limits.submission:.0f} s ran out"
+                    if stop:
+                        status = CaseStatus.NOT_IMPLEMENTED if stop == "not implemented yet" else CaseStatus.SKIPPED
+                        result.cases.append(CaseOutcome(policy.id, dtype, shape, "correctness", status, stop,
+                                                        seed=seed))
+                        continue
+                    message = {"op": "check", "task": policy.id, "dtype": dtype, "shape": shape, "seed": seed,
+                               "check_runs": 2}
+                    budget.same_as_solution(message)
+                    try:
+                        case = student.answered_by(_outcome_from_reply(policy.id, dtype, shape, "correctness", seed,
+                                                                       student.request(message, case_limit)))
+                    except HarnessFailure as f:
+                        case = _failure_outcome(policy.id, dtype, shape, "correctness", seed, f)
+                    # Only the CPU backend's harness leaves a case to a GPU.
+                    if case.status == CaseStatus.GPU_ONLY and timed:
+                        case.status = CaseStatus.PROTOCOL
+                        case.message = f"a GPU run's harness answered {CaseStatus.GPU_ONLY} for {shape}"
+                    result.cases.append(case)
+                    tell()
+                    if case.status == CaseStatus.BUILD_ERROR:
+                        unbuilt_type = case.message
+                    if case.status == CaseStatus.NOT_IMPLEMENTED:
+                        stop = "not implemented yet"
+                    elif case.status == CaseStatus.TIMEOUT:  # the next case would most likely hang just the same
+                        stop = "skipped: an earlier case of this task did not finish within its time limit"
+        if rubric.sanitizer.tools:
+            student.close()  # the tool's runs get a GPU that no process of this student still holds
+        # Every task's correctness first, then the tools, then the timed cases: the tools' runs come before any
+        # timed case could use up the submission's time. On the CPU backend its own checks run in
+        # compute-sanitizer's place (CpuBackend.sanitize).
+        result.sanitizer += sanitize(sub, build, backend, gpu, rubric, result.cases, seed, deadline, budget)
+        for policy in rubric.tasks if timed else []:  # correctness only on a backend that does not time
+            tell()
+            correct = all(c.passed for c in result.cases if c.task == policy.id and c.kind == "correctness")
+            if correct and policy.timed and budget.pending:
+                # A timed case keeps its case in the solution's process from the check to the last pair: the solution's
+                # correctness times the budget may need are measured now, not in the middle of it.
+                student.pause()
+                budget.settle(student.close)
+            if correct:
+                for shape in policy.timed:
+                    if budget.ran_out:
+                        result.cases.append(CaseOutcome(policy.id, policy.timed_dtype, shape, "timed",
+                                                        CaseStatus.OUT_OF_BUDGET, budget.not_run(), seed=seed))
+                        continue
+                    if time.monotonic() > deadline:
+                        result.cases.append(CaseOutcome(policy.id, policy.timed_dtype, shape, "timed",
+                                                        CaseStatus.SKIPPED,
+                                                        "skipped: the submission's time limit ran out", seed=seed))
+                        continue
+                    result.cases.append(_timed_case(policy, shape, seed, student, Credited(solution, budget, clock),
+                                                    rubric, clock))
+                    tell()
+    finally:
+        student.close()
+    # The performance counters (feedback only) after every scored case: the time they take is never a case's.
+    for policy in rubric.tasks:
+        result.profiles += profile_task(sub, build, backend, rubric, policy, result.cases, seed, deadline, budget)
+    tell()
+    name_folders_as_the_student_does(result, build)
+    cap_stored(result, int(rubric.limits.message_kib * 1024), int(rubric.limits.stored_kib * 1024))
+    result.seconds = time.monotonic() - start
+    return result
+
+
+# The student's check run took more than this share of the case's budget:
+# the run needs no warming up, and warm-ups would eat the budget.
+SLOW_CHECK_SHARE = 0.1
+
+
+def _timed_case(policy: TaskPolicy, shape: str, seed: int, student: StudentProcess, solution: Server,
+                rubric: Rubric, clock: Callable[[], float] = time.monotonic) -> CaseOutcome:
+    task, dtype = policy.id, policy.timed_dtype
+    message = {"op": "check", "task": task, "dtype": dtype, "shape": shape, "seed": seed, "check_runs": 1}
+    started = clock()
+    try:
+        case = student.answered_by(_outcome_from_reply(task, dtype, shape, "timed", seed,
+                                                       student.request(message, rubric.limits.case)))
+        if case.status != CaseStatus.OK:
+            return case
+        student_check = clock() - started
+        student.pause()  # nothing of the student's runs beside the solution (resumed by its next request)
+        reference = solution.request(message, rubric.limits.case)
+        if reference.get("status") != CaseStatus.OK:
+            # The GPU is shared with the student's process: if that process holds its memory, the solution
+            # cannot run beside it. Free it and try once more; only a second failure is the grader's.
+            student.close()
+            reference = solution.request(message, rubric.limits.case)
+            if reference.get("status") != CaseStatus.OK:
+                raise GraderError(f"the solution failed its own check at {task} {dtype} {shape}: {reference}")
+            if case.status == CaseStatus.OK:  # (closing may have found a forged reply: that verdict stands)
+                case.status = CaseStatus.ERROR
+                case.message = ("not timed: while your code's process was running, the solution could not run "
+                                "beside it on the GPU (your code probably held most of the GPU's memory)")
+            return case
+        case.floor_ms = (reference.get("plausibility") or {}).get("floor_ms")
+        warmup = 0 if student_check > SLOW_CHECK_SHARE * rubric.timing.budget else rubric.timing.warmup
+        case.paired = time_pairs(student, solution, rubric.timing, rubric.limits.case, policy.s_zero, started=started,
+                                 warmup=warmup, clock=clock)
+        if case.paired.status != CaseStatus.OK:
+            case.status, case.message = case.paired.status, case.paired.message
+            if case.paired.record:
+                case.hint = case.paired.record.get("hint", "")
+        else:
+            _flag(case, rubric)
+        return case
+    except HarnessFailure as f:
+        return _failure_outcome(task, dtype, shape, "timed", seed, f)
+    finally:
+        student.release(rubric.limits.case)
+        solution.request({"op": "release"}, rubric.limits.case)
+
+
+def _flag(case: CaseOutcome, rubric: Rubric) -> None:
+    """A time below the physical floor is implausible (no credit); a speedup above the rubric's is for review."""
+    student_ms, speedup = case.paired.student.median, case.paired.speedup.median
+    if case.floor_ms and student_ms < case.floor_ms:
+        case.status = CaseStatus.IMPLAUSIBLE
+        case.message = (f"measured time is faster than the GPU can physically do this work: your median "
+                        f"{student_ms:.4g} ms, where this work takes at least {case.floor_ms:.4g} ms on this GPU; "
+                        "flagged implausible, no performance credit, listed for review")
+        case.hint = ("The timer saw less work than the task needs: results reused from an earlier call, work left "
+                     "running outside the timed launch, or lower-precision hardware. Compute every result on every "
+                     "call, on the default stream.")
+    elif speedup > rubric.timing.review_speedup:
+        case.flag = REVIEW_FLAG
+        case.message = (f"{speedup:.2f}x as fast as the reference solution: scored as measured, and listed for a TA "
+                        "to look at")
