@@ -80,7 +80,7 @@ EARLY_WORK: dict = {}
 
 def _build_early(folder: Path) -> None:
     try:  # what a Slurm batch's cache holds, in folder/work: `grade --work folder/work` finds it built
-        from grader.backends.cpu import GpuKind
+        from grader.backends.gpu import GpuKind
         from grader.core.rubric import DEFAULT_RUBRIC
         GpuKind().build_cache(folder, None, os.cpu_count() or 2, DEFAULT_RUBRIC)
     except Exception as e:  # noqa: BLE001  (reported by gpu_work, in the test that asks for it)
@@ -119,7 +119,7 @@ def gpu_work(tmp_path_factory):
         return EARLY_WORK["folder"] / "work"
     if not cache:
         return tmp_path_factory.mktemp("grader-work")
-    from grader.backends.cpu import GpuKind
+    from grader.backends.gpu import GpuKind
     from grader.slurm.cache import key_inputs, key_of
     kind = GpuKind()
     folder = Path(cache).resolve() / key_of(key_inputs(kind, kind.arch(None)))[:20]

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from grader.backends import cpu as backends
+from grader import backends
 from grader.backends.base import Backend
 from grader.core.errors import GraderError
 from grader.exports import EXPORTERS, ExportError, autolab, canvas, gradescope
@@ -97,7 +97,7 @@ def isolation(args, work: Path):
 
 
 def prepared_backend(args, work: Path, jobs: int, gpu: str | None, sandbox) -> tuple[Backend, Registry, Rubric]:
-    """The built backend (--device's kind: grader/backends/cpu.py), its registry and the rubric checked against it;
+    """The built backend (--device's kind: grader/backends/__init__.py), its registry and the rubric checked against it;
     the sandbox gets the rubric's limits before its GPU check runs the solution through it."""
     kind = backends.get(getattr(args, "device", backends.DEFAULT_DEVICE))
     backend, registry = kind.local(work, args.arch, sandbox, jobs)

@@ -13,8 +13,8 @@ Server interface.
              machine (local) or in a Slurm array task (open, against the batch's build cache); uses_gpus says
              whether such a task asks Slurm for a GPU
 
-Implementations: grader/backends/local.py's LocalBackend (this machine's GPUs), grader/backends/cpu.py's GpuBackend and
-CpuBackend with their kinds, and the tests' fakes (grader/tests/fakes.py). The harness's own server is
+Implementations: grader/backends/local.py's LocalBackend (what both below share), grader/backends/gpu.py's
+GpuBackend and grader/backends/cpu.py's CpuBackend with their kinds, and the tests' fakes (grader/tests/fakes.py). The harness's own server is
 grader/run/runner.py's HarnessServer.
 
 This module imports nothing of the grader at run time (the names below are for annotations only): every layer
@@ -129,7 +129,7 @@ class Backend(ABC):
 
 
 class Kind(ABC):
-    """A backend by the name --device gives it (grader/backends/cpu.py's get): where its code runs, and how a grading
+    """A backend by the name --device gives it (grader/backends/__init__.py's get): where its code runs, and how a grading
     run on one machine or a Slurm array task gets a prepared Backend."""
 
     @property

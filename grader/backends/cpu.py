@@ -1,43 +1,13 @@
-"""Where the grader runs student code, chosen by name: one interface, several implementations.
-
-    gpu        this machine's NVIDIA GPUs: nvcc builds in the sandbox, `harness --serve` on the GPU
-               (grader/backends/local.py's LocalBackend)
-    cpu        correctness only, on a machine without a GPU: the same workspace and sandbox build every file with
-               the CPU backend (starter/cpu/: cudacpu.py and g++, make CPU=1), one `harness --serve` worker runs
-               the correctness cases with each launch's blocks spread over the cores; nothing is timed (the
-               reports say "not timed on this run"), the backend's own checks run in compute-sanitizer's place
-               (AddressSanitizer; the race checker, which also sees races between blocks), a task file the CPU
-               cannot run (inline PTX, ...) is that task's "needs a GPU" verdict, and the build gate judges its
-               objects as it judges nvcc's (grader/gate/build_gate.py's Target.cpu)
-    simulated  for the grader's own tests only (grader/tests/fakes.py): nothing is built and no student
-               code runs; refused unless the environment has GRADER_TEST_BACKENDS=1, which only the tests set
-
-Each kind is a grader/backends/base.py Kind, each backend it returns a Backend: the abilities below are declared there.
-`grade` on one machine and each array task of a Slurm batch (grader/slurm/) get their backend here, from the
-name given to `--device`. A kind says:
-
-    sandboxed              whether it runs student code (then bubblewrap is required, as always)
-    uses_gpus              whether a Slurm array task asks for a GPU (--gres); the CPU backend's do not
-    devices(spec)          the devices to grade on ("all", or indices): one grading worker each
-    arch(given)            the architecture a build cache is built for (given, else this machine's GPU's)
-    toolchain()            what the shared build cache's key records about the compilers
-    build_cache(entry, …)  the pristine harness and the solution built once, into a cache entry's folder,
-                           for every array task of a class (grader/slurm/cache.py)
-    open(entry, work, …)   a grading backend (grader/backends/base.py's Backend) that builds submissions in `work`
-                           against a cache entry, building nothing else
-    local(work, …)         a grading backend for one machine, with its own build of everything in `work`
-
-Every backend a kind returns also has identify(gpu, device): "backend" (gpu or cpu), the host, and for a GPU its
-UUID and NVIDIA driver, for the CPU its processor, cores and compiler, stored with each grading run beside the
-harness's own description of its device (the harness's `hello` reply names the GPU, its PCI bus id and the CUDA
-driver API version, but not the host, the UUID or the driver). Its `timed` says whether grading times cases,
-stored with each grading run (grading_runs.timed, untimed_reason) for every reader.
-"""
+"""The CPU backend (`--device cpu`): correctness only, on a machine without a GPU. The same workspace and sandbox
+build every file with starter/cpu/ (cudacpu.py and g++, make CPU=1); one `harness --serve` worker runs the
+correctness cases with each launch's blocks spread over the cores; nothing is timed; its own checks
+(AddressSanitizer; the race checker, which also sees races between blocks) run in compute-sanitizer's place; a task
+file the CPU cannot run is that task's "needs a GPU" verdict; the build gate judges its objects as it judges
+nvcc's. The chooser is grader/backends/__init__.py's `get`."""
 from __future__ import annotations
 
 import os
 import platform
-import re
 import shutil
 import socket
 import stat
@@ -46,7 +16,6 @@ import sys
 import time
 from pathlib import Path
 
-from grader.run import ncu
 from grader.run import sanitizer as tool_runs
 from grader.backends.base import Backend, Kind
 from grader.backends.local import LocalBackend, Workspace
@@ -59,133 +28,6 @@ from grader.run.runner import HarnessFailure, HarnessServer
 from grader.core.rubric import load_rubric
 from grader.core.status import NOT_TIMED_ON_CPU, CaseStatus, ProfileStatus, SanitizerStatus
 
-TEST_BACKENDS_ENV = "GRADER_TEST_BACKENDS"  # "1": the tests' simulated backend may be named (tests only)
-DEFAULT_DEVICE = "gpu"
-
-
-def gpu_list(spec: str) -> list[str]:
-    """--gpus all|0,1,...: the CUDA device indices to run one worker on each. 'all' is what this process may use:
-    CUDA_VISIBLE_DEVICES when set (Slurm sets it to a job's GPUs), else every GPU nvidia-smi lists."""
-    if spec != "all":
-        ids = [s.strip() for s in spec.split(",") if s.strip()]
-        if not ids or not all(i.isdigit() for i in ids):
-            raise GraderError(f"--gpus must be 'all' or a comma-separated list of GPU indices, not '{spec}'")
-        return ids
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        ids = [s.strip() for s in visible.split(",") if s.strip()]
-    else:
-        try:
-            out = subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], capture_output=True,
-                                 text=True, timeout=60).stdout
-        except (OSError, subprocess.SubprocessError):
-            out = ""
-        ids = out.split()
-    if not ids:
-        raise GraderError("no GPU found: timing the kernels needs a machine with an NVIDIA GPU; without one, "
-                          "--device cpu grades correctness on the CPU backend (--device auto picks by itself)")
-    return ids
-
-
-def _bus_id(text: str) -> tuple[int, str] | None:
-    """A PCI bus id as CUDA ("0000:00:06.0") and nvidia-smi ("00000000:00:06.0") write it, made comparable."""
-    parts = str(text).strip().lower().split(":")
-    if len(parts) != 3:
-        return None
-    try:
-        return int(parts[0], 16), ":".join(parts[1:])
-    except ValueError:
-        return None
-
-
-def gpu_identity(device: dict) -> dict:
-    """The host, and the UUID and NVIDIA driver of the GPU the harness described (matched by PCI bus id in
-    nvidia-smi's list: CUDA's index and nvidia-smi's need not agree under CUDA_VISIBLE_DEVICES)."""
-    found = {"host": socket.gethostname(), "uuid": None, "nvidia_driver": None}
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=pci.bus_id,uuid,driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.SubprocessError) as e:
-        return {**found, "identity_error": f"nvidia-smi did not run ({e})"}
-    wanted = _bus_id(device.get("pci_bus_id", ""))
-    for line in out.stdout.splitlines():
-        fields = [f.strip() for f in line.split(",")]
-        if len(fields) == 3 and wanted is not None and _bus_id(fields[0]) == wanted:
-            return {**found, "uuid": fields[1], "nvidia_driver": fields[2]}
-    return {**found, "identity_error": f"nvidia-smi lists no GPU at PCI bus id {device.get('pci_bus_id')!r}"}
-
-
-class GpuBackend(LocalBackend):
-    """build.LocalBackend that also says which GPU it ran on (use_cache: it grades against a shared cache entry)."""
-
-    def identify(self, gpu: str | None, device: dict) -> dict:
-        return {"backend": "gpu", **gpu_identity(device)}
-
-
-class GpuKind(Kind):
-    name = "gpu"
-    sandboxed = True
-    uses_gpus = True  # a Slurm array task asks for one (--gres)
-
-    def devices(self, spec: str) -> list[str]:
-        return gpu_list(spec)
-
-    def profiler(self) -> str:
-        return "" if ncu.find_ncu() else "Nsight Compute (ncu) is not installed on the grading machine"
-
-    def arch(self, given: str | None) -> str:
-        """--arch, else this machine's first GPU's: a build for the cluster's GPUs cannot guess theirs."""
-        if given:
-            if not re.fullmatch(r"sm_[0-9]+[a-z]?", given):
-                raise GraderError(f"--arch must name a GPU architecture such as sm_90, not '{given}'")
-            return given
-        try:
-            out = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
-                                 capture_output=True, text=True, timeout=60).stdout.split()
-        except (OSError, subprocess.SubprocessError):
-            out = []
-        if not out or not re.fullmatch(r"[0-9]+\.[0-9]+", out[0]):
-            raise GraderError("this machine has no GPU to tell the architecture to build for: pass --arch, the "
-                              "grading GPUs' (e.g. sm_90 for an H100)")
-        return "sm_" + out[0].replace(".", "")
-
-    def toolchain(self) -> dict:
-        """nvcc's and the host compiler's versions, and the header libraries' folder: what a build depends on
-        besides the sources."""
-        def first_lines(cmd: list[str]) -> str:
-            try:
-                done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-            except (OSError, subprocess.SubprocessError) as e:
-                raise GraderError(f"{cmd[0]} cannot run here ({e}): the build needs the CUDA toolkit and a C++ "
-                                  "compiler") from None
-            return done.stdout.strip()
-        nvcc = shutil.which("nvcc")
-        if nvcc is None:
-            raise GraderError("nvcc is not on PATH: building the harness needs the CUDA toolkit")
-        return {"nvcc": str(Path(nvcc).resolve()), "nvcc_version": first_lines(["nvcc", "--version"]),
-                "cxx": first_lines(["c++", "--version"]).splitlines()[0] if shutil.which("c++") else "",
-                "deps_include": os.environ.get("DEPS_INCLUDE", "")}
-
-    def build_cache(self, folder: Path, arch: str | None, jobs: int, rubric: Path) -> dict:
-        """The pristine harness, its library, the solution and the build gate's reference objects, built once
-        (trusted code: no sandbox), readable by the sandbox's own user."""
-        old = os.umask(0o022)
-        try:
-            ws = Workspace(Path(folder) / "work", arch)
-            registry = Registry.from_harness(ws.prepare(jobs))
-            ws.gate(load_rubric(rubric, registry).gate)
-        finally:
-            os.umask(old)
-        return {"registry": registry.raw, "harness_version": registry.harness_version, "arch": ws.arch}
-
-    def open(self, folder: Path, cached: dict, work: Path, sandbox, arch: str | None):
-        backend = GpuBackend(work, cached.get("arch") or arch, sandbox)
-        return backend, backend.use_cache(folder, cached)
-
-    def local(self, work: Path, arch: str | None, sandbox, jobs: int):
-        backend = GpuBackend(work, arch, sandbox)
-        print(f"building the harness and the solution in {backend.workspace.work} ...", file=sys.stderr)
-        return backend, backend.prepare(jobs)
 
 
 def cpu_model() -> str:
@@ -416,41 +258,3 @@ class CpuKind(Kind):
         print(f"building the harness and the solution for the CPU backend in {backend.workspace.work} ...",
               file=sys.stderr)
         return backend, backend.prepare(jobs)
-
-
-def gpu_missing() -> str:
-    """Why this machine cannot grade on a GPU ("" when it can): `make test`'s rule (starter/Makefile), except that a
-    GPU must be listed by nvidia-smi, through which the grader finds its GPUs and their architecture."""
-    if shutil.which("nvcc") is None:
-        return "nvcc, the CUDA compiler, is not installed"
-    try:
-        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60).stdout
-    except (OSError, subprocess.SubprocessError):
-        return "this machine has no NVIDIA GPU (no nvidia-smi)"
-    return "" if any(line.startswith("GPU ") for line in listed.splitlines()) else "nvidia-smi lists no GPU"
-
-
-def get(name: str) -> Kind:
-    """The backend kind called `name`; a one-line GraderError for a name that is unknown or not available here.
-    `auto` (a Gradescope or Autolab runner, where one machine grades each submission as it comes): the GPU when
-    this machine has one, else the CPU backend, correctness only, which every report then says."""
-    if name == "auto":
-        why = gpu_missing()
-        if not why:
-            return GpuKind()
-        print(f"--device auto: {why}: grading correctness only, on the CPU backend", file=sys.stderr)
-        return CpuKind()
-    if name == "gpu":
-        return GpuKind()
-    if name == "cpu":
-        return CpuKind()
-    if name == "simulated":
-        if os.environ.get(TEST_BACKENDS_ENV) != "1":
-            raise GraderError(f"--device simulated is the grader's own tests' stand-in (it builds nothing and runs "
-                              f"no student code); it is available only with {TEST_BACKENDS_ENV}=1, which only the "
-                              "tests set")
-        from grader.tests.fakes import SimulatedKind  # the tests' own code, imported only when they ask for it
-        return SimulatedKind()
-    raise GraderError(f"--device {name}: no such backend (gpu: this machine's NVIDIA GPUs; cpu: correctness only, "
-                      "on the CPU; auto: the GPU when there is one, else the CPU)")
-

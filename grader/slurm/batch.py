@@ -50,7 +50,7 @@ class Manifest:
     entries: list[dict]  # intake.Entry.record() and the "sha256" read at submission, in the order listed
     shards: list[list[int]]  # indices into entries, one list per array task
     seed: int
-    device: str  # the backend's name (grader/backends/cpu.py)
+    device: str  # the backend's name (grader/backends/__init__.py)
     arch: str
     cache: str  # the cache entry's folder (grader/slurm/cache.py)
     cache_key: str

@@ -2,7 +2,7 @@
 
     bin/grader shard MANIFEST [--index N]      (N: $SLURM_ARRAY_TASK_ID; the batch's shard.sh runs this)
 
-The backend is the one the batch names (grader/backends/cpu.py: gpu; cpu, whose tasks grade correctness only on the
+The backend is the one the batch names (grader/backends/__init__.py: gpu; cpu, whose tasks grade correctness only on the
 CPUs Slurm gives them, asking for no GPU; the tests' simulated one), opened on the batch's build cache after the cache's key is computed again here (same sources,
 same toolchain), with the sandbox and the rubric's limits exactly as `grade` on one machine. The task grades on
 one GPU: the first of CUDA_VISIBLE_DEVICES, which Slurm sets to the GPUs of --gres; the solution's process runs
@@ -23,7 +23,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from grader.backends import cpu as backends
+from grader import backends
 from grader.core.errors import GraderError
 from grader.grading.grade import GradeOptions, GradeSummary, grade
 from grader.intake.submission import Entry

@@ -23,7 +23,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.backends import cpu as backends
+from grader import backends
 from grader.backends.local import REPO
 from grader.core.errors import GraderError
 from grader.grading.plan import check_folder, plan_intake

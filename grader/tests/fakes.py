@@ -25,7 +25,7 @@ A file may instead hold `// fake-harness: NAME`, a planted bug of solution/tests
 sample class (planted.py): its cases then get the statuses, messages and hints the real harness
 gives that bug (the strings of starter/harness/diagnose.cpp), and compute-sanitizer its findings.
 
-`--device simulated` (grader/backends/cpu.py) is this backend behind the backends' one interface
+`--device simulated` (grader/backends/__init__.py) is this backend behind the backends' one interface
 (SimulatedKind), for the tests of the command line and of Slurm batches: only with
 GRADER_TEST_BACKENDS=1 in the environment, which only tests set. GRADER_SIMULATED_DELAY=s
 makes each of its requests take s seconds (a class that takes a while to grade).
@@ -49,7 +49,7 @@ from typing import Callable
 
 from grader.backends.base import Backend, Kind
 from grader.run.server import Server
-from grader.backends.cpu import gpu_list
+from grader.backends.gpu import gpu_list
 from grader.run.build_result import BuildResult
 from grader.run.isolation import Isolation
 from grader.run.results import ProfileOutcome, SanitizerOutcome

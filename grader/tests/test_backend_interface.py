@@ -11,7 +11,8 @@ import pytest
 
 from grader.backends.base import Backend, Kind
 from grader.run.server import Server
-from grader.backends.cpu import CpuBackend, CpuKind, GpuBackend, GpuKind
+from grader.backends.cpu import CpuBackend, CpuKind
+from grader.backends.gpu import GpuBackend, GpuKind
 from grader.run.budget import Credited, SolutionTimes, TimeBudget
 from grader.backends.local import LocalBackend
 from grader.grading.session import start_run

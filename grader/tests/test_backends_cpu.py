@@ -10,7 +10,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from grader.backends import cpu as backends
+from grader import backends
+from grader.backends import gpu
+from grader.backends.cpu import CpuKind, compiler_version
+from grader.backends.gpu import GpuKind
 
 from grader import cli
 from grader.core.errors import GraderError
@@ -33,16 +36,16 @@ pytestmark = pytest.mark.slow  # asks g++ for its version (the CPU toolchain's r
 
 def test_device_cpu_is_a_sandboxed_backend_that_asks_slurm_for_no_gpu():
     kind = backends.get("cpu")
-    assert isinstance(kind, backends.CpuKind)
+    assert isinstance(kind, CpuKind)
     assert (kind.name, kind.sandboxed, kind.uses_gpus) == ("cpu", True, False)
     assert backends.get("gpu").uses_gpus
 
 
 def test_device_auto_is_the_gpu_when_this_machine_can_run_cuda_else_the_cpu(monkeypatch, capsys):
-    monkeypatch.setattr(backends, "gpu_missing", lambda: "")
-    assert isinstance(backends.get("auto"), backends.GpuKind)
-    monkeypatch.setattr(backends, "gpu_missing", lambda: "nvidia-smi lists no GPU")
-    assert isinstance(backends.get("auto"), backends.CpuKind)
+    monkeypatch.setattr(gpu, "gpu_missing", lambda: "")
+    assert isinstance(backends.get("auto"), GpuKind)
+    monkeypatch.setattr(gpu, "gpu_missing", lambda: "nvidia-smi lists no GPU")
+    assert isinstance(backends.get("auto"), CpuKind)
     assert capsys.readouterr().err == ("--device auto: nvidia-smi lists no GPU: grading correctness only, on the CPU "
                                        "backend\n")
 
@@ -63,7 +66,7 @@ def test_an_unknown_device_is_refused_naming_every_backend():
 
 
 def test_the_cpu_backend_grades_with_one_worker_and_refuses_gpu_indices():
-    kind = backends.CpuKind()
+    kind = CpuKind()
     assert kind.devices("all") == ["cpu"]
     with pytest.raises(GraderError) as e:
         kind.devices("0,1")
@@ -71,7 +74,7 @@ def test_the_cpu_backend_grades_with_one_worker_and_refuses_gpu_indices():
 
 
 def test_the_cpu_backend_refuses_a_gpu_architecture_and_names_its_own():
-    kind = backends.CpuKind()
+    kind = CpuKind()
     assert kind.arch(None) == kind.arch("cpu") == "cpu"
     with pytest.raises(GraderError, match=r"^--arch sm_90 names a GPU architecture; --device cpu builds for this "
                                           r"machine's processor: leave --arch out$"):
@@ -79,8 +82,8 @@ def test_the_cpu_backend_refuses_a_gpu_architecture_and_names_its_own():
 
 
 def test_the_cpu_toolchain_names_the_compiler_and_python_it_builds_with():
-    found = backends.CpuKind().toolchain()
-    assert found["cxx"] == backends.compiler_version() and "(" in found["cxx"]  # "g++ (Debian 12.2.0-14) 12.2.0"
+    found = CpuKind().toolchain()
+    assert found["cxx"] == compiler_version() and "(" in found["cxx"]  # "g++ (Debian 12.2.0-14) 12.2.0"
     assert Path(found["python3"]).name.startswith("python3")
 
 

@@ -22,7 +22,7 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from grader.backends import cpu as backends
+from grader.backends import gpu
 from grader.backends.cpu import CpuKind
 from grader.core.registry import Registry
 from grader.core.rubric import load_rubric
@@ -288,7 +288,7 @@ def test_what_a_student_reads_names_their_files_not_the_graders_folders(graded):
 def test_gradescope_on_a_runner_without_a_gpu_grades_correctness_on_the_cpu(graded, tmp_path):
     """Gradescope's containers have no GPU: run_autograder's `gradescope` command (--device auto, its default)
     grades on the CPU backend, on the class run's build, and results.json says the performance was not timed."""
-    why = backends.gpu_missing()
+    why = gpu.gpu_missing()
     if not why:
         pytest.skip("this machine has a GPU: --device auto grades on it (the GPU suite grades Gradescope there)")
     out = tmp_path / "autograder-results"

@@ -38,7 +38,7 @@ from conftest import ROOT
 from synthetic_bench import write_synthetic_record
 from test_dist import extract, without_cuda
 
-from grader.backends import cpu as backends
+from grader.backends import gpu
 from grader.core.registry import Registry
 from grader.core.rubric import DEFAULT_RUBRIC, load_rubric
 from grader.run.sandbox import ResourceLimits, Sandbox, SandboxError, find_bwrap
@@ -295,7 +295,7 @@ def run_all(found: list[Command], where, inputs: Path, prefix: list[str], env: d
 
 
 def skip_unless_a_machine_without_a_gpu_that_can_sandbox():
-    if not backends.gpu_missing():
+    if not gpu.gpu_missing():
         pytest.skip("this machine has a GPU: make demo would time the class there; these tests are of the path "
                     "without one (the GPU suite runs make demo's grading on a GPU)")
     if shutil.which("pandoc") is None:
