@@ -17,21 +17,17 @@ import json
 import urllib.parse
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from grader.core.received import shown  # noqa: E402
-from grader.reports import page  # noqa: E402
-from grader.reports.page import Page  # noqa: E402
-from grader.reports.report import (TEMPLATES, UNKNOWN_RUN, WHOLE_SUBMISSION, grades_table, review_table, run_views,  # noqa: E402
+from grader.core.received import shown
+from grader.reports import page
+from grader.reports.page import Page
+from grader.reports.report import (TEMPLATES, UNKNOWN_RUN, WHOLE_SUBMISSION, grades_table, review_table, run_views,
                            untimed_note)
-from grader.core.rubric import Rubric  # noqa: E402
-from grader.core.status import (NOT_RUN, CaseStatus, SanitizerStatus, SubmissionStatus, case_word,  # noqa: E402
+from grader.core.rubric import Rubric
+from grader.core.status import (NOT_RUN, CaseStatus, SanitizerStatus, SubmissionStatus, case_word,
                                 sanitizer_word, submission_word)
-from grader.store.store import Store  # noqa: E402
+from grader.store.store import Store
 
 # Cases whose run went wrong, not merely wrong output.
 FAILED_RUNS = (CaseStatus.TIMEOUT, CaseStatus.CRASHED, CaseStatus.ERROR, CaseStatus.PROTOCOL)
@@ -49,6 +45,9 @@ def feedback_link(student: str) -> str:
 
 def histogram(values: list[float], top: float, title: str) -> str:
     """A small histogram of points from 0 to `top`, as a PNG data URI."""
+    import matplotlib  # where a histogram is drawn, not at every command's start (grader/reports/plots.py)
+    matplotlib.use("Agg")  # files only, no display
+    import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(4.2, 2.3), dpi=100)
     bins = [top * i / 10 for i in range(11)]
     ax.hist([min(max(v, 0.0), top) for v in values], bins=bins, color="#4a6fa5", edgecolor="white")

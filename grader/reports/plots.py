@@ -9,13 +9,6 @@ from __future__ import annotations
 
 import io
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-
 ZERO, PARTIAL, FULL = "#f4c7c3", "#fde9b6", "#cfe8cf"
 
 
@@ -26,6 +19,13 @@ def speedup_plot(timed: list[dict]) -> bytes | None:
         return None
     top = max(max(v["speedup_high"] for v in rows), max(v["s_full"] for v in rows)) * 1.15
     top = max(top, 1.2)
+    # matplotlib only where a plot is drawn: it is a second of every command's start otherwise (grader/cli.py's
+    # commands and the service's processes import this module through the reports)
+    import matplotlib
+    matplotlib.use("Agg")  # files only, no display
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
     fig, ax = plt.subplots(figsize=(7.2, 0.62 * len(rows) + 1.35), dpi=110)
     for i, v in enumerate(rows):
         y = len(rows) - 1 - i
