@@ -15,7 +15,6 @@ import re
 import secrets
 import sys
 import threading
-import time
 import traceback
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -36,6 +35,7 @@ from grader.exports import gradescope
 from grader.intake.submission import Entry, IntakeLimits, read_submission
 from grader.reports.leaderboard.publish import PublishOptions
 from grader.service import policy, tokens
+from grader.service.connections import RateLimitedLog
 from grader.service.pages import page_routes
 from grader.service.status import service_status
 from grader.service.views import MAX_ID, job_name, job_view, utc_now
@@ -52,18 +52,11 @@ class Gone(Exception):
     """The client went away before its request arrived whole: an info line, not the service's failure."""
 
 
-_fault_said: dict[str, list[float]] = {}  # a fault's line -> [when last logged, times since]
+_faults_log = RateLimitedLog()  # a machine fault's refusals: a line a minute with their count
 
 
-def log_fault(line: str, every: float = 60.0):
-    """A machine fault's line at most once a minute, with how often it happened meanwhile."""
-    last = _fault_said.setdefault(line, [-every, 0])
-    if time.monotonic() - last[0] < every:
-        last[1] += 1
-        return
-    more = f" (and {last[1]} more times in the last minute)" if last[1] else ""
-    last[0], last[1] = time.monotonic(), 0
-    print(f"service: {line}{more}", file=sys.stderr, flush=True)
+def log_fault(line: str):
+    _faults_log.note(line, line)
 
 
 class Refused(HTTPException):

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.core.service_policy import ServicePolicy
+from grader.service.connections import RateLimitedLog
 from grader.service.runner import Runner
 from grader.service.worker import GPU_FAILED, MACHINE_FAULT
 from grader.store.faults import fault_of
@@ -41,7 +42,6 @@ from grader.store.store import Store
 WATCH_SECONDS = 0.5
 QUICK_DEATH = 10.0  # a worker dying this soon after starting, with no job, three times running: not started again
 FAULT_PAUSE = 5.0  # seconds before a worker that stopped for the machine's fault (a full disk) is started again
-REPEAT_EVERY = 60.0  # one log line per minute for an error that repeats at every look
 
 
 def _die_with_parent():
@@ -80,19 +80,14 @@ class Supervisor(Runner):
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._done = threading.Event()  # stop() has settled every worker: the watch's thread may end
-        self._said: dict[str, tuple[float, int]] = {}  # a repeating error's kind -> (when last logged, times since)
+        self._repeats = RateLimitedLog()  # an error that repeats at every look: a line a minute
 
     def log(self, line: str):
         print(f"service: {line}", file=sys.stderr, flush=True)
 
     def log_repeating(self, kind: str, line: str):
         """`line` once a minute however often it happens, with how many times it did meanwhile."""
-        last, count = self._said.get(kind, (-REPEAT_EVERY, 0))
-        if time.monotonic() - last < REPEAT_EVERY:
-            self._said[kind] = (last, count + 1)
-            return
-        self._said[kind] = (time.monotonic(), 0)
-        self.log(line + (f" (and {count} more times in the last minute)" if count else ""))
+        self._repeats.note(kind, line)
 
     def _jobs(self) -> tuple[Store, Jobs]:
         store = Store(self.results / "grades.sqlite")
