@@ -163,10 +163,12 @@ dist: deps-headers deps-pandoc $(PYTHON_READY)
 # REQUIRE_BROWSER_TESTS=1 (CI sets it) installs the browser, and the leaderboard's browser test must run;
 # REQUIRE_SLURM_TESTS=1 (CI too) installs Slurm, and the single-host Slurm tests must run;
 # REQUIRE_PORTABLE_TESTS=1 (CI too) installs clang 13 and 19, the aarch64 cross compiler and qemu-user, and the
-# CPU backend's portability tests (solution/tests/test_cpu_portable.py) must run.
+# CPU backend's portability tests (solution/tests/test_cpu_portable.py) must run. The CPU runtime's own tests
+# (starter/cpu/tests/run_tests.py: doctest over the runtime, the textbook kernels and the planted bugs) run first.
 check: deps deps-pandoc build $(if $(filter-out 0,$(REQUIRE_BROWSER_TESTS)),deps-browser) \
        $(if $(filter-out 0,$(REQUIRE_SLURM_TESTS)),deps-slurm) $(if $(filter-out 0,$(REQUIRE_PORTABLE_TESTS)),deps-portable)
 	$(STARTER) unit
+	$(PYTHON) starter/cpu/tests/run_tests.py
 	$(PYTHON) -m pytest -ra $(PYTEST_ARGS)
 
 # The fast tier: every test not marked `slow` (conftest.py marks the tests that build, sandbox, or start Slurm, a
