@@ -82,7 +82,7 @@ def serve(options: ServeOptions, rubric: Rubric, registry: Registry, prepare: Ca
     @asynccontextmanager
     async def lifespan(app):
         log(f"listening on http://{options.host}:{options.port}; store {Path(options.results) / 'grades.sqlite'}; "
-            f"preparing: {doing} (uploads wait until it is done)")
+            f"preparing: {doing}; until then every address answers 'starting'")
         threading.Thread(target=prepared, name="prepare", daemon=True).start()
         try:
             yield

@@ -97,8 +97,8 @@ def test_while_serve_prepares_the_client_says_it_is_starting_in_one_line(tmp_pat
                 f"{said}: the grading service is starting: try again in a few minutes"], done.stderr
         login = client(starter, "login", token, home=tmp_path)
         assert login.returncode == 0, login.stderr
-        assert login.stdout.startswith("logged in, unchecked: the grading service is starting: try again in a few "
-                                       "minutes, so your token could not be checked"), login.stdout
+        assert login.stdout.startswith("logged in, unchecked: the grading service is still starting, so your token "
+                                       "could not be checked"), login.stdout
     finally:
         server.should_exit = True
         thread.join(10)

@@ -511,6 +511,8 @@ def login(config: Config, token: str, out=sys.stdout, client: Client | None = No
             raise ServiceError(f"{refused(status, headers, data).said}: this token was not kept")
         known = status in (200, 400) and not data.get("foreign")  # (400: a staff token names no student)
         unchecked = "" if known else str(refused(status, headers, data))
+    if unchecked == STARTING:
+        unchecked = "the grading service is still starting"
     path = save_token(config, token)
     if unchecked:
         out.write(f"logged in, unchecked: {unchecked}, so your token could not be checked; it is kept in {path} "
