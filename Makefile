@@ -21,6 +21,7 @@
 #                 needs none and lists the GPU tests it skipped
 #   make check-fast   the fast tier of them (no build, sandbox, Slurm, browser or GPU;
 #                 conftest.py decides which): run it first, on every change
+#   make check-cpu-runtime  the CPU runtime's own doctest suite (starter/cpu/tests; about 3 minutes)
 #   make data     regenerate the reference cases in data/
 #   make profile-reference  rewrite starter/bench/profile-reference.json, the solution's
 #                 performance counters (make profile's solution column; the CPU, no GPU)
@@ -83,7 +84,7 @@ GRADER  := bin/grader
 RECORD  ?=
 RECORD_ARG := $(if $(RECORD),--record $(RECORD))
 
-.PHONY: demo check check-fast data registry deps deps-headers deps-pandoc deps-browser deps-sandbox deps-slurm deps-portable build grade \
+.PHONY: demo check check-fast check-cpu-runtime data registry deps deps-headers deps-pandoc deps-browser deps-sandbox deps-slurm deps-portable build grade \
         bench bench-reference profile-reference bench-sources gradescope handout dist harness leaderboard overview similarity deps-similarity
 # Grades the sample class in data/sample-submissions against the solution and publishes its pages; a banner at
 # the end says how it was graded (timed, or correctness only on the CPU) and where the pages are. The grader
@@ -163,13 +164,17 @@ dist: deps-headers deps-pandoc $(PYTHON_READY)
 # REQUIRE_BROWSER_TESTS=1 (CI sets it) installs the browser, and the leaderboard's browser test must run;
 # REQUIRE_SLURM_TESTS=1 (CI too) installs Slurm, and the single-host Slurm tests must run;
 # REQUIRE_PORTABLE_TESTS=1 (CI too) installs clang 13 and 19, the aarch64 cross compiler and qemu-user, and the
-# CPU backend's portability tests (solution/tests/test_cpu_portable.py) must run. The CPU runtime's own tests
-# (starter/cpu/tests/run_tests.py: doctest over the runtime, the textbook kernels and the planted bugs) run first.
+# CPU backend's portability tests (solution/tests/test_cpu_portable.py) must run.
 check: deps deps-pandoc build $(if $(filter-out 0,$(REQUIRE_BROWSER_TESTS)),deps-browser) \
        $(if $(filter-out 0,$(REQUIRE_SLURM_TESTS)),deps-slurm) $(if $(filter-out 0,$(REQUIRE_PORTABLE_TESTS)),deps-portable)
 	$(STARTER) unit
-	$(PYTHON) starter/cpu/tests/run_tests.py
 	$(PYTHON) -m pytest -ra $(PYTEST_ARGS)
+
+# The CPU runtime's own tests (starter/cpu/tests/run_tests.py: doctest over the runtime, the textbook kernels and the
+# planted bugs, then the driver's tests): about 3 minutes on 2 cores, kept out of `make check` while CI is over its
+# 20-minute budget (docs/ci-time.md).
+check-cpu-runtime: deps-headers
+	$(PYTHON) starter/cpu/tests/run_tests.py
 
 # The fast tier: every test not marked `slow` (conftest.py marks the tests that build, sandbox, or start Slurm, a
 # browser or a GPU), with no `make build` first, on every core (pytest-xdist, where it is installed; one test file
