@@ -116,6 +116,10 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
             stores.store = Store(Path(config.results) / "grades.sqlite")
         return Jobs(stores.store)
 
+    def profiler_missing() -> str:
+        """"" where the graders run Nsight Compute (make profile GPU=1), else why not."""
+        return config.profiler() if config.profiler else "this service was started without a profiler"
+
     def alive() -> int:
         return config.workers() if config.workers else 1
 
@@ -202,7 +206,7 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
         if task not in task_file:
             raise Refused(400, f"no task {task[:40]!r} to profile (tasks: {', '.join(task_file)}): make profile "
                                "TASK=<task> GPU=1")
-        why_not = config.profiler() if config.profiler else "this service was started without a profiler"
+        why_not = profiler_missing()
         if why_not:
             raise Refused(503, f"the grading service cannot run Nsight Compute ({why_not}): make profile TASK={task} "
                                "counts on your machine's CPU instead")
@@ -340,7 +344,7 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
         profile_line, profile_refused = policy.standing(recent, rubric.service, now, j.attempt_number, PROFILE)
         return {"upload_line": upload_line, "upload_refused": upload_refused, "profile_line": profile_line,
                 "profile_refused": profile_refused,
-                "profiles": (config.profiler() if config.profiler else "this service was started without a profiler"),
+                "profiles": profiler_missing(),
                 "uploads_per_hour": rubric.service.uploads_per_hour,
                 "counted_last_hour": len(policy.counted(recent, now)),
                 "next_upload_at": at.isoformat(timespec="seconds") if at else None, "in_flight": in_flight,
