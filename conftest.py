@@ -38,7 +38,14 @@ SLOW_FIXTURES = {"workspace", "cpu_workspace", "either_workspace", "cpu_grading_
 SLOW_MARKERS = {"gpu", "slurm"}
 
 
+# The build cache every real grading run of the tests opens (grader/slurm/cache.py; `grade`'s --build-cache): keyed by
+# the harness's sources, the solution and the toolchain, so the harness and the solution are built once for a test run
+# and its xdist workers (flock), not once per test folder, and again only when their sources change.
+TEST_BUILD_CACHE = Path(__file__).resolve().parent / "build" / "grader-cache"
+
+
 def pytest_configure(config):
+    os.environ.setdefault("GRADER_BUILD_CACHE", str(TEST_BUILD_CACHE))
     config.addinivalue_line("markers", "gpu: needs a CUDA device; skipped without one")
     config.addinivalue_line("markers", "slow: builds with nvcc or g++, sandboxes with bubblewrap, starts Slurm, a "
                                        "browser or a GPU; left out by make check-fast (set in conftest.py)")

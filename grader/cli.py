@@ -96,11 +96,32 @@ def isolation(args, work: Path):
     return chosen
 
 
+BUILD_CACHE_ENV = "GRADER_BUILD_CACHE"
+BUILD_CACHE_HELP = ("where the harness and the solution are built once for their sources and toolchain, and found "
+                    f"after (default: ${BUILD_CACHE_ENV}, else WORK/cache)")
+
+
+def build_cache_root(args, work: Path) -> Path:
+    """Where the harness and the solution are built once for their sources and toolchain (grader/slurm/cache.py):
+    --build-cache, else $GRADER_BUILD_CACHE, else WORK/cache."""
+    given = getattr(args, "build_cache", None) or os.environ.get(BUILD_CACHE_ENV)
+    return Path(given).resolve() if given else Path(work).resolve() / "cache"
+
+
 def prepared_backend(args, work: Path, jobs: int, gpu: str | None, sandbox) -> tuple[Backend, Registry, Rubric]:
-    """The built backend (--device's kind: grader/backends/__init__.py), its registry and the rubric checked against it;
-    the sandbox gets the rubric's limits before its GPU check runs the solution through it."""
+    """The built backend (--device's kind: grader/backends/__init__.py) over its build cache entry (built now if
+    these sources and this toolchain have none yet), its registry and the rubric checked against it; the sandbox
+    gets the rubric's limits before its GPU check runs the solution through it."""
+    from grader.slurm import cache
     kind = backends.get(getattr(args, "device", backends.DEFAULT_DEVICE))
-    backend, registry = kind.local(work, args.arch, sandbox, jobs)
+    arch = kind.arch(args.arch)
+    target = "the CPU backend" if kind.name == "cpu" else arch
+
+    def announce(folder: Path):
+        print(f"building the harness and the solution for {target} in {folder} (once for these sources and this "
+              "toolchain) ...", file=sys.stderr)
+    entry, _ = cache.ensure(build_cache_root(args, work), kind, arch, jobs, Path(args.rubric), announce=announce)
+    backend, registry = kind.open(entry.folder, entry.record, Path(work).resolve(), sandbox, arch)
     rubric = load_rubric(Path(args.rubric), registry)
     backend.set_limits(rubric.limits)
     if kind.sandboxed and not args.unsafe_no_sandbox:
@@ -288,7 +309,8 @@ def cmd_serve(args) -> int:
 
     def prepare() -> Supervisor:
         """The solution built once (or found in the build cache), then the workers that open it."""
-        entry, built = cache.ensure(work / "cache", kind, arch, os.cpu_count() or 2, Path(args.rubric))
+        entry, built = cache.ensure(build_cache_root(args, work), kind, arch, os.cpu_count() or 2,
+                                    Path(args.rubric))
         print(f"service: solution {'built' if built else 'already built'} in {entry.folder}", file=sys.stderr)
 
         def worker_command(name: str, gpu: str | None) -> list[str]:
@@ -763,6 +785,7 @@ def parser() -> argparse.ArgumentParser:
         q.add_argument("--results", default=None, help="grade into RESULTS/grades.sqlite and keep it (default: a "
                                                         "temporary folder, removed afterwards)")
         q.add_argument("--work", default="/tmp/grader-work", help="build directory (default: %(default)s)")
+        q.add_argument("--build-cache", default=None, metavar="DIR", help=BUILD_CACHE_HELP)
         q.add_argument("--gpu", default=None, help="CUDA device index to use (default: the first visible)")
         q.add_argument("--arch", default=None, help="GPU architecture to build for, e.g. sm_90 (default: detected)")
         q.add_argument("--device", default="auto", metavar="NAME",
@@ -793,6 +816,7 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--regrade", action="store_true", help="grade again submissions already graded unchanged")
     g.add_argument("--seed", type=int, default=None, help="input seed (default: a fresh random one, stored)")
     g.add_argument("--work", default=None, help="build directory (default: RESULTS/work)")
+    g.add_argument("--build-cache", default=None, metavar="DIR", help=BUILD_CACHE_HELP)
     g.add_argument("--arch", default=None, help="GPU architecture to build for, e.g. sm_90 (default: detected)")
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
     g.add_argument("--device", default=backends.DEFAULT_DEVICE, metavar="NAME",
@@ -922,6 +946,7 @@ def parser() -> argparse.ArgumentParser:
                     help="where student code runs: gpu (default), cpu (correctness only) or auto")
     sv.add_argument("--arch", default=None, help="GPU architecture to build for, e.g. sm_90 (default: detected)")
     sv.add_argument("--work", default=None, help="build directory (default: RESULTS/work)")
+    sv.add_argument("--build-cache", default=None, metavar="DIR", help=BUILD_CACHE_HELP)
     sv.add_argument("--leaderboard-ranked-only", action="store_true",
                     help="the live leaderboard page (/leaderboard) lists ranked entries only, as `leaderboard "
                          "--ranked-only` does")

@@ -14,8 +14,8 @@ implementation.
                code runs; refused unless the environment has GRADER_TEST_BACKENDS=1, which only the tests set
 
 Each kind is a grader/backends/base.py Kind, each backend it returns a Backend: the abilities below are declared there.
-`grade` on one machine and each array task of a Slurm batch (grader/slurm/) get their backend here, from the
-name given to `--device`. A kind says:
+`grade`, the service's workers and each array task of a Slurm batch (grader/slurm/) get their backend here, from
+the name given to `--device`, and open it over the one build cache entry of its sources and toolchain. A kind says:
 
     sandboxed              whether it runs student code (then bubblewrap is required, as always)
     uses_gpus              whether a Slurm array task asks for a GPU (--gres); the CPU backend's do not
@@ -23,10 +23,9 @@ name given to `--device`. A kind says:
     arch(given)            the architecture a build cache is built for (given, else this machine's GPU's)
     toolchain()            what the shared build cache's key records about the compilers
     build_cache(entry, …)  the pristine harness and the solution built once, into a cache entry's folder,
-                           for every array task of a class (grader/slurm/cache.py)
+                           for every grading run after (grader/slurm/cache.py)
     open(entry, work, …)   a grading backend (grader/backends/base.py's Backend) that builds submissions in `work`
                            against a cache entry, building nothing else
-    local(work, …)         a grading backend for one machine, with its own build of everything in `work`
 
 Every backend a kind returns also has identify(gpu, device): "backend" (gpu or cpu), the host, and for a GPU its
 UUID and NVIDIA driver, for the CPU its processor, cores and compiler, stored with each grading run beside the

@@ -9,9 +9,9 @@ Server interface.
              solution_server, sanitize, set_limits, harness_version, sandbox (abstract); sanitize_tasks, checker,
              timed, clock, identify, check_gpu (defaults: a sanitize run per task, compute-sanitizer, timed,
              time.monotonic, nothing to add, nothing to check)
-    Kind     a backend by name (--device): how to find its devices, build its cache and open a Backend, on one
-             machine (local) or in a Slurm array task (open, against the batch's build cache); uses_gpus says
-             whether such a task asks Slurm for a GPU
+    Kind     a backend by name (--device): how to find its devices, build its cache and open a Backend against
+             a cache entry (on one machine or in a Slurm array task); uses_gpus says whether such a task asks
+             Slurm for a GPU
 
 Implementations: grader/backends/local.py's LocalBackend (what both below share), grader/backends/gpu.py's
 GpuBackend and grader/backends/cpu.py's CpuBackend with their kinds, and the tests' fakes (grader/tests/fakes.py). The harness's own server is
@@ -171,7 +171,3 @@ class Kind(ABC):
     def profiler(self) -> str:
         """"" where its workers can run Nsight Compute on this machine (make profile GPU=1), else why not."""
         return f"the {self.name} backend runs no GPU profiler"
-
-    @abstractmethod
-    def local(self, work: Path, arch: str | None, sandbox, jobs: int) -> tuple[Backend, Registry]:
-        """A Backend for one machine, with its own build of everything in `work`."""

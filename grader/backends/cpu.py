@@ -12,7 +12,6 @@ import shutil
 import socket
 import stat
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -250,11 +249,3 @@ class CpuKind(Kind):
     def open(self, folder: Path, cached: dict, work: Path, sandbox, arch: str | None):
         backend = CpuBackend(work, sandbox)
         return backend, backend.use_cache(folder, cached)
-
-    def local(self, work: Path, arch: str | None, sandbox, jobs: int):
-        self.arch(arch)
-        self.toolchain()
-        backend = CpuBackend(work, sandbox)
-        print(f"building the harness and the solution for the CPU backend in {backend.workspace.work} ...",
-              file=sys.stderr)
-        return backend, backend.prepare(jobs)

@@ -8,7 +8,6 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 from grader.backends.base import Kind
@@ -137,11 +136,6 @@ class GpuKind(Kind):
     def open(self, folder: Path, cached: dict, work: Path, sandbox, arch: str | None):
         backend = GpuBackend(work, cached.get("arch") or arch, sandbox)
         return backend, backend.use_cache(folder, cached)
-
-    def local(self, work: Path, arch: str | None, sandbox, jobs: int):
-        backend = GpuBackend(work, arch, sandbox)
-        print(f"building the harness and the solution in {backend.workspace.work} ...", file=sys.stderr)
-        return backend, backend.prepare(jobs)
 
 
 def gpu_missing() -> str:

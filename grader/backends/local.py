@@ -55,6 +55,13 @@ def run_limited(cmd: list[str], timeout: float, cwd: Path | None = None) -> tupl
         return None, out
 
 
+def _remove(path: Path):
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
+
+
 class Workspace:
     """The grader's private build tree for one grading run. Submissions are built in `sandbox`
     (without one, only a wall clock and output cap apply: for trusted code and tests)."""
@@ -116,6 +123,23 @@ class Workspace:
             if status != 0:
                 raise GraderError(f"building the stubs failed:\n{out[-4000:]}")
         return self.build_dir / "solution" / "harness"
+
+    def use_built(self, built: Path):
+        """This work folder over a build cache entry's (`built`: its pristine/ and build/): it links to the pristine
+        sources and the library, which a submission's build only reads (in the sandbox, read-only), and copies the
+        solution's and the stubs' objects (small; what make writes if it ever finds them stale is then this
+        folder's own copy, never the shared entry). What an earlier run left here is replaced: a work folder is
+        the grader's own, and `grade` reuses RESULTS/work."""
+        self.work.mkdir(parents=True, exist_ok=True)
+        self.build_dir.mkdir(parents=True, exist_ok=True)
+        for link, target in ((self.pristine, built / "pristine"), (self.build_dir / "lib", built / "build" / "lib")):
+            _remove(link)
+            link.symlink_to(target, target_is_directory=True)
+        for tag in ("solution", "stubs"):  # (the CPU backend's entry has no stubs: its gate reads no objects)
+            _remove(self.build_dir / tag)
+            if (built / "build" / tag).is_dir():
+                shutil.copytree(built / "build" / tag, self.build_dir / tag, symlinks=True)
+        self.kernel_dirs.mkdir(parents=True, exist_ok=True)
 
     def _reuse_stubs(self, kernels: Path, out_dir: Path, handed_in=(), folder: str = "kernels"):
         """A task file that is the stub (missing from the submission, refused by the gate, or handed in untouched)
@@ -310,23 +334,9 @@ class LocalBackend(Backend):
 
     def use_cache(self, folder: Path, cached: dict) -> Registry:
         """Grade against the pristine harness, library and solution that a kind's build_cache built in `folder`
-        (grader/slurm/cache.py): this backend's work folder links to the pristine sources and the library (which a
-        submission's build only reads, in the sandbox, read-only) and copies the solution's and the stubs' objects
-        (small; what make writes if it ever finds them stale is then this task's own copy, never the shared
-        entry)."""
-        built = Path(folder) / "work"
-        ws = self.workspace
-        ws.work.mkdir(parents=True, exist_ok=True)
-        ws.build_dir.mkdir(parents=True, exist_ok=True)
-        for link, target in ((ws.pristine, built / "pristine"), (ws.build_dir / "lib", built / "build" / "lib")):
-            if link.is_symlink() or link.exists():
-                raise GraderError(f"{link} exists already: an array task needs a fresh work folder")
-            link.symlink_to(target, target_is_directory=True)
-        for tag in ("solution", "stubs"):  # (the CPU backend's entry has no stubs: its gate reads no objects)
-            if (built / "build" / tag).is_dir():
-                shutil.copytree(built / "build" / tag, ws.build_dir / tag, symlinks=True)
-        ws.kernel_dirs.mkdir(parents=True, exist_ok=True)
-        self.solution = ws.build_dir / "solution" / "harness"
+        (grader/slurm/cache.py; Workspace.use_built)."""
+        self.workspace.use_built(Path(folder) / "work")
+        self.solution = self.workspace.build_dir / "solution" / "harness"
         self.registry = Registry.from_json(cached["registry"])
         return self.registry
 

@@ -1,4 +1,5 @@
-"""The shared build cache: the pristine harness and the solution, built once for every array task of a class.
+"""The shared build cache: the pristine harness and the solution, built once for their sources and toolchain and
+read by every grading run after (`grade`, the service's workers, each Slurm array task of a class).
 
 An entry is named by its key, the sha256 of everything the build depends on: each file of the pristine harness
 (starter/ as the grader copies it, without build/ and __pycache__/), the solution's kernels, the architecture,
@@ -73,9 +74,10 @@ def _read(folder: Path) -> dict | None:
         return None
 
 
-def ensure(root: Path, kind: Kind, arch: str, jobs: int, rubric: Path, repo: Path = REPO) -> tuple[CacheEntry, bool]:
-    """The entry for this kind, architecture and these sources under `root`, built now if it is not there yet;
-    and whether it was built now."""
+def ensure(root: Path, kind: Kind, arch: str, jobs: int, rubric: Path, repo: Path = REPO,
+           announce=None) -> tuple[CacheEntry, bool]:
+    """The entry for this kind, architecture and these sources under `root`, built now if it is not there yet
+    (`announce(folder)` first: a build takes minutes); and whether it was built now."""
     inputs = key_inputs(kind, arch, repo)
     key = key_of(inputs)
     root = Path(root).resolve()
@@ -92,6 +94,8 @@ def ensure(root: Path, kind: Kind, arch: str, jobs: int, rubric: Path, repo: Pat
             return CacheEntry(folder, key, record), False
         shutil.rmtree(folder, ignore_errors=True)  # an interrupted build, or another key's leftovers
         folder.mkdir(parents=True)
+        if announce is not None:
+            announce(folder)
         built = kind.build_cache(folder, arch, jobs, Path(rubric))
         record = {"key": key, "inputs": inputs, "built": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                   **built}

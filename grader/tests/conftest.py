@@ -9,12 +9,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from grader import backends
 from grader.backends.local import Workspace
 from grader.gate.policy import gate_tables_text
 from grader.core.registry import Registry
 from grader.core.rubric import DEFAULT_RUBRIC, load_rubric
 from grader.core.late import ON_TIME
 from grader.scoring.chain import score_chain
+from grader.slurm import cache
 from grader.scoring.score import ScoredCase
 from grader.store.store import Store
 
@@ -27,21 +29,25 @@ def registry() -> Registry:
     return Registry.from_file()
 
 
+def over_cache(ws: Workspace, kind_name: str, arch: str) -> Workspace:
+    """`ws` over the session's build cache entry for this backend (conftest.py's TEST_BUILD_CACHE): its harness
+    library, solution and stubs built once for the whole test run, as `grade` finds them."""
+    entry, _ = cache.ensure(Path(os.environ["GRADER_BUILD_CACHE"]), backends.get(kind_name), arch, 2, DEFAULT_RUBRIC)
+    ws.use_built(entry.folder / "work")
+    return ws
+
+
 @pytest.fixture(scope="session")
 def workspace(tmp_path_factory, registry) -> Workspace:
-    """A grader's build tree with the pristine harness library built (nvcc, no GPU), shared by the
-    tests that build submissions for real."""
-    ws = Workspace(tmp_path_factory.mktemp("work"), arch="sm_90")
-    ws.prepare(jobs=2, solution=False)
-    return ws
+    """A grader's build tree over the pristine harness library, the solution and the gate's objects built with
+    nvcc for sm_90 (no GPU), shared by the tests that build submissions for real."""
+    return over_cache(Workspace(tmp_path_factory.mktemp("work"), arch="sm_90"), "gpu", "sm_90")
 
 
 @pytest.fixture(scope="session")
 def cpu_workspace(tmp_path_factory) -> Workspace:
-    """The same for the CPU backend: the pristine harness library and the CPU runtime (g++; no CUDA toolkit)."""
-    ws = Workspace(tmp_path_factory.mktemp("cpu-work"), cpu=True)
-    ws.prepare(jobs=2, solution=False)
-    return ws
+    """The same for the CPU backend: the harness library and the CPU runtime (g++; no CUDA toolkit)."""
+    return over_cache(Workspace(tmp_path_factory.mktemp("cpu-work"), cpu=True), "cpu", "cpu")
 
 
 @pytest.fixture(params=["nvcc", "cpu-backend"])  # (not "gpu": a test with that keyword is a GPU test)
@@ -57,10 +63,9 @@ def rubric(registry):
 
 @pytest.fixture(scope="session")
 def cpu_grading_work(tmp_path_factory) -> Path:
-    """The build tree of the session's `grade --device cpu` runs (the harness, the CPU runtime, the solution and
-    the stubs, built by the first run, in a cache entry's layout: .../entry/work): test_grade_cpu's class and the
-    hostile batch on the CPU (test_hostile_corpus_cpu) share it rather than build it twice."""
-    return tmp_path_factory.mktemp("cpu-grading") / "entry" / "work"
+    """The work folder of the session's `grade --device cpu` runs: test_grade_cpu's class and the hostile batch on
+    the CPU (test_hostile_corpus_cpu) build their submissions there, over the session's build cache entry."""
+    return tmp_path_factory.mktemp("cpu-grading") / "work"
 
 
 @pytest.fixture(scope="module")

@@ -332,9 +332,6 @@ class SimulatedKind(Kind):
     def open(self, folder: Path, cached: dict, work: Path, sandbox, arch: str | None):
         return SimulatedBackend(delay=_delay()), Registry.from_json(cached["registry"])
 
-    def local(self, work: Path, arch: str | None, sandbox, jobs: int):
-        return SimulatedBackend(delay=_delay()), Registry.from_file()
-
 
 def _delay() -> float:
     return float(os.environ.get(SIMULATED_DELAY_ENV) or 0.0)

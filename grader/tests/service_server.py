@@ -105,8 +105,9 @@ class ServiceUnderTest:
         env = {**os.environ, **self.extra_env,
                "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
                "PYTHONUNBUFFERED": "1"}
-        if self.device != "simulated":  # this machine's GPUs (--gpus)
+        if self.device != "simulated":  # this machine's GPUs (--gpus); the session's build cache
             return env
+        env.pop("GRADER_BUILD_CACHE", None)  # (nothing is built: its entry stays in RESULTS/work/cache, its own)
         return {**env, "GRADER_TEST_BACKENDS": "1", "CUDA_VISIBLE_DEVICES": ",".join(
                     str(i) for i in range(len(self.gpus.split(",")))),
                 "GRADER_SIMULATED_DELAY": str(self.delay), "GRADER_SIMULATED_BROKEN": str(self.broken)}

@@ -10,12 +10,12 @@ every block of a launch itself) with a 5 s case limit, so the hang costs seconds
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -23,12 +23,10 @@ import pandas as pd
 import pytest
 
 from grader.backends import gpu
-from grader.backends.cpu import CpuKind
-from grader.core.registry import Registry
 from grader.core.rubric import load_rubric
 from grader.run.sandbox import Sandbox, SandboxError, ResourceLimits, find_bwrap, missing_bwrap_message
 from grader.scoring.score import NOT_MEASURED
-from grader.slurm import cache, scheduler
+from grader.slurm import scheduler
 from grader.slurm.batch import batches
 from grader.slurm.shard import run_shard
 from grader.slurm.submit import SlurmOptions, submit
@@ -368,18 +366,7 @@ def test_a_slurm_batch_on_the_cpu_asks_for_no_gpu_and_its_shard_grades_on_the_ca
     monkeypatch.setattr(scheduler, "ended", lambda jobs: {})
     monkeypatch.setattr(scheduler, "run", lambda cmd, **kw: None)
     monkeypatch.setattr(scheduler, "check_partition", lambda partition: ["grading"])
-    # The class run's work folder is a cache entry's layout: record it as the entry `ensure` would have built.
-    kind = CpuKind()
-    inputs = cache.key_inputs(kind, "cpu")
-    key = cache.key_of(inputs)
-    root = graded.root / "cache"
-    entry = root / key[:20]
-    entry.mkdir(parents=True)
-    (entry / "work").symlink_to(graded.work, target_is_directory=True)
-    solution = Registry.from_harness(graded.work / "build" / "solution" / "harness")
-    (entry / "cache.json").write_text(json.dumps({
-        "key": key, "inputs": inputs, "built": datetime.now(timezone.utc).isoformat(), "registry": solution.raw,
-        "harness_version": solution.harness_version + "+cpu", "arch": "cpu"}))
+    root = Path(os.environ["GRADER_BUILD_CACHE"])  # the entry the class run was graded on
     subs = graded.root / "slurm-subs"
     for student in ("s02-naive-only", PTX_STUDENT):
         shutil.copytree(graded.subs / student, subs / student)
