@@ -54,6 +54,30 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@contextmanager
+def app_in_thread(config):
+    """The service's app alone (no supervisor, no workers) served by uvicorn on a free loopback port in a thread of
+    this process, as `serve` serves it; yields the port, and stops the server on leaving."""
+    import threading
+
+    import uvicorn
+
+    from grader.service.app import create_app
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(config), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "the app did not start within 30 s"
+            time.sleep(0.05)
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
 def rubric_with(tmp: Path, **service) -> Path:
     """A copy of the course's rubric with [service] values changed (uploads_per_hour=2, ...)."""
     text = Path(DEFAULT_RUBRIC).read_text()

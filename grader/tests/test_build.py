@@ -9,7 +9,7 @@ import pytest
 from grader.backends.local import Workspace
 from grader.intake.submission import Submission, read_submission
 from grader.run.sandbox import ResourceLimits, Sandbox, SandboxError, find_bwrap, missing_bwrap_message
-from grader.tests.conftest import REPO
+from grader.tests.conftest import REPO, over_cache
 
 SAMPLES = REPO / "data" / "sample-submissions"
 
@@ -25,9 +25,7 @@ def workspace(tmp_path_factory, registry, rubric):
         sandbox.check(work)
     except SandboxError as e:
         pytest.skip(f"bubblewrap cannot run here: {e}")
-    ws = Workspace(work, arch="sm_90", sandbox=sandbox)
-    ws.prepare(jobs=2, solution=False)
-    return ws
+    return over_cache(Workspace(work, arch="sm_90", sandbox=sandbox), "gpu", "sm_90")
 
 
 def test_a_compile_error_costs_its_own_task_with_the_compilers_message(workspace, registry):

@@ -10,15 +10,27 @@ import signal
 
 import pytest
 
+from grader.core.registry import Registry
+from grader.core.rubric import DEFAULT_RUBRIC, load_rubric
 from grader.core.status import CaseStatus, SanitizerStatus
 from grader.service.bench import solution_archive
+from grader.tests.conftest import small_rubric_text
 from grader.tests.service_server import ServiceUnderTest, log_tail, until, verdicts
 
-pytestmark = pytest.mark.slow  # the solution's build and one CPU grading: a few minutes on a 2-core machine
+pytestmark = pytest.mark.slow  # one CPU grading (the build is the session's cache entry): a minute or two on 2 cores
+
+# Small shapes, each task's edge cases among them: what is tested is that the service grades at all after a kill
+# and a restart, on the real backend; the CPU backend's verdicts on every shape are test_grade_cpu.py's.
+MATRIX, MATMUL = ["1x1", "37x211"], ["1x1x1", "37x41x43"]
+SHAPES = {"fill": MATRIX, "add": MATRIX, "transpose": MATRIX, "matmul_naive": MATMUL, "matmul_tiled": MATMUL,
+          "matmul_fast": MATMUL, "dot": ["1", "1025"]}
 
 
 def test_a_killed_worker_and_a_restarted_service_grade_again(tmp_path):
-    service = ServiceUnderTest(tmp_path, students=["s01"], device="cpu")
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text(small_rubric_text(load_rubric(DEFAULT_RUBRIC, Registry.from_file()), shapes=SHAPES,
+                                        limits={"build": 300, "case": 10, "submission": 300}))
+    service = ServiceUnderTest(tmp_path, students=["s01"], device="cpu", rubric=rubric)
     try:
         service.start(timeout=1200)
         [pid] = service.worker_pids()

@@ -69,25 +69,14 @@ def test_a_wrong_token_is_refused_by_make_login_and_kept_nowhere(service, starte
 def test_while_serve_prepares_the_client_says_it_is_starting_in_one_line(tmp_path):
     """`serve` answers at once while it builds the solution: 503 with "state": "preparing" at every address. The
     app under uvicorn on loopback, as serve runs it, still preparing; the student's real client."""
-    import threading
-    import time
-
-    import uvicorn
-
     from grader.core.registry import Registry
     from grader.core.rubric import DEFAULT_RUBRIC, load_rubric
-    from grader.service.app import ServiceConfig, create_app
-    from grader.tests.service_server import free_port
+    from grader.service.app import ServiceConfig
+    from grader.tests.service_server import app_in_thread
     registry = Registry.from_file()
     config = ServiceConfig(tmp_path, load_rubric(Path(DEFAULT_RUBRIC), registry), registry,
                            preparing=lambda: "building the solution")
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(config), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        while not server.started:
-            time.sleep(0.05)
+    with app_in_thread(config) as port:
         starter = student_starter(tmp_path / "starter", port)
         token = "gs_" + "z" * 43
         for args, said in ((["check"], "make upload"), (["check", "--profile", "dot"], "make profile GPU=1"),
@@ -99,9 +88,6 @@ def test_while_serve_prepares_the_client_says_it_is_starting_in_one_line(tmp_pat
         assert login.returncode == 0, login.stderr
         assert login.stdout.startswith("logged in, unchecked: the grading service is still starting, so your token "
                                        "could not be checked"), login.stdout
-    finally:
-        server.should_exit = True
-        thread.join(10)
 
 
 def test_the_gradescope_bridge_writes_the_services_result(service, tmp_path):

@@ -126,31 +126,20 @@ def test_a_service_whose_graders_cannot_profile_refuses_in_one_line(tmp_path):
     """serve --slurm hands batches to the cluster, which runs no profiler (and a GPU machine may lack ncu): the app
     refuses with the profiler's words before anything is stored. The app under uvicorn on loopback, as serve runs
     it, without a cluster."""
-    import threading
-    import time
-
-    import uvicorn
-
     from grader.core.registry import Registry
     from grader.core.rubric import DEFAULT_RUBRIC, load_rubric
     from grader.service import tokens
-    from grader.service.app import ServiceConfig, create_app
+    from grader.service.app import ServiceConfig
     from grader.store.jobs import Jobs
     from grader.store.store import Store
-    from grader.tests.service_server import free_port
+    from grader.tests.service_server import app_in_thread
     registry = Registry.from_file()
     config = ServiceConfig(tmp_path, load_rubric(Path(DEFAULT_RUBRIC), registry), registry,
                            profiler=lambda: "its jobs are graded in Slurm batches, which do not profile")
     store = Store(tmp_path / "grades.sqlite")
     staff = tokens.issue_one(Jobs(store), "staff", "ta")
     store.close()
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(config), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        while not server.started:
-            time.sleep(0.05)
+    with app_in_thread(config) as port:
         service = ServiceUnderTest.__new__(ServiceUnderTest)
         service.port = port
         status, body, _ = service.request("POST", "/api/v1/profiles?task=transpose", staff, archive(),
@@ -163,9 +152,6 @@ def test_a_service_whose_graders_cannot_profile_refuses_in_one_line(tmp_path):
         assert status == 200 and limits["profiles"] == "its jobs are graded in Slurm batches, which do not profile"
         said = client_module().CANNOT_PROFILE.format(why=limits["profiles"], task="transpose")
         assert said == body["error"]
-    finally:
-        server.should_exit = True
-        thread.join(10)
 
 
 def client_module():
