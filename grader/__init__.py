@@ -8,8 +8,8 @@ layers below it (grader/tests/test_layers.py holds every import to this order). 
 
 LAYERS = (
     "shared",    # the students' own tools (starter/tools/) loaded as modules: the grader runs the code they run
-    "gate",      # the build gate: what a task file may contain and call, judged from its objects
     "core",      # the facts every layer shares: registry, rubric and its policies, statuses, formulas, errors
+    "gate",      # the build gate: what a task file may contain and call (core's gate policy), judged from its objects
     "intake",    # submissions as they arrive: a course system's layouts and times, the roster, one submission read
     "run",       # running student code: sandbox, seccomp, the harness process, sanitizer, paired timing, budget
     "backends",  # where submissions are built and run: the interface (base.py), this machine's GPUs, the CPU

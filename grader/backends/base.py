@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
     from grader.run.build_result import BuildResult
-    from grader.gate.policy import GatePolicy
+    from grader.core.gate_policy import GatePolicy
     from grader.intake.submission import Submission
     from grader.run.isolation import Isolation
     from grader.core.registry import Registry

@@ -29,7 +29,7 @@ from grader.backends.compiler_log import own_messages
 from grader.core.errors import GraderError
 from grader.core.status import CaseStatus, ProfileStatus, SanitizerStatus
 from grader.gate.build_gate import BuildGate, GateError, GateSetup, Target
-from grader.gate.policy import GatePolicy
+from grader.core.gate_policy import GatePolicy
 from grader.gate.report import GateReport
 from grader.intake.submission import Submission
 from grader.core.registry import Registry

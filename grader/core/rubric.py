@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from grader.gate.policy import GatePolicy, parse_gate
+from grader.core.gate_policy import GatePolicy, parse_gate
 from grader.core.late import LatePolicy, parse_late
 from grader.core.service_policy import ServicePolicy, parse_service
 from grader.core.registry import SHAPE_SETS, Registry

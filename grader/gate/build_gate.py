@@ -26,7 +26,7 @@ from typing import Callable
 from grader.gate.check import Expected, Finding, check_dependencies, check_object
 from grader.gate.elf import ElfError
 from grader.gate.objects import find_cuobjdump, read_object
-from grader.gate.policy import GatePolicy
+from grader.core.gate_policy import GatePolicy
 from grader.gate.report import GateReport
 
 REPO = Path(__file__).resolve().parents[2]

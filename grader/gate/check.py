@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from grader.gate.objects import ObjectFacts
-from grader.gate.policy import FileRules
+from grader.core.gate_policy import FileRules
 
 # What <iostream>'s own static object (std::ios_base::Init, before GCC 13) refers to: the only
 # code besides nvcc's registration that may run when the program starts.

@@ -157,7 +157,7 @@ def scan_device_code(path: Path, cuobjdump: str, sass_patterns: tuple[str, ...],
                      ptx_patterns: tuple[str, ...]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(mnemonic, mangled function) of each SASS and PTX instruction in the object's fat binary that matches a
     pattern (globs), read by cuobjdump (which also reads compressed device code)."""
-    from grader.gate.policy import glob_regex
+    from grader.core.gate_policy import glob_regex
     env = {**os.environ, "PATH": f"{Path(cuobjdump).parent}:{os.environ.get('PATH', '')}"}
 
     def dump(flag: str) -> str:

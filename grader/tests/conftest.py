@@ -11,7 +11,7 @@ import pytest
 
 from grader import backends
 from grader.backends.local import Workspace
-from grader.gate.policy import gate_tables_text
+from grader.core.gate_policy import gate_tables_text
 from grader.core.registry import Registry
 from grader.core.rubric import DEFAULT_RUBRIC, load_rubric
 from grader.core.late import ON_TIME

@@ -8,7 +8,7 @@ import pytest
 from grader.cli import main
 from grader.gate.check import check_symbols
 from grader.gate.objects import ObjectFacts
-from grader.gate.policy import gate_tables_text
+from grader.core.gate_policy import gate_tables_text
 from grader.core.rubric import DEFAULT_RUBRIC, RubricError, load_rubric
 from grader.tests.conftest import REPO
 from grader.tests.test_rubric import broken
