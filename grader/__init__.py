@@ -11,6 +11,7 @@ LAYERS = (
     "core",      # the facts every layer shares: registry, rubric and its policies, statuses, formulas, errors
     "gate",      # the build gate: what a task file may contain and call (core's gate policy), judged from its objects
     "intake",    # submissions as they arrive: a course system's layouts and times, the roster, one submission read
+    "outcomes",  # what grading produced, as data: a build's result, case outcomes, paired times, isolation, a result
     "run",       # running student code: sandbox, seccomp, the harness process, sanitizer, paired timing, budget
     "backends",  # where submissions are built and run: the interface (base.py), this machine's GPUs, the CPU
     "scoring",   # points from outcomes: one chain of named steps

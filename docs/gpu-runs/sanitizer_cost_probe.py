@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from grader.core.registry import Registry  # noqa: E402
 from grader.core.rubric import load_rubric  # noqa: E402
-from grader.run import sanitizer as tool_runs  # noqa: E402
+from grader.shared import sanitizer as tool_runs  # noqa: E402
 from grader.run.runner import HarnessServer  # noqa: E402
 
 HARNESS = Path(os.environ.get("PROBE_HARNESS", ROOT / "starter" / "build" / "solution" / "harness")).resolve()

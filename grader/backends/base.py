@@ -29,12 +29,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
-    from grader.run.build_result import BuildResult
+    from grader.outcomes.build_result import BuildResult
     from grader.core.gate_policy import GatePolicy
     from grader.intake.submission import Submission
-    from grader.run.isolation import Isolation
+    from grader.outcomes.isolation import Isolation
     from grader.core.registry import Registry
-    from grader.run.results import ProfileOutcome, SanitizerOutcome
+    from grader.outcomes.results import ProfileOutcome, SanitizerOutcome
     from grader.run.server import Server
 
 

@@ -15,14 +15,14 @@ import subprocess
 import time
 from pathlib import Path
 
-from grader.run import sanitizer as tool_runs
+from grader.shared import sanitizer as tool_runs
 from grader.backends.base import Backend, Kind
 from grader.backends.local import LocalBackend, Workspace
 from grader.core.errors import GraderError
 from grader.core.registry import Registry
 from grader.run import counters
 from grader.run.sandbox import run as run_sandboxed
-from grader.run.results import ProfileOutcome, SanitizerOutcome
+from grader.outcomes.results import ProfileOutcome, SanitizerOutcome
 from grader.run.runner import HarnessFailure, HarnessServer
 from grader.core.rubric import load_rubric
 from grader.core.status import NOT_TIMED_ON_CPU, CaseStatus, ProfileStatus, SanitizerStatus

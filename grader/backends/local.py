@@ -22,9 +22,9 @@ import json
 from pathlib import Path
 
 from grader.run import ncu as ncu_tool
-from grader.run import sanitizer as tool_runs
+from grader.shared import sanitizer as tool_runs
 from grader.backends.base import Backend, ToolTask
-from grader.run.build_result import NEEDS_GPU, BuildResult, renamed_folders
+from grader.outcomes.build_result import NEEDS_GPU, BuildResult, renamed_folders
 from grader.backends.compiler_log import own_messages
 from grader.core.errors import GraderError
 from grader.core.status import CaseStatus, ProfileStatus, SanitizerStatus
@@ -33,7 +33,7 @@ from grader.core.gate_policy import GatePolicy
 from grader.gate.report import GateReport
 from grader.intake.submission import Submission
 from grader.core.registry import Registry
-from grader.run.results import ProfileOutcome, SanitizerOutcome
+from grader.outcomes.results import ProfileOutcome, SanitizerOutcome
 from grader.run.runner import HarnessFailure, HarnessServer
 from grader.run.sandbox import ResourceLimits, Unsandboxed, run
 

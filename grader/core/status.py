@@ -132,7 +132,7 @@ def submission_word(status: str) -> str:
     return SUBMISSION_STATUSES[status].word if status in SUBMISSION_STATUSES else status
 
 
-# compute-sanitizer's verdict on a task's small case (grader/run/sanitizer.py; the feedback's words).
+# compute-sanitizer's verdict on a task's small case (grader/shared/sanitizer.py; the feedback's words).
 SANITIZER_STATUSES: dict[SanitizerStatus, Status] = {
     SanitizerStatus.CLEAN: Status("no problems found", "", "the tool ran and reported nothing"),
     SanitizerStatus.ERRORS: Status(

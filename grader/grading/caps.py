@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Callable
 
-from grader.run.build_result import BuildResult
-from grader.run.results import SubmissionResult
+from grader.outcomes.build_result import BuildResult
+from grader.outcomes.results import SubmissionResult
 
 
 def human_bytes(n: int) -> str:

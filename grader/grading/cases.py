@@ -22,9 +22,9 @@ from grader.grading.student_process import StudentProcess
 from grader.grading.tools import profile_task, sanitize
 from grader.intake.submission import Submission
 from grader.run.budget import Credited, SolutionTimes, TimeBudget
-from grader.run.build_result import BuildResult
+from grader.outcomes.build_result import BuildResult
 from grader.run.paired import time_pairs
-from grader.run.results import REVIEW_FLAG, CaseOutcome, SubmissionResult
+from grader.outcomes.results import REVIEW_FLAG, CaseOutcome, SubmissionResult
 from grader.run.runner import HarnessFailure
 from grader.run.server import Server
 

@@ -23,8 +23,8 @@ from grader.grading.plan import NoSubmissions, plan_intake
 from grader.grading.session import GradingSession
 from grader.intake.roster import Person
 from grader.intake.submission import Entry, Submission
-from grader.run.build_result import BuildResult
-from grader.run.results import SubmissionResult
+from grader.outcomes.build_result import BuildResult
+from grader.outcomes.results import SubmissionResult
 from grader.store.store import Store
 
 

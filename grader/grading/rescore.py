@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from grader.core.late import lateness
-from grader.run.results import SanitizerOutcome
+from grader.outcomes.results import SanitizerOutcome
 from grader.core.rubric import Rubric
 from grader.core.status import SubmissionStatus
 from grader.scoring.score import ScoredCase

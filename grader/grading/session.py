@@ -24,8 +24,8 @@ from grader.grading.cases import grade_submission
 from grader.intake.submission import Entry, IntakeLimits, Submission, read_submission
 from grader.run import ncu
 from grader.run.budget import SolutionTimes
-from grader.run.build_result import BuildResult
-from grader.run.results import SubmissionResult
+from grader.outcomes.build_result import BuildResult
+from grader.outcomes.results import SubmissionResult
 from grader.run.runner import HarnessFailure
 from grader.run.server import Server
 from grader.scoring.chain import chain_for_result

@@ -9,8 +9,8 @@ from typing import Callable
 from grader.backends.base import Backend
 from grader.core.status import CaseStatus
 from grader.run.budget import TimeBudget, case_words
-from grader.run.build_result import BuildResult
-from grader.run.results import CaseOutcome
+from grader.outcomes.build_result import BuildResult
+from grader.outcomes.results import CaseOutcome
 from grader.run.runner import HarnessFailure
 from grader.run.server import Server
 

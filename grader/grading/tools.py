@@ -10,8 +10,8 @@ from grader.core.rubric import Rubric
 from grader.core.status import NOT_RUN, CaseStatus, SanitizerStatus
 from grader.intake.submission import Submission
 from grader.run.budget import TimeBudget
-from grader.run.build_result import BuildResult
-from grader.run.results import CaseOutcome, ProfileOutcome, SanitizerOutcome
+from grader.outcomes.build_result import BuildResult
+from grader.outcomes.results import CaseOutcome, ProfileOutcome, SanitizerOutcome
 
 
 def sanitize(sub: Submission, build: BuildResult, backend: Backend, gpu: str | None, rubric: Rubric,

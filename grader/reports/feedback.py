@@ -51,7 +51,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from grader.core import metrics
-from grader.run.sanitizer import (CPU_TOOL_WORDS, MEMCHECK_FINDS, cpu_finding_words, cpu_location, location, meaning,
+from grader.shared.sanitizer import (CPU_TOOL_WORDS, MEMCHECK_FINDS, cpu_finding_words, cpu_location, location, meaning,
                               summary_sentence)
 from grader.core.status import CaseStatus, ProfileStatus, SanitizerStatus, case_word, sanitizer_word
 

@@ -22,7 +22,7 @@ from grader.core import received as source_of
 from grader.core import visibility
 from grader.core.visibility import STAFF_VIEW, View
 from grader.reports.feedback import NOT_TIMED_NOTE, condense, points_note, task_state, timed_views
-from grader.run.isolation import Isolation
+from grader.outcomes.isolation import Isolation
 from grader.reports import page
 from grader.reports.page import Page
 from grader.reports.plots import speedup_plot

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from grader.run.server import Server
-from grader.run.build_result import NEEDS_GPU
+from grader.outcomes.build_result import NEEDS_GPU
 from grader.core.errors import GraderError
 from grader.run.runner import HarnessFailure
 from grader.core.status import CaseStatus

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from grader.core.status import ProfileStatus
-from grader.run.results import ProfileOutcome
+from grader.outcomes.results import ProfileOutcome
 from grader.shared import student_tools
 
 _profile = student_tools.load("profile")

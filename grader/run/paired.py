@@ -33,55 +33,15 @@ slows the solution's sample (and so raises the speedup).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Callable
 
-from grader.core import metrics
 from grader.run.server import Server
 from grader.core.rubric import TimingPolicy
 from grader.core.status import CaseStatus
-from grader.core.stats import MedianCI, median_ci
+from grader.core.stats import MedianCI
+from grader.outcomes.paired import Pair, PairedResult
 
 VERDICT_PAIRS = 3  # the fewest pairs whose interval (their range) is trusted for stopping
-
-
-@dataclass
-class Pair:
-    student_ms: float
-    solution_ms: float
-    student_sm_mhz: int | None
-    solution_sm_mhz: int | None
-    throttled: bool  # either side's sample was taken while the SM clock was throttled
-
-    @property
-    def speedup(self) -> float:
-        return metrics.speedup(self.solution_ms, self.student_ms)
-
-
-@dataclass
-class PairedResult:
-    status: str = CaseStatus.OK  # or the student's status (the harness's word) when a timed run went wrong
-    message: str = ""
-    pairs: list[Pair] = field(default_factory=list)
-    stop_reason: str = ""
-    record: dict | None = None  # the harness's case record when a timed run failed
-    seconds: float = 0.0  # the case's time: checks, warm-ups and pairs
-
-    @property
-    def speedup(self) -> MedianCI:
-        return median_ci([p.speedup for p in self.pairs])
-
-    @property
-    def student(self) -> MedianCI:
-        return median_ci([p.student_ms for p in self.pairs])
-
-    @property
-    def solution(self) -> MedianCI:
-        return median_ci([p.solution_ms for p in self.pairs])
-
-    @property
-    def throttled_pairs(self) -> int:
-        return sum(p.throttled for p in self.pairs)
 
 
 def _sample(reply: dict) -> tuple[float, int | None, bool]:

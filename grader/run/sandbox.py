@@ -56,7 +56,7 @@ from pathlib import Path
 
 from grader.run import seccomp
 from grader.run.capped import DEFAULT_CAP, CappedReader
-from grader.run.isolation import UNSAFE_FLAG, Isolation
+from grader.outcomes.isolation import UNSAFE_FLAG, Isolation
 
 BWRAP_ENV = "BWRAP"  # a bwrap binary that is not on PATH (e.g. Debian's package unpacked with dpkg -x)
 SANDBOX_UID_RANGE = (1 << 30, (1 << 31) - 2)  # far from real users, subuid ranges and nobody
@@ -91,7 +91,7 @@ class ResourceLimits:
                    int(limits.output_mib * 1024 * 1024))
 
     def record(self) -> dict:
-        """The limits as the isolation record stores them (grader/run/isolation.py)."""
+        """The limits as the isolation record stores them (grader/outcomes/isolation.py)."""
         return {"cpu_seconds": self.cpu_seconds, "file_size_mib": self.file_size // 2**20,
                 "processes": self.processes, "output_kib": self.output // 1024}
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from grader.core.late import Lateness, lateness
-from grader.run.results import SanitizerOutcome, SubmissionResult, TaskScore
+from grader.outcomes.results import SanitizerOutcome, SubmissionResult, TaskScore
 from grader.core.rubric import Rubric
 from grader.scoring.score import ScoredCase, sanitizer_penalty, task_scores
 

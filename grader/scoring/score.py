@@ -26,7 +26,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from grader.run.results import CaseOutcome, SanitizerOutcome, TaskScore
+from grader.outcomes.results import CaseOutcome, SanitizerOutcome, TaskScore
 from grader.core.rubric import Rubric, TaskPolicy
 from grader.core.status import NOT_TIMED_ON_CPU, CaseStatus, SubmissionStatus
 

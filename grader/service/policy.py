@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 from grader.core.service_policy import ServicePolicy
 from grader.core.status import SubmissionStatus
-from grader.run.results import SubmissionResult
+from grader.outcomes.results import SubmissionResult
 from grader.service.views import job_name
 from grader.store.jobs import GRADE, Job
 

@@ -14,7 +14,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Callable
 
-from grader.run.isolation import Isolation
+from grader.outcomes.isolation import Isolation
 from grader.core.status import NOT_TIMED_ON_CPU
 
 
@@ -189,7 +189,7 @@ MIGRATIONS: tuple[Migration, ...] = (
 )"""),)),
     # 7a554c5: the build gate's findings (grader/gate/), a JSON list, shown in the feedback
     Migration(4, "build gate", columns=(("submissions", "gate", "TEXT NOT NULL DEFAULT '[]'"),)),
-    # 844d707: how student code was isolated as a record the grader reads (grader/run/isolation.py), not prose
+    # 844d707: how student code was isolated as a record the grader reads (grader/outcomes/isolation.py), not prose
     # parsed back; older runs get theirs from their words
     Migration(5, "isolation record", columns=(("grading_runs", "isolation", "TEXT"),), fill=_isolation_from_words),
     # 3134b1a: why the build failed, in one line, for the per-task feedback (the log is build_log)

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from grader.store import migrations as migrations
-from grader.run.isolation import Isolation
+from grader.outcomes.isolation import Isolation
 from grader.core.received import CANVAS_LATE
-from grader.run.results import SubmissionResult
+from grader.outcomes.results import SubmissionResult
 
 if TYPE_CHECKING:  # the store is handed the chain's results; it never runs the chain on its own
     from grader.scoring.chain import Scored

@@ -50,9 +50,9 @@ from typing import Callable
 from grader.backends.base import Backend, Kind
 from grader.run.server import Server
 from grader.backends.gpu import gpu_list
-from grader.run.build_result import BuildResult
-from grader.run.isolation import Isolation
-from grader.run.results import ProfileOutcome, SanitizerOutcome
+from grader.outcomes.build_result import BuildResult
+from grader.outcomes.isolation import Isolation
+from grader.outcomes.results import ProfileOutcome, SanitizerOutcome
 from grader.gate.check import Finding
 from grader.gate.report import GateReport
 from grader.core.registry import Registry

@@ -13,13 +13,13 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.run.build_result import BuildResult
+from grader.outcomes.build_result import BuildResult
 from grader.intake.submission import Submission
-from grader.run.isolation import Isolation
+from grader.outcomes.isolation import Isolation
 from grader.core.metrics import milliseconds
-from grader.run.paired import Pair, PairedResult
+from grader.outcomes.paired import Pair, PairedResult
 from grader.core.registry import Registry
-from grader.run.results import CaseOutcome, SubmissionResult
+from grader.outcomes.results import CaseOutcome, SubmissionResult
 from grader.core.rubric import Rubric
 from grader.scoring.chain import chain_for_result
 from grader.core.status import NOT_TIMED_ON_CPU

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from grader.run.results import SanitizerOutcome
+from grader.outcomes.results import SanitizerOutcome
 
 # diagnose.cpp's race_hint(), word for word.
 RACE = ("Results that change from run to run usually mean a race: threads reading shared memory "

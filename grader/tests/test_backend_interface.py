@@ -17,7 +17,7 @@ from grader.run.budget import Credited, SolutionTimes, TimeBudget
 from grader.backends.local import LocalBackend
 from grader.grading.session import start_run
 from grader.grading.student_process import StudentProcess
-from grader.run.isolation import Isolation
+from grader.outcomes.isolation import Isolation
 from grader.run.runner import HarnessServer
 from grader.tests.cpu_like import CpuLikeBackend
 from grader.tests.fakes import FakeBackend, FakeServer, SimulatedBackend, SimulatedKind
@@ -136,7 +136,7 @@ def test_the_student_process_pauses_its_server_and_reads_what_it_found_forged():
     student.request({"op": "hello"}, 1)
     student.pause()
     assert server.paused == 1
-    from grader.run.results import CaseOutcome
+    from grader.outcomes.results import CaseOutcome
     case = student.answered_by(CaseOutcome("add", "float32", "1x1", "correctness", "ok"))
     student.close()
     assert case.status == "protocol" and case.message == "forged"

@@ -23,7 +23,7 @@ from grader.reports.report import run_views
 from grader.grading.rescore import rescore
 from grader.scoring.score import NOT_MEASURED
 from grader.tests.test_score import score_task
-from grader.run.results import CaseOutcome
+from grader.outcomes.results import CaseOutcome
 from grader.store.store import Store
 from grader.tests.conftest import opened, write_submission
 from grader.tests.cpu_like import grade_cpu_like

@@ -21,7 +21,7 @@ from grader.scoring.chain import chain_for_result
 from grader.store.store import Store
 from grader.tests.conftest import opened
 from grader.tests.leaderboard_class import DEVICE, LIMITS, Entry, result_for
-from grader.run.isolation import Isolation
+from grader.outcomes.isolation import Isolation
 
 UNTIL = "2026-12-11T23:59:00+00:00"
 BEFORE = datetime(2026, 12, 1, tzinfo=timezone.utc)

@@ -15,12 +15,12 @@ import pytest
 
 from grader.run.server import Server
 from grader.backends.local import LocalBackend
-from grader.run.build_result import BuildResult
+from grader.outcomes.build_result import BuildResult
 from grader.grading.caps import cap_stored, human_bytes
 from grader.grading.session import await_gpu_memory
 from grader.intake.submission import Submission
 from grader.run.paired import time_pairs
-from grader.run.results import CaseOutcome, SanitizerOutcome, SubmissionResult
+from grader.outcomes.results import CaseOutcome, SanitizerOutcome, SubmissionResult
 from grader.run.runner import HarnessServer, _stopped
 from grader.run.sandbox import ResourceLimits, Sandbox, SandboxError, Unsandboxed, find_bwrap, missing_bwrap_message
 from grader.tests.conftest import REPO

@@ -12,7 +12,7 @@ from grader.backends.local import LocalBackend
 from grader.grading.grade import GradeOptions, grade
 from grader.reports.report import summary_table
 from grader.reports.folder import write_reports
-from grader.run.isolation import Isolation
+from grader.outcomes.isolation import Isolation
 from grader.run.sandbox import Unsandboxed
 from grader.store.store import Store
 from grader.tests.conftest import REPO, cases_of, opened, write_submission

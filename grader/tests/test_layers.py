@@ -67,6 +67,18 @@ def test_each_module_imports_only_from_its_layer_and_the_layers_below():
     assert upward == []
 
 
+# The readers of what grading produced: they read outcomes (grader/outcomes/) and the store, never the layer that
+# runs student code, so a change to how code runs cannot reach a score, a saved row or a report's words.
+READERS = ("scoring", "store", "reports", "exports")
+
+
+def test_the_readers_of_results_import_nothing_of_the_layer_that_runs_student_code():
+    modules = product_modules()
+    found = sorted((name, i) for name, path in modules.items() if layer_of(name) in READERS
+                   for i in imports(path, name, modules) if layer_of(i) in ("run", "backends"))
+    assert found == [], f"readers importing how student code runs (their types belong in grader/outcomes/): {found}"
+
+
 def test_no_import_circle_in_the_grader():
     modules = product_modules()
     graph = {name: imports(path, name, modules) - {""} for name, path in modules.items()}
@@ -177,7 +189,7 @@ def test_a_driver_of_the_grading_session_holds_no_grading_logic(driver):
 def test_the_driver_check_finds_a_driver_that_builds_or_scores_itself(tmp_path):
     modules = product_modules()
     fake = tmp_path / "worker.py"
-    fake.write_text("from grader.scoring.chain import chain_for_result\nfrom grader.run.results import CaseOutcome\n"
+    fake.write_text("from grader.scoring.chain import chain_for_result\nfrom grader.outcomes.results import CaseOutcome\n"
                     "def go(backend, sub):\n    return backend.build(sub, 1, None)\n")
     found = driver_findings(fake.read_text(), "service.worker", modules, fake)
     assert "imports scoring.chain" in found and any(".build()" in f for f in found)

@@ -7,10 +7,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from grader.run import sanitizer
+from grader.shared import sanitizer
 from grader.grading.grade import GradeOptions, grade
 from grader.reports.folder import write_reports
-from grader.run.results import SanitizerOutcome
+from grader.outcomes.results import SanitizerOutcome
 from grader.store.store import Store
 from grader.tests.conftest import opened, write_submission
 from grader.tests.old_stores import without_table
@@ -205,7 +205,7 @@ def test_a_store_made_before_the_sanitizer_table_still_opens_and_gains_it(tmp_pa
 
 def test_an_unavailable_tool_costs_nothing():
     from grader.scoring.score import apply_sanitizer_penalty
-    from grader.run.results import TaskScore
+    from grader.outcomes.results import TaskScore
     from grader.core.rubric import TaskPolicy
     policy = TaskPolicy("add", 4, 4, ("float32",), ("1x1",), (), 0.25, 0.8)
     score = TaskScore("add", 4, 4, 0, 4, 1, 1)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from grader.run.paired import Pair, PairedResult
-from grader.run.results import CaseOutcome
+from grader.outcomes.paired import Pair, PairedResult
+from grader.outcomes.results import CaseOutcome
 from grader.scoring.score import ScoredCase, task_score
 
 

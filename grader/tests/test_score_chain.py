@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from grader.core.late import ON_TIME, Lateness
-from grader.run.paired import Pair, PairedResult
-from grader.run.results import CaseOutcome, SanitizerOutcome, TaskScore
+from grader.outcomes.paired import Pair, PairedResult
+from grader.outcomes.results import CaseOutcome, SanitizerOutcome, TaskScore
 from grader.scoring.score import ScoredCase
 from grader.scoring.chain import (Override, Scored, TaskOverride, Totals, late_penalty, overrides, sanitizer_penalty,
                                 score_chain, settle, settle_stored, task_scores, totals)

@@ -10,8 +10,8 @@ import pytest
 from grader.cli import main as grader
 from grader.core.status import SubmissionStatus
 from grader.intake.submission import Submission
-from grader.run.build_result import BuildResult
-from grader.run.results import SubmissionResult
+from grader.outcomes.build_result import BuildResult
+from grader.outcomes.results import SubmissionResult
 from grader.service import policy
 from grader.tests.service_server import (ServiceUnderTest, archive, rubric_with, run_client, stored_jobs,
                                          student_starter, verdicts)

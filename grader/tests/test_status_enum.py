@@ -10,7 +10,7 @@ import pytest
 from grader.core.status import (CASE_STATUSES, NOT_RUN, SANITIZER_STATUSES, SUBMISSION_STATUSES, CaseStatus,
                                 SanitizerStatus, SubmissionStatus)
 from grader.store.store import Store
-from grader.run.results import SanitizerOutcome
+from grader.outcomes.results import SanitizerOutcome
 from grader.tests import leaderboard_class
 from grader.tests.leaderboard_class import Entry, fill
 
@@ -133,7 +133,7 @@ def test_the_scan_leaves_words_that_are_not_statuses(line):
 
 
 def test_the_scan_fails_on_a_literal_put_back():
-    source = (GRADER / "run" / "results.py").read_text()
+    source = (GRADER / "outcomes" / "results.py").read_text()
     assert "self.status == CaseStatus.OK" in source
     assert raw_statuses(source.replace("self.status == CaseStatus.OK", 'self.status == "ok"', 1))
 

@@ -13,7 +13,7 @@ import pytest
 
 from grader.store import migrations as migrations
 from grader.grading.grade import GradeOptions, grade
-from grader.run.isolation import Isolation
+from grader.outcomes.isolation import Isolation
 from grader.reports.folder import write_reports
 from grader.core.rubric import load_rubric
 from grader.core.status import NOT_TIMED_ON_CPU

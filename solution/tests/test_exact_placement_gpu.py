@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from conftest import build_with
-from grader.run import sanitizer
+from grader.shared import sanitizer
 from grader.backends.local import LocalBackend
-from grader.run.build_result import BuildResult
+from grader.outcomes.build_result import BuildResult
 from grader.intake.submission import Submission
 from grader.run.runner import HarnessServer
 from grader.run.sandbox import Unsandboxed

@@ -3,10 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from grader.run.budget import TimeBudget
-from grader.run.build_result import BuildResult
+from grader.outcomes.build_result import BuildResult
 from grader.intake.submission import Submission
-from grader.run.paired import PairedResult
+from grader.outcomes.paired import PairedResult
 from grader.core.status import CaseStatus, ProfileStatus, SanitizerStatus, SubmissionStatus
 
 # Flags on a timed case that passed: listed for a TA, scored as measured.
@@ -15,7 +14,7 @@ REVIEW_FLAG = "review"
 
 @dataclass
 class SanitizerOutcome:
-    """One compute-sanitizer run (grader/run/sanitizer.py) on a task's small case; on the CPU backend, its own checks
+    """One compute-sanitizer run (grader/shared/sanitizer.py) on a task's small case; on the CPU backend, its own checks
     in the tool's place (checker "cpu": AddressSanitizer for memcheck, the race checker for racecheck)."""
     task: str
     tool: str  # "memcheck" or "racecheck"
@@ -95,4 +94,4 @@ class SubmissionResult:
     seconds: float = 0.0
     sanitizer: list[SanitizerOutcome] = field(default_factory=list)
     profiles: list[ProfileOutcome] = field(default_factory=list)  # the CPU backend's counters (feedback only)
-    budget: TimeBudget | None = None  # what its code used of its time budget (grader/run/budget.py; not stored)
+    budget: object | None = None  # its code's TimeBudget (grader/run/budget.py): what it used; not stored

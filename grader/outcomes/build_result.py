@@ -1,6 +1,6 @@
 """What building one submission produced: read by the grading run, the time budget, the results and the reports.
 
-Its own module, below grader/backends/local.py (which makes it) and grader/run/results.py (which keeps it with a submission's
+Its own module, below grader/backends/local.py (which makes it) and grader/outcomes/results.py (which keeps it with a submission's
 results), so that neither needs the other to name it."""
 from __future__ import annotations
 
