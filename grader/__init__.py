@@ -3,7 +3,7 @@
 Run it as `bin/grader <command>`; `bin/grader --help` lists the commands.
 
 Its packages are layers, listed here from the bottom up: a module imports only from its own layer and the
-layers below it (grader/tests/test_layers.py holds every import to this order). cli.py and __main__.py sit on top.
+layers below it (grader/tests/test_layers.py holds every import to this order). cli/ (a module per command group) and __main__.py sit on top.
 """
 
 LAYERS = (

@@ -1,5 +1,5 @@
 """Every report of a results folder, written from its store: grades.csv, feedback/, review.csv and the staff's
-overview.html. The one call the commands make after grading, rescoring or an override (grader/cli.py).
+overview.html. The one call the commands make after grading, rescoring or an override (grader/cli/grading.py).
 
 Apart from grader/reports/report.py because the overview (grader/reports/overview.py) reads report.py's tables: the tables sit
 below both pages, and this module above them.

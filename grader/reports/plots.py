@@ -19,7 +19,7 @@ def speedup_plot(timed: list[dict]) -> bytes | None:
         return None
     top = max(max(v["speedup_high"] for v in rows), max(v["s_full"] for v in rows)) * 1.15
     top = max(top, 1.2)
-    # matplotlib only where a plot is drawn: it is a second of every command's start otherwise (grader/cli.py's
+    # matplotlib only where a plot is drawn: it is a second of every command's start otherwise (grader/cli/'s
     # commands and the service's processes import this module through the reports)
     import matplotlib
     matplotlib.use("Agg")  # files only, no display

@@ -61,7 +61,7 @@ class ConnectionLimits:
 
     @classmethod
     def from_args(cls, args) -> ConnectionLimits:
-        """`serve`'s options of the same names (grader/cli.py)."""
+        """`serve`'s options of the same names (grader/cli/service.py)."""
         return cls(args.max_connections, args.max_per_address, tuple(args.proxy), args.header_timeout,
                    args.body_timeout, args.keep_alive)
 

@@ -190,3 +190,14 @@ def pytest_terminal_summary(terminalreporter):
         for report in skipped:
             reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
             terminalreporter.line(f"  {report.nodeid}: {reason}")
+
+
+def grade_on_fakes(patch, registry, rubric):
+    """`grade`, `gradescope` and `autolab` through main() on the fake backend (grader/tests/fakes.py), no sandbox:
+    every command module that opens a built backend gets the fake in its place (`patch`: a MonkeyPatch)."""
+    from grader.cli import grading, single
+    from grader.tests.fakes import FakeBackend
+    for module in (grading, single):
+        patch.setattr(module, "isolation", lambda args, work: None)
+        patch.setattr(module, "prepared_backend", lambda args, work, jobs, gpu, sandbox: (FakeBackend(), registry,
+                                                                                           rubric))

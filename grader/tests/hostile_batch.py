@@ -17,15 +17,8 @@ backend, and fail with what was stored when a verdict is not what the entry expe
 """
 from __future__ import annotations
 
-import subprocess
-import sys
-import tarfile
-from datetime import datetime, timezone
 from pathlib import Path
 
-import pandas as pd
-
-from grader.intake.submission import file_time
 from grader.tests.conftest import REPO, texts_a_student_reads
 from grader.tests.hostile_entries import Entry, hand_in, load_corpus
 
@@ -174,36 +167,8 @@ def check_normal_submissions(corpus, backend: str) -> None:
         assert graded[entry_at + 1] == normal_after(entry.name), graded[entry_at:entry_at + 3]
 
 
-def check_nickname_cells(corpus, entry: Entry, rubric: Path) -> None:
-    """The entry's nickname, a spreadsheet formula, stands as text in every CSV a TA opens: grades.csv, and
-    leaderboard.csv as `python3 -m grader leaderboard` publishes it (its cells read back with pandas' csv reader:
-    the guard's apostrophe leads)."""
-    nickname = entry.nickname
-    assert nickname and nickname[0] in "=+-@", f"{entry.name}: the nickname must be one a spreadsheet would run"
-    student, results = hostile_student(entry.name), corpus.fast.results
-    grades = pd.read_csv(results / "grades.csv", dtype=str, keep_default_na=False).set_index("student")
-    assert grades.loc[student, "nickname"] == "'" + nickname, grades.loc[student].to_dict()
-    board = results / "leaderboard-csv-check"
-    if not (board / "leaderboard.csv").exists():
-        done = subprocess.run([sys.executable, "-m", "grader", "leaderboard", "--results", str(results), "--rubric",
-                               str(rubric), "--out", str(board), "--salt-file", str(results / "salt-csv-check"),
-                               "--show-names"], cwd=REPO, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    published = pd.read_csv(board / "leaderboard.csv", dtype=str, keep_default_na=False).set_index("student")
-    assert published.loc[student, "name"] == "'" + nickname, published.loc[student].to_dict()
 
 
-def check_received_time(corpus, entry: Entry) -> None:
-    """An entry handed in as an archive is received at the archive's own time on the grading machine (as the
-    batch wrote it), never at a time from inside it (its members', which the student set)."""
-    student = hostile_student(entry.name)
-    archive = corpus.fast.submissions / f"{student}.tar.gz"
-    row = corpus.submission(student)
-    with tarfile.open(archive) as tar:  # each member's time, written as the store writes a time received
-        members = {datetime.fromtimestamp(m.mtime, timezone.utc).isoformat(timespec="seconds")
-                   for m in tar.getmembers()}
-    assert (row["received"], row["received_from"]) == (file_time(archive), "file"), dict(row)
-    assert row["received"] not in members, (row["received"], members)
 
 
 def check_never_shown(corpus, entry: Entry) -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from grader.backends.local import Workspace
-from grader.cli import BUILD_CACHE_ENV, build_cache_root, main
+from grader.cli import main
+from grader.cli.common import BUILD_CACHE_ENV, build_cache_root
 from grader.slurm import cache
 from grader.tests.fakes import SimulatedKind
 

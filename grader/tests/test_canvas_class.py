@@ -7,6 +7,7 @@ from grader.intake.layouts import find_entries
 from grader.intake.roster import match, read_roster
 from grader.core.rubric import load_rubric
 from grader.tests.canvas_class import STUDENTS, TIMES, build
+from grader.tests.conftest import grade_on_fakes
 
 
 def test_the_sample_class_as_a_canvas_download_reads_back_with_its_times_flags_and_late_penalties(tmp_path,
@@ -31,12 +32,9 @@ def test_the_sample_class_as_a_canvas_download_reads_back_with_its_times_flags_a
 def fake_gpu_class(tmp_path, registry, monkeypatch):
     """The Canvas class written out, and the command line's backend replaced by the fake one (no build, no GPU)."""
     from grader import cli
-    from grader.tests.fakes import FakeBackend
     cc = build(tmp_path / "input")
     rubric = load_rubric(cc / "rubric.toml", registry)
-    monkeypatch.setattr(cli, "isolation", lambda args, work: None)
-    monkeypatch.setattr(cli, "prepared_backend", lambda args, work, jobs, gpu, sandbox: (FakeBackend(), registry,
-                                                                                          rubric))
+    grade_on_fakes(monkeypatch, registry, rubric)
     return cli, cc, rubric
 
 

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from grader.tests.conftest import REPO
+from grader.tests.conftest import grade_on_fakes
 
 pytestmark = pytest.mark.slow  # runs bin/grader grade, which starts bubblewrap to check its sandbox
 
@@ -59,10 +60,7 @@ def test_grade_report_export_and_leaderboard_run_end_to_end_on_the_simulated_bac
     """make demo's flow (grade, then leaderboard), and report and export after it, through main()."""
     from grader import cli
     from grader.tests.conftest import write_submission
-    from grader.tests.fakes import FakeBackend
-    monkeypatch.setattr(cli, "isolation", lambda args, work: None)
-    monkeypatch.setattr(cli, "prepared_backend", lambda args, work, jobs, gpu, sandbox: (FakeBackend(), registry,
-                                                                                          small_rubric))
+    grade_on_fakes(monkeypatch, registry, small_rubric)
     files = {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks}
     write_submission(tmp_path / "subs", "alice", files)
     write_submission(tmp_path / "subs", "bob", {**files, "dot.cu": "// fake: wrong\n"})

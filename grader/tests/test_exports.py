@@ -18,6 +18,7 @@ from grader.store.store import Store
 from grader.tests.conftest import opened, scores_of, write_submission
 from grader.tests.fakes import FakeBackend
 from grader.tests.leaderboard_class import Entry, fill
+from grader.tests.conftest import grade_on_fakes
 
 # Gradescope's autograder specification: the fields a results.json and each test may carry.
 GRADESCOPE_TOP = {"score", "execution_time", "output", "output_format", "test_output_format", "test_name_format",
@@ -274,9 +275,7 @@ def test_canvas_with_a_roster_file_reads_it_rather_than_the_stored_one(tmp_path,
 
 def test_export_command_without_roster_lists_the_stored_roster(tmp_path, monkeypatch, registry, small_rubric,
                                                               capsys):
-    monkeypatch.setattr(cli, "isolation", lambda args, work: None)
-    monkeypatch.setattr(cli, "prepared_backend", lambda args, work, jobs, gpu, sandbox: (FakeBackend(), registry,
-                                                                                          small_rubric))
+    grade_on_fakes(monkeypatch, registry, small_rubric)
     write_submission(tmp_path / "subs", "alice", {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks})
     (tmp_path / "class.csv").write_text("student,name\nalice,Alice A\nbob,Bob B\n")
     common = ["--results", str(tmp_path / "r"), "--rubric", str(small_rubric.path)]
@@ -313,9 +312,7 @@ def test_canvas_heads_the_column_title_and_assignment_id_so_canvas_fills_that_as
 @pytest.fixture
 def fake_cli(monkeypatch, registry, small_rubric):
     """The command line with the simulated backend standing in for the built harness."""
-    monkeypatch.setattr(cli, "isolation", lambda args, work: None)
-    monkeypatch.setattr(cli, "prepared_backend", lambda args, work, jobs, gpu, sandbox: (FakeBackend(), registry,
-                                                                                          small_rubric))
+    grade_on_fakes(monkeypatch, registry, small_rubric)
 
 
 def test_the_gradescope_command_grades_into_a_store_and_exports_from_it(tmp_path, files, fake_cli, small_rubric,

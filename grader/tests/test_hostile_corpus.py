@@ -157,18 +157,6 @@ def test_each_entry_gets_its_verdict(graded_corpus, entry):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.nickname], ids=lambda e: e.name)
-def test_a_formula_for_a_nickname_is_text_in_every_csv(graded_corpus, entry):
-    batch.check_nickname_cells(graded_corpus, entry, graded_corpus.fast.rubric)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.archive and e.status == "graded"], ids=lambda e: e.name)
-def test_an_archive_is_received_at_its_own_time_never_its_members(graded_corpus, entry):
-    batch.check_received_time(graded_corpus, entry)
-
-
-@pytest.mark.gpu
 @pytest.mark.parametrize("entry", [e for e in ENTRIES if e.never_shown], ids=lambda e: e.name)
 def test_a_file_an_include_names_is_never_quoted_to_a_student(graded_corpus, entry):
     batch.check_never_shown(graded_corpus, entry)

@@ -93,16 +93,6 @@ def test_each_entry_a_checker_must_report_is_reported(cpu_batch, entry):
     batch.check_tool_reports(cpu_batch, entry, BACKEND)
 
 
-@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.nickname], ids=lambda e: e.name)
-def test_a_formula_for_a_nickname_is_text_in_every_csv(cpu_batch, entry):
-    batch.check_nickname_cells(cpu_batch, entry, cpu_batch.fast.rubric)
-
-
-@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.archive and e.status == "graded"], ids=lambda e: e.name)
-def test_an_archive_is_received_at_its_own_time_never_its_members(cpu_batch, entry):
-    batch.check_received_time(cpu_batch, entry)
-
-
 @pytest.mark.parametrize("entry", [e for e in ENTRIES if e.never_shown], ids=lambda e: e.name)
 def test_a_file_an_include_names_is_never_quoted_to_a_student(cpu_batch, entry):
     batch.check_never_shown(cpu_batch, entry)

@@ -160,9 +160,9 @@ def _inside(frame, function: str) -> bool:
 DRIVERS = ("grading.grade", "service.worker", "slurm.shard")
 GRADING_INSIDES = ("run", "scoring", "gate", "grading.cases", "grading.tools", "grading.student_process",
                    "grading.caps")
-# what a driver may name from inside: the results' and builds' types (no code), and the sandbox it sets up for the
-# backend, as the command line does (where code runs, not what grading does)
-TYPES_ONLY = {"run.results", "run.build_result", "run.sandbox"}
+# what a driver may name from inside: the sandbox it sets up for the backend, as the command line does (where code
+# runs, not what grading does); the results' and builds' types are grader/outcomes/'s, outside these
+TYPES_ONLY = {"run.sandbox"}
 BACKEND_WORK = {"build", "student_server", "solution_server", "sanitize", "sanitize_tasks", "profile", "gpu_profile"}
 
 

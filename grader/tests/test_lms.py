@@ -15,6 +15,7 @@ from grader.intake.submission import choose_latest, read_submission
 from grader.intake.layouts import IntakeError, find_entries
 from grader.tests.conftest import opened
 from grader.tests.fakes import FakeBackend
+from grader.tests.conftest import grade_on_fakes
 
 TASKS = ["fill.cu", "add.cu", "dot.cu"]
 NOV20_2359 = datetime(2026, 11, 20, 23, 59, 59, tzinfo=timezone.utc).timestamp()
@@ -211,9 +212,7 @@ def test_the_gradescope_command_takes_the_submitter_and_time_from_submission_met
 
     from grader import cli
     from grader.tests.conftest import write_submission
-    monkeypatch.setattr(cli, "isolation", lambda args, work: None)
-    monkeypatch.setattr(cli, "prepared_backend", lambda args, work, jobs, gpu, sandbox: (FakeBackend(), registry,
-                                                                                          small_rubric))
+    grade_on_fakes(monkeypatch, registry, small_rubric)
     entry = write_submission(tmp_path, "submission", {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks})
     (tmp_path / "submission_metadata.json").write_text(json.dumps(GRADESCOPE_JSON))
     assert cli.main(["gradescope", "--submission", str(entry), "--metadata", str(tmp_path / "submission_metadata.json"),

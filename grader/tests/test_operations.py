@@ -10,16 +10,14 @@ from grader import cli
 from grader.grading.rescore import RescoreError, rescore
 from grader.core.rubric import load_rubric
 from grader.tests.conftest import opened, small_rubric_text, write_submission
-from grader.tests.fakes import FakeBackend
+from grader.tests.conftest import grade_on_fakes
 
 
 @pytest.fixture
 def week(tmp_path, registry, small_rubric, monkeypatch):
     """alice (full marks) and bob (dot wrong) graded into results/, through the command line on the fake
     backend; returns (submissions folder, results folder, run(argv) -> exit status)."""
-    monkeypatch.setattr(cli, "isolation", lambda args, work: None)
-    monkeypatch.setattr(cli, "prepared_backend", lambda args, work, jobs, gpu, sandbox: (FakeBackend(), registry,
-                                                                                          small_rubric))
+    grade_on_fakes(monkeypatch, registry, small_rubric)
     files = {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks}
     subs = tmp_path / "subs"
     write_submission(subs, "alice", files)

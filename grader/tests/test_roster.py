@@ -10,6 +10,7 @@ from grader.intake.roster import RosterError, read_roster
 from grader.tests.conftest import write_submission
 from grader.tests.fakes import FakeBackend
 from grader.tests.test_lms import canvas_zip
+from grader.tests.conftest import grade_on_fakes
 
 CANVAS_GRADEBOOK = """\
 Student,ID,SIS User ID,SIS Login ID,Section,HW4 CUDA kernels (5123)
@@ -67,9 +68,7 @@ def test_a_canvas_class_gets_a_row_per_student_on_the_roster_and_strangers_are_n
 def test_grade_prints_who_is_missing_and_who_is_not_on_the_roster(tmp_path, monkeypatch, registry, small_rubric,
                                                                   capsys):
     from grader import cli
-    monkeypatch.setattr(cli, "isolation", lambda args, work: None)
-    monkeypatch.setattr(cli, "prepared_backend", lambda args, work, jobs, gpu, sandbox: (FakeBackend(), registry,
-                                                                                          small_rubric))
+    grade_on_fakes(monkeypatch, registry, small_rubric)
     files = {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks}
     write_submission(tmp_path / "subs", "alice", files)
     write_submission(tmp_path / "subs", "mallory", files)

@@ -21,6 +21,7 @@ import pytest
 from grader.reports.spreadsheet import cell, csv_text, runs_as_formula
 from grader.tests.conftest import small_rubric_text
 from grader.tests.test_lms import canvas_tar
+from grader.tests.conftest import grade_on_fakes
 
 REPO = Path(__file__).resolve().parents[2]
 GUARD = REPO / "grader" / "reports" / "spreadsheet.py"
@@ -124,15 +125,13 @@ def written(tmp_path_factory, registry, rubric) -> Path:
     """The results folder after every command that writes a CSV, from one store of the hostile class."""
     from grader import cli
     from grader.core.rubric import load_rubric
-    from grader.tests.fakes import FakeBackend
     root = tmp_path_factory.mktemp("hostile-csv")
     download, roster = hostile_class(root, registry)
     rubric_path = root / "rubric.toml"
     rubric_path.write_text(small_rubric_text(rubric) + LATE_POLICY)
     small = load_rubric(rubric_path, registry)
     patch = pytest.MonkeyPatch()
-    patch.setattr(cli, "isolation", lambda args, work: None)
-    patch.setattr(cli, "prepared_backend", lambda args, work, jobs, gpu, sandbox: (FakeBackend(), registry, small))
+    grade_on_fakes(patch, registry, small)
     results, common = root / "results", ["--rubric", str(rubric_path), "--results", str(root / "results")]
     try:
         for command in (["grade", str(download), "--from", "canvas", "--roster", str(roster), "--no-progress",

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from grader import cli
+from grader.cli.grading import write_outputs
 from grader.grading.grade import GradeOptions, grade
 from grader.reports.leaderboard import PublishOptions, publish
 from grader.reports.leaderboard.board import CORRECT_NOT_TIMED, build_board
@@ -211,7 +212,7 @@ def test_correctness_only_writes_the_export_and_says_so(untimed, small, capsys):
 def test_grading_without_a_gpu_writes_no_canvas_csv_and_says_how_to(tmp_path, small, registry, capsys):
     results = grade_cpu_like(tmp_path, small, registry, {"ann": ok_files(registry)})
     (results / "canvas.csv").write_text("an earlier grading's totals\n")
-    cli.write_outputs(results, small)
+    write_outputs(results, small)
     out = capsys.readouterr().out
     assert not (results / "canvas.csv").exists()
     assert ("canvas.csv not written (the earlier one removed): performance was not measured for 1 of 1 student "
