@@ -236,8 +236,10 @@ def test_connections_over_the_per_address_limit_are_refused_unread(service):
 def test_a_proxy_is_left_out_of_the_per_address_limit_but_not_of_the_overall_one(service):
     settled(service)
     through_proxy = [connect(service, PROXY) for _ in range(MOST)]  # three times the per-address limit
-    time.sleep(0.2)
-    assert held(service)["held"] == MOST
+    deadline = time.monotonic() + 10  # (a loaded machine's service accepts them in its own time)
+    while held(service)["held"] < MOST and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert held(service)["held"] == MOST, held(service)
     started = time.monotonic()
     refused = [connect(service, source) for source in (PROXY, "127.0.0.1")]
     answers = [until_closed(s, started, SLACK) for s in refused]
