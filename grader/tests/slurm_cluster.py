@@ -18,6 +18,7 @@ machine's cgroup tree (see there).
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -34,9 +35,22 @@ class ClusterUnavailable(RuntimeError):
 
 
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port below the kernel's range for outgoing connections (ip_local_port_range): one picked from that range is
+    free now but may be taken by any client's connection before slurmctld binds it (the service's flood test, on the
+    other xdist worker, opens 20,000 of them; CI's run of 2026-12-02 lost a cluster so)."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    for _ in range(200):
+        port = random.randrange(10000, max(10001, low))
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise ClusterUnavailable(f"no free port between 10000 and {low}")
 
 
 class Binaries:
@@ -243,7 +257,8 @@ PartitionName={PARTITION} Nodes={NODE} Default=YES MaxTime=INFINITE State=UP
         key = self.root / "munge.key"
         key.write_bytes(os.urandom(128))
         key.chmod(0o600)
-        self.ports = (_free_port(), _free_port())
+        first = _free_port()
+        self.ports = (first, next(p for p in iter(_free_port, None) if p != first))
         self.conf.write_text(self.write_conf())
         # Beside slurm.conf, where slurmd looks for it. slurmd always starts a cgroup plugin; on cgroup v2 it asks
         # systemd over D-Bus for a scope, and a container or CI runner has neither: it makes the folders itself.
