@@ -93,9 +93,9 @@ class Workspace:
             return cmd + ["CPU=1", f"CUDACPU_BUILD={self.build_dir / 'lib' / 'cpu'}"]
         return cmd + ["CPU=0"] + ([f"ARCH={self.arch}"] if self.arch else [])
 
-    def prepare(self, jobs: int, solution: bool = True) -> Path:
-        """Copies the harness, builds its library and (unless told not to) the solution; returns
-        the solution's harness."""
+    def prepare(self, jobs: int) -> Path:
+        """Copies the harness, builds its library, the solution and (on the CPU) the stubs' objects; returns the
+        solution's harness. A build cache entry's build (a kind's build_cache): every grading run opens one."""
         if self.pristine.exists():
             shutil.rmtree(self.pristine)
         shutil.copytree(self.repo / "starter", self.pristine, ignore=shutil.ignore_patterns("build", "__pycache__"))
@@ -109,8 +109,6 @@ class Workspace:
                                   timeout=1800)
         if status != 0:
             raise GraderError(f"building the pristine harness failed:\n{out[-4000:]}")
-        if not solution:
-            return self.build_dir / "solution" / "harness"
         solution = self.solution_kernels
         status, out = run_limited(self._make(f"-j{jobs}", "harness", f"KERNELS={solution}", "KTAG=solution"),
                                   timeout=1800)
@@ -135,7 +133,7 @@ class Workspace:
         for link, target in ((self.pristine, built / "pristine"), (self.build_dir / "lib", built / "build" / "lib")):
             _remove(link)
             link.symlink_to(target, target_is_directory=True)
-        for tag in ("solution", "stubs"):  # (the CPU backend's entry has no stubs: its gate reads no objects)
+        for tag in ("solution", "stubs"):
             _remove(self.build_dir / tag)
             if (built / "build" / tag).is_dir():
                 shutil.copytree(built / "build" / tag, self.build_dir / tag, symlinks=True)
@@ -310,12 +308,6 @@ class LocalBackend(Backend):
     def set_limits(self, limits):
         """The rubric's [limits] for everything student code runs (grader.core.rubric.Limits)."""
         self.isolation.limits = ResourceLimits.from_rubric(limits)
-
-    def prepare(self, jobs: int) -> Registry:
-        """Builds the pristine harness and the solution; returns the harness's task registry."""
-        self.solution = self.workspace.prepare(jobs)
-        self.registry = Registry.from_harness(self.solution)
-        return self.registry
 
     @property
     def harness_version(self) -> str:

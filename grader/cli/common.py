@@ -162,24 +162,21 @@ def slurm_group(q, what: str):
     """The Slurm options, the same for `grade --slurm` and `serve --slurm`."""
     c = q.add_argument_group("on a Slurm cluster (docs/slurm.md)")
     c.add_argument("--slurm", action="store_true", help=what)
-    c.add_argument("--partition", default=None, help="sbatch --partition (default: the cluster's)")
-    c.add_argument("--account", default=None, help="sbatch --account")
-    c.add_argument("--gres", default=SLURM_DEFAULTS["gres"],
-                   help="each task's GPU, one: gpu:1 or gpu:TYPE:1 (default: %(default)s)")
-    c.add_argument("--time", default=None, help="each task's time limit (default: enough for every submission of "
-                   "a shard to use its whole build and submission limits from the rubric)")
-    c.add_argument("--max-parallel", type=int, default=None, metavar="K",
+    c.add_argument("--partition", help="sbatch --partition (default: the cluster's)")
+    c.add_argument("--account", help="sbatch --account")
+    c.add_argument("--gres", help="each task's GPU, one: gpu:1 or gpu:TYPE:1 (default: %(default)s)")
+    c.add_argument("--time", help="each task's time limit (default: enough for every submission of a "
+                   "shard to use its whole build and submission limits from the rubric)")
+    c.add_argument("--max-parallel", type=int, metavar="K",
                    help="at most K tasks at once (the array's %%K; default: as many as Slurm gives)")
-    c.add_argument("--cpus-per-task", type=int, default=SLURM_DEFAULTS["cpus_per_task"],
-                   help="CPUs per task, for builds (default: %(default)s)")
-    c.add_argument("--shard-size", type=int, default=SLURM_DEFAULTS["shard_size"],
-                   help="submissions per task (default: %(default)s)")
-    c.add_argument("--merge-time", default=SLURM_DEFAULTS["merge_time"],
-                   help="the merge job's time limit (default: %(default)s)")
-    c.add_argument("--sbatch", action="append", default=[], metavar="ARGS",
+    c.add_argument("--cpus-per-task", type=int, help="CPUs per task, for builds (default: %(default)s)")
+    c.add_argument("--shard-size", type=int, help="submissions per task (default: %(default)s)")
+    c.add_argument("--merge-time", help="the merge job's time limit (default: %(default)s)")
+    c.add_argument("--sbatch", action="append", metavar="ARGS",
                    help="more sbatch options for both jobs, e.g. --sbatch='--qos=short --mem=16G' (repeatable)")
-    c.add_argument("--cache", default=None, metavar="DIR", help="the shared build cache, on a filesystem every "
+    c.add_argument("--cache", metavar="DIR", help="the shared build cache, on a filesystem every "
                    "node sees (default: RESULTS/slurm/cache)")
+    q.set_defaults(**SLURM_DEFAULTS)  # (each option's default, in its help too, from the one dict)
     return c
 
 

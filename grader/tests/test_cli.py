@@ -6,8 +6,7 @@ import sys
 
 import pytest
 
-from grader.tests.conftest import REPO
-from grader.tests.conftest import grade_on_fakes
+from grader.tests.conftest import REPO, grade_on_fakes
 
 pytestmark = pytest.mark.slow  # runs bin/grader grade, which starts bubblewrap to check its sandbox
 

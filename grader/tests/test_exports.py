@@ -15,10 +15,9 @@ from grader.reports.leaderboard import PublishOptions, publish
 from grader.reports.report import run_of, task_feedback, task_markdown
 from grader.reports.folder import write_reports
 from grader.store.store import Store
-from grader.tests.conftest import opened, scores_of, write_submission
+from grader.tests.conftest import grade_on_fakes, opened, scores_of, write_submission
 from grader.tests.fakes import FakeBackend
 from grader.tests.leaderboard_class import Entry, fill
-from grader.tests.conftest import grade_on_fakes
 
 # Gradescope's autograder specification: the fields a results.json and each test may carry.
 GRADESCOPE_TOP = {"score", "execution_time", "output", "output_format", "test_output_format", "test_name_format",

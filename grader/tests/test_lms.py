@@ -13,9 +13,8 @@ import pytest
 from grader.grading.grade import GradeOptions, grade
 from grader.intake.submission import choose_latest, read_submission
 from grader.intake.layouts import IntakeError, find_entries
-from grader.tests.conftest import opened
+from grader.tests.conftest import grade_on_fakes, opened
 from grader.tests.fakes import FakeBackend
-from grader.tests.conftest import grade_on_fakes
 
 TASKS = ["fill.cu", "add.cu", "dot.cu"]
 NOV20_2359 = datetime(2026, 11, 20, 23, 59, 59, tzinfo=timezone.utc).timestamp()

@@ -9,8 +9,7 @@ import pytest
 from grader import cli
 from grader.grading.rescore import RescoreError, rescore
 from grader.core.rubric import load_rubric
-from grader.tests.conftest import opened, small_rubric_text, write_submission
-from grader.tests.conftest import grade_on_fakes
+from grader.tests.conftest import grade_on_fakes, opened, small_rubric_text, write_submission
 
 
 @pytest.fixture

@@ -7,10 +7,9 @@ import pytest
 from grader.grading.grade import GradeOptions, grade
 from grader.reports.folder import write_reports
 from grader.intake.roster import RosterError, read_roster
-from grader.tests.conftest import write_submission
+from grader.tests.conftest import grade_on_fakes, write_submission
 from grader.tests.fakes import FakeBackend
 from grader.tests.test_lms import canvas_zip
-from grader.tests.conftest import grade_on_fakes
 
 CANVAS_GRADEBOOK = """\
 Student,ID,SIS User ID,SIS Login ID,Section,HW4 CUDA kernels (5123)

@@ -19,9 +19,8 @@ import pandas as pd
 import pytest
 
 from grader.reports.spreadsheet import cell, csv_text, runs_as_formula
-from grader.tests.conftest import small_rubric_text
+from grader.tests.conftest import grade_on_fakes, small_rubric_text
 from grader.tests.test_lms import canvas_tar
-from grader.tests.conftest import grade_on_fakes
 
 REPO = Path(__file__).resolve().parents[2]
 GUARD = REPO / "grader" / "reports" / "spreadsheet.py"
