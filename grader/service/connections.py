@@ -28,11 +28,15 @@ import asyncio
 import json
 import logging
 import resource
+import socket
 import sys
 import threading
 import time
 import traceback
+from collections import deque
 from dataclasses import dataclass, replace
+
+from grader.core.errors import GraderError
 
 HEADER_BYTES = 16 * 1024  # a request's line and headers at most (h11's own default, said here)
 RESERVE = 512  # descriptors kept for all else the service opens: the store per thread, workers' pipes, logs
@@ -40,12 +44,13 @@ RESERVE = 512  # descriptors kept for all else the service opens: the store per 
 # hard limits allow, which the workers and the code they run inherit (a program that closes every descriptor up to
 # its limit before it runs another takes seconds over a million).
 FILES_CEILING = 1 << 16
-# The kernel's queue of connections not yet accepted. asyncio accepts up to this many in one turn of its loop (and
-# frees a refused one's descriptor a few turns later), so it bounds the loop's pause and the descriptors a burst
-# holds at once: nginx's 511 on Linux rather than uvicorn's 2048. A burst faster than the service refuses fills any
+# The kernel's queue of connections not yet accepted. asyncio accepts up to this many in one turn of its loop (the
+# listening socket refuses as many more over a limit in the same turn, each closed at once: ScreeningSocket), so it
+# bounds the loop's pause and the descriptors a burst holds at once: nginx's 511 on Linux rather than uvicorn's 2048. A burst faster than the service refuses fills any
 # queue, and the kernel then drops new connections' first packets (the client retries after 1 s, then 3 s): SYN
 # cookies or a firewall's per-address limit in front help there, nothing in this process does.
 BACKLOG = 512
+PENDING_SECONDS = 10.0  # a connection let through at accept counts against its limits until asyncio makes it, or this long
 WINDOW = 60.0  # seconds: the log says each kind of error at most once in this long, with how many more came
 
 
@@ -167,7 +172,7 @@ class _Quiet(logging.Filter):
 def fit_to_descriptors(limits: ConnectionLimits) -> tuple[ConnectionLimits, int, str]:
     """Raises this process's soft limit of open files to its hard limit (at most FILES_CEILING), and keeps the
     connection limit under it: every open connection is a descriptor, and asyncio's accept loop takes up to
-    `backlog` connections at a time (and, refusing them, frees their descriptors a few loop turns later). Returns
+    `backlog` connections at a time (those it lets through the screen, which it makes a few loop turns later). Returns
     the limits that fit, the backlog, and a line saying why the limit was lowered ("" when it was not)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     wanted = FILES_CEILING if hard == resource.RLIM_INFINITY else min(hard, FILES_CEILING)
@@ -265,6 +270,31 @@ class Guarded:
         self.transport.close()
 
 
+class ScreeningSocket(socket.socket):
+    """The service's listening socket: asyncio's accept loop calls `accept`, which answers a connection over a
+    limit its 503 and closes it there and then (Guard.screen), and gives the loop only those let through. At most
+    a backlog's worth are refused in one call, so that the loop's other work keeps its turn."""
+    guard: Guard
+
+    def accept(self):
+        refused = 0
+        while True:
+            conn, peer = super().accept()  # (BlockingIOError when none waits: the loop's turn ends)
+            address = str(peer[0]) if isinstance(peer, tuple) and peer else "local"
+            refusal = self.guard.screen(address)
+            if refusal is None:
+                return conn, peer
+            try:
+                conn.setblocking(False)
+                conn.send(_reply(503, "Service Unavailable", refusal, retry_after=10))
+            except OSError:
+                pass
+            conn.close()
+            refused += 1
+            if refused >= self.guard.backlog:
+                raise BlockingIOError
+
+
 def _address(transport) -> str:
     peer = transport.get_extra_info("peername")
     return str(peer[0]) if isinstance(peer, tuple) and peer else "local"
@@ -285,6 +315,8 @@ class Guard:
         self.log = log or RateLimitedLog()
         self.open = 0
         self.by_address: dict[str, int] = {}
+        self.pending: dict[str, deque] = {}  # address -> when each connection `screen` let through was accepted
+        self.pending_count = 0
         # uvicorn is imported here, not at the top: `bin/grader`'s parser reads ConnectionLimits for every command
         from uvicorn.protocols.http.h11_impl import H11Protocol
         self.protocol = type("GuardedH11", (Guarded, H11Protocol), {"guard": self})
@@ -312,20 +344,69 @@ class Guard:
     # --- the counts ---------------------------------------------------------------------------------------------
 
     def admit(self, address: str) -> str | None:
-        """Counts a new connection in; or, over a limit, why not (the one line its 503 says)."""
-        if self.open >= self.limits.max_connections:
-            self.log.note("over max", f"refused connections: {self.open} are open, the most the service takes "
+        """Counts a new connection in (one `screen` let through, if the listening socket screens); or, over a
+        limit, why not (the one line its 503 says)."""
+        self._unpend(address)
+        refusal = self._over(address, self.open, self.by_address.get(address, 0))
+        if refusal is None:
+            self.open += 1
+            self.by_address[address] = self.by_address.get(address, 0) + 1
+        return refusal
+
+    def screen(self, address: str) -> str | None:
+        """At accept, before asyncio makes a transport and a protocol of the connection (ScreeningSocket): the
+        refusal `admit` would give, counting those let through but not yet made; else None, and it is let through.
+        A refusal here costs three system calls and frees its descriptor at once, where one refused as a protocol
+        costs a few loop turns: a flood is emptied from the kernel's queue that much faster, and an honest
+        client's connection finds room in it."""
+        now = time.monotonic()
+        waiting = self.pending.setdefault(address, deque())
+        while waiting and now - waiting[0] > PENDING_SECONDS:  # (one asyncio never made: it failed, or was closed)
+            waiting.popleft()
+            self.pending_count -= 1
+        refusal = self._over(address, self.open + self.pending_count, self.by_address.get(address, 0) + len(waiting))
+        if refusal is None:
+            waiting.append(now)
+            self.pending_count += 1
+        elif not waiting:
+            del self.pending[address]
+        return refusal
+
+    def _unpend(self, address: str):
+        waiting = self.pending.get(address)
+        if waiting:
+            waiting.popleft()
+            self.pending_count -= 1
+            if not waiting:
+                del self.pending[address]
+
+    def _over(self, address: str, total: int, mine: int) -> str | None:
+        if total >= self.limits.max_connections:
+            self.log.note("over max", f"refused connections: {total} are open, the most the service takes "
                                       f"(--max-connections); the latest from {address}")
-            return (f"the grading service has {self.open} connections open, all it takes: try again in a minute")
-        mine = self.by_address.get(address, 0)
+            return (f"the grading service has {total} connections open, all it takes: try again in a minute")
         if mine >= self.limits.max_per_address and address not in self.limits.proxies:
             self.log.note("over per address", f"refused connections: {address} has {mine} open, the most one "
                                               "address may (--max-per-address)")
             return (f"your address has {mine} connections open to the grading service, the most one address may: "
                     "close some, or wait for them to finish")
-        self.open += 1
-        self.by_address[address] = mine + 1
         return None
+
+    def listening_socket(self, config) -> ScreeningSocket:
+        """The socket uvicorn serves on (`uvicorn.Server(config).run(sockets=[...])`): the one uvicorn would
+        bind, screening each connection at accept. A port another program holds is a GraderError."""
+        host, port = config.host, config.port
+        family = socket.AF_INET6 if ":" in (host or "") else socket.AF_INET
+        sock = ScreeningSocket(family, socket.SOCK_STREAM)
+        sock.guard = self
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as e:
+            sock.close()
+            raise GraderError(f"the service cannot listen on {host}:{port}: {e.strerror or e} (--host, --port: "
+                              "another program may hold the port; choose another)") from None
+        return sock
 
     def release(self, address: str):
         self.open -= 1

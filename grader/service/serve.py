@@ -107,7 +107,7 @@ def serve(options: ServeOptions, rubric: Rubric, registry: Registry, prepare: Ca
     # these, a stop that drained its workers exits 0, as this command says (systemd and scripts read a clean stop)
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, _stopped)
-    uvicorn.Server(config).run()
+    uvicorn.Server(config).run(sockets=[guard.listening_socket(config)])
     if state["failed"]:
         raise GraderError(f"the service stopped: it could not prepare ({state['failed']})")
     return 0

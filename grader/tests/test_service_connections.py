@@ -92,16 +92,16 @@ def still_open(socks: list[socket.socket]) -> bool:
 def held(service: ServiceUnderTest) -> Counter:
     """The service's side of its TCP connections, from the kernel's table: "held" (a descriptor of the service),
     "queued" (not accepted yet); and the clients' side: "connecting" (a first packet not yet answered)."""
-    found, listening = Counter(), f"0100007F:{service.port:04X}"  # 127.0.0.1:port as the table writes it
+    seen, listening = {}, f"0100007F:{service.port:04X}"  # 127.0.0.1:port as the table writes it
     with open("/proc/net/tcp") as table:
         next(table)
-        for line in table:
+        for line in table:  # (read while sockets come and go, the table may list one twice: each counts once)
             _, local, remote, state, *_, inode = line.split()[:10]
             if local == listening and state != "0A":  # (0A: the listening socket itself)
-                found["held" if inode != "0" else "queued" if state in ("01", "03") else "closing"] += 1
+                seen[local, remote] = "held" if inode != "0" else "queued" if state in ("01", "03") else "closing"
             elif remote == listening and state == "02":  # SYN_SENT
-                found["connecting"] += 1
-    return found
+                seen[local, remote] = "connecting"
+    return Counter(seen.values())
 
 
 def settled(service: ServiceUnderTest, timeout: float = 10.0):
@@ -365,7 +365,9 @@ def test_under_a_flood_an_honest_student_is_served_within_a_second(tmp_path):
               f"{len(log)} log lines:\n" + "\n".join(log))
         assert opened_now == FLOOD
         assert upload_s < 1.0 and poll_s < 1.0, (upload_s, poll_s)
-        assert SLOWLORIS <= during["held"] <= FLOOD_ADDRESSES * 32 + SLOWLORIS, during  # each address's 32 at most
+        # Each address's 32 at most: those over it are answered and closed as they are accepted, never held (but
+        # for the one the service may be refusing while the table is read: +1).
+        assert SLOWLORIS <= during["held"] <= FLOOD_ADDRESSES * 32 + SLOWLORIS + 1, during
         assert after["held"] == 0 and slowloris.cut == SLOWLORIS, (after, slowloris.cut)
         assert len(log) < 100 and not any("Too many open files" in line or "Traceback" in line for line in log)
         assert service.request("GET", "/healthz")[0] == 200
