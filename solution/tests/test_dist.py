@@ -576,15 +576,31 @@ NO_CUDA_CHECKS = {
 }
 
 
-@pytest.fixture
-def no_cuda(extracted) -> tuple[list[str], dict]:
+def no_cuda_view(tree: Path) -> tuple[list[str], dict]:
+    """without_cuda(tree), or the test skipped where bubblewrap cannot make the view."""
     if not shutil.which("bwrap"):
         pytest.skip("bubblewrap is not installed (make deps installs it)")
-    command, env = without_cuda(extracted.parent)
+    command, env = without_cuda(tree)
     probe = subprocess.run([*command, "true"], capture_output=True, text=True, timeout=60, env=env)
     if probe.returncode != 0:
         pytest.skip(f"bubblewrap cannot make a sandbox here: {probe.stderr.strip()}")
     return command, env
+
+
+@pytest.fixture
+def no_cuda(extracted) -> tuple[list[str], dict]:
+    return no_cuda_view(extracted.parent)
+
+
+@pytest.fixture(scope="session")
+def first_make_test_without_cuda(tarball, tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """A student's first `make test` in the extracted tarball on a machine without CUDA: the tree (built for the
+    CPU backend) and what make said. One build for the tests below: the student's loop goes on in a copy of it."""
+    root = extract(tarball, tmp_path_factory.mktemp("no-cuda"))
+    command, env = no_cuda_view(root.parent)
+    result = subprocess.run([*command, "make", "test"], cwd=root / "starter", capture_output=True, text=True,
+                            timeout=1800, env=env)
+    return root, result
 
 
 def test_the_sandbox_without_cuda_holds_none_of_it(no_cuda):
@@ -594,12 +610,10 @@ def test_the_sandbox_without_cuda_holds_none_of_it(no_cuda):
         assert result.returncode == 0, f"inside the sandbox {what}: {result.stdout[-500:]}{result.stderr[-500:]}"
 
 
-def test_extracted_tarball_builds_and_tests_on_the_cpu_with_no_cuda_toolkit(no_cuda, extracted, registry):
+def test_extracted_tarball_builds_and_tests_on_the_cpu_with_no_cuda_toolkit(first_make_test_without_cuda, registry):
     """A student's machine without CUDA: `make test` builds everything with g++ (the tarball brings the header
     libraries and the CPU backend), says first that it runs on the CPU, and reports every stub not implemented."""
-    command, env = no_cuda
-    result = subprocess.run([*command, "make", "test"], cwd=extracted / "starter", capture_output=True, text=True,
-                            timeout=1800, env=env)
+    extracted, result = first_make_test_without_cuda
     out = result.stdout
     print(out[out.find("Running on the CPU"):])
     assert out.splitlines()[0] == ("make test runs on the CPU: nvcc, the CUDA compiler, is not installed. Correctness "
@@ -614,12 +628,16 @@ def test_extracted_tarball_builds_and_tests_on_the_cpu_with_no_cuda_toolkit(no_c
         assert re.search(rf"^{task}\s+not implemented yet$", out, re.M), task
 
 
-def test_a_student_without_the_cuda_toolkit_builds_tests_checks_and_hands_in(no_cuda, extracted, registry):
-    """The whole loop of a student with only make, a C++ compiler and python3 (no nvcc, no GPU): every command
-    works on the CPU backend or says in one line what needs a GPU. Two tasks written (the solution's fill and dot),
-    the rest stubs; then the classic reduction bug, which the CPU's race checker must name."""
-    command, env = no_cuda
-    starter = extracted / "starter"
+def test_a_student_without_the_cuda_toolkit_builds_tests_checks_and_hands_in(first_make_test_without_cuda, registry,
+                                                                           tmp_path):
+    """The whole loop of a student with only make, a C++ compiler and python3 (no nvcc, no GPU), after their first
+    `make test` (the fixture's, in a copy of its tree, times kept): every command works on the CPU backend or says
+    in one line what needs a GPU. Two tasks written (the solution's fill and dot), the rest stubs; then the classic
+    reduction bug, which the CPU's race checker must name."""
+    first, _ = first_make_test_without_cuda
+    shutil.copytree(first.parent, tmp_path / "student", symlinks=True)
+    command, env = no_cuda_view(tmp_path / "student")
+    starter = tmp_path / "student" / first.name / "starter"
 
     def make(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([*command, "make", *args], cwd=starter, capture_output=True, text=True, timeout=1800,
