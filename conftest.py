@@ -38,7 +38,7 @@ SLOW_FIXTURES = {"workspace", "cpu_workspace", "either_workspace", "cpu_grading_
 SLOW_MARKERS = {"gpu", "slurm"}
 
 
-# The build cache every real grading run of the tests opens (grader/slurm/cache.py; `grade`'s --build-cache): keyed by
+# The build cache every real grading run of the tests opens (grader/backends/build_cache.py; `grade`'s --build-cache): keyed by
 # the harness's sources, the solution and the toolchain, so the harness and the solution are built once for a test run
 # and its xdist workers (flock), not once per test folder, and again only when their sources change.
 TEST_BUILD_CACHE = Path(__file__).resolve().parent / "build" / "grader-cache"
@@ -115,7 +115,7 @@ def gpu_work(tmp_path_factory):
     """The grader's build tree for every grading run of a session (the graded corpus, Gradescope and
     Autolab): the pristine harness, the solution and the build gate's reference objects are built once, not
     once per run. With GPU_SUITE_CACHE=DIR it is DIR/<key>/, named by the content hash of what it is built
-    from (grader/slurm/cache.py's key: the harness's sources, the solution, the architecture, the toolchain):
+    from (grader/backends/build_cache.py's key: the harness's sources, the solution, the architecture, the toolchain):
     a later session with the same sources grades against it (make rebuilds only what is older than its
     sources); any change of them makes a new one."""
     cache = os.environ.get("GPU_SUITE_CACHE")
@@ -127,7 +127,7 @@ def gpu_work(tmp_path_factory):
     if not cache:
         return tmp_path_factory.mktemp("grader-work")
     from grader.backends.gpu import GpuKind
-    from grader.slurm.cache import key_inputs, key_of
+    from grader.backends.build_cache import key_inputs, key_of
     kind = GpuKind()
     folder = Path(cache).resolve() / key_of(key_inputs(kind, kind.arch(None)))[:20]
     folder.mkdir(parents=True, exist_ok=True)

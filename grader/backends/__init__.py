@@ -23,7 +23,7 @@ the name given to `--device`, and open it over the one build cache entry of its 
     arch(given)            the architecture a build cache is built for (given, else this machine's GPU's)
     toolchain()            what the shared build cache's key records about the compilers
     build_cache(entry, …)  the pristine harness and the solution built once, into a cache entry's folder,
-                           for every grading run after (grader/slurm/cache.py)
+                           for every grading run after (grader/backends/build_cache.py)
     open(entry, work, …)   a grading backend (grader/backends/base.py's Backend) that builds submissions in `work`
                            against a cache entry, building nothing else
 

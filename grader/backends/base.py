@@ -161,7 +161,7 @@ class Kind(ABC):
 
     @abstractmethod
     def build_cache(self, folder: Path, arch: str | None, jobs: int, rubric: Path) -> dict:
-        """The pristine harness and the solution built once into a cache entry's folder (grader/slurm/cache.py);
+        """The pristine harness and the solution built once into a cache entry's folder (grader/backends/build_cache.py);
         the record the entry keeps."""
 
     @abstractmethod

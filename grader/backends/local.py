@@ -326,7 +326,7 @@ class LocalBackend(Backend):
 
     def use_cache(self, folder: Path, cached: dict) -> Registry:
         """Grade against the pristine harness, library and solution that a kind's build_cache built in `folder`
-        (grader/slurm/cache.py; Workspace.use_built)."""
+        (grader/backends/build_cache.py; Workspace.use_built)."""
         self.workspace.use_built(Path(folder) / "work")
         self.solution = self.workspace.build_dir / "solution" / "harness"
         self.registry = Registry.from_json(cached["registry"])

@@ -63,7 +63,7 @@ BUILD_CACHE_HELP = ("where the harness and the solution are built once for their
 
 
 def build_cache_root(args, work: Path) -> Path:
-    """Where the harness and the solution are built once for their sources and toolchain (grader/slurm/cache.py):
+    """Where the harness and the solution are built once for their sources and toolchain (grader/backends/build_cache.py):
     --build-cache, else $GRADER_BUILD_CACHE, else WORK/cache."""
     given = getattr(args, "build_cache", None) or os.environ.get(BUILD_CACHE_ENV)
     return Path(given).resolve() if given else Path(work).resolve() / "cache"
@@ -73,7 +73,7 @@ def prepared_backend(args, work: Path, jobs: int, gpu: str | None, sandbox) -> t
     """The built backend (--device's kind: grader/backends/__init__.py) over its build cache entry (built now if
     these sources and this toolchain have none yet), its registry and the rubric checked against it; the sandbox
     gets the rubric's limits before its GPU check runs the solution through it."""
-    from grader.slurm import cache
+    from grader.backends import build_cache as cache
     kind = backends.get(getattr(args, "device", backends.DEFAULT_DEVICE))
     arch = kind.arch(args.arch)
     target = "the CPU backend" if kind.name == "cpu" else arch

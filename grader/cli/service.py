@@ -28,7 +28,7 @@ def cmd_serve(args) -> int:
     from grader.service.connections import ConnectionLimits
     from grader.service.serve import ServeOptions, serve
     from grader.service.supervisor import Supervisor
-    from grader.slurm import cache
+    from grader.backends import build_cache as cache
     if args.slurm:
         return cmd_serve_slurm(args)
     refuse_slurm_only(args)
@@ -72,7 +72,8 @@ def cmd_serve_slurm(args) -> int:
     from grader.service.connections import ConnectionLimits
     from grader.service.serve import ServeOptions, serve
     from grader.service.slurm_dispatch import DispatchOptions, SlurmDispatcher
-    from grader.slurm import cache, scheduler
+    from grader.backends import build_cache as cache
+    from grader.slurm import scheduler
     from grader.slurm.batch import SLURM_FOLDER
     if args.gpus != "all" or args.work:
         raise UsageError("--gpus and --work are for workers on this machine; with --slurm each array task grades on "

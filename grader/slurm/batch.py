@@ -52,7 +52,7 @@ class Manifest:
     seed: int
     device: str  # the backend's name (grader/backends/__init__.py)
     arch: str
-    cache: str  # the cache entry's folder (grader/slurm/cache.py)
+    cache: str  # the cache entry's folder (grader/backends/build_cache.py)
     cache_key: str
     harness_version: str
     rubric: str  # absolute path

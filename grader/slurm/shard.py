@@ -29,7 +29,7 @@ from grader.grading.grade import GradeOptions, GradeSummary, grade
 from grader.intake.submission import Entry
 from grader.core.rubric import load_rubric
 from grader.run.sandbox import make_sandbox
-from grader.slurm import cache
+from grader.backends import build_cache as cache
 from grader.slurm.batch import Manifest, now, write_progress
 from grader.store.store import Store
 

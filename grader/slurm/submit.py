@@ -6,7 +6,7 @@ In order, so that nothing is submitted that could not run:
   2. an earlier batch of these results whose jobs are still queued or running stops it (one batch at a time:
      its shards' stores are being written); otherwise what earlier batches' shards stored and their merge has
      not merged yet (a merge job that was cancelled) is merged now;
-  3. the build cache is found, or built here (grader/slurm/cache.py);
+  3. the build cache is found, or built here (grader/backends/build_cache.py);
   4. the submissions are read (grader/grading/plan.py, as `grade` reads them); those graded already with the same
      sha256, harness version and rubric hash are left out (all of them are graded again with --regrade);
   5. the manifest is written, then the array (sbatch --array=0-N%K, one GPU per task) and the merge job
@@ -31,7 +31,8 @@ from grader.core.registry import Registry
 from grader.intake.roster import Person
 from grader.intake.submission import Entry
 from grader.core.rubric import Rubric, load_rubric
-from grader.slurm import cache, scheduler
+from grader.backends import build_cache as cache
+from grader.slurm import scheduler
 from grader.slurm.batch import SLURM_FOLDER, Manifest, batches, new_batch_id, now
 from grader.slurm.merge import merge_results
 from grader.store.store import Store

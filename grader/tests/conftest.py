@@ -16,7 +16,7 @@ from grader.core.registry import Registry
 from grader.core.rubric import DEFAULT_RUBRIC, load_rubric
 from grader.core.late import ON_TIME
 from grader.scoring.chain import score_chain
-from grader.slurm import cache
+from grader.backends import build_cache as cache
 from grader.scoring.score import ScoredCase
 from grader.store.store import Store
 

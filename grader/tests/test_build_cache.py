@@ -1,4 +1,4 @@
-"""The build cache every grading run opens (grader/slurm/cache.py): where `grade` and `serve` look for it, and a work
+"""The build cache every grading run opens (grader/backends/build_cache.py): where `grade` and `serve` look for it, and a work
 folder laid over an entry (Workspace.use_built) whatever an earlier run left in it. Nothing is built here: the
 entries are folders of small files; the real builds through the cache are test_grade_cpu.py's and the service's."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from types import SimpleNamespace
 from grader.backends.local import Workspace
 from grader.cli import main
 from grader.cli.common import BUILD_CACHE_ENV, build_cache_root
-from grader.slurm import cache
+from grader.backends import build_cache as cache
 from grader.tests.fakes import SimulatedKind
 
 
