@@ -51,7 +51,7 @@ def one_line_error(done: subprocess.CompletedProcess, status: int = 1) -> str:
     return done.stderr.strip()
 
 
-# GET /api/v1/limits as the service answers it while an upload is possible (app.py's _limits, policy.standing's words)
+# GET /api/v1/limits as the service answers it while an upload is possible (api_handlers.py's _limits, policy.standing's words)
 LIMITS = {"upload_line": "you can upload now (4 of 6 uploads an hour left; one that does not build does not count)",
           "upload_refused": False, "profiles": "", "profile_refused": False,
           "profile_line": "you can ask for a profile now (3 of 3 profiles an hour left; one that does not build, or "
