@@ -138,20 +138,30 @@ def test_what_a_student_controls_is_escaped_on_every_page(service):
         assert "<img src=x" not in body and "<script>alert" not in body, path
 
 
+def asked_again(client, path: str) -> tuple[str, str, int]:
+    """A page, then the same page asked for with its ETag: (the body, the tag, the second answer's status). A
+    page's version turns each minute (its HHMM): a minute that began between the two asks them once more."""
+    for _ in range(2):
+        _, body, headers = client.get(path)
+        tag = headers["etag"]
+        status, _, again = client.get(path, {"If-None-Match": tag})
+        if status == 304 or again["etag"][-5:] == tag[-5:]:
+            break
+    return body, tag, status
+
+
 def test_a_live_page_answers_304_until_what_it_shows_changes(service):
     s01 = logged_in(service, service.token("s01"))
-    status, body, headers = s01.get("/me")
-    tag = headers["etag"]
+    body, tag, status = asked_again(s01, "/me")
     assert f'data-version="{tag.strip(chr(34))}"' in body  # what live.js compares
-    assert s01.get("/me", {"If-None-Match": tag})[0] == 304
+    assert status == 304
     graded(service, "s02", FAST)  # another student's result: not on s01's page
     status, _, again = s01.get("/me", {"If-None-Match": tag})
     assert status == 304 or again["etag"][-5:] != tag[-5:]  # unchanged, unless a new minute began (its HHMM)
     job = graded(service, "s01", FAST)
     status, body, headers = s01.get("/me", {"If-None-Match": tag})
     assert status == 200 and headers["etag"] != tag and f'data-job="{job}"' in body
-    board = s01.get("/leaderboard")[2]["etag"]
-    assert s01.get("/leaderboard", {"If-None-Match": board})[0] == 304
+    assert asked_again(s01, "/leaderboard")[2] == 304
 
 
 @pytest.mark.slow  # a service of its own, with a GPU that fails
