@@ -46,9 +46,10 @@ RESERVE = 512  # descriptors kept for all else the service opens: the store per 
 FILES_CEILING = 1 << 16
 # The kernel's queue of connections not yet accepted. asyncio accepts up to this many in one turn of its loop (the
 # listening socket refuses as many more over a limit in the same turn, each closed at once: ScreeningSocket), so it
-# bounds the loop's pause and the descriptors a burst holds at once: nginx's 511 on Linux rather than uvicorn's 2048. A burst faster than the service refuses fills any
-# queue, and the kernel then drops new connections' first packets (the client retries after 1 s, then 3 s): SYN
-# cookies or a firewall's per-address limit in front help there, nothing in this process does.
+# bounds the loop's pause and the descriptors a burst holds at once: nginx's 511 on Linux rather than uvicorn's
+# 2048. A burst faster than the service refuses fills any queue, and the kernel then drops new connections' first
+# packets (the client retries after 1 s, then 3 s): SYN cookies or a firewall's per-address limit in front help
+# there, nothing in this process does.
 BACKLOG = 512
 PENDING_SECONDS = 10.0  # a connection let through at accept counts against its limits until asyncio makes it, or this long
 WINDOW = 60.0  # seconds: the log says each kind of error at most once in this long, with how many more came
@@ -280,7 +281,7 @@ class ScreeningSocket(socket.socket):
         refused = 0
         while True:
             conn, peer = super().accept()  # (BlockingIOError when none waits: the loop's turn ends)
-            address = str(peer[0]) if isinstance(peer, tuple) and peer else "local"
+            address = _peer_address(peer)
             refusal = self.guard.screen(address)
             if refusal is None:
                 return conn, peer
@@ -296,7 +297,11 @@ class ScreeningSocket(socket.socket):
 
 
 def _address(transport) -> str:
-    peer = transport.get_extra_info("peername")
+    return _peer_address(transport.get_extra_info("peername"))
+
+
+def _peer_address(peer) -> str:
+    """A client's address as the limits count it (a Unix socket's peers are all "local")."""
     return str(peer[0]) if isinstance(peer, tuple) and peer else "local"
 
 
