@@ -117,7 +117,7 @@ def task_feedback(store: Store, rubric: Rubric, submission_id: int, limits: dict
                 "hidden": int((hidden["task"] == policy.id).sum()) if hiding else 0, "withheld": False}
         if rows.empty and status in (SubmissionStatus.REJECTED, SubmissionStatus.BUILD_FAILED):
             task["verdict"] = submission_word(status)
-        task["points"] = task["correctness"] + task["performance"]
+        task["points"] = task_points(s)
         task["max_points"] = policy.correctness_points + policy.performance_points
         task["untimed"] = untimed if policy.performance_points else ""
         parts, taken = points_note(task, rows[rows["kind"] == "correctness"])
@@ -128,10 +128,10 @@ def task_feedback(store: Store, rubric: Rubric, submission_id: int, limits: dict
         task["override"] = ""
         if s is not None and pd.notna(s.get("override")):  # a TA's points for the task stand in for the two parts
             forced = float(s.override)
-            task["override"] = f"graded {task['points']:.1f}, overridden: {s.override_note}"
+            graded = task["correctness"] + task["performance"]
+            task["override"] = f"graded {graded:.1f}, overridden: {s.override_note}"
             task["correctness"] = min(forced, policy.correctness_points)
             task["performance"] = forced - task["correctness"]
-            task["points"] = forced
             task["note"] = task["row_note"] = task["override"]
         if task["hidden"] and rows.empty:
             task["verdict"] = "every case hidden"
@@ -141,6 +141,16 @@ def task_feedback(store: Store, rubric: Rubric, submission_id: int, limits: dict
             task["row_note"] = task["note"]
         tasks.append(task)
     return tasks
+
+
+def task_points(s) -> float:
+    """A task's points from its stored scores row (a Series or a dict; None: the store holds none, 0 points): its
+    correctness and performance points, or a TA's override in their place."""
+    if s is None:
+        return 0.0
+    if pd.notna(s.get("override")):
+        return float(s["override"])
+    return float(s["correctness"]) + float(s["performance"])
 
 
 def task_markdown(task: dict) -> str:

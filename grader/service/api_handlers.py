@@ -31,7 +31,7 @@ from grader.service import policy, tokens
 from grader.service.connections import RateLimitedLog
 from grader.service.context import ServiceContext, service_of
 from grader.service.status import service_status
-from grader.service.views import MAX_ID, job_name, job_view, utc_now
+from grader.service.views import MAX_ID, job_name, job_view, job_views, utc_now
 from grader.store import faults
 from grader.store.jobs import GRADE, PROFILE, Jobs, Token, UploadIdUsed
 
@@ -270,9 +270,7 @@ def _jobs(request: Request) -> dict:
     found = j.jobs(student)
     if who.role == "assignment":
         found = [x for x in found if x.token == who.hash]
-    queue = j.queue()
-    return {"jobs": [job_view(j, service.rubric, x, service.alive(), utc_now(), feedback=False, queue=queue,
-                              staff=who.role == "staff") for x in found]}
+    return {"jobs": job_views(j, service.rubric, found, service.alive(), utc_now(), staff=who.role == "staff")}
 
 
 def _gradescope(request: Request) -> dict:

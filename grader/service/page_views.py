@@ -10,7 +10,7 @@ from grader.core.status import SubmissionStatus, submission_word
 from grader.reports.report import review_table
 from grader.service import policy
 from grader.service.status import service_status
-from grader.service.views import job_name, job_view
+from grader.service.views import job_name, job_views
 from grader.store.jobs import CANCEL_FROM, CANCELLED, FAILED, GRADE, QUEUED, REQUEUE_FROM, RUNNING, Jobs
 
 
@@ -79,10 +79,8 @@ def attempts_context(jobs: Jobs, rubric: Rubric, student: str, workers: int, now
     """One student's attempts, the newest first, as the student reads them at `now` (hidden cases counted, not
     shown), or with `staff`, everything."""
     mine = jobs.jobs(student)
-    queue = jobs.queue()
     # the attempts are the uploads graded; make profile GPU=1's requests are the client's to show
-    views = [job_view(jobs, rubric, j, workers, now, feedback=False, queue=queue, staff=staff) for j in mine
-             if j.kind == GRADE]
+    views = job_views(jobs, rubric, [j for j in mine if j.kind == GRADE], workers, now, staff=staff)
     prefix = "/staff/jobs/" if staff else "/me/attempts/"
     rows = [attempt_row(v, f"{prefix}{v['job']}") for v in reversed(views)]
     hidden = next((v["result"]["hidden"] for v in reversed(views) if v["result"] and v["result"]["hidden"]), None)
@@ -107,8 +105,7 @@ def staff_context(jobs: Jobs, rubric: Rubric, workers: int, now: datetime) -> di
     order = {job_id: i for i, job_id in enumerate(queue)}
     open_jobs = sorted(jobs.jobs(states=(RUNNING, QUEUED)), key=lambda j: (j.state != RUNNING, order.get(j.id, 0)))
     rows = []
-    for j in open_jobs:
-        view = job_view(jobs, rubric, j, workers, now, feedback=False, queue=queue, staff=True)
+    for j, view in zip(open_jobs, job_views(jobs, rubric, open_jobs, workers, now, staff=True)):
         since = datetime.fromisoformat(j.received)
         waited = ((datetime.fromisoformat(j.started) if j.started and j.state == RUNNING else now) - since)
         rows.append({"job": j.id, "student": j.student, "name": view["name"], "state": j.state,

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 from grader.core.rubric import Rubric
 from grader.core.visibility import STAFF_VIEW
-from grader.reports.student_view import student_result
+from grader.reports.student_view import result_summaries, student_result
 from grader.store.jobs import PROFILE, QUEUED, RUNNING, Job, Jobs
 
 MAX_ID = 2**63 - 1  # SQLite's largest integer: a job number a client sends is checked against it before any query
@@ -20,9 +20,8 @@ def typed(text: str) -> str:
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
-def eta(jobs: Jobs, job: Job, position: int | None, workers: int) -> float | None:
-    """Seconds until the job's result, from how long recent jobs took (None before any finished)."""
-    recent = jobs.recent_seconds(kind=job.kind)
+def eta(recent: list[float], job: Job, position: int | None, workers: int) -> float | None:
+    """Seconds until the job's result, from how long `recent` jobs of its kind took (none before any finished)."""
     if not recent or workers < 1:
         return None
     typical = statistics.median(recent)
@@ -37,24 +36,44 @@ def eta(jobs: Jobs, job: Job, position: int | None, workers: int) -> float | Non
 def job_view(jobs: Jobs, rubric: Rubric, job: Job, workers: int, now: datetime, feedback: bool = True,
              queue: list[int] | None = None, staff: bool = False) -> dict:
     """The job as the API shows it; its result as its student reads it now (hidden cases counted, not shown), or
-    with `staff`, everything."""
+    with `staff`, everything; with `feedback`, the condensed feedback and each task's note too."""
     queue = jobs.queue() if queue is None and job.state == QUEUED else (queue or [])
+    result = None
+    if _graded(job):
+        view = STAFF_VIEW if staff else None
+        result = (student_result(jobs.store, rubric, job.submission_id, now, view) if feedback else
+                  result_summaries(jobs.store, rubric, [job.submission_id], now, view).get(job.submission_id))
     position = queue.index(job.id) + 1 if job.id in queue else None
-    attempt = jobs.attempt_number(job)
-    view = {"job": job.id, "student": job.student, "attempt": attempt, "name": job_name(job, attempt),
+    return _view(job, jobs.attempt_number(job), position, jobs.recent_seconds(kind=job.kind), workers, result)
+
+
+def job_views(jobs: Jobs, rubric: Rubric, listed: list[Job], workers: int, now: datetime,
+              staff: bool = False) -> list[dict]:
+    """Many jobs as job_view shows each without feedback (a listing: a student's uploads, a class's), read in a
+    few queries however many there are: a staff listing of a whole class answers as fast as one student's."""
+    positions = {job_id: i + 1 for i, job_id in enumerate(jobs.queue())}
+    attempts = jobs.attempt_numbers({j.student for j in listed})
+    recent = {kind: jobs.recent_seconds(kind=kind) for kind in {j.kind for j in listed}}
+    results = result_summaries(jobs.store, rubric, [j.submission_id for j in listed if _graded(j)], now,
+                               STAFF_VIEW if staff else None)
+    return [_view(j, attempts[j.id], positions.get(j.id), recent[j.kind], workers,
+                  results.get(j.submission_id) if _graded(j) else None) for j in listed]
+
+
+def _graded(job: Job) -> bool:
+    return job.state == "done" and job.submission_id is not None
+
+
+def _view(job: Job, attempt: int, position: int | None, recent: list[float], workers: int,
+          result: dict | None) -> dict:
+    return {"job": job.id, "student": job.student, "attempt": attempt, "name": job_name(job, attempt),
             "state": job.state, "phase": job.phase, "position": position,
-            "eta_seconds": eta(jobs, job, position, workers),
+            "eta_seconds": eta(recent, job, position, workers),
             "progress": ({"done": job.done_cases, "total": job.total_cases} if job.total_cases else None),
             "received": job.received, "started": job.started, "finished": job.finished,
             "counted": bool(job.counted) if job.state == "done" else job.state in (QUEUED, RUNNING),
-            "error": job.error if job.state in ("failed", "cancelled") else "", "result": None,
+            "error": job.error if job.state in ("failed", "cancelled") else "", "result": result,
             "kind": job.kind, **({"task": job.task, "profile": profile_result(job)} if job.kind == PROFILE else {})}
-    if job.state == "done" and job.submission_id is not None:
-        result = student_result(jobs.store, rubric, job.submission_id, now, STAFF_VIEW if staff else None)
-        if not feedback:
-            result.pop("feedback", None)
-        view["result"] = result
-    return view
 
 
 def job_name(job: Job, attempt: int) -> str:

@@ -373,6 +373,15 @@ class Store:
             return self._table("SELECT * FROM submissions ORDER BY id")
         return self._table("SELECT * FROM submissions WHERE student = ? ORDER BY id", (student,))
 
+    def submissions_by_id(self, submission_ids: list[int]) -> pd.DataFrame:
+        """These stored submissions (ids the store does not hold are left out), in the order they were stored."""
+        return self._where_in("SELECT * FROM submissions WHERE 1", "id", submission_ids, "id")
+
+    def case_shapes(self, submission_ids: list[int]) -> pd.DataFrame:
+        """Which task and shape each case of these submissions ran (what hiding a case is decided by)."""
+        return self._where_in("SELECT submission_id, task, shape FROM cases WHERE 1", "submission_id",
+                              submission_ids, "id")
+
     def submission_status(self, submission_id: int) -> str | None:
         """One submission's status (graded, rejected, build_failed); None when the store does not hold it."""
         row = self.db.execute("SELECT status FROM submissions WHERE id = ?", (int(submission_id),)).fetchone()
