@@ -6,7 +6,7 @@
 #
 # The GPU machines reach no package index: the header libraries and bubblewrap
 # come unpacked in .deps/ (apt-get download + dpkg -x) and Python wheels in .whl/.
-#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [profile] [ncu_probe] [ncu_lanes] [profile_gpu] [profile_agreement] [transpose_variants] [tests] [gpu_suite] [canvas_class] [slurm] [cpu_vs_gpu] [service] [pages] [service_bench]
+#   usage: bash docs/gpu-runs/device_run.sh [buildtime] [check] [bench] [demo] [fairness] [sanitize] [variants] [profile] [ncu_probe] [ncu_lanes] [profile_gpu] [profile_agreement] [transpose_variants] [tests] [gpu_suite] [canvas_class] [slurm] [cpu_vs_gpu] [service] [verdicts] [pages] [service_bench]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-run-logs}
 mkdir -p "$OUT"
@@ -282,6 +282,20 @@ PY
         grader/tests/test_service_gpu.py -m gpu -s -v -p no:cacheprovider"
       grep -E "passed|failed|skipped|error" "$OUT/service_gpu.log" | tail -n 1 | tee -a "$summary"
       grep -E "^grade: |^s0[0-9]-" "$OUT/service_gpu.log" | tee -a "$summary" ;;
+    verdicts)
+      # Issue 42 item 5: the classes COMPARE_CLASSES names (sample canvas hostile; default sample canvas) graded by
+      # the tree before a restructuring (BEFORE_TREE, default .deps/before: `git archive` of it, carried) and by
+      # this one, every verdict compared (docs/gpu-runs/verdict_compare.py); COMPARE_FAST=1 grades with the GPU
+      # suite's fast rubric (gpu_corpus.py) in place of each tree's own. Stores in /tmp/verdicts, logs to $OUT.
+      if [ "${COMPARE_FAST:-0}" = 1 ]; then
+        python3 -c "from grader.tests.gpu_corpus import fast_rubric_text as f; open('/tmp/fast.toml', 'w').write(f())"
+        export COMPARE_GRADE_ARGS="--rubric /tmp/fast.toml"
+      fi
+      # shellcheck disable=SC2086  # COMPARE_CLASSES is a list
+      run verdicts timeout "${TESTS_TIMEOUT:-540}" python3 docs/gpu-runs/verdict_compare.py "${BEFORE_TREE:-.deps/before}" \
+        /tmp/verdicts ${COMPARE_CLASSES:-sample canvas}
+      mkdir -p "$OUT/verdicts" && cp /tmp/verdicts/*.out "$OUT/verdicts/" 2>/dev/null
+      grep -E "^DIFF|verdicts \(" "$OUT/verdicts.log" | tee -a "$summary" ;;
     pages)
       # Issue 30: the service's pages after two sample students' uploads on GPU 0, saved for their screenshots.
       run pages timeout "${PAGES_TIMEOUT:-400}" python3 -m grader.tests.capture_pages --device gpu --gpus 0 \
