@@ -15,6 +15,8 @@ differs from run to run), each sanitizer or checker verdict (status; its error c
 submission's status.
 
   usage: python3 docs/gpu-runs/verdict_compare.py BEFORE_TREE OUT_DIR [sample] [canvas] [hostile]
+  COMPARE_TOGETHER=1 grades each class with both trees at once (on a GPU machine's cores: the two share its GPU,
+  which no verdict compared here depends on; timed points are not compared)
   prints the differing verdicts and one count line per class; exits 1 where any verdict differs
 """
 from __future__ import annotations
@@ -24,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -93,12 +96,21 @@ def main() -> int:
     for name in classes:
         folder, extra = inputs(name, out)
         took, found = {}, {}
-        for side, tree in (("before", before), ("after", REPO)):
+
+        def side_of(side: str, tree: Path):
             options = extra if "--rubric" in extra else [*extra, "--rubric", str(tree / "grader" / "rubric.toml")]
             results = out / f"{name}-{side}"
             shutil.rmtree(results, ignore_errors=True)
             took[side] = grade(tree, folder, results, options)
             found[side] = verdicts(results, timed)
+        sides = (("before", before), ("after", REPO))
+        if os.environ.get("COMPARE_TOGETHER") == "1":  # both trees at once (a machine with cores to spare)
+            with ThreadPoolExecutor(2) as pool:
+                for future in [pool.submit(side_of, *s) for s in sides]:
+                    future.result()
+        else:
+            for side in sides:
+                side_of(*side)
         keys = sorted(set(found["before"]) | set(found["after"]), key=str)
         differ = [k for k in keys if found["before"].get(k) != found["after"].get(k)]
         for k in differ:
