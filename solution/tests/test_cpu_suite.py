@@ -54,9 +54,6 @@ def cpu_build_with(tmp_root: Path, name: str, replacement: Path, objects_from: P
         for obj in (objects_from.parent / folder).glob("*.o"):
             if obj.stem != replacement.stem:
                 shutil.copy2(obj, objects / obj.name)
-    # The header libraries were found for the solution's build: the same flags need no second look (three
-    # compiler runs over doctest, nlohmann-json and CLI11 per planted bug).
-    shutil.copy2(objects_from.parent / ".headers-found", objects.parent / ".headers-found")
     return kernels
 
 
