@@ -21,7 +21,7 @@
 #                 needs none and lists the GPU tests it skipped
 #   make check-fast   the fast tier of them (no build, sandbox, Slurm, browser or GPU;
 #                 conftest.py decides which): run it first, on every change
-#   make check-cpu-runtime  the CPU runtime's own doctest suite (starter/cpu/tests; about 3 minutes)
+#   make check-cpu-runtime  the CPU runtime's own doctest suite alone (starter/cpu/tests; make check runs it too)
 #   make data     regenerate the reference cases in data/
 #   make profile-reference  rewrite starter/bench/profile-reference.json, the solution's
 #                 performance counters (make profile's solution column; the CPU, no GPU)
@@ -171,10 +171,10 @@ check: deps deps-pandoc build $(if $(filter-out 0,$(REQUIRE_BROWSER_TESTS)),deps
 	$(PYTHON) -m pytest -ra $(PYTEST_ARGS)
 
 # The CPU runtime's own tests (starter/cpu/tests/run_tests.py: doctest over the runtime, the textbook kernels and the
-# planted bugs, then the driver's tests): about 3 minutes on 2 cores, kept out of `make check` while CI is over its
-# 20-minute budget (docs/ci-time.md).
+# planted bugs, then the driver's tests), alone: `make check` runs them too, as one slow item
+# (solution/tests/test_cpu_runtime_suite.py); here doctest's options go after `--` (ARGS="-- -tc=*shuffle*").
 check-cpu-runtime: deps-headers
-	$(PYTHON) starter/cpu/tests/run_tests.py
+	$(PYTHON) starter/cpu/tests/run_tests.py $(ARGS)
 
 # The fast tier: every test not marked `slow` (conftest.py marks the tests that build, sandbox, or start Slurm, a
 # browser or a GPU), with no `make build` first, on every core (pytest-xdist, where it is installed; one test file
