@@ -34,10 +34,10 @@ def eta(recent: list[float], job: Job, position: int | None, workers: int) -> fl
 
 
 def job_view(jobs: Jobs, rubric: Rubric, job: Job, workers: int, now: datetime, feedback: bool = True,
-             queue: list[int] | None = None, staff: bool = False) -> dict:
+             staff: bool = False) -> dict:
     """The job as the API shows it; its result as its student reads it now (hidden cases counted, not shown), or
     with `staff`, everything; with `feedback`, the condensed feedback and each task's note too."""
-    queue = jobs.queue() if queue is None and job.state == QUEUED else (queue or [])
+    queue = jobs.queue() if job.state == QUEUED else []
     result = None
     if _graded(job):
         view = STAFF_VIEW if staff else None
