@@ -118,7 +118,7 @@ def task_feedback(store: Store, rubric: Rubric, submission_id: int, limits: dict
         if rows.empty and status in (SubmissionStatus.REJECTED, SubmissionStatus.BUILD_FAILED):
             task["verdict"] = submission_word(status)
         task["points"] = task_points(s)
-        task["max_points"] = policy.correctness_points + policy.performance_points
+        task["max_points"] = policy.max_points
         task["untimed"] = untimed if policy.performance_points else ""
         parts, taken = points_note(task, rows[rows["kind"] == "correctness"])
         task["note"] = "; ".join(parts)

@@ -62,7 +62,7 @@ def result_summaries(store: Store, rubric: Rubric, submission_ids: list[int], no
             count = hidden.get((sid, policy.id), 0)
             tasks.append({"task": policy.id, "hidden": count, "withheld": bool(count),
                           "points": None if count else task_points(scores.get((sid, policy.id))),
-                          "max_points": policy.correctness_points + policy.performance_points})
+                          "max_points": policy.max_points})
         shown = dict(sub)
         out[sid] = _result(shown, student_score(shown, tasks, rubric), tasks, runs.get(sub["run_id"], UNKNOWN_RUN),
                            rubric)
