@@ -33,8 +33,8 @@ HAS_GPU, GPU_DESCRIPTION = gpu_available()
 # The fixtures that build or run for real: nvcc or g++ builds of the harness, the solution and the CPU runtime
 # (grader/tests/conftest.py, solution/tests/conftest.py), the GPU suite's grading (below), Chromium
 # (grader/tests/test_overview.py's browser), README.md's commands in a fresh clone (test_readme_commands.py).
-SLOW_FIXTURES = {"workspace", "cpu_workspace", "either_workspace", "cpu_grading_work", "gpu_work", "graded_corpus",
-                 "starter_build", "solution_build", "browser", "clone_runs"}
+SLOW_FIXTURES = {"workspace", "cpu_workspace", "either_workspace", "cpu_grading_work", "cpu_sample_class", "gpu_work",
+                 "graded_corpus", "starter_build", "solution_build", "browser", "clone_runs"}
 SLOW_MARKERS = {"gpu", "slurm"}
 
 

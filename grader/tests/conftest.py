@@ -1,7 +1,9 @@
 """Fixtures for the grader's tests: the real task registry, rubrics, fake submissions."""
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -68,6 +70,34 @@ def cpu_grading_work(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("cpu-grading") / "work"
 
 
+def made_once(tmp_path_factory, name: str, make) -> Path:
+    """A folder made once per test run, by whichever pytest-xdist worker asks first: the others wait for it (flock)
+    and then read it. `make(folder)` fills the folder; if it fails, the next to ask makes it again. For what is
+    costly and only read afterwards (a class graded for real), so that tests of two files on two workers share it."""
+    base = tmp_path_factory.getbasetemp()
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "made-once"
+    root.mkdir(parents=True, exist_ok=True)
+    folder = root / name
+    with open(root / f"{name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / ".made").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            (folder / ".made").touch()
+    return folder
+
+
+@pytest.fixture(scope="session")
+def cpu_sample_class(tmp_path_factory, rubric, registry, cpu_grading_work):
+    """The sample class graded for real on the CPU backend (cpu_class.py), once per test run, read only."""
+    from grader.tests import cpu_class
+    cpu_class.sandbox_or_skip(rubric)
+    folder = made_once(tmp_path_factory, "cpu-sample-class",
+                       lambda root: cpu_class.grade_class(root, rubric, cpu_grading_work))
+    return cpu_class.graded_class(folder, registry)
+
+
 @pytest.fixture(scope="module")
 def cluster():
     """A private single-host Slurm (grader/tests/slurm_cluster.py) for one test module; the module is skipped,
@@ -116,7 +146,8 @@ def texts_a_student_reads(results: Path) -> list[str]:
     frames = [(cases, ["message", "hint", "output", "record"]), (subs, ["build_log", "build_reason", "gate"]),
               (tools, ["report", "message"])]
     texts = [text for frame, columns in frames for column in columns for text in frame[column].dropna()]
-    pages = [page for page in (results / "feedback").iterdir() if page.suffix in (".md", ".html")]  # not the plots
+    feedback = results / "feedback"  # (a class graded without its reports has none)
+    pages = [page for page in feedback.iterdir() if page.suffix in (".md", ".html")] if feedback.is_dir() else []
     return texts + [page.read_text() for page in pages]
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from grader.tests.conftest import REPO, opened, small_rubric_text
-from grader.tests.test_grade_cpu import _sandbox_or_skip
+from grader.tests.cpu_class import sandbox_or_skip
 
 PLANTED = REPO / "solution" / "tests" / "planted_performance"
 SHAPES = {"fill": ["1x1"], "add": ["1x1"], "transpose": ["37x211"], "matmul_naive": ["1x1x1"],
@@ -22,7 +22,7 @@ SHAPES = {"fill": ["1x1"], "add": ["1x1"], "transpose": ["37x211"], "matmul_naiv
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory, rubric, cpu_grading_work):
-    _sandbox_or_skip(rubric)
+    sandbox_or_skip(rubric)
     root = tmp_path_factory.mktemp("cpu-profile")
     subs = root / "subs"
     (subs / "naive-transpose").mkdir(parents=True)

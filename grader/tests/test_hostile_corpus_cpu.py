@@ -28,7 +28,7 @@ from grader.tests import hostile_batch as batch
 from grader.tests.conftest import opened, small_rubric_text
 from grader.tests.gpu_corpus import TIMES, GradedCorpus, grade
 from grader.tests.hostile_batch import ENTRIES, hostile_student, sanitized
-from grader.tests.test_grade_cpu import CASE_LIMIT, MATMUL, MATRIX, _sandbox_or_skip
+from grader.tests.cpu_class import CASE_LIMIT, MATMUL, MATRIX, sandbox_or_skip
 
 BACKEND = "cpu"
 SHAPES = {"fill": MATRIX, "add": MATRIX, "transpose": MATRIX, "matmul_naive": MATMUL[:2], "matmul_tiled": MATMUL[:2],
@@ -48,7 +48,7 @@ def rubric_text(rubric, tools: tuple[str, ...]) -> str:
 def cpu_batch(tmp_path_factory, rubric, registry, cpu_grading_work) -> GradedCorpus:
     """The batch graded on the CPU backend (`grade --device cpu --jobs 2`), then its entries a checker must report
     graded again with the checkers on, on the session's CPU build tree."""
-    _sandbox_or_skip(rubric)
+    sandbox_or_skip(rubric)
     root = tmp_path_factory.mktemp("hostile-cpu")
     work = cpu_grading_work
     rubrics = {}

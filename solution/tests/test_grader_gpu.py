@@ -1,9 +1,9 @@
-"""On a GPU: the grader end to end. The sample class gets its verdicts, every
+"""On a GPU: the grader end to end. The sample class earns its timed points (its
+verdicts are the Backend contract's, grader/tests/test_backend_contract.py), every
 output is written (the leaderboard too), the solution graded as a student ties
-with itself, one file that does not build costs one task, and a hang leaves the
-next submission untouched. Every submission is graded once per session, in the
-graded corpus (grader/tests/gpu_corpus.py: which run and rubric grades which,
-and why); the tests query its stores."""
+with itself, and one file that does not build costs one task. Every submission
+is graded once per session, in the graded corpus (grader/tests/gpu_corpus.py:
+which run and rubric grades which, and why); the tests query its stores."""
 from __future__ import annotations
 
 import csv
@@ -63,34 +63,19 @@ def demo(tmp_path_factory, graded_corpus):
     return results, fast
 
 
-def test_each_sample_gets_its_verdict(demo, graded_corpus):
+def test_the_samples_that_run_earn_their_timed_points(demo, graded_corpus):
+    """The verdicts every backend owes the sample class are the Backend contract's (grader/tests/
+    test_backend_contract.py, which reads this corpus on a GPU); here, what only a timed run gives."""
     results, _ = demo
     g = rows(results)
-    case_statuses = graded_corpus.statuses
     num = lambda student, col: float(g[student][col])  # noqa: E731
-    assert num("s01-stubs", "total") == 0
-    assert set(case_statuses("s01-stubs", "fill")) == {"not_implemented"}
-    assert num("s02-naive-only", "matmul_naive_correctness") == points("matmul_naive", "correctness")
+    assert num("s01-stubs", "total") == 0 and num("s07-compile-error", "total") == 0
     assert num("s02-naive-only", "matmul_naive_performance") > 0
-    assert set(case_statuses("s02-naive-only", "dot")) == {"missing"}
-    # The k guard's `<=` is wrong only where k is not a multiple of the tile: those cases fail, the rest pass.
-    # (With the real rubric memcheck also sees the read past a's end, and its penalty may take what the passing
-    # cases earned; the fast rubric runs no sanitizer.)
-    tiled = case_statuses("s03-tiled-off-by-one", "matmul_tiled")
-    assert "wrong" in tiled and "ok" in tiled
-    assert num("s03-tiled-off-by-one", "matmul_tiled_correctness") < points("matmul_tiled", "correctness")
-    assert num("s04-race", "matmul_tiled_correctness") < points("matmul_tiled", "correctness")
-    assert case_statuses("s05-hang", "fill")[0] == "timeout"
-    assert num("s05-hang", "add_correctness") == points("add", "correctness")
-    assert "error" in case_statuses("s06-crash", "add")
-    assert num("s06-crash", "add_correctness") == 0
-    assert num("s06-crash", "fill_correctness") == points("fill", "correctness")
-    # One missing semicolon costs its own task: the submission is graded, transpose does not build.
-    assert g["s07-compile-error"]["status"] == "graded" and num("s07-compile-error", "total") == 0
-    assert set(case_statuses("s07-compile-error", "transpose")) == {"build_error"}
-    fast = g["s08-fast"]
-    assert all(float(fast[f"{t}_correctness"]) > 0 for t in RUBRIC["tasks"])
-    assert num("s08-fast", "total") > 60
+    # On a GPU the k guard's `<=` reads past a row as wrong numbers (the CPU backend names the read). (With the real
+    # rubric memcheck also sees it, and its penalty may take what the passing cases earned; the fast rubric runs
+    # no sanitizer.)
+    assert "wrong" in graded_corpus.statuses("s03-tiled-off-by-one", "matmul_tiled")
+    assert num("s08-fast", "total") > 60  # every correctness point (48) and performance credit
 
 
 def test_the_demo_writes_every_output(demo):
@@ -160,16 +145,6 @@ def test_a_float_only_matmul_naive_costs_its_other_types_and_add_keeps_its_point
     assert float(g["matmul_naive_correctness"]) == pytest.approx(points("matmul_naive", "correctness") / graded_types,
                                                                  abs=5e-4)
     assert float(g["matmul_naive_performance"]) == 0  # not every correctness case passed
-
-
-def test_a_hang_leaves_the_next_submission_untouched(graded_corpus):
-    """s05-hang's fill never returns; s06, s07 and s08 are graded after it in the same run."""
-    assert graded_corpus.statuses("s05-hang", "fill")[0] == "timeout"
-    # Everything graded after the hang ran normally: the full, correct submission among them too.
-    hang, after = graded_corpus.submission("s05-hang"), graded_corpus.submission("s08-fast")
-    assert after["id"] > hang["id"], "s08-fast was not graded after the hang"
-    assert set(graded_corpus.statuses("s08-fast", "fill")) == {"ok"}
-    assert float(rows(graded_corpus.results("s08-fast"))["s08-fast"]["total"]) > 60
 
 
 def test_what_a_student_reads_names_their_files_not_the_graders_folders(graded_corpus, gpu_work):
