@@ -66,7 +66,7 @@ def rubric(registry):
 @pytest.fixture(scope="session")
 def cpu_grading_work(tmp_path_factory) -> Path:
     """The work folder of the session's `grade --device cpu` runs: test_grade_cpu's class and the hostile batch on
-    the CPU (test_hostile_corpus_cpu) build their submissions there, over the session's build cache entry."""
+    the CPU (test_hostile_batch) build their submissions there, over the session's build cache entry."""
     return tmp_path_factory.mktemp("cpu-grading") / "work"
 
 
@@ -205,6 +205,14 @@ def small_rubric_text(rubric, min_pairs: int = 3, shapes: dict[str, list[str]] |
 @pytest.fixture
 def small_rubric(tmp_path, rubric, registry):
     path = tmp_path / "small_rubric.toml"
+    path.write_text(small_rubric_text(rubric))
+    return load_rubric(path, registry)
+
+
+@pytest.fixture(scope="session")
+def small_rubric_once(tmp_path_factory, rubric, registry):
+    """small_rubric, written once: for a module's class graded once (scope="module") and tests that only read it."""
+    path = tmp_path_factory.mktemp("small-rubric") / "small_rubric.toml"
     path.write_text(small_rubric_text(rubric))
     return load_rubric(path, registry)
 

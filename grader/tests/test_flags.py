@@ -15,8 +15,10 @@ from grader.tests.old_stores import first_release_cases
 from grader.tests.fakes import FakeBackend
 
 
-@pytest.fixture
-def flagged(tmp_path, registry, small_rubric):
+@pytest.fixture(scope="module")
+def flagged(tmp_path_factory, registry, small_rubric_once):
+    """Graded once for the module's tests, which only read it."""
+    tmp_path, small_rubric = tmp_path_factory.mktemp("flagged-class"), small_rubric_once
     files = {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks}
     subs = tmp_path / "submissions"
     # The fake solution runs at half its GPU's limit: 3x its speed is physically impossible, 1.6x is not.

@@ -38,15 +38,26 @@ def make_class(root, registry):
     return root
 
 
-@pytest.fixture
-def graded(tmp_path, registry, small_rubric):
-    subs = make_class(tmp_path / "submissions", registry)
-    results = tmp_path / "results"
+def grade_class(root, registry, small_rubric):
+    subs = make_class(root / "submissions", registry)
+    results = root / "results"
     backend = FakeBackend()
     summary = grade(GradeOptions(subs, results, [None], jobs=2, progress=False, seed=7), small_rubric, registry,
                     backend)
     write_reports(results, small_rubric)
     return summary, results, backend
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory, registry, small_rubric_once):
+    """The class graded once for the module's tests that only read it (a test that grades it again: regraded)."""
+    return grade_class(tmp_path_factory.mktemp("class"), registry, small_rubric_once)
+
+
+@pytest.fixture
+def regraded(tmp_path, registry, small_rubric):
+    """The class graded in a folder of the test's own, which it may grade again."""
+    return grade_class(tmp_path, registry, small_rubric)
 
 
 def totals(results) -> dict[str, float]:
@@ -155,8 +166,8 @@ def test_grading_writes_canvas_csv_from_the_store(graded, small_rubric):
     assert dict(zip(table["SIS Login ID"][1:], table[small_rubric.title][1:].astype(float))) == totals(results)
 
 
-def test_a_second_run_skips_unchanged_submissions_and_regrade_does_not(graded, registry, small_rubric):
-    summary, results, _ = graded
+def test_a_second_run_skips_unchanged_submissions_and_regrade_does_not(regraded, registry, small_rubric):
+    summary, results, _ = regraded
     subs = results.parent / "submissions"
     again = FakeBackend()
     second = grade(GradeOptions(subs, results, [None], progress=False), small_rubric, registry, again)

@@ -119,8 +119,10 @@ def test_the_rubric_names_a_small_case_for_every_task(rubric):
         assert rubric.sanitizer.shape(task.id) is not None
 
 
-@pytest.fixture
-def graded(tmp_path, registry, small_rubric):
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory, registry, small_rubric_once):
+    """Graded once for the module's tests, which only read it."""
+    tmp_path, small_rubric = tmp_path_factory.mktemp("sanitizer-class"), small_rubric_once
     files = {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks}
     subs = tmp_path / "submissions"
     write_submission(subs, "clean", files)

@@ -1,6 +1,8 @@
 """Store.merge_from: a shard's store merged into the class's, one submission at a time, never twice."""
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from grader import cli
@@ -9,17 +11,27 @@ from grader.store.store import Store, StoreError
 from grader.tests.conftest import opened, small_rubric_text, write_submission
 
 
-@pytest.fixture
-def graded_twice(tmp_path, registry, rubric, monkeypatch):
-    """The same two students graded into two stores (a class graded, then --regrade'd in another batch)."""
-    monkeypatch.setenv("GRADER_TEST_BACKENDS", "1")
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory, registry, rubric):
+    """The same two students graded into two stores (a class graded, then --regrade'd in another batch), once."""
+    root = tmp_path_factory.mktemp("shards")
     files = {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks}
-    write_submission(tmp_path / "subs", "amy", files)
-    write_submission(tmp_path / "subs", "bo", {**files, "dot.cu": "// fake: wrong-large\n"})
-    (tmp_path / "rubric.toml").write_text(small_rubric_text(rubric))
-    for shard in ("a", "b"):
-        assert cli.main(["grade", str(tmp_path / "subs"), "--device", "simulated", "--no-progress", "--rubric",
-                         str(tmp_path / "rubric.toml"), "--results", str(tmp_path / shard)]) == 0
+    write_submission(root / "subs", "amy", files)
+    write_submission(root / "subs", "bo", {**files, "dot.cu": "// fake: wrong-large\n"})
+    (root / "rubric.toml").write_text(small_rubric_text(rubric))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("GRADER_TEST_BACKENDS", "1")
+        for shard in ("a", "b"):
+            assert cli.main(["grade", str(root / "subs"), "--device", "simulated", "--no-progress", "--rubric",
+                             str(root / "rubric.toml"), "--results", str(root / shard)]) == 0
+    return root
+
+
+@pytest.fixture
+def graded_twice(tmp_path, shards):
+    """The two stores, copied for a test that merges them into a class store of its own."""
+    for name in ("a", "b"):
+        shutil.copytree(shards / name, tmp_path / name)
     return tmp_path
 
 
