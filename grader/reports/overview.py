@@ -12,6 +12,7 @@ at any time, and `grade` writes it with the other reports.
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import json
 import urllib.parse
@@ -45,12 +46,17 @@ def feedback_link(student: str) -> str:
 
 def histogram(values: list[float], top: float, title: str) -> str:
     """A small histogram of points from 0 to `top`, as a PNG data URI."""
+    return _histogram(tuple(min(max(float(v), 0.0), top) for v in values), float(top), title)
+
+
+@functools.lru_cache(maxsize=256)  # the same points draw the same picture (plots.py's _drawn: why)
+def _histogram(values: tuple[float, ...], top: float, title: str) -> str:
     import matplotlib  # where a histogram is drawn, not at every command's start (grader/reports/plots.py)
     matplotlib.use("Agg")  # files only, no display
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(4.2, 2.3), dpi=100)
     bins = [top * i / 10 for i in range(11)]
-    ax.hist([min(max(v, 0.0), top) for v in values], bins=bins, color="#4a6fa5", edgecolor="white")
+    ax.hist(values, bins=bins, color="#4a6fa5", edgecolor="white")
     ax.set_xlim(0, top)
     ax.set_title(title, fontsize=9)
     ax.set_xlabel("points", fontsize=8)
