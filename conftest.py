@@ -73,7 +73,7 @@ def pytest_terminal_summary(terminalreporter):
             terminalreporter.line(f"  {report.nodeid}")
     corpus = sys.modules.get("grader.tests.gpu_corpus")  # imported only where a graded corpus was asked for
     if corpus is not None and corpus.TIMES:
-        # The GPU suite's graded corpus, and the hostile batch on the CPU backend (test_hostile_corpus_cpu.py)
+        # The GPU suite's graded corpus, and the hostile batch on the CPU backend (test_hostile_batch.py)
         terminalreporter.section("graded corpus runs (grader/tests/gpu_corpus.py's grade)")
         for line in corpus.TIMES:
             terminalreporter.line(f"  {line}")

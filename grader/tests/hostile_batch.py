@@ -4,9 +4,11 @@ batch for both backends, each entry judged by its verdict on the backend that gr
 its expected.toml, with the cpu_* keys on the CPU backend):
 
   gpu   the GPU suite's graded corpus (gpu_corpus.py) hands the batch in with its fast run, and the entries a
-        tool must report again with its real run, where compute-sanitizer runs; test_hostile_corpus.py checks
-  cpu   test_hostile_corpus_cpu.py grades it with `grade --device cpu` (CI, no GPU), and the entries a checker
+        tool must report again with its real run, where compute-sanitizer runs
+  cpu   test_hostile_batch.py grades it with `grade --device cpu` (CI, no GPU), and the entries a checker
         must report again in a second run with the CPU backend's checkers on
+
+test_hostile_batch.py runs the same checks on both.
 
 Students: each entry as hNN-<name> (NN: its place in the corpus, so grading order is corpus order), the normal
 submission after it as hNN-zz-normal (the solution's fill.cu and add.cu), which sorts right after it; in the run

@@ -69,7 +69,7 @@ def test_ordinary_launcher_code_passes_the_cpu_gate(cpu_workspace, rubric):
 
 # (hostile corpus entry, task file, rule, words of the finding): what the source pre-check alone cannot see on the
 # CPU (names pasted together, dprintf, a global's constructor), each an entry of the hostile corpus (graded whole
-# on both backends too: test_hostile_corpus_cpu.py, and the GPU suite's batch).
+# on both backends too: test_hostile_batch.py).
 OBJECT_ONLY = [
     ("backend-schedule", "dot.cu", "no-backend-controls", "calls cudacpu_set_schedule"),
     ("backend-fences", "transpose.cu", "no-backend-controls", "calls cudacpu_set_valid_range"),
