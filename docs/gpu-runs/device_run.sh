@@ -285,17 +285,27 @@ PY
     verdicts)
       # Issue 42 item 5: the classes COMPARE_CLASSES names (sample canvas hostile; default sample canvas) graded by
       # the tree before a restructuring (BEFORE_TREE, default .deps/before: `git archive` of it, carried) and by
-      # this one, every verdict compared (docs/gpu-runs/verdict_compare.py); COMPARE_FAST=1 grades with the GPU
-      # suite's fast rubric (gpu_corpus.py) in place of each tree's own. Stores in /tmp/verdicts, logs to $OUT.
+      # this one (or AFTER_TREE, e.g. .deps/after: `git archive` of a commit), every verdict compared
+      # (docs/gpu-runs/verdict_compare.py); COMPARE_FAST=1 grades with the GPU suite's fast rubric (gpu_corpus.py
+      # of the after tree) in place of each tree's own. Stores in /tmp/verdicts, logs to $OUT.
+      # COMPARE_SIDE=before|after grades with that tree alone (a class too slow for both in one call) and brings
+      # its results back as $OUT/verdicts-<side>.tar.gz (per class: <class>-<side>/ with grades.sqlite,
+      # <class>-<side>.out and .json); `verdict_compare.py compare` compares two such folders afterwards.
       if [ "${COMPARE_FAST:-0}" = 1 ]; then
-        python3 -c "from grader.tests.gpu_corpus import fast_rubric_text as f; open('/tmp/fast.toml', 'w').write(f())"
+        (cd "${AFTER_TREE:-.}" && PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} python3 -c \
+          "from grader.tests.gpu_corpus import fast_rubric_text as f; open('/tmp/fast.toml', 'w').write(f())")
         export COMPARE_GRADE_ARGS="--rubric /tmp/fast.toml"
       fi
       # shellcheck disable=SC2086  # COMPARE_CLASSES is a list
       run verdicts timeout "${TESTS_TIMEOUT:-540}" python3 docs/gpu-runs/verdict_compare.py "${BEFORE_TREE:-.deps/before}" \
         /tmp/verdicts ${COMPARE_CLASSES:-sample canvas}
       mkdir -p "$OUT/verdicts" && cp /tmp/verdicts/*.out "$OUT/verdicts/" 2>/dev/null
-      grep -E "^DIFF|verdicts \(" "$OUT/verdicts.log" | tee -a "$summary" ;;
+      if [ -n "${COMPARE_SIDE:-}" ]; then
+        (cd /tmp/verdicts && for c in ${COMPARE_CLASSES:-sample canvas}; do ls -d "$c-$COMPARE_SIDE" "$c-$COMPARE_SIDE.out" \
+          "$c-$COMPARE_SIDE.json" 2>/dev/null; done | tar czf "$OUT/verdicts-$COMPARE_SIDE.tar.gz" -T -)
+        note "verdicts-$COMPARE_SIDE.tar.gz: $(du -k "$OUT/verdicts-$COMPARE_SIDE.tar.gz" | cut -f1) KiB"
+      fi
+      grep -E "^DIFF|^INPUT|verdicts \(" "$OUT/verdicts.log" | tee -a "$summary" ;;
     pages)
       # Issue 30: the service's pages after two sample students' uploads on GPU 0, saved for their screenshots.
       run pages timeout "${PAGES_TIMEOUT:-400}" python3 -m grader.tests.capture_pages --device gpu --gpus 0 \
