@@ -114,7 +114,7 @@ class CpuBackend(LocalBackend):
             return outcome
         scratch = self.workspace.scratch / build.harness.parent.name / f"{tool}-{task}"
         shutil.rmtree(scratch, ignore_errors=True)
-        server = HarnessServer(harness, None, sandbox=self.isolation, scratch=scratch)
+        server = HarnessServer(harness, None, sandbox=self.isolation, scratch=scratch, clock=self.case_clock)
         replies, said = [], ""
         deadline = start + timeout
         try:
@@ -159,7 +159,7 @@ class CpuBackend(LocalBackend):
                               timeout=min(60.0, timeout), read_only=[harness], writable=[scratch])
         if table.status == 0:
             lines.write_text(counters.line_table(_read_own_file(scratch / "readelf.txt", 256 << 20)))
-        server = HarnessServer(harness, None, sandbox=self.isolation, scratch=scratch,
+        server = HarnessServer(harness, None, sandbox=self.isolation, scratch=scratch, clock=self.case_clock,
                                env={"CUDA_CPU_PROFILE": str(counts), "CUDA_CPU_PROFILE_LINES": str(lines)})
         try:
             reply = server.request({"op": "check", "task": task, "dtype": dtype, "shape": shape, "seed": seed,

@@ -316,13 +316,20 @@ class LocalBackend(Backend):
     def build(self, sub: Submission, timeout: float, gate: GatePolicy | None = None) -> BuildResult:
         return self.workspace.build(sub, timeout, gate)
 
+    @property
+    def case_clock(self) -> str:
+        """What a case's limit counts (grader/run/runner.py): on the CPU backend the CPU time its process got, as
+        its kernels share this machine's cores with whatever else runs (a correct kernel starved by a busy machine
+        is not a hang); on a GPU the wall clock (a host waiting for its kernel uses no CPU)."""
+        return "cpu" if self.workspace.cpu else "wall"
+
     def student_server(self, build: BuildResult, gpu: str | None) -> HarnessServer:
         scratch = self.workspace.scratch / build.harness.parent.name / "serve"
         shutil.rmtree(scratch, ignore_errors=True)
-        return HarnessServer(build.harness, gpu, sandbox=self.isolation, scratch=scratch)
+        return HarnessServer(build.harness, gpu, sandbox=self.isolation, scratch=scratch, clock=self.case_clock)
 
     def solution_server(self, gpu: str | None) -> HarnessServer:
-        return HarnessServer(self.solution, gpu)
+        return HarnessServer(self.solution, gpu, clock=self.case_clock)
 
     def use_cache(self, folder: Path, cached: dict) -> Registry:
         """Grade against the pristine harness, library and solution that a kind's build_cache built in `folder`

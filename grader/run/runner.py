@@ -1,9 +1,13 @@
 """Running a harness in `--serve` mode, as a child process with limits.
 
 The grader talks to a harness over its stdin and reply pipe, one JSON object a
-line. Every request has a wall-clock limit: a request that outlives it, or a
+line. Every request has a time limit: a request that outlives it, or a
 process that dies, ends with an exception that says which, the whole process
-group is killed, and the caller starts a fresh process for the next case.
+group is killed, and the caller starts a fresh process for the next case. The
+limit is wall-clock time, or (clock="cpu", the CPU backend's: its kernels run
+on this machine's cores, which other work shares) the CPU time the process
+got, within CPU_CLOCK_WALL_CAP times the limit of wall-clock time: a correct
+kernel that a busy machine starves is not a hang.
 
 The reply pipe is the harness's, not the code under test's: each request
 carries a fresh random nonce that the harness echoes, the next request is sent
@@ -31,6 +35,10 @@ from grader.run.sandbox import spawn
 STDERR_CAP = DEFAULT_CAP  # bytes of a harness's stderr kept; the rest is counted and dropped
 REPLY_CAP = 16 * 1024 * 1024  # a reply line longer than this is not the harness's
 STOP_POLL_MS = 1  # how often a stop (SIGSTOP) is checked for having taken hold
+# clock="cpu": a request whose process has not had its limit of CPU time yet waits on, to at most this many times
+# the limit of wall-clock time (a process that sleeps or blocks, using no CPU, is stopped there).
+CPU_CLOCK_WALL_CAP = 4.0
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 FORGED = ("something other than the harness wrote on the grader's private reply channel (code under test may "
           "print, but not write grading results)")
 
@@ -88,15 +96,42 @@ def _stopped(pid: int) -> bool:
     return True
 
 
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds (user and system, every thread, and the children it reaped) of a process and all its
+    descendants, as /proc shows them now (the sandbox's processes descend from bubblewrap's)."""
+    parents, used = {}, {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        parents.setdefault(int(fields[1]), []).append(int(entry))  # fields: state, ppid, ...
+        used[int(entry)] = sum(int(x) for x in fields[11:15])  # utime, stime, cutime, cstime
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        total += used.get(p, 0)
+        todo += parents.get(p, [])
+    return total / CLOCK_TICKS
+
+
 class HarnessServer(Server):
     """One `harness --serve` process (grader/backends/base.py's Server), in `sandbox` (grader.run.sandbox) when given, with `scratch` as its
     writable directory."""
 
     def __init__(self, harness: Path, gpu: str | None = None, cwd: Path | None = None, sandbox=None,
-                 scratch: Path | None = None, tool: list[str] | None = None, env: dict | None = None):
+                 scratch: Path | None = None, tool: list[str] | None = None, env: dict | None = None,
+                 clock: str = "wall"):
         """tool: a program (compute-sanitizer and its options) that runs the harness as its target; it
         runs under the sandbox's tool profile, the harness still under the run profile. env: variables the
-        harness gets besides the sandbox's own (the CPU backend's CUDA_CPU_PROFILE)."""
+        harness gets besides the sandbox's own (the CPU backend's CUDA_CPU_PROFILE). clock: what a request's
+        limit counts, "wall" or "cpu" (the module's docstring)."""
+        if clock not in ("wall", "cpu"):
+            raise ValueError(f"unknown clock {clock!r}")
+        self.clock = clock
         self.harness = Path(harness)
         argv = [str(self.harness), "--serve"]
         pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
@@ -147,6 +182,7 @@ class HarnessServer(Server):
         except (BrokenPipeError, OSError):
             self._fail(CaseStatus.CRASHED, f"the harness {self._exit_words()} before the request")
         deadline = time.monotonic() + timeout
+        self._started = (time.monotonic(), tree_cpu_seconds(self.proc.pid) if self.clock == "cpu" else 0.0)
         while True:
             reply = self._next_line(deadline, timeout)
             if reply.get("nonce") == nonce or not self.lenient:
@@ -160,9 +196,14 @@ class HarnessServer(Server):
         while b"\n" not in self._buffer:
             left = deadline - time.monotonic()
             if left <= 0 or not self._selector.select(left):
+                later = self._starved_until(timeout)
+                if later is not None:
+                    deadline = later
+                    continue
+                spent = self._spent(timeout)  # (before the kill, which takes its CPU time with it)
                 self.kill()
-                self._fail(CaseStatus.TIMEOUT, f"no result after {timeout:.0f} s: the kernel probably never finishes "
-                                      "(a loop that never ends, or a __syncthreads() not every thread reaches)")
+                self._fail(CaseStatus.TIMEOUT, f"no result after {spent}: the kernel probably never finishes (a "
+                                      "loop that never ends, or a __syncthreads() not every thread reaches)")
             chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
             if not chunk:
                 self._fail(CaseStatus.CRASHED, f"the harness {self._exit_words()} while running your code")
@@ -184,6 +225,27 @@ class HarnessServer(Server):
             self.kill()
             self._fail(CaseStatus.PROTOCOL, f"a reply without this request's nonce: {FORGED}")
         return reply
+
+    def _starved_until(self, timeout: float) -> float | None:
+        """clock="cpu": the new deadline of a request whose process has had less than `timeout` CPU seconds since
+        it was sent (the rest of its CPU time, at one core's pace, within the wall-clock cap); None: it is over."""
+        if self.clock != "cpu":
+            return None
+        since, cpu = self._started
+        now = time.monotonic()
+        used = tree_cpu_seconds(self.proc.pid) - cpu
+        cap = since + CPU_CLOCK_WALL_CAP * timeout
+        if used >= timeout or now >= cap:
+            return None
+        return min(cap, now + max(0.2, timeout - used))
+
+    def _spent(self, timeout: float) -> str:
+        if self.clock != "cpu":
+            return f"{timeout:.0f} s"
+        since, cpu = self._started
+        wall, used = time.monotonic() - since, tree_cpu_seconds(self.proc.pid) - cpu
+        return (f"{used:.0f} s of CPU time" if used >= timeout
+                else f"{wall:.0f} s ({used:.1f} s of it running: it waited, or the machine was busy)")
 
     def _pending(self) -> bool:
         """Whether the reply pipe holds data (EOF does not count: a dead process is found by the write)."""

@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -207,6 +209,55 @@ def test_gradescope_on_a_runner_without_a_gpu_grades_correctness_on_the_cpu(grad
     assert result["output"].startswith("Correctness only. Not timed on this run: graded on the CPU backend")
     fill = next(t for t in result["tests"] if t["name"] == "fill: correctness")
     assert fill["output"].startswith("**passed 2/2 · 1 GPU only** · performance not timed on this run")
+
+
+# --- a busy machine: the correct submission graded on one core that two busy loops share -------------------------
+
+STUDENT = "busy-s08-fast"  # (its own name: its build folder in the shared work folder is found by it)
+BUSY_SHAPE, BUSY_LIMIT = "512x512x512", 4  # about 1-2 s of CPU time for matmul_tiled: 3-6 s of wall on a third of a core
+
+
+def test_a_correct_submission_graded_on_a_busy_machine_keeps_every_point(graded, tmp_path, cpu_grading_work):
+    """make demo on a loaded machine once called the sample class's correct submission a hang (a case that passes
+    in 3.6 s alone ran out of its 20 s). Here `grade` and everything it starts share one core with two busy loops:
+    the matmul_tiled case takes longer than its limit in wall-clock time (measured below, with the same build),
+    and still passes, as on the CPU backend a case's limit counts the CPU time it got."""
+    core = min(os.sched_getaffinity(0))
+    pin = lambda: os.sched_setaffinity(0, {core})  # noqa: E731
+    subs = tmp_path / "subs"
+    shutil.copytree(graded.subs / "s08-fast", subs / STUDENT)
+    rubric_path = tmp_path / "rubric.toml"
+    tiny = {t.id: [t.shapes[0]] for t in graded.policy.tasks}
+    rubric_path.write_text(small_rubric_text(graded.policy, shapes={**tiny, "matmul_tiled": [BUSY_SHAPE]},
+                                             limits={"build": 600, "case": BUSY_LIMIT, "submission": 600}))
+    results = tmp_path / "results"
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=pin) for _ in range(2)]
+    try:
+        done = subprocess.run([sys.executable, "-m", "grader", "grade", str(subs), "--device", "cpu", "--rubric",
+                               str(rubric_path), "--results", str(results), "--work", str(cpu_grading_work),
+                               "--seed", "7", "--no-progress"], cwd=REPO, capture_output=True, text=True,
+                              timeout=1800, preexec_fn=pin)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        (harness,) = cpu_grading_work.glob(f"build/submission-{STUDENT}-*/harness")  # the build it was graded with
+        dtype = graded.policy.task("matmul_tiled").dtypes[0]
+        start, before = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
+        alone = subprocess.run([str(harness), "--task", "matmul_tiled", "--dtype", dtype, "--shape", BUSY_SHAPE,
+                                "--seed", "7", "--check-only", "--check-runs", "2", "--no-limits"],  # as graded
+                               cwd=REPO / "starter", capture_output=True, text=True, timeout=600, preexec_fn=pin)
+        wall, after = time.monotonic() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+    assert alone.returncode == 0, alone.stdout[-2000:] + alone.stderr[-2000:]
+    print(f"\nmatmul_tiled {dtype} {BUSY_SHAPE} on a busy core: {wall:.1f} s of wall clock, {cpu:.1f} s of CPU "
+          f"(limit {BUSY_LIMIT} s)", file=sys.stderr)
+    assert wall > BUSY_LIMIT, "the load did not push the case past its wall-clock limit: the test shows nothing"
+    rows = cases_of(results, STUDENT)
+    assert set(rows[rows["status"] != "gpu_only"]["status"]) == {"ok"}, rows[["task", "shape", "status", "message"]]
+    scores = scores_of(results, STUDENT)
+    assert scores["correctness"].sum() == sum(p.correctness_points for p in graded.policy.tasks)
 
 
 # --- the time budget: a submission that sleeps just under the case limit in every case -------------------------

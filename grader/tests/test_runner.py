@@ -1,17 +1,23 @@
 """Running a harness process: replies, timeouts that kill the whole group, crashes, capped output."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import textwrap
 import time
 
 import pytest
 
+from grader.run import runner
 from grader.run.runner import STDERR_CAP, HarnessFailure, HarnessServer
 
 FAKE = textwrap.dedent("""\
     #!/usr/bin/env python3
     import json, os, signal, subprocess, sys, time
     mode = os.environ.get("FAKE_MODE", "ok")
+    if os.environ.get("FAKE_CORE"):  # one core, shared with the test's busy loops
+        os.sched_setaffinity(0, {int(os.environ["FAKE_CORE"])})
     for line in sys.stdin:
         request = json.loads(line)
         if request["op"] == "quit":
@@ -19,6 +25,15 @@ FAKE = textwrap.dedent("""\
         if mode == "hang":
             child = subprocess.Popen(["sleep", "1000"])
             open(os.environ["CHILD_PID_FILE"], "w").write(str(child.pid))
+            time.sleep(1000)
+        if mode.startswith("burn="):  # a correct kernel that needs this many CPU seconds
+            start = time.process_time()
+            while time.process_time() - start < float(mode[len("burn="):]):
+                pass
+        if mode == "spin":  # a loop that never ends
+            while True:
+                pass
+        if mode == "block":  # a wait that never ends, using no CPU
             time.sleep(1000)
         if mode == "segv":
             sys.stderr.write("about to crash\\n"); sys.stderr.flush()
@@ -60,11 +75,11 @@ def fake_harness(tmp_path):
     return path
 
 
-def server(path, monkeypatch, mode, **env):
+def server(path, monkeypatch, mode, clock="wall", **env):
     monkeypatch.setenv("FAKE_MODE", mode)
     for k, v in env.items():
         monkeypatch.setenv(k, v)
-    return HarnessServer(path)
+    return HarnessServer(path, clock=clock)
 
 
 def test_a_request_gets_its_reply(fake_harness, monkeypatch):
@@ -119,6 +134,54 @@ def test_a_request_that_outlives_its_limit_kills_the_process_group(fake_harness,
     child = int(pid_file.read_text())
     time.sleep(0.2)
     assert not alive(child)  # the grandchild went with the group
+    s.close()
+
+
+@pytest.fixture
+def busy_core():
+    """A core of this process's, with two busy loops on it: a process put there gets about a third of it."""
+    core = min(os.sched_getaffinity(0))
+    loops = [subprocess.Popen([sys.executable, "-c", f"import os; os.sched_setaffinity(0, {{{core}}})\nwhile True: pass"])
+             for _ in range(2)]
+    yield core
+    for loop in loops:
+        loop.kill()
+        loop.wait()
+
+
+def test_on_the_cpu_clock_a_correct_case_a_busy_machine_starves_is_not_a_hang(fake_harness, monkeypatch, busy_core):
+    """1.2 s of CPU work under a 2 s limit, on a core two busy loops share: about 3.6 s of wall-clock time. The wall
+    clock calls it a hang (make demo on a loaded machine did, to the sample class's correct submission); the CPU
+    clock waits for the CPU time it was owed."""
+    with server(fake_harness, monkeypatch, "burn=1.2", FAKE_CORE=str(busy_core)) as s:
+        with pytest.raises(HarnessFailure) as e:
+            s.request({"op": "check"}, 2)
+        assert e.value.kind == "timeout"
+    with server(fake_harness, monkeypatch, "burn=1.2", clock="cpu", FAKE_CORE=str(busy_core)) as s:
+        start = time.monotonic()
+        assert s.request({"op": "check"}, 2)["op"] == "check"
+        assert time.monotonic() - start > 2  # it was starved: past the wall clock's limit
+
+
+def test_on_the_cpu_clock_a_loop_that_never_ends_stops_at_its_limit_of_cpu_time(fake_harness, monkeypatch):
+    s = server(fake_harness, monkeypatch, "spin", clock="cpu")
+    start = time.monotonic()
+    with pytest.raises(HarnessFailure) as e:
+        s.request({"op": "check"}, 1)
+    assert e.value.kind == "timeout" and "no result after 1 s of CPU time: " in str(e.value), str(e.value)
+    assert "never finishes" in str(e.value)
+    assert time.monotonic() - start < runner.CPU_CLOCK_WALL_CAP * 1 + 1
+    s.close()
+
+
+def test_on_the_cpu_clock_a_wait_that_never_ends_stops_at_the_wall_clock_cap(fake_harness, monkeypatch):
+    s = server(fake_harness, monkeypatch, "block", clock="cpu")
+    start = time.monotonic()
+    with pytest.raises(HarnessFailure) as e:
+        s.request({"op": "check"}, 0.5)
+    waited = time.monotonic() - start
+    assert e.value.kind == "timeout" and "s of it running: it waited, or the machine was busy)" in str(e.value)
+    assert runner.CPU_CLOCK_WALL_CAP * 0.5 <= waited < runner.CPU_CLOCK_WALL_CAP * 0.5 + 1.5, waited
     s.close()
 
 
