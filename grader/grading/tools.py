@@ -66,10 +66,11 @@ def sanitize(sub: Submission, build: BuildResult, backend: Backend, gpu: str | N
 def profile_task(sub: Submission, build: BuildResult, backend: Backend, rubric: Rubric, policy, cases: list[CaseOutcome],
                   seed: int, deadline: float, budget: TimeBudget | None = None) -> list[ProfileOutcome]:
     """make profile's counters on the task's profile case, where the backend counts (the CPU's) and every correctness
-    case of the task passed (the counts of a wrong kernel would mislead); feedback only. Run after every scored
-    case, in what is left of the submission's time."""
-    own = [c for c in cases if c.task == policy.id and c.kind == "correctness"]
-    if not policy.profile or not own or not all(c.passed for c in own):
+    case of the task that it ran passed (the counts of a wrong kernel would mislead; a shape it left to a GPU says
+    nothing either way, and the course's rubric has such a shape in every task but one); feedback only. Run after
+    every scored case, in what is left of the submission's time."""
+    ran = [c for c in cases if c.task == policy.id and c.kind == "correctness" and c.status != CaseStatus.GPU_ONLY]
+    if not policy.profile or not ran or not all(c.passed for c in ran):
         return []
     if (budget is not None and budget.ran_out) or time.monotonic() > deadline:
         return []

@@ -12,11 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from grader.tests.conftest import REPO, opened, small_rubric_text
+from grader.tests.conftest import REPO, cases_of, opened, small_rubric_text
 from grader.tests.cpu_class import sandbox_or_skip
 
 PLANTED = REPO / "solution" / "tests" / "planted_performance"
-SHAPES = {"fill": ["1x1"], "add": ["1x1"], "transpose": ["37x211"], "matmul_naive": ["1x1x1"],
+# transpose's second shape is over the CPU's per-case budget, as a shape of every task but matmul_naive is in the
+# course's rubric: the counters wait for every case the CPU ran, not for the one it leaves to a GPU.
+OVER_BUDGET = "2048x2048"
+SHAPES = {"fill": ["1x1"], "add": ["1x1"], "transpose": ["37x211", OVER_BUDGET], "matmul_naive": ["1x1x1"],
           "matmul_tiled": ["1x1x1"], "matmul_fast": ["1x1x1"], "dot": ["1025"]}
 
 
@@ -51,6 +54,7 @@ def counted(results: Path, student: str) -> dict:
 
 def test_the_naive_transposes_feedback_names_its_uncoalesced_store_and_scores_as_before(graded):
     runs, scores = counted(graded, "naive-transpose")
+    assert cases_of(graded, "naive-transpose", task="transpose", shape=OVER_BUDGET)["status"].tolist() == ["gpu_only"]
     run = runs["transpose"]
     assert run.status == "counted" and run.shape == "1024x1024" and run.dtype == "float32", run
     assert json.loads(run.numbers)["global_store_sectors_per_needed"] == 8.0
@@ -65,7 +69,7 @@ def test_the_naive_transposes_feedback_names_its_uncoalesced_store_and_scores_as
 
 def test_the_interleaved_reduction_is_named_and_the_solutions_transpose_has_no_finding(graded):
     runs, _ = counted(graded, "slow-reduction")
-    assert set(runs) == {"transpose", "dot"}  # the tasks whose cases all passed; the others are missing
+    assert set(runs) == {"transpose", "dot"}  # the tasks whose cases that ran all passed; the others are missing
     assert json.loads(runs["transpose"].findings) == []
     (sentence,) = json.loads(runs["dot"].findings)
     assert "lanes of a warp are active at dot.cu:17" in sentence, sentence
