@@ -345,8 +345,10 @@ class Sandbox:
 
     def check(self, work: Path) -> None:
         """A trivial run through the whole sandbox; raises SandboxError naming the cause when it fails."""
-        scratch = Path(work).resolve() / "sandbox-check"
-        shutil.rmtree(scratch, ignore_errors=True)
+        # A folder of its own: checks at once in one folder (the service's workers, test workers in /tmp) removed
+        # each other's, and the one whose folder went failed ("not writable inside").
+        Path(work).mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix="sandbox-check-", dir=Path(work).resolve()))
         probe = ('test -w "$HOME" || { echo "the scratch directory is not writable inside" >&2; exit 3; }; '
                  'for d in /dev/nvidiactl /dev/nvidia0; do if [ -e "$d" ] && ! [ -r "$d" -a -w "$d" ]; then '
                  'echo "$d is not readable and writable inside" >&2; exit 3; fi; done; echo sandbox-ok')

@@ -314,3 +314,14 @@ def test_a_build_sees_neither_sys_nor_the_gpu_and_a_run_sees_both(sandbox, tmp_p
     ran = run(sandbox, ["/bin/sh", "-c", "test -e /sys/kernel && echo visible"], timeout=30,
               writable=[tmp_path / "s2"], profile="tool")
     assert "visible" in ran.stdout
+
+
+def test_checks_at_once_in_one_folder_all_pass(bwrap, tmp_path):
+    """The service's workers check the sandbox at their start in one work folder, and test workers in /tmp: each
+    check once removed a scratch folder another was using, which then failed (and a test module skipped)."""
+    from concurrent.futures import ThreadPoolExecutor
+    sandbox = Sandbox(bwrap, LIMITS)
+    with ThreadPoolExecutor(6) as pool:
+        failures = [f.exception() for f in [pool.submit(sandbox.check, tmp_path) for _ in range(6)]]
+    assert failures == [None] * 6, failures
+    assert not any(tmp_path.iterdir())  # each removed its own
