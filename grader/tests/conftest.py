@@ -70,6 +70,14 @@ def cpu_grading_work(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("cpu-grading") / "work"
 
 
+def sandbox_unavailable(why: str):
+    """A test that needs bubblewrap, where it cannot run: skipped, and listed; a failure where
+    REQUIRE_SANDBOX_TESTS is set (CI's .ci/run), so that CI never passes with its sandboxed grading unexercised."""
+    if os.environ.get("REQUIRE_SANDBOX_TESTS", "") not in ("", "0"):
+        pytest.fail(f"{why}, and REQUIRE_SANDBOX_TESTS is set: the sandboxed tests must run here", pytrace=False)
+    pytest.skip(f"{why}; CI sets REQUIRE_SANDBOX_TESTS=1, so there they run")
+
+
 def made_once(tmp_path_factory, name: str, make) -> Path:
     """A folder made once per test run, by whichever pytest-xdist worker asks first: the others wait for it (flock)
     and then read it. `make(folder)` fills the folder; if it fails, the next to ask makes it again. For what is

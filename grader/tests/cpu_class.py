@@ -20,7 +20,7 @@ import pytest
 
 from grader.core.rubric import load_rubric
 from grader.run.sandbox import ResourceLimits, Sandbox, SandboxError, find_bwrap, missing_bwrap_message
-from grader.tests.conftest import REPO, small_rubric_text
+from grader.tests.conftest import REPO, sandbox_unavailable, small_rubric_text
 
 CASE_LIMIT = 5
 MATRIX = ["1x1", "37x211"]
@@ -48,7 +48,7 @@ def sandbox_or_skip(rubric):
     try:
         Sandbox(bwrap, ResourceLimits.from_rubric(rubric.limits)).check(Path("/tmp"))
     except SandboxError as e:
-        pytest.skip(f"bubblewrap cannot run here: {e}")
+        sandbox_unavailable(f"bubblewrap cannot run here: {e}")
 
 
 def _ptx_student(subs: Path) -> int:

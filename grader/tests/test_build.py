@@ -9,7 +9,7 @@ import pytest
 from grader.backends.local import Workspace
 from grader.intake.submission import Submission, read_submission
 from grader.run.sandbox import ResourceLimits, Sandbox, SandboxError, find_bwrap, missing_bwrap_message
-from grader.tests.conftest import REPO, over_cache
+from grader.tests.conftest import REPO, over_cache, sandbox_unavailable
 
 SAMPLES = REPO / "data" / "sample-submissions"
 
@@ -24,7 +24,7 @@ def workspace(tmp_path_factory, registry, rubric):
     try:
         sandbox.check(work)
     except SandboxError as e:
-        pytest.skip(f"bubblewrap cannot run here: {e}")
+        sandbox_unavailable(f"bubblewrap cannot run here: {e}")
     return over_cache(Workspace(work, arch="sm_90", sandbox=sandbox), "gpu", "sm_90")
 
 

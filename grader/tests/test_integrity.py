@@ -23,7 +23,7 @@ from grader.run.paired import time_pairs
 from grader.outcomes.results import CaseOutcome, SanitizerOutcome, SubmissionResult
 from grader.run.runner import HarnessServer, _stopped
 from grader.run.sandbox import ResourceLimits, Sandbox, SandboxError, Unsandboxed, find_bwrap, missing_bwrap_message
-from grader.tests.conftest import REPO
+from grader.tests.conftest import REPO, sandbox_unavailable
 
 pytestmark = pytest.mark.slow  # builds stand-in harnesses with gcc and runs them in bubblewrap
 
@@ -46,7 +46,7 @@ def sandbox(tmp_path_factory) -> Sandbox:
     try:
         box.check(tmp_path_factory.mktemp("check"))
     except SandboxError as e:
-        pytest.skip(f"bubblewrap cannot run here: {e}")
+        sandbox_unavailable(f"bubblewrap cannot run here: {e}")
     return box
 
 

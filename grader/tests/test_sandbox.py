@@ -17,7 +17,7 @@ import pytest
 
 from grader.run.sandbox import (NAMESPACE_UID, ResourceLimits, Sandbox, SandboxError, Unsandboxed, find_bwrap,
                             make_sandbox, missing_bwrap_message, run)
-from grader.tests.conftest import REPO
+from grader.tests.conftest import REPO, sandbox_unavailable
 
 pytestmark = pytest.mark.slow  # runs everything in bubblewrap
 
@@ -38,7 +38,7 @@ def sandbox_with(bwrap: Path, work: Path, **changes) -> Sandbox:
     try:
         sandbox.check(work)
     except SandboxError as e:  # listed in the summary: this machine does not allow the sandbox at all
-        pytest.skip(f"bubblewrap cannot run here: {e}")
+        sandbox_unavailable(f"bubblewrap cannot run here: {e}")
     return sandbox
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from grader.run import seccomp
 from grader.run.sandbox import ResourceLimits, Sandbox, SandboxError, find_bwrap, missing_bwrap_message, run
-from grader.tests.conftest import REPO
+from grader.tests.conftest import REPO, sandbox_unavailable
 
 pytestmark = pytest.mark.slow  # runs student-like programs in bubblewrap under the seccomp filters
 
@@ -33,7 +33,7 @@ def sandbox(tmp_path_factory) -> Sandbox:
     try:
         box.check(tmp_path_factory.mktemp("check"))
     except SandboxError as e:
-        pytest.skip(f"bubblewrap cannot run here: {e}")
+        sandbox_unavailable(f"bubblewrap cannot run here: {e}")
     return box
 
 

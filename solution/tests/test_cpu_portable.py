@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA, NPROC, ROOT, SOLUTION_KERNELS, STARTER, summary_line
+from grader.tests.conftest import sandbox_unavailable
 
 pytestmark = pytest.mark.slow  # builds the CPU backend with clang and the aarch64 cross compiler
 
@@ -114,7 +115,7 @@ def cpu_mk(*args: str, hide_boost: Path | None = None) -> subprocess.CompletedPr
     command = ["make", "-s", "--no-print-directory", "-f", str(STARTER / "cpu" / "cpu.mk"), *args]
     if hide_boost is not None:
         if not shutil.which("bwrap"):
-            pytest.skip("bubblewrap is not installed (make deps installs it)")
+            sandbox_unavailable("bubblewrap is not installed (make deps installs it)")
         command = ["bwrap", "--ro-bind", "/", "/", "--tmpfs", "/usr/include/boost", "--dev", "/dev", "--proc", "/proc",
                    "--tmpfs", "/tmp", "--ro-bind", str(ROOT), str(ROOT), "--bind", str(hide_boost), str(hide_boost),
                    *command]

@@ -28,6 +28,7 @@ from synthetic_bench import write_synthetic_record
 
 from grader.core.registry import Registry
 from grader.core.rubric import DEFAULT_RUBRIC, load_rubric
+from grader.tests.conftest import sandbox_unavailable
 from release import dist, leaks
 
 HARNESS = ROOT / "starter" / "build" / "starter" / "harness"
@@ -579,7 +580,7 @@ NO_CUDA_CHECKS = {
 def no_cuda_view(tree: Path) -> tuple[list[str], dict]:
     """without_cuda(tree), or the test skipped where bubblewrap cannot make the view."""
     if not shutil.which("bwrap"):
-        pytest.skip("bubblewrap is not installed (make deps installs it)")
+        sandbox_unavailable("bubblewrap is not installed (make deps installs it)")
     command, env = without_cuda(tree)
     probe = subprocess.run([*command, "true"], capture_output=True, text=True, timeout=60, env=env)
     if probe.returncode != 0:

@@ -43,6 +43,7 @@ from grader.core.registry import Registry
 from grader.core.rubric import DEFAULT_RUBRIC, load_rubric
 from grader.run.sandbox import ResourceLimits, Sandbox, SandboxError, find_bwrap
 from grader.tests import canvas_class
+from grader.tests.conftest import sandbox_unavailable
 from release.dist import render_readme
 
 README = "README.md"
@@ -305,12 +306,12 @@ def skip_unless_a_machine_without_a_gpu_that_can_sandbox():
         pytest.skip("pandoc is not installed: make handout and make dist need it (make deps installs it)")
     bwrap = find_bwrap()
     if bwrap is None:
-        pytest.skip("bubblewrap is not installed (make deps installs it): the grader sandboxes student code in it")
+        sandbox_unavailable("bubblewrap is not installed (make deps installs it): the grader sandboxes student code")
     try:
         Sandbox(bwrap, ResourceLimits.from_rubric(load_rubric(DEFAULT_RUBRIC, Registry.from_file()).limits)).check(
             Path("/tmp"))
     except SandboxError as e:
-        pytest.skip(f"bubblewrap cannot run here: {e}")
+        sandbox_unavailable(f"bubblewrap cannot run here: {e}")
 
 
 @pytest.fixture(scope="module")
