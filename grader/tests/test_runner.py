@@ -141,8 +141,10 @@ def test_a_request_that_outlives_its_limit_kills_the_process_group(fake_harness,
 def busy_core():
     """A core of this process's, with two busy loops on it: a process put there gets about a third of it."""
     core = min(os.sched_getaffinity(0))
-    loops = [subprocess.Popen([sys.executable, "-c", f"import os; os.sched_setaffinity(0, {{{core}}})\nwhile True: pass"])
-             for _ in range(2)]
+    spin = f"import os, sys; os.sched_setaffinity(0, {{{core}}}); print('spinning', flush=True)\nwhile True: pass"
+    loops = [subprocess.Popen([sys.executable, "-c", spin], stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    for loop in loops:  # both on the core before the test starts (a loaded machine starts python in seconds)
+        assert loop.stdout.readline().strip() == "spinning"
     yield core
     for loop in loops:
         loop.kill()
