@@ -24,6 +24,8 @@ from pathlib import Path
 from grader.run import ncu as ncu_tool
 from grader.shared import sanitizer as tool_runs
 from grader.backends.base import Backend, ToolTask
+from grader.backends.build_view import BuildView, fixed_folder_names
+from grader.backends.object_cache import ObjectCache
 from grader.outcomes.build_result import NEEDS_GPU, BuildResult, renamed_folders
 from grader.backends.compiler_log import own_messages
 from grader.core.errors import GraderError
@@ -81,16 +83,19 @@ class Workspace:
         self.deps_include = Path(deps).resolve() if deps and Path(deps).is_dir() else None
         self._gate = GateSetup()
         self._gates: dict[str, BuildGate] = {}  # the gate each submission was built through (its race harness's too)
+        self.objects: ObjectCache | None = None  # the compiled task files shared by every build (use_built)
 
     @property
     def solution_kernels(self) -> Path:
         """The solution's task files, which its harness is built from."""
         return self.repo / "solution" / "kernels"
 
-    def _make(self, *args: str) -> list[str]:
-        cmd = ["make", "-s", "-C", str(self.pristine), f"BUILD={self.build_dir}", *args]
+    def _make(self, *args: str, pristine: Path | None = None, build: Path | None = None) -> list[str]:
+        """make in the pristine tree (`pristine` and `build`: where a sandboxed build sees them)."""
+        pristine, build = pristine or self.pristine, build or self.build_dir
+        cmd = ["make", "-s", "-C", str(pristine), f"BUILD={build}", *args]
         if self.cpu:  # its runtime library beside the harness's (what a sandboxed build reads, read-only)
-            return cmd + ["CPU=1", f"CUDACPU_BUILD={self.build_dir / 'lib' / 'cpu'}"]
+            return cmd + ["CPU=1", f"CUDACPU_BUILD={build / 'lib' / 'cpu'}"]
         return cmd + ["CPU=0"] + ([f"ARCH={self.arch}"] if self.arch else [])
 
     def prepare(self, jobs: int) -> Path:
@@ -122,8 +127,9 @@ class Workspace:
                 raise GraderError(f"building the stubs failed:\n{out[-4000:]}")
         return self.build_dir / "solution" / "harness"
 
-    def use_built(self, built: Path):
-        """This work folder over a build cache entry's (`built`: its pristine/ and build/): it links to the pristine
+    def use_built(self, built: Path, key: str | None = None):
+        """This work folder over a build cache entry's (`built`: its pristine/ and build/; `key`: the entry's, which
+        opens the object store beside the entries, backends/object_cache.py): it links to the pristine
         sources and the library, which a submission's build only reads (in the sandbox, read-only), and copies the
         solution's and the stubs' objects (small; what make writes if it ever finds them stale is then this
         folder's own copy, never the shared entry). What an earlier run left here is replaced: a work folder is
@@ -138,6 +144,8 @@ class Workspace:
             if (built / "build" / tag).is_dir():
                 shutil.copytree(built / "build" / tag, self.build_dir / tag, symlinks=True)
         self.kernel_dirs.mkdir(parents=True, exist_ok=True)
+        if key is not None:
+            self.objects = ObjectCache(Path(built).resolve().parent.parent / "objects", key)
 
     def _reuse_stubs(self, kernels: Path, out_dir: Path, handed_in=(), folder: str = "kernels"):
         """A task file that is the stub (missing from the submission, refused by the gate, or handed in untouched)
@@ -166,10 +174,10 @@ class Workspace:
         kernels.mkdir(parents=True)
         for name, data in {**self.stub_files(), **sub.files}.items():
             (kernels / name).write_bytes(data)
-        tag = f"submission-{sub.key}"
-        out_dir = self.build_dir / tag
+        out_dir = self.build_dir / f"submission-{sub.key}"
         shutil.rmtree(out_dir, ignore_errors=True)
         out_dir.mkdir(parents=True)
+        view = self.view(kernels, out_dir)
         start = time.monotonic()
         report, status, timed_out, out = None, 0, False, ""
         if gate:  # the same gate on both backends: the pre-check, then each compiled object
@@ -177,19 +185,21 @@ class Workspace:
             self._gates[sub.key] = checker
             # Before compiling: what each file includes, as the preprocessor read it (its messages are not kept);
             # a file whose #include breaks a rule is replaced by its stub, so the compiler never quotes what it names.
-            listed = self._sandboxed_make("includes", kernels, out_dir, timeout,
-                                          f"INCLUDES_OF={' '.join(sorted(sub.files))}")
+            listed = self._sandboxed_make("includes", view, timeout, f"INCLUDES_OF={' '.join(sorted(sub.files))}")
             timed_out = listed.timed_out
+            view.host_files(out_dir / "kernels", (".includes",))
             screened = checker.screen(kernels, sub.files, out_dir / "kernels")
             self._reuse_stubs(kernels, out_dir, handed_in=sub.files)  # the files the submission lacks
             if not timed_out:
-                done = self._sandboxed_make("objects", kernels, out_dir, max(1.0, timeout - (time.monotonic() - start)))
-                status, timed_out, out = done.status, done.timed_out, done.stdout
+                status, timed_out, out = self._compile("objects", view, sub.files, "kernels",
+                                                       max(1.0, timeout - (time.monotonic() - start)))
             report = checker.inspect(kernels, out_dir / "kernels", sub.files, screened) if status == 0 \
                 else GateReport(screened)
+        elif not timed_out:
+            status, timed_out, out = self._compile("objects", view, sub.files, "kernels", timeout)
         if status == 0 and not timed_out:
             self._reuse_stubs(kernels, out_dir)  # (again: the gate may have put stubs in for files it refused)
-            done = self._sandboxed_make("harness", kernels, out_dir, max(1.0, timeout - (time.monotonic() - start)))
+            done = self._sandboxed_make("harness", view, max(1.0, timeout - (time.monotonic() - start)))
             status, timed_out, out = done.status, done.timed_out, out + done.stdout
         seconds = time.monotonic() - start
         names = self.folder_names(kernels)
@@ -215,30 +225,65 @@ class Workspace:
         if harness.is_file():
             return harness, ""
         start = time.monotonic()
+        view = self.view(kernels, out_dir)
         self._reuse_stubs(kernels, out_dir, handed_in=sub.files, folder="racecheck/kernels")
-        done = self._sandboxed_make("race-objects", kernels, out_dir, timeout)
+        status, timed_out, said = self._compile("race-objects", view, sub.files, "racecheck/kernels", timeout)
         gate = self._gates.get(sub.key)
-        if done.status == 0 and not done.timed_out and gate is not None:
+        if status == 0 and not timed_out and gate is not None:
             unsealed = gate.seal_folder(out_dir / "racecheck" / "kernels", sub.files)
             if unsealed:
                 return None, f"the race checker's objects could not be sealed: {', '.join(unsealed)}"
-        if done.status == 0 and not done.timed_out:
-            done = self._sandboxed_make("race-harness", kernels, out_dir,
-                                        max(1.0, timeout - (time.monotonic() - start)))
-        if done.timed_out:
+        if status == 0 and not timed_out:
+            done = self._sandboxed_make("race-harness", view, max(1.0, timeout - (time.monotonic() - start)))
+            status, timed_out, said = done.status, done.timed_out, said + done.stdout
+        if timed_out:
             return None, f"building the race checker took longer than {timeout:g} s"
-        if done.status != 0 or not harness.is_file():
-            return None, "the race checker did not build: " + self._readable(done.stdout, kernels)[-600:]
+        if status != 0 or not harness.is_file():
+            return None, "the race checker did not build: " + self._readable(said, kernels)[-600:]
         return harness, ""
 
-    def _sandboxed_make(self, target: str, kernels: Path, out_dir: Path, timeout: float, *settings: str):
+    def view(self, kernels: Path, out_dir: Path) -> BuildView:
+        """Where this submission's sandboxed build sees its folders: the fixed layout where the sandbox can show a
+        folder elsewhere (so that its objects are anyone's: backends/build_view.py), else the real ones."""
+        return BuildView.of(self.pristine, self.build_dir, kernels, out_dir, self.deps_include,
+                            getattr(self.sandbox, "can_place", False))
+
+    def _compile(self, target: str, view: BuildView, files: dict[str, bytes], folder: str,
+                 timeout: float) -> tuple[int | None, bool, str]:
+        """make TARGET (objects, race-objects) for the submission's own task files, into out_dir/`folder`: those
+        the object store holds are taken from it, the rest compiled, in parallel, and stored. (exit status,
+        whether it ran out of time, what the compilers said.)"""
+        objects = view.out_dir / folder
+        handed_in = sorted(name for name in files if (view.kernels / name).is_file())
+        said, fresh = [], []
+        for name in handed_in:
+            if self.objects is not None and view.fixed:
+                found = self.objects.fetch(target, name, (view.kernels / name).read_bytes(), objects, view)
+                if found is not None:
+                    said.append(found)
+                    continue
+            fresh.append(name)
+        if not fresh and handed_in:  # every object came from the store (the stubs' were put in before)
+            return 0, False, "".join(said)
+        jobs = max(1, min(len(fresh), os.cpu_count() or 1))
+        done = self._sandboxed_make(target, view, timeout, f"-j{jobs}")
+        if done.status == 0 and not done.timed_out and self.objects is not None and view.fixed:
+            for name in fresh:
+                if (objects / (Path(name).stem + ".o")).is_file():
+                    self.objects.store(target, name, (view.kernels / name).read_bytes(), objects, view)
+        view.host_files(objects, (".d",))
+        return done.status, done.timed_out, "".join(said) + done.stdout
+
+    def _sandboxed_make(self, target: str, view: BuildView, timeout: float, *settings: str):
         """make TARGET for one submission in the sandbox: its kernels, the pristine tree and the library
-        read-only, only its own build folder writable."""
-        make = self._make(target, f"KERNELS={kernels}", f"KTAG={out_dir.name}", *settings)
+        read-only, only its own build folder writable, each where `view` says the build sees it."""
+        seen = view.seen
+        make = self._make(target, f"KERNELS={seen['kernels']}", f"KTAG={view.tag}", *settings,
+                          pristine=seen["pristine"], build=seen["build"])
         if self.deps_include:
             make.append(f"DEPS_INCLUDE={self.deps_include}")
-        read_only = [self.pristine, self.build_dir / "lib", kernels] + ([self.deps_include] if self.deps_include else [])
-        done = run(self.sandbox, make, timeout=timeout, read_only=read_only, writable=[out_dir], cwd=out_dir,
+        read_only, writable = view.mounts()
+        done = run(self.sandbox, make, timeout=timeout, read_only=read_only, writable=writable, cwd=seen["out_dir"],
                    merge_stderr=True)
         if done.stdout.startswith("bwrap: "):  # the sandbox itself failed before any student code ran
             raise GraderError(f"the sandbox could not start a build: {done.stdout.strip()[:1000]}")
@@ -274,7 +319,8 @@ class Workspace:
     def folder_names(self, kernels: Path) -> tuple[tuple[str, str], ...]:
         """The grader's folders as a student's own checkout names them: the submission's files in kernels/, the
         starter's tree at its top, the build in build/."""
-        return ((str(kernels) + "/", "kernels/"), (str(self.pristine) + "/", ""), (str(self.build_dir) + "/", "build/"))
+        return ((str(kernels) + "/", "kernels/"), (str(self.pristine) + "/", ""), (str(self.build_dir) + "/", "build/"),
+                *fixed_folder_names())
 
     def _readable(self, out: str, kernels: Path) -> str:
         """The compiler's output with the grader's paths taken out and only the student's own lines quoted in it
@@ -334,7 +380,7 @@ class LocalBackend(Backend):
     def use_cache(self, folder: Path, cached: dict) -> Registry:
         """Grade against the pristine harness, library and solution that a kind's build_cache built in `folder`
         (grader/backends/build_cache.py; Workspace.use_built)."""
-        self.workspace.use_built(Path(folder) / "work")
+        self.workspace.use_built(Path(folder) / "work", cached["key"])
         self.solution = self.workspace.build_dir / "solution" / "harness"
         self.registry = Registry.from_json(cached["registry"])
         return self.registry

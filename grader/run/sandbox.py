@@ -164,8 +164,16 @@ def _bwrap_environment(bwrap: Path) -> dict[str, str]:
     return {**env, "LD_LIBRARY_PATH": ":".join(unpacked)} if unpacked else env
 
 
+def placed(item) -> tuple[Path, Path]:
+    """(folder, where the sandbox shows it) for a mount item: a folder (at its own path) or such a pair."""
+    source, destination = item if isinstance(item, tuple) else (item, item)
+    return Path(source), Path(destination)
+
+
 class Sandbox:
     """bubblewrap, configured once per grading run; `wrap` turns a command into its sandboxed form."""
+
+    can_place = True  # a folder can be shown at another path inside (a build's fixed layout: backends/build_view.py)
 
     def __init__(self, bwrap: Path, limits: ResourceLimits | None = None):
         self.bwrap = Path(bwrap)
@@ -215,7 +223,8 @@ class Sandbox:
                          limits=self.limits.record() if self.limits else {})
 
     def _binds(self, read_only, writable) -> list[str]:
-        """bwrap's mount arguments, parents before children, with every directory it must create readable."""
+        """bwrap's mount arguments, parents before children, with every directory it must create readable. Each
+        item is a folder, shown at its own path, or a (folder, where the sandbox sees it) pair (`placed`)."""
         args = ["--ro-bind", "/usr", "/usr"]
         for link in SYSTEM_LINKS:
             p = Path(link)
@@ -228,17 +237,17 @@ class Sandbox:
             args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
         bound = [Path("/usr")] + [Path(link) for link in SYSTEM_LINKS]
         created = {Path("/"), Path("/etc"), Path("/tmp"), Path("/dev"), Path("/proc"), Path("/sys")}
-        wanted = [(Path(p), "--ro-bind") for p in [*self.toolkit, *self.library_dirs, *read_only]]
-        wanted += [(Path(p), "--bind") for p in writable]
-        for path, how in sorted(wanted, key=lambda item: (len(item[0].parts), str(item[0]))):
+        wanted = [(*placed(p), "--ro-bind") for p in [*self.toolkit, *self.library_dirs, *read_only]]
+        wanted += [(*placed(p), "--bind") for p in writable]
+        for source, path, how in sorted(wanted, key=lambda item: (len(item[1].parts), str(item[1]))):
             path = Path(os.path.abspath(path))
-            if how == "--ro-bind" and _under(path, bound):
+            if how == "--ro-bind" and source == path and _under(path, bound):
                 continue  # already visible, read-only, through a bound parent
             for parent in reversed(path.parents):
                 if parent not in created and not _under(parent, bound):
                     args += ["--perms", "0755", "--dir", str(parent)]
                     created.add(parent)
-            args += [how, str(path), str(path)]
+            args += [how, str(source), str(path)]
             bound.append(path)
         return args
 
@@ -282,14 +291,13 @@ class Sandbox:
         if profile not in PROFILES:
             raise ValueError(f"unknown sandbox profile {profile!r}")
         limits = self.limits
-        writable = [Path(p) for p in writable]
         read_only = [*read_only, CONFINE, SECCOMP_SOURCE]
         preload = self.preload_library() if profile == "tool" and confine_exe is not None else None
         if preload is not None:
             read_only.append(preload)
-        home = writable[0] if writable else Path("/tmp")
+        home = placed(writable[0])[1] if writable else Path("/tmp")
         uid = random.randint(*SANDBOX_UID_RANGE) if self.privileged else None
-        for directory in writable:
+        for directory, _ in map(placed, writable):
             directory.mkdir(parents=True, exist_ok=True)
             if uid is not None:
                 _chown_tree(directory, uid)
@@ -413,6 +421,7 @@ class Unsandboxed:
     wall clock apply (and RLIMIT_NPROC not at all for root). Every stored result says so."""
 
     privileged = False
+    can_place = False  # what runs sees the real folders: no (folder, elsewhere) pair can be honoured
 
     def __init__(self, limits: ResourceLimits | None = None):
         self.limits = limits
@@ -430,6 +439,8 @@ class Unsandboxed:
     def wrap(self, argv: list[str], *, read_only=(), writable=(), cwd: Path | None = None,
              gpu: str | None = None, profile: str = "build", confine_exe: Path | None = None,
              env: dict | None = None) -> tuple[list[str], dict]:
+        if any(isinstance(p, tuple) for p in [*read_only, *writable]):
+            raise SandboxError("without a sandbox a folder cannot be shown somewhere else (Workspace asks can_place)")
         for directory in writable:
             Path(directory).mkdir(parents=True, exist_ok=True)
         environment = {**os.environ, **(env or {})}

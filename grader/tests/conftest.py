@@ -35,7 +35,7 @@ def over_cache(ws: Workspace, kind_name: str, arch: str) -> Workspace:
     """`ws` over the session's build cache entry for this backend (conftest.py's TEST_BUILD_CACHE): its harness
     library, solution and stubs built once for the whole test run, as `grade` finds them."""
     entry, _ = cache.ensure(Path(os.environ["GRADER_BUILD_CACHE"]), backends.get(kind_name), arch, 2, DEFAULT_RUBRIC)
-    ws.use_built(entry.folder / "work")
+    ws.use_built(entry.folder / "work", entry.key)
     return ws
 
 

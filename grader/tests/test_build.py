@@ -103,8 +103,11 @@ def test_a_submission_that_includes_the_solution_by_path_does_not_compile(worksp
 
 
 def test_a_build_sees_the_pristine_harness_but_not_other_submissions(workspace, registry):
+    seen = workspace.view(workspace.kernel_dirs / "peeks", workspace.build_dir / "peeks").seen["pristine"]
     source = ('#include "cuda_check.h"\n#include "tasks.h"\n'
-              f'#if __has_include("{workspace.pristine}/Makefile")\n#warning pristine-visible\n#endif\n'
+              f'#if __has_include("{seen}/Makefile")\n#warning pristine-visible\n#endif\n'
+              + (f'#if __has_include("{workspace.pristine}/Makefile")\n#error pristine-at-its-real-path\n#endif\n'
+                 if seen != workspace.pristine else '') +
               f'#if __has_include("{workspace.kernel_dirs}/someone/add.cu")\n#error other-submission-visible\n#endif\n'
               f'#if __has_include("{REPO}/grader/rubric.toml")\n#error repository-visible\n#endif\n'
               'template <typename T> void add(const T*, const T*, T*, int, int) { NOT_IMPLEMENTED_YET(); }\n'
