@@ -51,12 +51,33 @@ def pytest_configure(config):
                                        "browser or a GPU; left out by make check-fast (set in conftest.py)")
 
 
+WEIGHTS = Path(__file__).resolve().parent / ".ci" / "test-weights"
+
+
+def file_weights() -> dict[str, float]:
+    """Each test file's measured seconds (.ci/test-weights), by its path from the top of the tree."""
+    try:
+        lines = WEIGHTS.read_text().splitlines()
+    except OSError:
+        return {}
+    weights = {}
+    for line in lines:
+        seconds, _, path = line.partition(" ")
+        if not line.startswith("#") and path:
+            weights[path.strip()] = float(seconds)
+    return weights
+
+
 def pytest_collection_modifyitems(config, items):
     slow = pytest.mark.slow
     for item in items:
         if SLOW_FIXTURES.intersection(item.fixturenames) or SLOW_MARKERS.intersection(
                 marker.name for marker in item.iter_markers()):
             item.add_marker(slow)
+    # The longest files first (a stable sort: a file's tests keep their order): with xdist's --dist loadfile
+    # --no-loadscope-reorder, workers take whole files in this order, so the slow tier does not end on one long file.
+    weights = file_weights()
+    items.sort(key=lambda item: -weights.get(item.nodeid.split("::", 1)[0], 0.0))
     if HAS_GPU:
         return
     skip = pytest.mark.skip(reason=f"GPU test skipped: {GPU_DESCRIPTION}")
