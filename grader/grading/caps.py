@@ -62,19 +62,35 @@ def _strings(value) -> int:
     return 0
 
 
-def cap_stored(result: SubmissionResult, message_bytes: int, submission_bytes: int) -> None:
+def cap_stored(result: SubmissionResult, message_bytes: int, submission_bytes: int,
+               hidden: Callable[[str, str], bool] = lambda task, shape: False, hidden_share: float = 0.0) -> None:
     """What is stored of one submission stays bounded: each message, hint, output and record string at most
-    `message_bytes`, and all of them together about `submission_bytes` (past that, each is cut shorter)."""
+    `message_bytes`, and all of them together about `submission_bytes` (past that, each is cut shorter).
+
+    hidden(task, shape): whether the rubric hides that shape. What is stored at hidden shapes and what is stored at
+    visible ones are cut apart, the hidden part within `hidden_share` of `submission_bytes` and the visible part
+    within the rest (shares the rubric decides: its hidden cases' part of all its cases), so how much a hidden case
+    printed never decides where a visible message is cut."""
+    def at_hidden(item) -> bool:
+        return hidden(item.task, item.shape)
+    for side, share in ((False, 1.0 - hidden_share), (True, hidden_share)):
+        cases = [c for c in result.cases if at_hidden(c) == side]
+        tools = [f for f in result.sanitizer if at_hidden(f) == side]
+        if cases or tools:
+            _cap(cases, tools, message_bytes, max(1, int(submission_bytes * share)))
+
+
+def _cap(cases: list, tools: list, message_bytes: int, submission_bytes: int) -> None:
     def size() -> int:
         return sum(len(c.message) + len(c.hint) + len(c.output) + (len(json.dumps(c.record)) if c.record else 0)
-                   for c in result.cases) + sum(len(f.report) + len(f.message) for f in result.sanitizer)
+                   for c in cases) + sum(len(f.report) + len(f.message) for f in tools)
 
-    fields = sum(3 + _strings(c.record) for c in result.cases) + 2 * len(result.sanitizer)
-    cases = [(c, c.message, c.hint, c.output, c.record) for c in result.cases]  # every pass cuts the originals
-    found = [(f, f.report, f.message) for f in result.sanitizer]
+    fields = sum(3 + _strings(c.record) for c in cases) + 2 * len(tools)
+    originals = [(c, c.message, c.hint, c.output, c.record) for c in cases]  # every pass cuts the originals
+    found = [(f, f.report, f.message) for f in tools]
     limit = message_bytes
     while True:
-        for c, message, hint, output, record in cases:
+        for c, message, hint, output, record in originals:
             c.message, c.hint, c.output = cap_text(message, limit), cap_text(hint, limit), cap_text(output, limit)
             if record is not None:
                 c.record = _cap_record(record, limit)

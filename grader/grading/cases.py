@@ -1,7 +1,9 @@
 """One submission's cases, in order: every task's correctness cases through the student's process; then the tools
 (grader/grading/tools.py); then, for tasks whose correctness is complete, the timed cases paired with the
-solution; then the performance counters. Student code runs in a `harness --serve` process that is replaced after
-any hang, crash or GPU fault, so one bad case ends only itself (grader/grading/student_process.py).
+solution; then the performance counters; then, where the rubric hides shapes, the same steps for the hidden cases,
+in a process of their own (grade_submission says why). Student code runs in a `harness --serve` process that is
+replaced after any hang, crash or GPU fault, so one bad case ends only itself
+(grader/grading/student_process.py).
 
 A backend whose `timed` is False (the CPU backend) runs the correctness cases only: no timed case; its own checks
 (AddressSanitizer, its race checker) run in compute-sanitizer's place, with the same penalty. A task file it
@@ -50,13 +52,21 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                      progress: Callable[[int, int], None] | None = None) -> SubmissionResult:
     """solution_times: the solution's measured times of this grading run on this worker (grader/run/budget.py),
     shared by its submissions; by default measured for this one alone. progress(cases decided, cases planned)
-    after each case (the grading service shows it)."""
+    after each visible case (the grading service shows it; the hidden cases' stage reports once, at its end).
+
+    Hidden cases (grader/core/visibility.py) come after everything a student sees before the date: every visible
+    case, the tools' runs at visible shapes, the visible timed cases and the counters are decided first, then the
+    hidden cases run in a process of their own (never one that served a visible case or will serve one), so
+    nothing shown before the date (a case's output or message, a skip, the time budget's words, a timed case, the
+    counters) can depend on what a hidden case was, printed or did. The stored order is the rubric's, as always."""
     result = SubmissionResult(sub, SubmissionStatus.GRADED, build)
     planned = sum(len(p.dtypes) * len(p.shapes) + (len(p.timed) if backend.timed else 0) for p in rubric.tasks)
+    timed = backend.timed
     told = [-1]
+    quiet = [False]  # the hidden stage: its progress is not reported case by case (its pace would tell)
 
-    def tell():
-        if progress is not None and len(result.cases) != told[0]:
+    def tell(final: bool = False):
+        if progress is not None and len(result.cases) != told[0] and (final or not quiet[0]):
             told[0] = len(result.cases)
             progress(min(told[0], planned), planned)
     start = time.monotonic()
@@ -66,110 +76,171 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
     budget = result.budget = TimeBudget.from_rubric(
         rubric.limits, solution_times or SolutionTimes(solution, case_limit, clock))
     student = StudentProcess(backend, build, gpu, budget, clock)
-    timed = backend.timed
-    try:
-        for policy in rubric.tasks:
+    stops: dict[str, str] = {}  # task: why its remaining correctness cases are not run ("" or absent: they are)
+    unbuilt_types: dict[tuple[str, str], str] = {}  # (task, dtype): its launcher is not defined, in the words found
+
+    def check(policy: TaskPolicy, dtype: str, shape: str):
+        """One correctness case through the student's process (or its verdict without running it)."""
+        stop = stops.get(policy.id, "")
+        if unbuilt_types.get((policy.id, dtype)):
+            result.cases.append(CaseOutcome(policy.id, dtype, shape, "correctness", CaseStatus.BUILD_ERROR,
+                                            unbuilt_types[policy.id, dtype], seed=seed))
+            return
+        if not stop and budget.ran_out:
+            result.cases.append(CaseOutcome(policy.id, dtype, shape, "correctness", CaseStatus.OUT_OF_BUDGET,
+                                            budget.not_run(), seed=seed))
+            return
+        if not stop and time.monotonic() > deadline:
+            stop = stops[policy.id] = (f"skipped: the submission's time limit of {rubric.limits.submission:.0f} s "
+                                       "ran out")
+        if stop:
+            status = CaseStatus.NOT_IMPLEMENTED if stop == "not implemented yet" else CaseStatus.SKIPPED
+            result.cases.append(CaseOutcome(policy.id, dtype, shape, "correctness", status, stop, seed=seed))
+            return
+        message = {"op": "check", "task": policy.id, "dtype": dtype, "shape": shape, "seed": seed, "check_runs": 2}
+        budget.same_as_solution(message)
+        try:
+            case = student.answered_by(_outcome_from_reply(policy.id, dtype, shape, "correctness", seed,
+                                                           student.request(message, case_limit)))
+        except HarnessFailure as f:
+            case = _failure_outcome(policy.id, dtype, shape, "correctness", seed, f)
+        # Only the CPU backend's harness leaves a case to a GPU.
+        if case.status == CaseStatus.GPU_ONLY and timed:
+            case.status = CaseStatus.PROTOCOL
+            case.message = f"a GPU run's harness answered {CaseStatus.GPU_ONLY} for {shape}"
+        result.cases.append(case)
+        tell()
+        if case.status == CaseStatus.BUILD_ERROR:
+            unbuilt_types[policy.id, dtype] = case.message
+        if case.status == CaseStatus.NOT_IMPLEMENTED:
+            stops[policy.id] = "not implemented yet"
+        elif case.status == CaseStatus.TIMEOUT:  # the next case would most likely hang just the same
+            stops[policy.id] = "skipped: an earlier case of this task did not finish within its time limit"
+
+    def timed_cases(policy: TaskPolicy, shapes: list[str], correct: bool):
+        if correct and shapes and budget.pending:
+            # A timed case keeps its case in the solution's process from the check to the last pair: the
+            # solution's correctness times the budget may need are measured now, not in the middle of it.
+            student.pause()
+            budget.settle(student.close)
+        for shape in shapes if correct else []:
+            if budget.ran_out:
+                result.cases.append(CaseOutcome(policy.id, policy.timed_dtype, shape, "timed",
+                                                CaseStatus.OUT_OF_BUDGET, budget.not_run(), seed=seed))
+                continue
+            if time.monotonic() > deadline:
+                result.cases.append(CaseOutcome(policy.id, policy.timed_dtype, shape, "timed", CaseStatus.SKIPPED,
+                                                "skipped: the submission's time limit ran out", seed=seed))
+                continue
+            result.cases.append(_timed_case(policy, shape, seed, student, Credited(solution, budget, clock),
+                                            rubric, clock))
             tell()
-            spec = registry.task(policy.id)
-            if spec.file not in sub.files:
-                for dtype in policy.dtypes:
-                    for shape in policy.shapes:
-                        result.cases.append(CaseOutcome(policy.id, dtype, shape, "correctness", CaseStatus.MISSING,
-                                                        f"{spec.file} was not in the submission", seed=seed))
-                continue
-            if build.gate is not None and build.gate.enforced(spec.file):  # not linked: its stub stood in
-                message = build.gate.case_message(spec.file)
-                result.cases += [CaseOutcome(policy.id, dtype, shape, "correctness", CaseStatus.FORBIDDEN, message,
-                                             seed=seed)
-                                 for dtype in policy.dtypes for shape in policy.shapes]
-                continue
-            if spec.file in build.needs_gpu:  # the CPU backend cannot run it: not the student's fault, not run here
-                result.cases += [CaseOutcome(policy.id, dtype, shape, "correctness", CaseStatus.NEEDS_GPU,
-                                             build.needs_gpu[spec.file], seed=seed)
-                                 for dtype in policy.dtypes for shape in policy.shapes]
-                continue
-            if spec.file in build.unbuilt:  # did not compile or link: a marker stood in, every case would say so
-                result.cases += [CaseOutcome(policy.id, dtype, shape, "correctness", CaseStatus.BUILD_ERROR,
-                                             build.unbuilt[spec.file], seed=seed)
-                                 for dtype in policy.dtypes for shape in policy.shapes]
-                continue
-            stop = ""
+
+    def passed(policy: TaskPolicy, hidden_too: bool) -> bool:
+        return all(c.passed for c in result.cases if c.task == policy.id and c.kind == "correctness"
+                   and (hidden_too or c.shape not in policy.hidden))
+
+    try:
+        running = []  # the tasks whose file runs: the others' cases are decided by the build, at every shape
+        for policy in rubric.tasks:
+            decided = _decided_by_build(policy, registry, sub, build, seed)
+            result.cases += decided
+            if not decided:
+                running.append(policy)
+        tell()
+        # What a student sees before the date: the visible cases, the tools at visible shapes, the visible timed
+        # cases, the counters. Nothing hidden has run yet, in any process.
+        for policy in running:
             for dtype in policy.dtypes:
-                unbuilt_type = ""  # this element type's launcher is not defined: its other shapes would say the same
                 for shape in policy.shapes:
-                    if unbuilt_type:
-                        result.cases.append(CaseOutcome(policy.id, dtype, shape, "correctness", CaseStatus.BUILD_ERROR,
-                                                        unbuilt_type, seed=seed))
-                        continue
-                    if not stop and budget.ran_out:
-                        result.cases.append(CaseOutcome(policy.id, dtype, shape, "correctness",
-                                                        CaseStatus.OUT_OF_BUDGET, budget.not_run(), seed=seed))
-                        continue
-                    if not stop and time.monotonic() > deadline:
-                        stop = f"skipped: the submission's time limit of {rubric.limits.submission:.0f} s ran out"
-                    if stop:
-                        status = CaseStatus.NOT_IMPLEMENTED if stop == "not implemented yet" else CaseStatus.SKIPPED
-                        result.cases.append(CaseOutcome(policy.id, dtype, shape, "correctness", status, stop,
-                                                        seed=seed))
-                        continue
-                    message = {"op": "check", "task": policy.id, "dtype": dtype, "shape": shape, "seed": seed,
-                               "check_runs": 2}
-                    budget.same_as_solution(message)
-                    try:
-                        case = student.answered_by(_outcome_from_reply(policy.id, dtype, shape, "correctness", seed,
-                                                                       student.request(message, case_limit)))
-                    except HarnessFailure as f:
-                        case = _failure_outcome(policy.id, dtype, shape, "correctness", seed, f)
-                    # Only the CPU backend's harness leaves a case to a GPU.
-                    if case.status == CaseStatus.GPU_ONLY and timed:
-                        case.status = CaseStatus.PROTOCOL
-                        case.message = f"a GPU run's harness answered {CaseStatus.GPU_ONLY} for {shape}"
-                    result.cases.append(case)
-                    tell()
-                    if case.status == CaseStatus.BUILD_ERROR:
-                        unbuilt_type = case.message
-                    if case.status == CaseStatus.NOT_IMPLEMENTED:
-                        stop = "not implemented yet"
-                    elif case.status == CaseStatus.TIMEOUT:  # the next case would most likely hang just the same
-                        stop = "skipped: an earlier case of this task did not finish within its time limit"
+                    if shape not in policy.hidden:
+                        check(policy, dtype, shape)
         if rubric.sanitizer.tools:
             student.close()  # the tool's runs get a GPU that no process of this student still holds
         # Every task's correctness first, then the tools, then the timed cases: the tools' runs come before any
         # timed case could use up the submission's time. On the CPU backend its own checks run in
         # compute-sanitizer's place (CpuBackend.sanitize).
         result.sanitizer += sanitize(sub, build, backend, gpu, rubric, result.cases, seed, deadline, budget)
-        for policy in rubric.tasks if timed else []:  # correctness only on a backend that does not time
+        for policy in running if timed else []:  # correctness only on a backend that does not time
             tell()
-            correct = all(c.passed for c in result.cases if c.task == policy.id and c.kind == "correctness")
-            if correct and policy.timed and budget.pending:
-                # A timed case keeps its case in the solution's process from the check to the last pair: the solution's
-                # correctness times the budget may need are measured now, not in the middle of it.
-                student.pause()
-                budget.settle(student.close)
-            if correct:
-                for shape in policy.timed:
-                    if budget.ran_out:
-                        result.cases.append(CaseOutcome(policy.id, policy.timed_dtype, shape, "timed",
-                                                        CaseStatus.OUT_OF_BUDGET, budget.not_run(), seed=seed))
-                        continue
-                    if time.monotonic() > deadline:
-                        result.cases.append(CaseOutcome(policy.id, policy.timed_dtype, shape, "timed",
-                                                        CaseStatus.SKIPPED,
-                                                        "skipped: the submission's time limit ran out", seed=seed))
-                        continue
-                    result.cases.append(_timed_case(policy, shape, seed, student, Credited(solution, budget, clock),
-                                                    rubric, clock))
-                    tell()
+            timed_cases(policy, [s for s in policy.timed if s not in policy.hidden], passed(policy, False))
+        student.close()
+        # The performance counters (feedback only), judged on the visible cases and run before any hidden one:
+        # whether they run, and what they find, never depends on a hidden case. (Their time is no case's.)
+        for policy in rubric.tasks:
+            result.profiles += profile_task(sub, build, backend, rubric, policy, result.cases, seed, deadline,
+                                            budget)
+        tell()
+        # The hidden cases, in a process of their own: what they print or leave behind reaches no visible case.
+        quiet[0] = True
+        hiding = [p for p in running if p.hidden]
+        for policy in hiding:
+            for dtype in policy.dtypes:
+                for shape in policy.shapes:
+                    if shape in policy.hidden:
+                        check(policy, dtype, shape)
+        if rubric.sanitizer.tools and hiding:
+            student.close()
+            result.sanitizer += sanitize(sub, build, backend, gpu, rubric, result.cases, seed, deadline, budget,
+                                         hidden=True)
+        for policy in hiding if timed else []:
+            timed_cases(policy, [s for s in policy.timed if s in policy.hidden], passed(policy, True))
     finally:
         student.close()
-    # The performance counters (feedback only) after every scored case: the time they take is never a case's.
-    for policy in rubric.tasks:
-        result.profiles += profile_task(sub, build, backend, rubric, policy, result.cases, seed, deadline, budget)
-    tell()
+    result.cases.sort(key=_rubric_order(rubric))
+    tools = {t: i for i, t in enumerate(rubric.sanitizer.tools)}
+    tasks = {p.id: i for i, p in enumerate(rubric.tasks)}
+    result.sanitizer.sort(key=lambda o: (tasks.get(o.task, len(tasks)), tools.get(o.tool, len(tools))))
+    tell(final=True)
     name_folders_as_the_student_does(result, build)
-    cap_stored(result, int(rubric.limits.message_kib * 1024), int(rubric.limits.stored_kib * 1024))
+    hidden = {(p.id, s) for p in rubric.tasks for s in p.hidden}
+    cap_stored(result, int(rubric.limits.message_kib * 1024), int(rubric.limits.stored_kib * 1024),
+               hidden=lambda task, shape: (task, shape) in hidden,
+               hidden_share=sum(_planned(p, timed, True) for p in rubric.tasks) / max(1, planned))
     result.seconds = time.monotonic() - start
     return result
+
+
+def _planned(policy: TaskPolicy, timed: bool, hidden: bool) -> int:
+    """How many of the task's cases the rubric plans at its hidden shapes (hidden=True) or at its visible ones."""
+    return (len(policy.dtypes) * sum((s in policy.hidden) == hidden for s in policy.shapes)
+            + (sum((s in policy.hidden) == hidden for s in policy.timed) if timed else 0))
+
+
+def _decided_by_build(policy: TaskPolicy, registry: Registry, sub: Submission, build: BuildResult,
+                      seed: int) -> list[CaseOutcome]:
+    """Every correctness case of a task whose file does not run (not handed in, refused by the gate, left to a
+    GPU, not built), with that verdict; [] when it runs."""
+    spec = registry.task(policy.id)
+    if spec.file not in sub.files:
+        status, message = CaseStatus.MISSING, f"{spec.file} was not in the submission"
+    elif build.gate is not None and build.gate.enforced(spec.file):  # not linked: its stub stood in
+        status, message = CaseStatus.FORBIDDEN, build.gate.case_message(spec.file)
+    elif spec.file in build.needs_gpu:  # the CPU backend cannot run it: not the student's fault, not run here
+        status, message = CaseStatus.NEEDS_GPU, build.needs_gpu[spec.file]
+    elif spec.file in build.unbuilt:  # did not compile or link: a marker stood in, every case would say so
+        status, message = CaseStatus.BUILD_ERROR, build.unbuilt[spec.file]
+    else:
+        return []
+    return [CaseOutcome(policy.id, dtype, shape, "correctness", status, message, seed=seed)
+            for dtype in policy.dtypes for shape in policy.shapes]
+
+
+def _rubric_order(rubric: Rubric) -> Callable[[CaseOutcome], tuple]:
+    """The order cases are stored and shown in: every task's correctness cases (by type, then shape), then the
+    timed cases, each in the rubric's order, wherever the hidden ones ran."""
+    tasks = {p.id: p for p in rubric.tasks}
+    index = {p.id: i for i, p in enumerate(rubric.tasks)}
+
+    def key(case: CaseOutcome) -> tuple:
+        policy = tasks.get(case.task)
+        if policy is None:
+            return (case.kind == "timed", len(index), 0, 0)
+        shapes = policy.timed if case.kind == "timed" else policy.shapes
+        return (case.kind == "timed", index[case.task],
+                policy.dtypes.index(case.dtype) if case.dtype in policy.dtypes else len(policy.dtypes),
+                shapes.index(case.shape) if case.shape in shapes else len(shapes))
+    return key
 
 
 # The student's check run took more than this share of the case's budget:

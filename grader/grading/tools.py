@@ -1,6 +1,10 @@
 """The tools a submission's grading runs beside its cases: compute-sanitizer (or the CPU backend's own checks in
 its place) on each task's small case, and the performance counters (feedback only) on its profile case. Both run
-in what is left of the submission's time."""
+in what is left of the submission's time.
+
+Hidden shapes (grader/core/visibility.py): a tool's run whose findings are shown before the date (its small case
+is not hidden) is sent only visible shapes and judged on the visible cases; one whose small case is hidden runs
+with the hidden cases (cases.py), sent hidden shapes. The counters run on the visible cases' verdicts alone."""
 from __future__ import annotations
 
 import time
@@ -13,27 +17,38 @@ from grader.run.budget import TimeBudget
 from grader.outcomes.build_result import BuildResult
 from grader.outcomes.results import CaseOutcome, ProfileOutcome, SanitizerOutcome
 
+# A task's case statuses its build decides before anything runs (cases.py's _decided_by_build), at every shape.
+DECIDED_BY_BUILD = frozenset({CaseStatus.MISSING, CaseStatus.FORBIDDEN, CaseStatus.NEEDS_GPU, CaseStatus.BUILD_ERROR})
+
 
 def sanitize(sub: Submission, build: BuildResult, backend: Backend, gpu: str | None, rubric: Rubric,
               cases: list[CaseOutcome], seed: int, deadline: float,
-              budget: TimeBudget | None = None) -> list[SanitizerOutcome]:
+              budget: TimeBudget | None = None, hidden: bool = False) -> list[SanitizerOutcome]:
     """compute-sanitizer's tools on each task's small case, unless the task never ran or hung, or the submission's
     time ran out: each tool over all such tasks at once where the backend can (LocalBackend.sanitize_tasks), the
-    outcomes in the rubric's order of tasks, then tools."""
+    outcomes in the rubric's order of tasks, then tools. hidden=False: the tasks whose small case is not hidden,
+    sent their visible shapes and judged on their visible cases; True: those whose small case is hidden, sent
+    their hidden shapes (the hidden cases' process's requests) and judged on every case."""
     runs: list[ToolTask] = []
     not_run: dict[str, str] = {}  # task: why its tools do not run
     for policy in rubric.tasks:
         shape = rubric.sanitizer.shape(policy.id)
+        if not rubric.sanitizer.tools or shape is None or (shape in policy.hidden) != hidden:
+            continue
         own = [c for c in cases if c.task == policy.id and c.kind == "correctness"]
-        if not rubric.sanitizer.tools or shape is None or not own or all(c.status in NOT_RUN for c in own):
+        # What the run is judged on: the cases its reader may see (with hidden=False, a hidden case's verdict
+        # would show in whether the tool ran); a task whose every graded shape is hidden, on its build.
+        judged = [c for c in own if hidden or c.shape not in policy.hidden or c.status in DECIDED_BY_BUILD]
+        if not own or (judged and all(c.status in NOT_RUN for c in judged)):
             continue
         # The tool's run gets the task's graded shapes from the first, as a graded run does (up to a random
         # cut at or after its small case): the code under the tool cannot tell it from a graded run by what
-        # it is asked.
-        runs.append(ToolTask(policy.id, policy.timed_dtype, shape, tuple(policy.shapes)))
-        if any(c.status == CaseStatus.TIMEOUT for c in own):
+        # it is asked. Visible and hidden shapes are never sent to one process, as in grading.
+        sent = tuple(s for s in policy.shapes if (s in policy.hidden) == hidden)
+        runs.append(ToolTask(policy.id, policy.timed_dtype, shape, sent))
+        if any(c.status == CaseStatus.TIMEOUT for c in judged):
             not_run[policy.id] = "not run: a case of this task did not finish within its time limit"
-        elif any(c.status == CaseStatus.PROTOCOL for c in own):
+        elif any(c.status == CaseStatus.PROTOCOL for c in judged):
             not_run[policy.id] = "not run: this task's results were forged on the harness's reply channel"
 
     def time_left() -> str:
@@ -65,11 +80,14 @@ def sanitize(sub: Submission, build: BuildResult, backend: Backend, gpu: str | N
 
 def profile_task(sub: Submission, build: BuildResult, backend: Backend, rubric: Rubric, policy, cases: list[CaseOutcome],
                   seed: int, deadline: float, budget: TimeBudget | None = None) -> list[ProfileOutcome]:
-    """make profile's counters on the task's profile case, where the backend counts (the CPU's) and every correctness
-    case of the task that it ran passed (the counts of a wrong kernel would mislead; a shape it left to a GPU says
-    nothing either way, and the course's rubric has such a shape in every task but one); feedback only. Run after
-    every scored case, in what is left of the submission's time."""
-    ran = [c for c in cases if c.task == policy.id and c.kind == "correctness" and c.status != CaseStatus.GPU_ONLY]
+    """make profile's counters on the task's profile case, where the backend counts (the CPU's) and every visible
+    correctness case of the task that it ran passed (the counts of a wrong kernel would mislead; a shape it left to
+    a GPU says nothing either way, and the course's rubric has such a shape in every task but one); feedback only.
+    A hidden case's verdict never decides it: whether counters are shown would tell that verdict before the date,
+    and they are shown whatever the date (a task whose every shape is hidden gets none). Run after every visible
+    scored case and before the hidden ones (cases.py), in what is left of the submission's time."""
+    ran = [c for c in cases if c.task == policy.id and c.kind == "correctness" and c.status != CaseStatus.GPU_ONLY
+           and c.shape not in policy.hidden]
     if not policy.profile or not ran or not all(c.passed for c in ran):
         return []
     if (budget is not None and budget.ran_out) or time.monotonic() > deadline:

@@ -16,6 +16,10 @@ A fake submission's task file says how its kernel behaves in a marker line:
                                  use it where the fake runs inside pytest's own process)
     // fake: wrong-when-timed    passes its checks, fails a timed run
     // fake: forbidden           breaks a build-gate rule (when the rubric's gate is passed to build)
+A line `// fake-at: SHAPE wrong` (or `hang`) makes the kernel wrong (or never finish) at that shape only,
+whatever its marker says elsewhere (a kernel that fails one case, a hidden one say); `// fake-at: SHAPE tells`
+makes its process crash there, its output naming every shape that process was asked before (a task file that
+remembers what it was asked and tells a later case).
 A file holding `#error` does not compile: its task's cases fail (build_error), the others
 run, as with the real build; `// fake: build-fails` fails the whole build (as when it
 outlives its limit). A second marker line says what
@@ -98,6 +102,7 @@ class FakeServer(Server):
         self.closed = False
         self.limits_measured = False
         self.noise = random.Random(name)
+        self.seen: list[str] = []  # the shapes this process was asked to check (`// fake-at: SHAPE tells`)
 
     def _planted(self, task: str) -> str | None:
         source = (self.files or {}).get(f"{task}.cu")
@@ -141,6 +146,14 @@ class FakeServer(Server):
         if op == "check":
             kind, speed, noise, sleep = self._kind(message["task"])
             big = any(int(d) > 1000 for d in message["shape"].split("x"))
+            at = re.search(rb"(?m)^// fake-at: " + re.escape(message["shape"].encode()) + rb" (wrong|hang|tells)$",
+                           (self.files or {}).get(f"{message['task']}.cu", b""))
+            seen, self.seen = self.seen, self.seen + [message["shape"]]
+            if at:
+                kind = at.group(1).decode()
+            if kind == "tells":
+                raise HarnessFailure("the harness aborted (SIGABRT) while running your code", "crashed",
+                                     "shapes this process was asked before: " + ", ".join(seen))
             if kind == "hang":
                 self._spend(timeout)
                 raise HarnessFailure(f"no result after {timeout:.0f} s: the kernel probably never finishes", "timeout")
