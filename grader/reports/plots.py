@@ -49,7 +49,8 @@ def _drawn(rows_json: str) -> bytes:
         ax.errorbar(mid, y, xerr=[[mid - low], [high - mid]], fmt="o", color="#1f3f8f", ms=5, capsize=4, lw=1.6,
                     zorder=3)
         ax.plot(high, y, marker="D", color="#1f3f8f", ms=4, zorder=3)
-        ax.text(top * 1.01, y, f"{v['points']:.1f} / {v['points_max']:.1f} pts", va="center", fontsize=8.5)
+        earned = "withheld" if v["points"] is None else f"{v['points']:.1f}"  # (hidden cases, before the date)
+        ax.text(top * 1.01, y, f"{earned} / {v['points_max']:.1f} pts", va="center", fontsize=8.5)
     ax.axvline(1.0, color="#888", lw=0.8, ls=":", zorder=2)
     ax.set_yticks(range(len(rows)), [f"{v['task']} {v['shape']}" for v in reversed(rows)], fontsize=8.5)
     ax.set_xlim(0, top)

@@ -101,6 +101,8 @@ def task_feedback(store: Store, rubric: Rubric, submission_id: int, limits: dict
         hidden = cases[visibility.hidden_rows(rubric, cases)] if not cases.empty else cases
         cases = cases[~visibility.hidden_rows(rubric, cases)] if not cases.empty else cases
         tool_runs = tool_runs[~visibility.hidden_rows(rubric, tool_runs)] if not tool_runs.empty else tool_runs
+        # (the counters' case, when the rubric hides its shape: whether it passed is a hidden case's verdict)
+        counted = counted[~visibility.hidden_rows(rubric, counted)] if not counted.empty else counted
     scores = store.scores([submission_id]).set_index("task")
     status = store.submission_status(submission_id)
     tasks = []
@@ -139,6 +141,8 @@ def task_feedback(store: Store, rubric: Rubric, submission_id: int, limits: dict
             task.update(withheld=True, correctness=None, performance=None, points=None, override="",
                         note=visibility.count_line(task["hidden"], rubric), state="withheld")
             task["row_note"] = task["note"]
+            for v in task["timed"]:  # a visible timed case's credit and points are the task's performance: withheld
+                v.update(credit=None, points=None)
         tasks.append(task)
     return tasks
 

@@ -16,6 +16,7 @@ The honest control of each: the same files without the planted behaviour, whose 
 """
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from datetime import datetime, timezone
@@ -153,6 +154,24 @@ def test_a_task_file_that_remembers_shapes_never_runs_a_visible_case_after_a_hid
     for kind, text in texts.items():
         assert HIDDEN not in text, (kind, text[text.find(HIDDEN) - 300:text.find(HIDDEN) + 100])
     assert re.search(r"shapes this process was asked before: [^\n]*1x1, 37x211\n", texts["md"])  # (all visible)
+
+
+@pytest.mark.parametrize("planted", ["wrong", "hang"])
+def test_a_hidden_case_that_fails_changes_nothing_a_student_reads_before_the_date(tmp_path, hiding, registry,
+                                                                                   planted):
+    """transpose wrong (or never finishing) at its hidden shape only, beside its honest control (the same file
+    without that line): before the date the feedback page, the service's result and what Gradescope shows are
+    the same, byte for byte (its visible timed case is timed, its tools run, its counters are shown, for both);
+    after it, they differ (the test can see a difference where there is one)."""
+    honest, _ = graded(tmp_path, hiding, registry, "// fake: ok\n", "honest")
+    hostile, watched = graded(tmp_path, hiding, registry, f"// fake: ok\n// fake-at: {HIDDEN} {planted}\n", planted)
+    before = what_s_reads(honest, hiding, BEFORE), what_s_reads(hostile, hiding, BEFORE)
+    for kind in before[0]:
+        assert before[0][kind] == before[1][kind], "\n".join(difflib.unified_diff(
+            before[0][kind].splitlines(), before[1][kind].splitlines(), "honest", planted, lineterm="", n=0))
+    assert "transpose" in watched.counted and "8192x8192" in before[1]["md"]  # counted, timed, as the honest one
+    after = what_s_reads(honest, hiding, AFTER), what_s_reads(hostile, hiding, AFTER)
+    assert all(after[0][kind] != after[1][kind] for kind in after[0]), planted
 
 
 def test_the_counters_wait_for_the_visible_cases_only(tmp_path, hiding, registry):
