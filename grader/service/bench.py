@@ -223,6 +223,9 @@ def throughput(jobs: list[dict], status: dict) -> dict:
     expected = busy / len(workers) if workers else None
     return {"jobs": len(done), "span_seconds": span, "jobs_per_hour": round(len(done) / span * 3600) if span else None,
             "workers": len(workers), "seconds_per_job": {w["name"]: w["seconds_per_job"] for w in workers},
+            # what each job cost its GPU (issue 43's target is <= 10 s), and how much of that was CPU-only building
+            "gpu_seconds_per_job": {w["name"]: w.get("gpu_seconds_per_job") for w in workers},
+            "build_seconds_per_job": {w["name"]: w.get("build_seconds_per_job") for w in workers},
             "expected_span_seconds": round(expected, 1) if expected else None}
 
 

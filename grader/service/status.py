@@ -15,12 +15,15 @@ def service_status(jobs: Jobs, now: datetime | None = None) -> dict:
     finished = jobs.finished_since(hour_ago)
     workers = []
     for w in jobs.workers():
-        mine = [s for name, _, s in finished if name == w["name"] and s is not None]
+        mine = [row for row in finished if row[0] == w["name"] and row[2] is not None]
         workers.append({"name": w["name"], "gpu": w["gpu"], "device": device_words(w["name"], w["gpu"]),
                         "state": w["state"], "job": w["job"],
                         "reason": w["reason"], "since": w["started"], "done": w["done"],
                         "jobs_last_hour": len(mine),
-                        "seconds_per_job": round(sum(mine) / len(mine), 1) if mine else None})
+                        "seconds_per_job": mean([row[2] for row in mine]),
+                        # what the jobs cost the worker's GPU: held, and of that the CPU-only build (issue 43)
+                        "gpu_seconds_per_job": mean([row[3] for row in mine if row[3] is not None]),
+                        "build_seconds_per_job": mean([row[4] for row in mine if row[4] is not None])})
     queued = jobs.jobs(states=(QUEUED,))
     oldest = min((j.received for j in queued), default=None)
     batches: dict[str, list[dict]] = {}
@@ -34,6 +37,10 @@ def service_status(jobs: Jobs, now: datetime | None = None) -> dict:
             "batches": [{"batch": b, "jobs": these} for b, these in batches.items()],
             "failed": [{"job": j.id, "student": j.student, "error": j.error, "finished": j.finished}
                        for j in jobs.jobs(states=(FAILED,))][-20:]}
+
+
+def mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 1) if values else None
 
 
 def device_words(name: str, gpu: str | None) -> str:
@@ -54,6 +61,9 @@ def status_text(status: dict) -> str:
     for w in status["workers"]:
         pace = (f"{w['jobs_last_hour']} jobs in the last hour, {w['seconds_per_job']} s each"
                 if w["jobs_last_hour"] else "no job in the last hour")
+        if w["jobs_last_hour"] and w.get("gpu_seconds_per_job") is not None:
+            pace += (f" (each held the {'worker' if w['gpu'] == 'cpu' else 'GPU'} {w['gpu_seconds_per_job']} s, "
+                     f"{w['build_seconds_per_job']} s of it building on the CPU)")
         doing = f" job {w['job']}" if w["job"] else ""
         why = f": {w['reason']}" if w["reason"] else ""
         device = device_words(w["name"], w["gpu"])

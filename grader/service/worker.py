@@ -59,6 +59,13 @@ def phases(build, result, seconds: float) -> str:
             f"cases {max(0.0, seconds - build.seconds - sanitizer):.1f} s")
 
 
+def held_words(gpu: str | None, held: float, built: float) -> str:
+    """What a job cost its worker's device, for the job's log line: the seconds it held it, and how many of them
+    were CPU-only work (intake and build) that kept the device idle."""
+    device = "this machine's CPU worker" if gpu == "cpu" else f"GPU {gpu}"
+    return f"held {device} {held:.1f} s, {built:.1f} s of it building on the CPU"
+
+
 class GpuFailed(RuntimeError):
     """The worker's GPU, or the grader on it, failed: the worker stops taking jobs."""
 
@@ -251,6 +258,7 @@ class Worker:
         if words_fault(failed_build_words(result)):  # the disk filled under the compiler, or the student's #error
             self._check_machine()
             result, build = self.session.build(sub)
+        built = time.monotonic() - started  # intake and build: CPU work, done while this worker holds its GPU
         if result is None:
             self.jobs.progress(job.id, claim, "running")
 
@@ -272,12 +280,13 @@ class Worker:
         counted = policy.counts(result)  # rejected, not built, or no file compiled: not counted
         replaced = self.jobs.same_archive_grades(sub.student, sub.sha256)
         try:
-            sid = self.session.save(result, then=lambda sid: self.jobs.finish_in(job.id, claim, sid, result.status,
-                                                                              counted, seconds, replaced))
+            sid = self.session.save(result, then=lambda sid: self.jobs.finish_in(
+                job.id, claim, sid, result.status, counted, seconds, replaced, gpu_seconds=seconds,
+                build_seconds=built))
         except LostClaim:
             return self._taken(job, "meanwhile; its grade here is dropped")
         row = self.store.submissions(job.student).set_index("id").loc[sid]
         waited = (datetime.now(timezone.utc) - datetime.fromisoformat(job.received)).total_seconds() - seconds
         self.log(f"job {job.id} {job.student} attempt {self.jobs.attempt_number(job)}: {result.status} "
                  f"{row['total']:.1f}/{row['max_total']:.0f} in {seconds:.1f} s{phases(build, result, seconds)} "
-                 f"(waited {max(0.0, waited):.1f} s)")
+                 f"(waited {max(0.0, waited):.1f} s; {held_words(self.o.gpu, seconds, built)})")

@@ -70,6 +70,8 @@ class Job:
     kind: str = GRADE
     task: str = ""
     profile: str = ""  # a done profile job's result, JSON
+    gpu_seconds: float | None = None  # seconds a GPU worker held it (claim to stored)
+    build_seconds: float | None = None  # of which intake and build, CPU-only work
 
     @property
     def open(self) -> bool:
@@ -295,14 +297,15 @@ class Jobs:
         return cur.rowcount == 1
 
     def finish_in(self, job_id: int, claim: str, submission_id: int, status: str, counted: bool, seconds: float,
-                  replaced: list[int]):
-        """Inside Store.save's transaction: the job is done with its grade. Earlier jobs whose grade the new one
-        replaced (the same archive uploaded again) point to it. Raises LostClaim, undoing the save, when the
-        job is no longer this worker's."""
+                  replaced: list[int], gpu_seconds: float | None = None, build_seconds: float | None = None):
+        """Inside Store.save's transaction: the job is done with its grade (`gpu_seconds`: how long a GPU worker held
+        it, `build_seconds` of them CPU-only work). Earlier jobs whose grade the new one replaced (the same archive
+        uploaded again) point to it. Raises LostClaim, undoing the save, when the job is no longer this worker's."""
         cur = self.db.execute("UPDATE jobs SET state = 'done', phase = 'done', finished = ?, submission_id = ?,"
-                              " status = ?, counted = ?, seconds = ?, error = '' WHERE id = ? AND claim = ?"
-                              " AND state = 'running'",
-                              (now(), submission_id, status, int(counted), seconds, job_id, claim))
+                              " status = ?, counted = ?, seconds = ?, gpu_seconds = ?, build_seconds = ?, error = ''"
+                              " WHERE id = ? AND claim = ? AND state = 'running'",
+                              (now(), submission_id, status, int(counted), seconds, gpu_seconds, build_seconds,
+                               job_id, claim))
         if cur.rowcount != 1:
             raise LostClaim(f"job {job_id} is no longer this worker's")
         if replaced:
@@ -471,7 +474,8 @@ class Jobs:
     def workers(self) -> list[dict]:
         return self._dicts("SELECT * FROM workers ORDER BY name")
 
-    def finished_since(self, since: str) -> list[tuple[str, str, float]]:
-        """(worker, finished, seconds) of every job done since `since` (the staff's throughput)."""
-        return list(self.db.execute("SELECT worker, finished, seconds FROM jobs WHERE state = 'done' AND finished >= ?"
-                                    " ORDER BY finished", (since,)))
+    def finished_since(self, since: str) -> list[tuple[str, str, float, float | None, float | None]]:
+        """(worker, finished, seconds, gpu_seconds, build_seconds) of every job done since `since` (the staff's
+        throughput)."""
+        return list(self.db.execute("SELECT worker, finished, seconds, gpu_seconds, build_seconds FROM jobs"
+                                    " WHERE state = 'done' AND finished >= ? ORDER BY finished", (since,)))
