@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import shutil
 import tempfile
 from contextlib import contextmanager
@@ -157,6 +158,39 @@ def texts_a_student_reads(results: Path) -> list[str]:
     feedback = results / "feedback"  # (a class graded without its reports has none)
     pages = [page for page in feedback.iterdir() if page.suffix in (".md", ".html")] if feedback.is_dir() else []
     return texts + [page.read_text() for page in pages]
+
+
+# When a submission was stored and received, and its student's id: what differs between two students' pages
+# whatever they handed in (student_reads_at leaves them out).
+_WHEN = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?(\+00:00| UTC)?")
+_SHA = re.compile(r"sha256 (`[0-9a-f]*`|<code>[0-9a-f]*</code>)")  # its files' digest (Markdown, HTML)
+
+
+def student_reads_at(results: Path, rubric, student: str, now) -> dict[str, str]:
+    """Everything `student` is handed at `now` (aware), from a results folder's store: the feedback page (HTML and
+    Markdown), the grading service's result, and what Gradescope shows of its results.json (its tests visible now;
+    while a test is hidden Gradescope shows neither it nor the total, its specification says); the student's id,
+    every time of day and the files' digest written as "(id)", "(time)" and "(digest)", so that two students'
+    texts compare."""
+    import json
+
+    from grader.core import visibility
+    from grader.exports import gradescope
+    from grader.reports.report import feedback_context, render_feedback, run_of
+    from grader.reports.student_view import student_result
+    with opened(results) as store:
+        sub = next(store.submissions(student).itertuples())
+        context, _ = feedback_context(store, rubric, sub, run_of(store, sub.run_id), visibility.student(now))
+        texts = {kind: render_feedback(context, kind) for kind in ("md", "html")}
+        texts["service"] = json.dumps(student_result(store, rubric, int(sub.id), now), indent=1, sort_keys=True)
+        exported = json.loads(gradescope.export(store, rubric, student, now).text)
+    hiding = any(t["visibility"] != "visible" for t in exported["tests"])
+    shown = {"output": exported["output"], "score": None if hiding else exported["score"],
+             "tests": [t if t["visibility"] == "visible" else {k: v for k, v in t.items() if k != "score"}
+                       for t in exported["tests"]]}
+    texts["gradescope"] = json.dumps(shown, indent=1, sort_keys=True)
+    return {kind: _SHA.sub("sha256 (digest)", _WHEN.sub("(time)", text.replace(student, "(id)")))
+            for kind, text in texts.items()}
 
 
 def cases_of(results: Path, student: str, **where) -> pd.DataFrame:

@@ -11,18 +11,25 @@ its expected.toml, with the cpu_* keys on the CPU backend):
 test_hostile_batch.py runs the same checks on both.
 
 Students: each entry as hNN-<name> (NN: its place in the corpus, so grading order is corpus order), the normal
-submission after it as hNN-zz-normal (the solution's fill.cu and add.cu), which sorts right after it; in the run
-with the tools or checkers on, each such entry under its own name.
+submission after it as hNN-zz-normal (the solution's fill.cu and add.cu), which sorts right after it, and an
+entry's honest control (its `control` subfolder) as hNN-zzz-control after that; in the run with the tools or
+checkers on, each such entry under its own name.
+
+Hidden cases: the batch's rubric hides each shape an entry names (`hidden`) until HIDDEN_UNTIL, long after the
+batch; what its student reads is read as before that date (BEFORE_HIDDEN) and after it.
 
 The checks take a graded corpus (gpu_corpus.GradedCorpus: the batch's run, and the run with the tools on) and the
 backend, and fail with what was stored when a verdict is not what the entry expects.
 """
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from pathlib import Path
 
-from grader.tests.conftest import REPO, texts_a_student_reads
-from grader.tests.hostile_entries import Entry, hand_in, load_corpus
+from grader.core.registry import Registry
+from grader.core.rubric import load_rubric
+from grader.tests.conftest import REPO, student_reads_at, texts_a_student_reads
+from grader.tests.hostile_entries import Entry, hand_in, hand_in_control, load_corpus
 
 SOLUTION = REPO / "solution" / "kernels"
 NORMAL_TASKS = ("fill", "add")  # a normal submission: these two right (the solution's), the rest not handed in
@@ -30,6 +37,18 @@ NORMAL_TASKS = ("fill", "add")  # a normal submission: these two right (the solu
 RAN_NOTHING = {"forbidden", "build_error", "needs_gpu"}
 
 ENTRIES: list[Entry] = load_corpus()  # the hostile corpus's entries, in folder order
+HIDDEN_UNTIL = "2999-01-01T00:00:00+00:00"  # the batch's [hidden] until
+BEFORE_HIDDEN = datetime(2998, 12, 31, tzinfo=timezone.utc)
+AFTER_HIDDEN = datetime(2999, 1, 2, tzinfo=timezone.utc)
+
+
+def hidden_shapes() -> dict[str, list[str]]:
+    """The shapes the batch's rubric hides, by task: those the entries name."""
+    hidden: dict[str, list[str]] = {}
+    for e in ENTRIES:
+        if e.hidden and e.hidden not in hidden.setdefault(e.task, []):
+            hidden[e.task].append(e.hidden)
+    return hidden
 
 
 def hostile_student(name: str) -> str:
@@ -41,6 +60,11 @@ def hostile_student(name: str) -> str:
 def normal_after(name: str) -> str:
     """The normal submission graded right after the hostile entry `name` (sorts right after it)."""
     return hostile_student(name).split("-", 1)[0] + "-zz-normal"
+
+
+def control_of(name: str) -> str:
+    """The hostile entry `name`'s honest control (sorts after its normal submission)."""
+    return hostile_student(name).split("-", 1)[0] + "-zzz-control"
 
 
 def runs_code(entry: Entry, backend: str) -> bool:
@@ -70,6 +94,9 @@ def gather(submissions: Path, backend: str) -> list[str]:
             for task in NORMAL_TASKS:
                 (normal / f"{task}.cu").write_bytes((SOLUTION / f"{task}.cu").read_bytes())
             students.append(normal.name)
+        if entry.control:
+            hand_in_control(entry, submissions, control_of(entry.name))
+            students.append(control_of(entry.name))
     return students
 
 
@@ -96,8 +123,9 @@ def check_every_submission_stored_once(corpus, backend: str) -> None:
     assert graded == set(run.students), sorted(graded ^ set(run.students))
     wanted = {hostile_student(e.name) for e in ENTRIES} | {normal_after(e.name) for e in ENTRIES
                                                            if runs_code(e, backend)}
-    assert wanted <= graded and len(wanted) == len(ENTRIES) + sum(runs_code(e, backend) for e in ENTRIES), \
-        sorted(wanted - graded)
+    wanted |= {control_of(e.name) for e in ENTRIES if e.control}
+    assert wanted <= graded and len(wanted) == len(ENTRIES) + sum(runs_code(e, backend) for e in ENTRIES) + \
+        sum(bool(e.control) for e in ENTRIES), sorted(wanted - graded)
 
 
 def check_verdict(corpus, entry: Entry, backend: str) -> None:
@@ -178,3 +206,40 @@ def check_never_shown(corpus, entry: Entry) -> None:
     other of the batch): stored messages, build logs and gate findings, sanitizer reports, feedback pages."""
     leaked = [t[:300] for t in texts_a_student_reads(corpus.fast.results) if entry.never_shown in t]
     assert not leaked, leaked
+
+
+def check_control(corpus, entry: Entry) -> None:
+    """The entry's honest control passed every case of the entry's task, hidden ones included: the defense leaves
+    an honest submission's verdict as it was."""
+    cases = corpus.cases(control_of(entry.name))
+    mine = cases[cases["task"] == entry.task]
+    assert len(mine) and set(mine["status"]) == {"ok"}, mine[["kind", "shape", "status", "message"]].values.tolist()
+    assert entry.hidden in set(mine["shape"])
+
+
+def _rubric(corpus):
+    return load_rubric(corpus.fast.rubric, Registry.from_file())
+
+
+def check_hidden_never_shown(corpus, entry: Entry) -> None:
+    """Before the date, nothing the entry's student reads (the feedback page and its Markdown, the grading
+    service's result, what Gradescope shows) holds the text it printed of a hidden case; after it, the hidden
+    case is shown (so that the text is absent before the date because it is hidden, not because nothing ran)."""
+    rubric = _rubric(corpus)
+    student = hostile_student(entry.name)
+    for kind, text in student_reads_at(corpus.fast.results, rubric, student, BEFORE_HIDDEN).items():
+        at = text.find(entry.hidden_never_shown)
+        assert at < 0, (kind, text[max(0, at - 400):at + 100])
+    before = student_reads_at(corpus.fast.results, rubric, student, BEFORE_HIDDEN)["md"]
+    after = student_reads_at(corpus.fast.results, rubric, student, AFTER_HIDDEN)["md"]
+    assert "hidden case" in before and "hidden case" not in after, after[-3000:]  # (the rubric hides it until then)
+
+
+def check_same_as_control(corpus, entry: Entry) -> None:
+    """Before the date the entry's student reads exactly what its honest control's student reads (the names and
+    the times of grading and receipt aside): whatever its hidden case did, nothing shown tells."""
+    rubric = _rubric(corpus)
+    entry_reads = student_reads_at(corpus.fast.results, rubric, hostile_student(entry.name), BEFORE_HIDDEN)
+    control_reads = student_reads_at(corpus.fast.results, rubric, control_of(entry.name), BEFORE_HIDDEN)
+    for kind in entry_reads:
+        assert entry_reads[kind] == control_reads[kind], (kind, entry_reads[kind], control_reads[kind])

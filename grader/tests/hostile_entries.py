@@ -47,6 +47,9 @@ class Entry:
     duplicate: str = ""  # a subfolder handed in as an older folder of the same id
     sanitizer: str = ""  # the compute-sanitizer tool that must report the task
     never_shown: str = ""  # text (of a file the attack reads) that nothing a student reads may contain
+    hidden: str = ""  # a shape of the task that the batch's rubric hides until a date after the batch
+    hidden_never_shown: str = ""  # text that nothing the entry's student reads before that date may contain
+    control: str = ""  # a subfolder: its honest control, handed in as a student of its own (every case passes)
     cpu: dict | None = None  # the cpu_* keys, without their prefix: where the CPU backend's verdict differs
 
     def verdict(self, backend: str) -> Verdict:
@@ -72,7 +75,7 @@ class Entry:
 
 
 SPEC_KEYS = {"attack", "needs_gpu", "status", "task", "case_status", "reason", "kind", "cases", "archive",
-             "duplicate", "sanitizer", "never_shown"}
+             "duplicate", "sanitizer", "never_shown", "hidden", "hidden_never_shown", "control"}
 CPU_KEYS = {"cpu_case_status", "cpu_reason", "cpu_cases", "cpu_sanitizer", "cpu_gap"}
 
 
@@ -86,6 +89,7 @@ def load_corpus() -> list[Entry]:
                              spec["case_status"], spec["reason"],
                              spec.get("kind", "correctness"), spec.get("cases", "all"), spec.get("archive", ""),
                              spec.get("duplicate", ""), spec.get("sanitizer", ""), spec.get("never_shown", ""),
+                             spec.get("hidden", ""), spec.get("hidden_never_shown", ""), spec.get("control", ""),
                              cpu or None))
     return entries
 
@@ -102,7 +106,7 @@ def hand_in(entry: Entry, submissions: Path, student: str) -> None:
         spec.loader.exec_module(module)
         module.build(submissions / f"{student}.tar.gz")
         return
-    ignore = shutil.ignore_patterns("*.toml", *([entry.duplicate] if entry.duplicate else []))
+    ignore = shutil.ignore_patterns("*.toml", *[folder for folder in (entry.duplicate, entry.control) if folder])
     if not entry.duplicate:
         shutil.copytree(entry.path, submissions / student, ignore=ignore)
         return
@@ -113,3 +117,8 @@ def hand_in(entry: Entry, submissions: Path, student: str) -> None:
             tar.add(f, arcname=f"{student}/{f.name}")
     os.utime(submissions / student, (1_700_000_000, 1_700_000_000))
     os.utime(archive, (1_700_000_600, 1_700_000_600))
+
+
+def hand_in_control(entry: Entry, submissions: Path, student: str) -> None:
+    """Puts the entry's honest control (its `control` subfolder) into a submissions folder as `student`."""
+    shutil.copytree(entry.path / entry.control, submissions / student)

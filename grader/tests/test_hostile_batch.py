@@ -30,7 +30,7 @@ from dataclasses import replace
 import pytest
 
 from grader.core.registry import Registry
-from grader.core.rubric import load_rubric
+from grader.core.rubric import load_rubric, shape_size
 from grader.tests import hostile_batch as batch
 from grader.tests.conftest import small_rubric_text
 from grader.tests.cpu_class import CASE_LIMIT, MATMUL, MATRIX, sandbox_or_skip
@@ -44,10 +44,16 @@ SLEEPER = "sleeps-every-case"
 
 
 def rubric_text(rubric, tools: tuple[str, ...]) -> str:
-    """The default rubric cut down for the batch, with these CPU-backend checkers (none, or the two)."""
-    return small_rubric_text(replace(rubric, sanitizer=replace(rubric.sanitizer, tools=tools)), shapes=SHAPES,
+    """The default rubric cut down for the batch, with these CPU-backend checkers (none, or the two), and the
+    shapes the entries name hidden until a date long after the batch (each in its place by size)."""
+    hidden = batch.hidden_shapes()
+    shapes = {task: sorted(set(listed) | set(hidden.get(task, [])), key=shape_size) for task, listed in SHAPES.items()}
+    text = small_rubric_text(replace(rubric, sanitizer=replace(rubric.sanitizer, tools=tools)), shapes=shapes,
                              limits={"build": 300, "case": CASE_LIMIT, "submission": 300,
                                      "time_budget_extra": BUDGET_EXTRA})
+    for task, listed in hidden.items():
+        text = re.sub(rf"(?m)^\[tasks.{task}\]\n", f"[tasks.{task}]\nhidden = {json.dumps(listed)}\n", text)
+    return text + (f'\n[hidden]\nuntil = "{batch.HIDDEN_UNTIL}"\n' if hidden else "")
 
 
 @pytest.fixture(scope="module")
@@ -144,6 +150,39 @@ def test_each_entry_a_tool_must_report_is_reported(graded, entry):
 @pytest.mark.parametrize("graded, entry", on_each(each_never_shown), indirect=["graded"])
 def test_a_file_an_include_names_is_never_quoted_to_a_student(graded, entry):
     batch.check_never_shown(graded[1], entry)
+
+
+# The GPU suite's corpus grades these entries too (their verdicts above), with the real rubric, which hides nothing:
+# what their students read before a date is checked on the CPU batch, whose rubric hides the shapes they name.
+def each_controlled(backend):
+    return [e for e in ENTRIES if e.control]
+
+
+def each_hidden_never_shown(backend):
+    return [e for e in ENTRIES if e.hidden_never_shown]
+
+
+def each_probing_hidden(backend):
+    return [e for e in ENTRIES if e.control and e.hidden and not e.hidden_never_shown]
+
+
+@pytest.mark.parametrize("graded, entry", on_each(each_controlled, backends=("cpu",)), indirect=["graded"])
+def test_each_entrys_honest_control_passes_every_case(graded, entry):
+    batch.check_control(graded[1], entry)
+
+
+@pytest.mark.parametrize("graded, entry", on_each(each_hidden_never_shown, backends=("cpu",)), indirect=["graded"])
+def test_what_a_task_file_remembered_of_a_hidden_case_is_never_shown_before_the_date(graded, entry):
+    """hidden-shape-told prints every n its process was asked at a visible case, then aborts: no process that
+    serves a visible case is ever sent a hidden one (grader/grading/cases.py), so n=1000 appears nowhere."""
+    batch.check_hidden_never_shown(graded[1], entry)
+
+
+@pytest.mark.parametrize("graded, entry", on_each(each_probing_hidden, backends=("cpu",)), indirect=["graded"])
+def test_a_hidden_case_that_fails_leaves_what_a_student_reads_as_its_honest_controls(graded, entry):
+    """hidden-verdict-probe is wrong at its hidden n = 1000 only: before the date its student reads what the
+    control's reads, byte for byte (names and times aside): on the CPU the counters are shown for both."""
+    batch.check_same_as_control(graded[1], entry)
 
 
 @pytest.mark.parametrize("graded", on_each(), indirect=True)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from grader.core.registry import Registry
+from grader.core.rubric import DEFAULT_RUBRIC, load_rubric
 from grader.tests.hostile_entries import BACKENDS, CORPUS, hand_in, load_corpus
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,6 +34,8 @@ REQUIRED = {
     "pasted-file-io", "global-constructor", "dprintf-reply", "nickname-hyperlink", "nickname-dde", "nickname-at-sum",
     "include-bom", "include-form-feed", "include-macro", "include-device-pass", "backdated-archive",
     "read-past-input", "dot-race-between-blocks",
+    # issue 44
+    "hidden-shape-told", "hidden-verdict-probe",
 }
 CASE_STATUSES = {"ok", "wrong", "error", "crashed", "timeout", "forbidden", "build_error", "needs_gpu",
                  "out_of_budget", "any-failing"}
@@ -55,10 +59,13 @@ def test_entry_is_well_formed(entry):
     assert entry.kind in {"correctness", "timed"}
     files = [p.name for p in entry.path.iterdir() if p.name != "expected.toml"]
     assert files, "an entry holds at least one submitted file"
-    extra = {entry.archive, entry.duplicate} - {""}
+    extra = {entry.archive, entry.duplicate, entry.control} - {""}
     assert all(f in {t + ".cu" for t in task_names()} | {"nickname.txt"} | extra for f in files), files
-    if entry.duplicate:
-        assert all(p.name in {t + ".cu" for t in task_names()} for p in (entry.path / entry.duplicate).iterdir())
+    for folder in {entry.duplicate, entry.control} - {""}:
+        assert all(p.name in {t + ".cu" for t in task_names()} for p in (entry.path / folder).iterdir())
+    if entry.hidden or entry.hidden_never_shown:  # a shape the real rubric grades (the GPU corpus hides it there)
+        assert entry.hidden in load_rubric(DEFAULT_RUBRIC, Registry.from_file()).task(entry.task).shapes
+    assert not entry.hidden_never_shown or entry.hidden, "the text is about a hidden case: name its shape"
     assert not (entry.archive and entry.status != "rejected" and not entry.needs_gpu), \
         "an archive is an archive bomb (rejected at intake) or a submission that runs"
     assert entry.kind != "timed" or "case_status" in (entry.cpu or {}), \
