@@ -204,6 +204,8 @@ def feedback_context(store: Store, rubric: Rubric, sub, run: dict, view: View = 
     timed = [v for t in tasks for v in t["timed"]]
     png = speedup_plot(timed)
     tool_runs = store.sanitizer_runs(sub.id)
+    if view.hides(rubric) and not tool_runs.empty:  # whether a hidden case's tools ran is not this reader's to see
+        tool_runs = tool_runs[~visibility.hidden_rows(rubric, tool_runs)]
     findings = json.loads(sub.gate)
     isolation = run["isolation"]
     shown = {**sub._asdict(), "received": source_of.shown(sub.received, sub.received_from)}

@@ -94,15 +94,17 @@ class Watched(FakeBackend):
                               findings=[f"{task}: 2.5 sectors per request where 1 would do"])
 
 
-def graded(tmp_path: Path, rubric, registry, transpose: str, name: str) -> tuple[Path, Watched]:
+def graded(tmp_path: Path, rubric, registry, transpose: str, name: str,
+           progress: list | None = None) -> tuple[Path, Watched]:
     """A submission whose transpose.cu is `transpose` (the other tasks correct), graded through grade_submission
     into a store of its own, as student "s"; the results folder and the backend that graded it."""
     backend = Watched()
     files = {t.file: b"// fake: ok\n" for t in registry.tasks}
     files["transpose.cu"] = transpose.encode()
     sub = Submission("s", Path("."), files=files)
+    told = (lambda done, total: progress.append((done, total, backend.sim()))) if progress is not None else None
     result = grade_submission(sub, backend.build(sub, 10), backend, None, FakeServer(None, sim=backend.sim), rubric,
-                              registry, seed=5)
+                              registry, seed=5, progress=told)
     folder = tmp_path / name
     folder.mkdir()
     store = Store(folder / "grades.sqlite")
@@ -172,6 +174,21 @@ def test_a_hidden_case_that_fails_changes_nothing_a_student_reads_before_the_dat
     assert "transpose" in watched.counted and "8192x8192" in before[1]["md"]  # counted, timed, as the honest one
     after = what_s_reads(honest, hiding, AFTER), what_s_reads(hostile, hiding, AFTER)
     assert all(after[0][kind] != after[1][kind] for kind in after[0]), planted
+
+
+def test_the_services_progress_does_not_move_while_hidden_cases_run(tmp_path, hiding, registry):
+    """The grading service shows a job's progress ("12 of 40 cases") while it runs: every report before the hidden
+    cases' stage ends is the same, at the same moment (simulated time), whether a hidden case passes, never
+    finishes or crashes; that stage reports once, when it ends (when is what remains: docs/threat-model.md)."""
+    seen = {}
+    for planted in ("", f"// fake-at: {HIDDEN} hang\n", f"// fake-at: {HIDDEN} tells\n"):
+        seen[planted] = []
+        graded(tmp_path, hiding, registry, "// fake: ok\n" + planted, f"progress{len(seen)}", seen[planted])
+    assert len({tuple(p[:-1]) for p in seen.values()}) == 1, seen
+    assert len({tuple(p[-1][:2]) for p in seen.values()}) == 1, seen
+    reported = seen[""]
+    planned = reported[-1][1]
+    assert reported[-1][:2] == (planned, planned) and reported[-2][0] == planned - 1  # (one hidden case, at the end)
 
 
 def test_the_counters_wait_for_the_visible_cases_only(tmp_path, hiding, registry):
