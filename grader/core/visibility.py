@@ -28,6 +28,13 @@ public before and after the date, so it never reads a hidden case: it ranks by t
 timed shape that is not hidden (naming a hidden `leaderboard_shape` is a rubric error) and judges a submission
 correct on its visible correctness cases.
 
+Grading keeps them hidden too (grader/grading/cases.py, issue 44): every visible case, the tools' runs at visible
+shapes (sent only visible shapes), the visible timed cases and the CPU counters (run when the visible cases passed)
+are decided first; the hidden cases run last, in a harness process that serves no visible case, so a task file
+cannot carry a hidden shape into a visible case's output, and no skip, budget, cut or timing a student sees
+depends on a hidden case. A withheld task's visible timed cases show their speedup, not their credit or points
+(performance counts only once every case passes). What remains: when a job's result arrives.
+
 Who sees what is a View: its audience and the time `now`, passed in by the caller (this module never reads the
 clock), so tests give times.
 """
