@@ -39,8 +39,8 @@ def sanitize(sub: Submission, build: BuildResult, backend: Backend, gpu: str | N
         # What the run is judged on: the cases its reader may see (with hidden=False, a hidden case's verdict
         # would show in whether the tool ran); a task whose every graded shape is hidden, on its build.
         judged = [c for c in own if hidden or c.shape not in policy.hidden or c.status in DECIDED_BY_BUILD]
-        if not own or (judged and all(c.status in NOT_RUN for c in judged)):
-            continue
+        if (hidden and not own) or (judged and all(c.status in NOT_RUN for c in judged)):
+            continue  # (with hidden=False, none judged: every graded shape hidden, and the file runs)
         # The tool's run gets the task's graded shapes from the first, as a graded run does (up to a random
         # cut at or after its small case): the code under the tool cannot tell it from a graded run by what
         # it is asked. Visible and hidden shapes are never sent to one process, as in grading.

@@ -200,6 +200,22 @@ def test_the_counters_wait_for_the_visible_cases_only(tmp_path, hiding, registry
     assert "transpose" not in wrong_visible.counted
 
 
+def test_a_task_whose_every_shape_is_hidden_still_gets_its_tools_at_its_visible_small_case(tmp_path, rubric,
+                                                                                          registry):
+    """The tools' run whose findings are shown is judged on the visible cases; a task with none (every graded
+    shape hidden, its small case not) is judged on its build, so hiding its shapes does not spare it the tools."""
+    text = small_rubric_text(rubric, shapes={"transpose": ["1x1", HIDDEN]})
+    text = re.sub(r"(?m)^\[tasks.transpose\]\n", f'[tasks.transpose]\nhidden = ["1x1", "{HIDDEN}"]\n', text)
+    path = tmp_path / "all-hidden.toml"
+    path.write_text(text + f'\n[hidden]\nuntil = "{UNTIL}"\n')
+    every = load_rubric(path, registry)
+    assert every.sanitizer.shape("transpose") not in every.task("transpose").hidden
+    _, backend = graded(tmp_path, every, registry, "// fake: ok\n", "every")
+    assert ("transpose", [every.sanitizer.shape("transpose")]) in backend.tool_runs, backend.tool_runs
+    _, unbuilt = graded(tmp_path, every, registry, "#error no\n", "unbuilt")
+    assert "transpose" not in [task for task, _ in unbuilt.tool_runs]
+
+
 def test_cases_are_stored_in_the_rubrics_order_wherever_the_hidden_ones_ran(tmp_path, hiding, registry):
     folder, _ = graded(tmp_path, hiding, registry, "// fake: ok\n", "order")
     store = Store(folder / "grades.sqlite")
