@@ -117,7 +117,12 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
         elif case.status == CaseStatus.TIMEOUT:  # the next case would most likely hang just the same
             stops[policy.id] = "skipped: an earlier case of this task did not finish within its time limit"
 
-    def timed_cases(policy: TaskPolicy, shapes: list[str], correct: bool):
+    def timed_cases(policy: TaskPolicy, shapes: list[str], correct: bool, hidden: bool = False):
+        if not correct and hidden:
+            # Stored all the same: how many hidden cases a task has is shown before the date, and would tell.
+            result.cases += [CaseOutcome(policy.id, policy.timed_dtype, shape, "timed", CaseStatus.SKIPPED,
+                                         NOT_TIMED_UNTIL_CORRECT, seed=seed) for shape in shapes]
+            return
         if correct and shapes and budget.pending:
             # A timed case keeps its case in the solution's process from the check to the last pair: the
             # solution's correctness times the budget may need are measured now, not in the middle of it.
@@ -184,7 +189,7 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
             result.sanitizer += sanitize(sub, build, backend, gpu, rubric, result.cases, seed, deadline, budget,
                                          hidden=True)
         for policy in hiding if timed else []:
-            timed_cases(policy, [s for s in policy.timed if s in policy.hidden], passed(policy, True))
+            timed_cases(policy, [s for s in policy.timed if s in policy.hidden], passed(policy, True), hidden=True)
     finally:
         student.close()
     result.cases.sort(key=_rubric_order(rubric))
@@ -242,6 +247,8 @@ def _rubric_order(rubric: Rubric) -> Callable[[CaseOutcome], tuple]:
                 shapes.index(case.shape) if case.shape in shapes else len(shapes))
     return key
 
+
+NOT_TIMED_UNTIL_CORRECT = "not timed: performance counts once every correctness case of this task passes"
 
 # The student's check run took more than this share of the case's budget:
 # the run needs no warming up, and warm-ups would eat the budget.

@@ -50,14 +50,24 @@ TRANSPOSE = ["1x1", HIDDEN, "37x211", "211x37"]
 GRADED_AT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00")  # when it was stored: the clock's
 
 
-@pytest.fixture
-def hiding(tmp_path, rubric, registry):
-    """The small rubric with transpose's 1031x977 hidden until UNTIL (its tools and timed case visible)."""
+def hiding_rubric(tmp_path, rubric, registry, hidden: list[str]):
     text = small_rubric_text(rubric, shapes={"transpose": TRANSPOSE})
-    text = re.sub(r"(?m)^\[tasks.transpose\]\n", f'[tasks.transpose]\nhidden = ["{HIDDEN}"]\n', text)
+    text = re.sub(r"(?m)^\[tasks.transpose\]\n", f'[tasks.transpose]\nhidden = {json.dumps(hidden)}\n', text)
     path = tmp_path / "hiding.toml"
     path.write_text(text + f'\n[hidden]\nuntil = "{UNTIL}"\n')
     return load_rubric(path, registry)
+
+
+@pytest.fixture
+def hiding(tmp_path, rubric, registry):
+    """The small rubric with transpose's 1031x977 hidden until UNTIL (its tools and timed case visible)."""
+    return hiding_rubric(tmp_path, rubric, registry, [HIDDEN])
+
+
+@pytest.fixture(params=["a check", "a check and the timed case"])
+def hidings(request, tmp_path, rubric, registry):
+    """hiding, and the same with transpose's timed shape hidden too (stored only where it runs)."""
+    return hiding_rubric(tmp_path, rubric, registry, [HIDDEN] + (["8192x8192"] if "timed" in request.param else []))
 
 
 class Watched(FakeBackend):
@@ -159,20 +169,23 @@ def test_a_task_file_that_remembers_shapes_never_runs_a_visible_case_after_a_hid
 
 
 @pytest.mark.parametrize("planted", ["wrong", "hang"])
-def test_a_hidden_case_that_fails_changes_nothing_a_student_reads_before_the_date(tmp_path, hiding, registry,
+def test_a_hidden_case_that_fails_changes_nothing_a_student_reads_before_the_date(tmp_path, hidings, registry,
                                                                                    planted):
     """transpose wrong (or never finishing) at its hidden shape only, beside its honest control (the same file
     without that line): before the date the feedback page, the service's result and what Gradescope shows are
-    the same, byte for byte (its visible timed case is timed, its tools run, its counters are shown, for both);
-    after it, they differ (the test can see a difference where there is one)."""
-    honest, _ = graded(tmp_path, hiding, registry, "// fake: ok\n", "honest")
-    hostile, watched = graded(tmp_path, hiding, registry, f"// fake: ok\n// fake-at: {HIDDEN} {planted}\n", planted)
-    before = what_s_reads(honest, hiding, BEFORE), what_s_reads(hostile, hiding, BEFORE)
+    the same, byte for byte (its visible timed case is timed, its tools run, its counters are shown, for both;
+    with the timed shape hidden too, the count of hidden cases is the same: a hidden timed case not run is stored
+    as skipped); after it, they differ (the test can see a difference where there is one)."""
+    honest, _ = graded(tmp_path, hidings, registry, "// fake: ok\n", "honest")
+    hostile, watched = graded(tmp_path, hidings, registry, f"// fake: ok\n// fake-at: {HIDDEN} {planted}\n", planted)
+    before = what_s_reads(honest, hidings, BEFORE), what_s_reads(hostile, hidings, BEFORE)
     for kind in before[0]:
         assert before[0][kind] == before[1][kind], "\n".join(difflib.unified_diff(
             before[0][kind].splitlines(), before[1][kind].splitlines(), "honest", planted, lineterm="", n=0))
-    assert "transpose" in watched.counted and "8192x8192" in before[1]["md"]  # counted, timed, as the honest one
-    after = what_s_reads(honest, hiding, AFTER), what_s_reads(hostile, hiding, AFTER)
+    assert "transpose" in watched.counted  # counted, as the honest one
+    timed_row = "| transpose | float32 8192x8192 |" in before[1]["md"]  # its visible timed case, timed as the honest
+    assert timed_row == ("8192x8192" not in hidings.task("transpose").hidden)
+    after = what_s_reads(honest, hidings, AFTER), what_s_reads(hostile, hidings, AFTER)
     assert all(after[0][kind] != after[1][kind] for kind in after[0]), planted
 
 
