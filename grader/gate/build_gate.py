@@ -17,6 +17,7 @@ import struct
 import subprocess
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -236,17 +237,20 @@ class BuildGate:
         # A file stopped before compiling shows every problem the pre-check found in it.
         findings = [Finding(f.file, f.rule, f.what, f.description, True, f.line, f.source)
                     for f in screened if f.file in stopped]
+        todo = [name for name in sorted(files) if self.policy.for_file(name) is not None and name not in stopped
+                and (objects / (Path(name).stem + ".o")).exists()]
+        read = self._read_all({name: objects / (Path(name).stem + ".o") for name in todo})
         for name in sorted(files):
             rules = self.policy.for_file(name)
             if rules is None or name in stopped:
                 continue
             obj, dep = objects / (Path(name).stem + ".o"), objects / (Path(name).stem + ".d")
-            if not obj.exists():
+            if name not in read:
                 # It did not compile: nothing of it can be linked, and the link's report gives the compiler's
                 # own message (build_error), not a rule it did not break.
                 continue
             try:
-                facts = read_object(obj, self._instructions, self._sass, self._ptx, self.cuobjdump)
+                facts = read[name]()
             except (ElfError, struct.error, IndexError, ValueError, RuntimeError, OSError,
                     subprocess.SubprocessError) as e:  # fail closed: what cannot be read is not linked
                 findings.append(Finding(name, "only-listed-calls", f"could not be inspected ({e})",
@@ -282,6 +286,24 @@ class BuildGate:
                 obj.unlink(missing_ok=True)
                 dep.unlink(missing_ok=True)
         return GateReport(findings)
+
+    def _read_all(self, objects: dict[str, Path]) -> dict:
+        """Each object read at once (cuobjdump and the disassembly of a GPU object take about 0.6 s each, one after
+        another 4.4 s of a 7-file build on an H200's host): task file name -> a call that returns its facts or
+        raises what reading it raised."""
+        def read(obj: Path):
+            try:
+                facts = read_object(obj, self._instructions, self._sass, self._ptx, self.cuobjdump)
+                return lambda: facts
+            except Exception as e:  # noqa: BLE001 - raised again, in the caller's order, where it is judged
+                def again(e=e):
+                    raise e
+                return again
+        if not objects:
+            return {}
+        with ThreadPoolExecutor(max_workers=min(len(objects), os.cpu_count() or 1)) as pool:
+            found = list(pool.map(read, objects.values()))
+        return dict(zip(objects, found))
 
     def seal_folder(self, objects: Path, files: dict[str, bytes]) -> list[str]:
         """Seals the objects of the submission's own task files in another build of them (the CPU backend's race
