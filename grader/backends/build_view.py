@@ -34,11 +34,6 @@ class BuildView:
     deps_include: Path | None
     fixed: bool  # whether the build sees the fixed layout (else the real folders)
 
-    @classmethod
-    def of(cls, pristine: Path, build: Path, kernels: Path, out_dir: Path, deps_include: Path | None,
-           can_place: bool) -> BuildView:
-        return cls(pristine, build, kernels, out_dir, deps_include, can_place)
-
     @property
     def seen(self) -> dict[str, Path]:
         """What make is given: each folder as the build sees it."""

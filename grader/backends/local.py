@@ -245,8 +245,8 @@ class Workspace:
     def view(self, kernels: Path, out_dir: Path) -> BuildView:
         """Where this submission's sandboxed build sees its folders: the fixed layout where the sandbox can show a
         folder elsewhere (so that its objects are anyone's: backends/build_view.py), else the real ones."""
-        return BuildView.of(self.pristine, self.build_dir, kernels, out_dir, self.deps_include,
-                            getattr(self.sandbox, "can_place", False))
+        return BuildView(self.pristine, self.build_dir, kernels, out_dir, self.deps_include,
+                         fixed=getattr(self.sandbox, "can_place", False))
 
     def _compile(self, target: str, view: BuildView, files: dict[str, bytes], folder: str,
                  timeout: float) -> tuple[int | None, bool, str]:
@@ -254,11 +254,12 @@ class Workspace:
         the object store holds are taken from it, the rest compiled, in parallel, and stored. (exit status,
         whether it ran out of time, what the compilers said.)"""
         objects = view.out_dir / folder
+        store = self.objects if view.fixed else None  # objects built at the real folders name them: not shared
         handed_in = sorted(name for name in files if (view.kernels / name).is_file())
         said, fresh = [], []
         for name in handed_in:
-            if self.objects is not None and view.fixed:
-                found = self.objects.fetch(target, name, (view.kernels / name).read_bytes(), objects, view)
+            if store is not None:
+                found = store.fetch(target, name, (view.kernels / name).read_bytes(), objects, view)
                 if found is not None:
                     said.append(found)
                     continue
@@ -267,10 +268,10 @@ class Workspace:
             return 0, False, "".join(said)
         jobs = max(1, min(len(fresh), os.cpu_count() or 1))
         done = self._sandboxed_make(target, view, timeout, f"-j{jobs}")
-        if done.status == 0 and not done.timed_out and self.objects is not None and view.fixed:
+        if done.status == 0 and not done.timed_out and store is not None:
             for name in fresh:
                 if (objects / (Path(name).stem + ".o")).is_file():
-                    self.objects.store(target, name, (view.kernels / name).read_bytes(), objects, view)
+                    store.store(target, name, (view.kernels / name).read_bytes(), objects, view)
         view.host_files(objects, (".d",))
         return done.status, done.timed_out, "".join(said) + done.stdout
 

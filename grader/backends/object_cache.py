@@ -27,6 +27,7 @@ import tempfile
 from pathlib import Path
 
 from grader.backends.build_view import BuildView
+from grader.gate.check import listed_dependencies
 
 FORMAT = "objects-1"  # the layout of an entry and of the build view: a change here starts a new store
 _hashes: dict[tuple[str, int, int], str] = {}  # (path, mtime_ns, size) -> sha256, for the headers read again
@@ -38,12 +39,6 @@ def file_sha256(path: Path) -> str:
     if memo not in _hashes:
         _hashes[memo] = hashlib.sha256(path.read_bytes()).hexdigest()
     return _hashes[memo]
-
-
-def dependencies(depfile_text: str) -> list[str]:
-    """The files a -MMD list names for its object (the first rule; -MP's empty rules follow it)."""
-    first = depfile_text.replace("\\\n", " ").split("\n", 1)[0]
-    return first.partition(": ")[2].split()
 
 
 class ObjectCache:
@@ -90,7 +85,7 @@ class ObjectCache:
             dep_text = dep.read_text()
             inputs = {}
             own = str(view.kernels / name)
-            for path in dependencies(view.to_host(dep_text)):
+            for path in listed_dependencies(view.to_host(dep_text)):
                 real = Path(path) if os.path.isabs(path) else view.pristine / path
                 if str(real) == own or real.is_relative_to(view.pristine):
                     continue  # the file itself (the key), and the entry's own sources (the entry key)

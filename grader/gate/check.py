@@ -196,19 +196,23 @@ def check_object(facts: ObjectFacts, rules: FileRules, expected: Expected) -> li
     return _unique(out)
 
 
+def listed_dependencies(depfile_text: str) -> list[str]:
+    """The files a -MMD list names for its object: its first rule (-MP's empty rules for each header follow it)."""
+    first = depfile_text.replace("\\\n", " ").split("\n", 1)[0]
+    return first.partition(": ")[2].split()
+
+
 def check_dependencies(depfile: Path, rules: FileRules, source: Path, project: list[Path],
                        system_roots: list[Path], cwd: Path) -> list[Finding]:
     """Every file the compiler read (its -MMD list) must be the task file, an assignment header, or
     a header of the toolchain: never the solution, another submission, or the harness's insides."""
     if not depfile.exists():
         return [_finding(rules, "includes", "left no list of the files its compilation read")]
-    text = depfile.read_text(errors="replace").replace("\\\n", " ")
-    first = text.split("\n", 1)[0]  # the object's rule; -MP's empty rules for each header follow it
-    _, _, deps = first.partition(": ")
+    deps = listed_dependencies(depfile.read_text(errors="replace"))
     allowed = {p.resolve() for p in [source, *project]}
     roots = [r.resolve() for r in system_roots]
     out = []
-    for dep in deps.split():
+    for dep in deps:
         path = (cwd / dep).resolve()
         if path in allowed or any(path.is_relative_to(root) for root in roots):
             continue

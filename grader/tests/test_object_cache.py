@@ -27,7 +27,7 @@ def _view(tmp_path: Path, name: str = "s1") -> BuildView:
     kernels, out_dir = tmp_path / "kernels" / name, build / f"submission-{name}"
     for folder in (pristine / "include", kernels, out_dir / "kernels"):
         folder.mkdir(parents=True, exist_ok=True)
-    return BuildView.of(pristine, build, kernels, out_dir, None, can_place=True)
+    return BuildView(pristine, build, kernels, out_dir, None, fixed=True)
 
 
 def _compiled(view: BuildView, name: str, body: bytes, header: Path, reads_also: str = ""):
