@@ -86,6 +86,26 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """With TEST_CPU_LOG=FILE each test appends "CPU_SECONDS WALL_SECONDS NODEID" (its process and the children
+    it waited for, fixtures included): .ci/cpu.py sums them by file, to tell CI's work from its waiting."""
+    log = os.environ.get("TEST_CPU_LOG")
+    if not log:
+        yield
+        return
+    import resource
+    import time
+
+    def cpu() -> float:
+        return sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
+                                                      resource.getrusage(resource.RUSAGE_CHILDREN)))
+    start_cpu, start = cpu(), time.monotonic()
+    yield
+    with open(log, "a") as out:
+        out.write(f"{cpu() - start_cpu:.2f} {time.monotonic() - start:.2f} {item.nodeid}\n")
+
+
 def pytest_terminal_summary(terminalreporter):
     skipped = [r for r in terminalreporter.stats.get("skipped", []) if "gpu" in r.keywords]
     if skipped:
