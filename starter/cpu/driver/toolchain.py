@@ -78,6 +78,63 @@ def _sanitizer_flags(o: Options, linking: bool = False) -> list[str]:
     return ["-fsanitize=address", "-fsanitize-recover=address", "-fno-omit-frame-pointer"] if o.asan else []
 
 
+# The graded build (AddressSanitizer), the race checker's and the counters' (ThreadSanitizer's instrumentation) and
+# a build without either must compile a task file to the same code: the code checked is the code graded. GCC and
+# clang predefine a macro for each sanitizer; these come undefined in every build, so no task file reads which one
+# it is in. (The macro sets of the three builds are otherwise the same: test_cpu_driver.py.)
+_SANITIZER_MACROS = ["-U__SANITIZE_ADDRESS__", "-U__SANITIZE_THREAD__"]
+_OTHER_BUILDS = {"address": ["-fsanitize=address"], "thread": ["-fsanitize=thread"], "none": []}
+
+
+def _has_feature_test(cxx: str, _known: dict[str, bool] = {}) -> bool:  # noqa: B006 (a cache per process)
+    """Whether the compiler answers __has_feature(...) (clang; GCC from 14), which tells a sanitizer's build from
+    the others and cannot be undefined."""
+    if cxx not in _known:
+        done = subprocess.run([*cxx.split(), "-x", "c++", "-E", "-P", "-"], input="#ifdef __has_feature\nyes\n#endif\n",
+                              capture_output=True, text=True, errors="replace", env=_COMPILER_ENV)
+        _known[cxx] = "yes" in done.stdout
+    return _known[cxx]
+
+
+def _student_lines(preprocessed: str, display: str) -> list[tuple[int, str]]:
+    """The preprocessed lines that come from the student's file, with their line numbers in it."""
+    out, here, line = [], False, 0
+    for text in preprocessed.splitlines():
+        marker = re.match(r'^# (\d+) "((?:[^"\\]|\\.)*)"', text)
+        if marker:
+            line, here = int(marker.group(1)), marker.group(2) == display
+            continue
+        if here and text.strip():
+            out.append((line, text.strip()))
+        line += 1
+    return out
+
+
+def check_same_in_every_build(cxx: str, o: Options, text: str, source: Path, display: str) -> None:
+    """Refuses a task file whose code differs between the graded build and the checkers' (__has_feature(...)
+    answers differently in each), naming its first line that does: on GCC before 14 no file can tell them apart."""
+    if not _has_feature_test(cxx):
+        return
+    views = {}
+    for name, flags in _OTHER_BUILDS.items():
+        cmd = [*cxx.split(), f"-std={o.std}", "-x", "c++", "-E", *flags, *_SANITIZER_MACROS, "-D__CUDACC__",
+               "-D__CUDACC_VER_MAJOR__=13", "-D__CUDACC_VER_MINOR__=0", "-DCUDACPU_BACKEND=1", "-isystem",
+               str(INCLUDE_DIR), "-include", "cudacpu/kernel_prelude.h", "-iquote", str(source.parent),
+               *_safe_preprocessor_flags(o), "-"]
+        done = subprocess.run(cmd, input=text, capture_output=True, text=True, errors="replace", env=_COMPILER_ENV)
+        if done.returncode != 0:
+            return  # the compile itself says what is wrong
+        views[name] = _student_lines(done.stdout, display)
+    graded = views["address"]
+    for name, lines in views.items():
+        if lines != graded:
+            first = next((a[0] for a, b in zip(graded, lines) if a != b), (graded or lines)[-1][0])
+            build = {"thread": "the race checker's", "none": "a build without AddressSanitizer"}[name]
+            raise DriverError(f"{source}:{first}: error: this code is not the same in {build} build as in the "
+                              f"graded one (it asks __has_feature about a sanitizer): the checks must see the code "
+                              f"that is graded, so a task file may not tell the builds apart", COMPILE_ERROR)
+
+
 def _is_clang(cxx: str) -> bool:
     if "clang" in Path(cxx.split()[0]).name:
         return True
@@ -145,12 +202,14 @@ def compile_cu(o: Options, source: Path, output: Path) -> None:
                           f"{source}:{result.device_launches[0]}", NEEDS_GPU)
     display = str(source).replace("\\", "\\\\").replace('"', '\\"')
     text = f'#line 1 "{display}"\n' + result.text
+    check_same_in_every_build(cxx, o, text, source, display)
     if o.keep:
         output.with_suffix(output.suffix + ".cpu.cpp").write_text(text)
     # DWARF 4: binutils' addr2line (the symbolizer without ASan) misreads the
     # file table GCC 12 writes in DWARF 5 for a source read from stdin.
     cmd = [*cxx.split(), f"-std={o.std}", "-x", "c++", "-gdwarf-4", "-O2", "-pthread", *_sanitizer_flags(o),
-           *_error_limit(cxx), "-D__CUDACC__", "-D__CUDACC_VER_MAJOR__=13", "-D__CUDACC_VER_MINOR__=0",
+           *_SANITIZER_MACROS, *_error_limit(cxx), "-D__CUDACC__", "-D__CUDACC_VER_MAJOR__=13",
+           "-D__CUDACC_VER_MINOR__=0",
            "-DCUDACPU_BACKEND=1", "-isystem", str(INCLUDE_DIR), "-include", "cudacpu/kernel_prelude.h",
            "-iquote", str(source.parent), *_safe_preprocessor_flags(o), *o.host_flags, "-c", "-", "-o", str(output)]
     done = subprocess.run(cmd, input=text, capture_output=True, text=True, errors="replace", env=_COMPILER_ENV)
@@ -166,7 +225,8 @@ def preprocess(o: Options, source: Path, output: Path | None) -> int:
     -H list of the files it read, with -Xcompiler -H). The file as written, not rewritten: what it includes is the
     same. Returns the compiler's exit status."""
     cxx = compiler(o)
-    cmd = [*cxx.split(), f"-std={o.std}", "-x", "c++", "-E", "-D__CUDACC__", "-D__CUDACC_VER_MAJOR__=13",
+    cmd = [*cxx.split(), f"-std={o.std}", "-x", "c++", "-E", *_SANITIZER_MACROS, "-D__CUDACC__",
+           "-D__CUDACC_VER_MAJOR__=13",
            "-D__CUDACC_VER_MINOR__=0", "-DCUDACPU_BACKEND=1", "-isystem", str(INCLUDE_DIR), "-include",
            "cudacpu/kernel_prelude.h", "-iquote", str(source.parent), *_safe_preprocessor_flags(o), *o.host_flags,
            str(source), "-o", str(output) if output else os.devnull]

@@ -313,5 +313,64 @@ class Toolchains(Scratch):
         self.assertEqual(done.stdout.strip().splitlines()[-1], "81 cudaSuccess")
 
 
+class ChecksSeeTheGradedCode(Scratch):
+    """The graded build (AddressSanitizer), the race checker's (ThreadSanitizer's instrumentation) and a build
+    without either compile a task file to the same code: nothing the file reads tells them apart."""
+    TELLS = """
+        #if defined(__SANITIZE_THREAD__)
+        int in_the_race_checker;
+        #endif
+        #if defined(__SANITIZE_ADDRESS__)
+        int in_the_graded_build;
+        #endif
+        int every_build;
+        """
+    ENTRY = ROOT / "grader" / "tests" / "hostile" / "checker-build-told"
+
+    def preprocessed(self, source: Path, *flags: str, env: dict | None = None) -> str:
+        out = self.dir / "out.ii"
+        done = run("compile", "-E", *flags, *STARTER_INCLUDE, "-c", str(source), "-o", str(out), env=env)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return out.read_text()
+
+    def test_the_sanitizers_macros_are_undefined_in_every_build(self):
+        source = self.write("tells.cu", self.TELLS)
+        for flags in ((), ("--racecheck",), ("--no-asan",)):
+            code = self.preprocessed(source, *flags)
+            self.assertIn("every_build", code)
+            self.assertNotIn("in_the_race_checker", code, flags)
+            self.assertNotIn("in_the_graded_build", code, flags)
+        # and in what the compiler itself is given: the objects define the same names
+        names = []
+        for flags in ((), ("--racecheck",)):
+            obj = self.dir / f"tells{len(names)}.o"
+            done = run("compile", *flags, *STARTER_INCLUDE, "-c", str(source), "-o", str(obj))
+            self.assertEqual(done.returncode, 0, done.stderr)
+            listed = subprocess.run(["nm", "--defined-only", str(obj)], capture_output=True, text=True).stdout
+            names.append(sorted(n for n in re.findall(r" [BDC] (\w+)$", listed, re.M)))
+        self.assertEqual(names[0], names[1])
+        self.assertEqual(names[0], ["every_build"])
+
+    def test_a_compiler_that_answers_has_feature_refuses_a_file_that_asks_it_and_names_the_line(self):
+        for cxx in ("clang++", "clang++-19", "clang++-13"):
+            if shutil.which(cxx):
+                break
+        else:
+            self.skipTest("no clang++ here: GCC before 14 does not answer __has_feature")
+        env = dict(os.environ, CXX=cxx)
+        harness = ["-I", str(CPU.parent / "harness")]
+        for flags in ((), ("--racecheck",)):
+            done = run("compile", *flags, *STARTER_INCLUDE, *harness, "-c", str(self.ENTRY / "dot.cu"),
+                       "-o", str(self.dir / "dot.o"), env=env)
+            self.assertEqual(done.returncode, 1, done.stderr)
+            line = first_line_with(self.ENTRY / "dot.cu", "*result += partial[0]")
+            self.assertIn(f"dot.cu:{line}: error: this code is not the same in the race checker's build as in the "
+                          f"graded one", done.stderr)
+            self.assertEqual(len(done.stderr.strip().splitlines()), 1, done.stderr)
+            control = run("compile", *flags, *STARTER_INCLUDE, *harness, "-c", str(self.ENTRY / "honest" / "dot.cu"),
+                          "-o", str(self.dir / "control.o"), env=env)
+            self.assertEqual(control.returncode, 0, control.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
