@@ -45,6 +45,10 @@ class ToolTask:
     dtype: str
     shape: str
     shapes: tuple[str, ...]
+    limit: float | None = None  # seconds its run may take, where less than the tool's limit (grading/tools.py)
+
+    def within(self, timeout: float) -> float:
+        return timeout if self.limit is None else min(timeout, self.limit)
 
 
 class Backend(ABC):
@@ -96,8 +100,8 @@ class Backend(ABC):
         """The tool over each of these tasks, one outcome per task in their order; `timeout` is each task's limit.
         Before a task's own run, skipped(task) gives its outcome if it is not to start (the submission's time ran
         out), else None. By default one run per task (`sanitize`)."""
-        return [skipped(t) or self.sanitize(sub, build, gpu, tool, t.task, t.dtype, t.shape, seed, timeout,
-                                            shapes=list(t.shapes))
+        return [skipped(t) or self.sanitize(sub, build, gpu, tool, t.task, t.dtype, t.shape, seed,
+                                            t.within(timeout), shapes=list(t.shapes))
                 for t in tasks]
 
     def profile(self, sub: Submission, build: BuildResult, task: str, dtype: str, shape: str, seed: int,

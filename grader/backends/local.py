@@ -478,18 +478,18 @@ class LocalBackend(Backend):
         log = scratch / f"{prefix.strip('=')}.log"
         chosen = [tool_runs.sanitized_shapes(list(p.shapes), p.shape) for p in parts]
         start = time.monotonic()
-        deadline = start + timeout * len(parts)
+        deadline = start + sum(p.within(timeout) for p in parts)
         server = HarnessServer(build.harness, gpu, sandbox=self.isolation, scratch=scratch,
                                tool=tool_runs.serve_command(found, tool, str(log), prefix))
         status, timed_out, said = None, False, ""
         # (request, whether it is its part's first: each part's time starts at its first request)
-        messages = [(m, k == 0) for p, shapes in zip(parts, chosen)
+        messages = [(m, p if k == 0 else None) for p, shapes in zip(parts, chosen)
                     for k, m in enumerate(tool_runs.requests(tool, p.task, p.dtype, shapes, seed))]
         part_ends = deadline
         try:
             for i, (message, first_of_part) in enumerate(messages):
                 if first_of_part:
-                    part_ends = min(deadline, time.monotonic() + timeout)
+                    part_ends = min(deadline, time.monotonic() + first_of_part.within(timeout))
                 reply = server.request(message, max(1.0, part_ends - time.monotonic()))
                 if i == 0 and self.isolation is not None and getattr(self.isolation, "filters", None) \
                         and (server.seccomp_filters() or 0) < 2:

@@ -92,13 +92,18 @@ class Limits:
     # time for the same requests, plus these seconds.
     time_budget_multiple: float = 20
     time_budget_extra: float = 50
+    # A tool's run on a task (compute-sanitizer, or the CPU backend's checks) may take at most this multiple of the
+    # task's graded cases' time for the same shapes, plus these seconds (grader/grading/tools.py); past it the run
+    # is stopped and charged as a finding, not let off as a timeout.
+    checker_multiple: float = 50
+    checker_extra: float = 30
 
 
 LIMIT_KEYS = ("build", "case", "submission", "sanitizer", "cpu_seconds", "file_size_mib", "processes", "output_mib")
 OPTIONAL_LIMITS = {"task_file_kib": False, "precheck_seconds": False, "archive_mib": False, "unpacked_mib": False,
                    "members": True, "intake_seconds": False, "message_kib": False, "stored_kib": False,
                    "gpu_memory_wait": False, "gpu_memory_slack_mib": False, "time_budget_multiple": False,
-                   "time_budget_extra": False}  # key -> must be an integer
+                   "time_budget_extra": False, "checker_multiple": False, "checker_extra": False}  # key -> must be an integer
 MIN_PROCESSES = 16  # a build alone runs make, nvcc, cicc, ptxas, gcc and as
 
 

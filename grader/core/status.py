@@ -47,9 +47,14 @@ class SanitizerStatus(StrEnum):
     CLEAN = "clean"
     ERRORS = "errors"
     TIMEOUT = "timeout"
+    TOO_SLOW = "too_slow"  # far longer under the tool than the graded run of the same cases: a finding
     FAILED = "failed"  # no verdict
     SKIPPED = "skipped"
     UNAVAILABLE = "unavailable"
+
+
+# The statuses that cost the [sanitizer] penalty: the tool's findings, and a run far longer under it than graded.
+SANITIZER_FINDINGS = frozenset({SanitizerStatus.ERRORS, SanitizerStatus.TOO_SLOW})
 
 
 class ProfileStatus(StrEnum):
@@ -139,6 +144,9 @@ SANITIZER_STATUSES: dict[SanitizerStatus, Status] = {
         "found errors", "", "the tool reported errors: costs the rubric's [sanitizer] penalty"),
     SanitizerStatus.TIMEOUT: Status(
         "did not finish in time", "", "the tool ran past the rubric's sanitizer limit: no verdict"),
+    SanitizerStatus.TOO_SLOW: Status(
+        "ran far longer than graded", "", "the code ran past [limits] checker_multiple x its graded time under the "
+        "tool: code that behaves differently under a checker costs the rubric's [sanitizer] penalty"),
     SanitizerStatus.FAILED: Status("gave no verdict", "", "the tool ended without a report (its message says why)"),
     SanitizerStatus.SKIPPED: Status(
         "not run", "", "not run: the task hung, its replies were forged, or its time ran out"),

@@ -102,6 +102,7 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
         try:
             case = student.answered_by(_outcome_from_reply(policy.id, dtype, shape, "correctness", seed,
                                                            student.request(message, case_limit)))
+            case.seconds = student.last_seconds
         except HarnessFailure as f:
             case = _failure_outcome(policy.id, dtype, shape, "correctness", seed, f)
         # Only the CPU backend's harness leaves a case to a GPU.

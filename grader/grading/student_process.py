@@ -34,6 +34,7 @@ class StudentProcess(Server):
         self.server: Server | None = None
         self.answered: list[CaseOutcome] = []  # cases decided by the current process's replies
         self.case = ""  # the case the last check asked for, in words
+        self.last_seconds = 0.0  # what the last request that got a reply took (wall clock)
 
     def request(self, message: dict, timeout: float) -> dict:
         counted = self.budget is not None and message.get("op") in self.RUNS_CODE
@@ -52,6 +53,7 @@ class StudentProcess(Server):
             started = self.clock()
             try:
                 reply = self.server.request(message, limit)
+                self.last_seconds = self.clock() - started
             finally:
                 if counted:
                     self.budget.charge(self.clock() - started)

@@ -45,7 +45,7 @@ def sanitize(sub: Submission, build: BuildResult, backend: Backend, gpu: str | N
         # cut at or after its small case): the code under the tool cannot tell it from a graded run by what
         # it is asked. Visible and hidden shapes are never sent to one process, as in grading.
         sent = tuple(s for s in policy.shapes if (s in policy.hidden) == hidden)
-        runs.append(ToolTask(policy.id, policy.timed_dtype, shape, sent))
+        runs.append(ToolTask(policy.id, policy.timed_dtype, shape, sent, checker_limit(rubric, judged, sent)))
         if any(c.status == CaseStatus.TIMEOUT for c in judged):
             not_run[policy.id] = "not run: a case of this task did not finish within its time limit"
         elif any(c.status == CaseStatus.PROTOCOL for c in judged):
@@ -72,10 +72,33 @@ def sanitize(sub: Submission, build: BuildResult, backend: Backend, gpu: str | N
         def out_of_time(t: ToolTask, tool: str = tool) -> SanitizerOutcome | None:
             why = time_left()
             return skipped(t, tool, why) if why else None
-        for outcome in backend.sanitize_tasks(sub, build, gpu, tool, going, seed, rubric.limits.sanitizer,
-                                              out_of_time) if going else []:
-            found[outcome.task, tool] = outcome
+        for t, outcome in zip(going, backend.sanitize_tasks(sub, build, gpu, tool, going, seed,
+                                                            rubric.limits.sanitizer, out_of_time) if going else []):
+            found[outcome.task, tool] = too_slow(outcome, t, rubric) or outcome
     return [found[t.task, tool] for t in runs for tool in rubric.sanitizer.tools]
+
+
+def checker_limit(rubric: Rubric, judged: list[CaseOutcome], sent: tuple[str, ...]) -> float | None:
+    """The seconds a tool's run on the task may take: [limits] checker_multiple x what its graded correctness cases
+    of the same shapes took, plus checker_extra; None where that is not less than the tool's own limit. Code that
+    runs far longer under a checker than graded (it found the tool, and spins there) is stopped at it."""
+    graded = sum(c.seconds for c in judged if c.shape in sent)
+    limit = rubric.limits.checker_multiple * graded + rubric.limits.checker_extra
+    return limit if limit < rubric.limits.sanitizer else None
+
+
+def too_slow(outcome: SanitizerOutcome, t: ToolTask, rubric: Rubric) -> SanitizerOutcome | None:
+    """A run stopped at the task's checker_limit: a finding, charged as the tool's (a run cut by the tool's own
+    limit, or by the submission's time, stays a timeout: no verdict)."""
+    if outcome.status != SanitizerStatus.TIMEOUT or t.limit is None:
+        return None
+    graded = (t.limit - rubric.limits.checker_extra) / rubric.limits.checker_multiple
+    outcome.status, outcome.errors = SanitizerStatus.TOO_SLOW, 1
+    outcome.message = (f"still running after {t.limit:.0f} s, where the graded run of the same cases took "
+                       f"{graded:.1f} s: code that runs far longer under a checker than when graded is charged as "
+                       f"the checker's finding ([limits] checker_multiple = {rubric.limits.checker_multiple:g}, "
+                       f"checker_extra = {rubric.limits.checker_extra:g} s)")
+    return outcome
 
 
 def profile_task(sub: Submission, build: BuildResult, backend: Backend, rubric: Rubric, policy, cases: list[CaseOutcome],

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from grader.outcomes.build_result import BuildResult
 from grader.intake.submission import Submission
 from grader.outcomes.paired import PairedResult
-from grader.core.status import CaseStatus, ProfileStatus, SanitizerStatus, SubmissionStatus
+from grader.core.status import SANITIZER_FINDINGS, CaseStatus, ProfileStatus, SanitizerStatus, SubmissionStatus
 
 # Flags on a timed case that passed: listed for a TA, scored as measured.
 REVIEW_FLAG = "review"
@@ -29,7 +29,8 @@ class SanitizerOutcome:
 
     @property
     def found_errors(self) -> bool:
-        return self.status == SanitizerStatus.ERRORS
+        """What costs the penalty: the tool's findings, or a run far longer under the tool than graded."""
+        return self.status in SANITIZER_FINDINGS
 
 
 @dataclass
@@ -63,6 +64,7 @@ class CaseOutcome:
     work: float = 0.0  # FLOPs or bytes of one run, for throughput
     floor_ms: float | None = None  # timed cases: the fastest time the work can honestly take on this GPU
     flag: str = ""  # REVIEW_FLAG when the speedup is high enough for a TA to look at
+    seconds: float = 0.0  # correctness: its check request's wall seconds (the tools' limit is measured from them)
 
     @property
     def passed(self) -> bool:

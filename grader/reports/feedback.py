@@ -242,6 +242,9 @@ def _sanitizer_evidence(task: str, runs: pd.DataFrame, seed: int | None) -> list
                        f"--shape {r.shape}" + (f" --seed {seed}" if seed is not None else "")
                        + " --check-only --fixed-placement")
             found.append(Evidence("sanitizer", text, r.report, command))
+        elif r.status == SanitizerStatus.TOO_SLOW:  # a finding: charged
+            found.append(Evidence("sanitizer", f"{checker_name(checker, r.tool)} on {r.dtype} {r.shape}: "
+                                               f"{sanitizer_word(r.status)} ({r.message})"))
         elif r.status in (SanitizerStatus.TIMEOUT, SanitizerStatus.FAILED):  # on the student's code: no verdict
             found.append(Evidence("sanitizer-note", f"{checker_name(checker, r.tool)} on {r.dtype} {r.shape}: "
                                                     f"{sanitizer_word(r.status)}" + (f" ({r.message})" if r.message else "")))

@@ -26,7 +26,7 @@ from grader.reports.page import Page
 from grader.reports.report import (TEMPLATES, UNKNOWN_RUN, WHOLE_SUBMISSION, grades_table, review_table, run_views,
                            untimed_note)
 from grader.core.rubric import Rubric
-from grader.core.status import (NOT_RUN, CaseStatus, SanitizerStatus, SubmissionStatus, case_word,
+from grader.core.status import (NOT_RUN, SANITIZER_FINDINGS, CaseStatus, SanitizerStatus, SubmissionStatus, case_word,
                                 sanitizer_word, submission_word)
 from grader.store.store import Store
 
@@ -150,7 +150,7 @@ def overview_context(store: Store, rubric: Rubric) -> dict:
         failed_runs.append({"student": student_of[sid], "task": task, "cases": len(group),
                             "case": f"{first['kind']} {first['dtype']} {first['shape']}", "word": case_word(status),
                             "status": status, "message": first_line(first["message"] or first["output"])})
-    found = tool_runs[tool_runs["status"] == SanitizerStatus.ERRORS]
+    found = tool_runs[tool_runs["status"].isin(SANITIZER_FINDINGS)]
     sanitizer = [{"student": s, "task": r.task, "tool": r.tool, "errors": int(r.errors),
                   "word": sanitizer_word(r.status), "first": first_line(r.report)}
                  for s, r in zip(who(found), found.itertuples())]

@@ -27,7 +27,8 @@ from grader.reports import page
 from grader.reports.page import Page
 from grader.reports.plots import speedup_plot
 from grader.core.rubric import Rubric
-from grader.core.status import NOT_TIMED, CaseStatus, SanitizerStatus, SubmissionStatus, case_word, submission_word
+from grader.core.status import (NOT_TIMED, SANITIZER_FINDINGS, CaseStatus, SanitizerStatus, SubmissionStatus,
+                                 case_word, submission_word)
 from grader.store.store import Store
 
 UNRECORDED = Isolation("unknown", text="not recorded")  # a submission whose run is not in the store
@@ -310,7 +311,7 @@ def summary_table(store: Store, rubric: Rubric) -> pd.DataFrame:
            "with timeouts": int(cases[cases["status"] == CaseStatus.TIMEOUT]["submission_id"].nunique()),
            "flagged for review": len(review_table(store)),
            "sanitizer findings":
-               int(tool_runs[tool_runs["status"] == SanitizerStatus.ERRORS]["submission_id"].nunique()),
+               int(tool_runs[tool_runs["status"].isin(SANITIZER_FINDINGS)]["submission_id"].nunique()),
            "with forbidden files": int(cases[cases["status"] == CaseStatus.FORBIDDEN]["submission_id"].nunique()),
            "mean total": round(float(subs["total"].mean()), 2), "of": rubric.max_points}
     means = (scores.assign(points=scores["correctness"] + scores["performance"])

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 
 from grader.outcomes.results import CaseOutcome, SanitizerOutcome, TaskScore
 from grader.core.rubric import Rubric, TaskPolicy
-from grader.core.status import NOT_TIMED_ON_CPU, CaseStatus, SubmissionStatus
+from grader.core.status import NOT_TIMED_ON_CPU, CaseStatus, SanitizerStatus, SubmissionStatus
 
 NOT_MEASURED = "performance not measured: " + NOT_TIMED_ON_CPU.split(": ", 1)[1]
 
@@ -126,8 +126,11 @@ def apply_sanitizer_penalty(score: TaskScore, policy: TaskPolicy, penalty: float
     if not found or penalty <= 0:
         return score
     lost = min(score.correctness, penalty * policy.correctness_points)
-    what = ", ".join(f"{f.tool} {f.errors}" for f in found)
-    note = f"compute-sanitizer found errors ({what}): -{lost:.3g} points"
+    errors = [f"{f.tool} {f.errors}" for f in found if f.status == SanitizerStatus.ERRORS]
+    slow = [f.tool for f in found if f.status == SanitizerStatus.TOO_SLOW]
+    said = ([f"compute-sanitizer found errors ({', '.join(errors)})"] if errors else []) + \
+        ([f"{' and '.join(slow)} ran far longer than the graded cases"] if slow else [])
+    note = f"{'; '.join(said)}: -{lost:.3g} points"
     return replace(score, correctness=score.correctness - lost, note=f"{score.note}; {note}" if score.note else note)
 
 

@@ -23,7 +23,8 @@ remembers what it was asked and tells a later case).
 A file holding `#error` does not compile: its task's cases fail (build_error), the others
 run, as with the real build; `// fake: build-fails` fails the whole build (as when it
 outlives its limit). A second marker line says what
-compute-sanitizer finds in it (nothing, when absent):
+compute-sanitizer finds in it (nothing, when absent), or how long a tool's run of it takes (slow=SECONDS: past
+the limit it is given, the run times out):
     // fake-sanitizer: memcheck=2 racecheck=1
 A file may instead hold `// fake-harness: NAME`, a planted bug of solution/tests/planted/ or the
 sample class (planted.py): its cases then get the statuses, messages and hints the real harness
@@ -213,6 +214,7 @@ class FakeBackend(Backend):
         self.solution_ms = solution_ms
         self.clock = sim if sim is not None else time.monotonic
         self.builds: list[str] = []
+        self.tool_limits: list[tuple[str, str, float]] = []  # (task, tool, the limit its run was given)
         self._files: dict[Path, dict[str, bytes]] = {}  # fake harness -> the submission's files
 
     def build(self, sub, timeout: float, gate=None) -> BuildResult:
@@ -239,8 +241,13 @@ class FakeBackend(Backend):
 
     def sanitize(self, sub, build, gpu, tool, task, dtype, shape, seed, timeout, shapes=None) -> SanitizerOutcome:
         source = self._files[build.harness].get(f"{task}.cu", b"")
+        self.tool_limits.append((task, tool, timeout))
         if planted.marker(source):
             return planted.sanitizer_outcome(planted.marker(source), tool, task, dtype, shape)
+        slow = re.search(rb"// fake-sanitizer:.*\bslow=([0-9.]+)", source)  # seconds the tool's run would take
+        if slow and float(slow.group(1)) > timeout:
+            return SanitizerOutcome(task, tool, dtype, shape, "timeout", message="the check did not finish within "
+                                    "its limit", seconds=timeout)
         found = re.search(rb"// fake-sanitizer:.*\b" + tool.encode() + rb"=(\d+)", source)
         errors = int(found.group(1)) if found else 0
         if not errors:

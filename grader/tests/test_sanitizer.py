@@ -12,7 +12,8 @@ from grader.grading.grade import GradeOptions, grade
 from grader.reports.folder import write_reports
 from grader.outcomes.results import SanitizerOutcome
 from grader.store.store import Store
-from grader.tests.conftest import opened, write_submission
+from grader.core.rubric import load_rubric
+from grader.tests.conftest import opened, small_rubric_text, write_submission
 from grader.tests.old_stores import without_table
 from grader.tests.fakes import FakeBackend
 
@@ -316,6 +317,57 @@ def test_the_tools_run_after_every_tasks_correctness_and_before_any_timed_case(s
     assert min(i for i, e in enumerate(events) if e == "timed") > last_tool
     assert [(o.task, o.tool) for o in result.sanitizer] == [(t, tool) for t in tasks for tool in ("memcheck",
                                                                                                     "racecheck")]
+
+
+def test_a_tools_run_far_longer_than_the_graded_cases_is_a_finding_and_costs_the_penalty(tmp_path, registry,
+                                                                                          rubric):
+    """A task that spins only under the tool (it found the tool by its pace or its presence) is stopped at
+    checker_multiple x its graded cases' time + checker_extra and charged as the tool's finding; one a little slow
+    under the tool is clean. The limit is what the graded cases took, not the tool's own 180 s."""
+    small = tmp_path / "rubric.toml"
+    small.write_text(small_rubric_text(rubric, limits={"checker_multiple": 50, "checker_extra": 10}))
+    small_rubric = load_rubric(small, registry)
+    files = {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks}
+    subs = tmp_path / "submissions"
+    write_submission(subs, "stalls", {**files, "dot.cu": "// fake: ok\n// fake-sanitizer: slow=170\n"})
+    write_submission(subs, "control", {**files, "dot.cu": "// fake: ok\n// fake-sanitizer: slow=5\n"})
+    results, backend = tmp_path / "results", FakeBackend()
+    grade(GradeOptions(subs, results, [None], jobs=1, progress=False, seed=5), small_rubric, registry, backend)
+    write_reports(results, small_rubric)
+    limits = {limit for task, _, limit in backend.tool_limits if task == "dot"}
+    assert limits and all(10 <= limit < 12 for limit in limits), limits  # the fake's cases take milliseconds
+
+    scores = scores_of(results)
+    dot = small_rubric.task("dot")
+    stalls = scores.loc[("stalls", "dot")]
+    assert stalls.correctness == pytest.approx(dot.correctness_points * (1 - small_rubric.sanitizer.penalty))
+    assert "memcheck and racecheck ran far longer than the graded cases" in stalls.note
+    assert scores.loc[("control", "dot")].correctness == dot.correctness_points
+    with opened(results) as store:
+        runs = with_students(results, store.sanitizer_runs_for())
+    assert set(runs[(runs.student == "stalls") & (runs.task == "dot")].status) == {"too_slow"}
+    assert set(runs[runs.student == "control"].status) == {"clean"}
+    page = (results / "feedback" / "stalls.md").read_text()
+    assert "ran far longer than graded (still running after 10 s, where the graded run of the same cases took" \
+        in page, page
+
+
+def test_a_tools_run_cut_by_its_own_limit_is_still_no_verdict(tmp_path, registry, rubric):
+    """Where checker_multiple x the graded time + checker_extra is not less than the tool's own limit, that limit
+    cuts the run as before: a timeout, no verdict, no penalty."""
+    small = tmp_path / "rubric.toml"
+    small.write_text(small_rubric_text(rubric, limits={"sanitizer": 60, "checker_extra": 60}))
+    small_rubric = load_rubric(small, registry)
+    files = {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks}
+    subs = tmp_path / "submissions"
+    write_submission(subs, "slow", {**files, "dot.cu": "// fake: ok\n// fake-sanitizer: slow=100\n"})
+    results, backend = tmp_path / "results", FakeBackend()
+    grade(GradeOptions(subs, results, [None], jobs=1, progress=False, seed=5), small_rubric, registry, backend)
+    assert {limit for task, _, limit in backend.tool_limits if task == "dot"} == {60}
+    with opened(results) as store:
+        runs = store.sanitizer_runs_for()
+    assert set(runs[runs.task == "dot"].status) == {"timeout"}
+    assert scores_of(results).loc[("slow", "dot")].correctness == small_rubric.task("dot").correctness_points
 
 
 class _OneRunBackend:
