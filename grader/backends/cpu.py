@@ -117,8 +117,9 @@ class CpuBackend(LocalBackend):
         server = HarnessServer(harness, None, sandbox=self.isolation, scratch=scratch, clock=self.case_clock)
         replies, said = [], ""
         deadline = start + timeout
+        sent = tool_runs.requests(tool, task, dtype, chosen, seed)
         try:
-            for message in tool_runs.requests(tool, task, dtype, chosen, seed):
+            for message in sent:
                 replies.append(server.request(message, max(1.0, deadline - time.monotonic())))
                 if replies[-1].get("context_lost"):
                     break
@@ -133,6 +134,7 @@ class CpuBackend(LocalBackend):
         findings = tool_runs.cpu_findings(replies)
         if findings.errors:
             outcome.status, outcome.errors = SanitizerStatus.ERRORS, findings.errors
+            outcome.shape = sent[tool_runs.first_cpu_finding(replies)]["shape"]  # where it happened
             outcome.report = self.workspace._readable(findings.report, self.workspace.kernel_dirs / sub.key)
         elif said:
             outcome.message = f"{said}: {server.stderr.strip()[-600:]}".rstrip(": ")

@@ -486,11 +486,15 @@ class LocalBackend(Backend):
         messages = [(m, p if k == 0 else None) for p, shapes in zip(parts, chosen)
                     for k, m in enumerate(tool_runs.requests(tool, p.task, p.dtype, shapes, seed))]
         part_ends = deadline
+        # (the log's size when each request was answered, its shape): the tool reports what a request's launches
+        # did before the harness answers it, so the first finding's offset names the shape it happened at
+        answered: list[tuple[int, str]] = []
         try:
             for i, (message, first_of_part) in enumerate(messages):
                 if first_of_part:
                     part_ends = min(deadline, time.monotonic() + first_of_part.within(timeout))
                 reply = server.request(message, max(1.0, part_ends - time.monotonic()))
+                answered.append((log.stat().st_size if log.is_file() else 0, message["shape"]))
                 if i == 0 and self.isolation is not None and getattr(self.isolation, "filters", None) \
                         and (server.seccomp_filters() or 0) < 2:
                     # The tool's own filter and the run profile's: the student's code must not run under the
@@ -515,6 +519,8 @@ class LocalBackend(Backend):
         output = server.stderr
         shutil.rmtree(scratch, ignore_errors=True)
         findings = tool_runs.parse(text, prefix)
+        at = tool_runs.first_finding_at(text, prefix) if findings.errors else None
+        found_at = next((shape for size, shape in answered if at is not None and size > at), None)
         report = self.workspace._readable(findings.report, self.workspace.kernel_dirs / sub.key)
         seconds = (time.monotonic() - start) / len(parts)
         outcomes = []
@@ -523,9 +529,11 @@ class LocalBackend(Backend):
                                        seconds=seconds)
             if timed_out and not findings.errors:
                 outcome.status = SanitizerStatus.TIMEOUT
-                outcome.message = f"compute-sanitizer did not finish within {timeout:g} s"
+                outcome.message = f"compute-sanitizer did not finish within {p.within(timeout):g} s"
             elif findings.errors:
                 outcome.status, outcome.errors = SanitizerStatus.ERRORS, findings.errors
+                if len(parts) == 1 and found_at in shapes:  # else (after the last answer): the last shape sent
+                    outcome.shape = found_at
             elif findings.errors is None or status == HARNESS_CANNOT_RUN or said:
                 outcome.status = SanitizerStatus.FAILED
                 outcome.message = (f"compute-sanitizer gave no verdict (exit status {status}): "

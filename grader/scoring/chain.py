@@ -108,7 +108,7 @@ def score_chain(rubric: Rubric, status: str, cases: Sequence[ScoredCase], saniti
     """The whole chain for one submission: its status (graded, rejected, build_failed), its cases and
     compute-sanitizer findings, its student's overrides in force, its lateness, and whether its run timed cases."""
     scores, credits = task_scores(rubric, status, cases, measured)
-    return settle(sanitizer_penalty(rubric, scores, sanitizer), in_force, late, credits)
+    return settle(sanitizer_penalty(rubric, scores, sanitizer, cases), in_force, late, credits)
 
 
 def chain_for(rubric: Rubric, status: str, cases: Sequence[ScoredCase], sanitizer: Sequence[SanitizerOutcome],

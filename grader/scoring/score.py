@@ -46,6 +46,7 @@ class ScoredCase:
     pairs: int = 0
     speedup_high: float | None = None
     key: int = 0
+    dtype: str = ""
 
     @property
     def passed(self) -> bool:
@@ -56,14 +57,14 @@ class ScoredCase:
         paired = case.paired
         timed = paired is not None and bool(paired.pairs)
         return cls(case.task, case.kind, case.status, case.shape, case.message,
-                   len(paired.pairs) if timed else 0, paired.speedup.high if timed else None, key)
+                   len(paired.pairs) if timed else 0, paired.speedup.high if timed else None, key, case.dtype)
 
     @classmethod
     def of_row(cls, row) -> ScoredCase:
         """A row of Store.cases_for (a pandas itertuples row)."""
         pairs = 0 if row.pairs is None or math.isnan(row.pairs) else int(row.pairs)
         high = None if row.speedup_high is None or math.isnan(row.speedup_high) else float(row.speedup_high)
-        return cls(row.task, row.kind, row.status, row.shape, row.message, pairs, high, int(row.id))
+        return cls(row.task, row.kind, row.status, row.shape, row.message, pairs, high, int(row.id), row.dtype)
 
 
 def timed_credit(policy: TaskPolicy, case: ScoredCase) -> float:
@@ -119,10 +120,26 @@ def task_score(policy: TaskPolicy, cases: Sequence[ScoredCase], measured: bool =
 
 
 
+def already_charged(finding: SanitizerOutcome, cases: Sequence[ScoredCase]) -> bool:
+    """Whether the tool's finding happened where the task's own correctness case failed (the shape its first
+    finding came at: a launch error at a degenerate shape, an out-of-bounds write that made the case wrong): that
+    case already cost its points, and the tool charges only what the cases did not."""
+    at = [c for c in cases if c.task == finding.task and c.kind == "correctness" and c.shape == finding.shape
+          and c.dtype in ("", finding.dtype)]
+    return finding.status == SanitizerStatus.ERRORS and bool(at) and not all(c.passed for c in at)
+
+
 def apply_sanitizer_penalty(score: TaskScore, policy: TaskPolicy, penalty: float,
-                            findings: Sequence[SanitizerOutcome]) -> TaskScore:
-    """The task's score less the sanitizer penalty (a new TaskScore; the one given is left as it was)."""
+                            findings: Sequence[SanitizerOutcome], cases: Sequence[ScoredCase] = ()) -> TaskScore:
+    """The task's score less the sanitizer penalty (a new TaskScore; the one given is left as it was), unless each
+    finding is where a case of the task already failed (already_charged)."""
     found = [f for f in findings if f.task == policy.id and f.found_errors]
+    charged = [f for f in found if not already_charged(f, cases)]
+    if found and not charged:
+        where = ", ".join(dict.fromkeys(f"{f.tool} at {f.shape}" for f in found))
+        note = f"compute-sanitizer's findings ({where}) are where a case already failed: no further penalty"
+        return replace(score, note=f"{score.note}; {note}" if score.note else note)
+    found = charged
     if not found or penalty <= 0:
         return score
     lost = min(score.correctness, penalty * policy.correctness_points)
@@ -148,12 +165,13 @@ def task_scores(rubric: Rubric, status: str, cases: Sequence[ScoredCase], measur
     return scores, credits
 
 
-def sanitizer_penalty(rubric: Rubric, scores: Sequence[TaskScore], findings: Sequence[SanitizerOutcome]
-                      ) -> list[TaskScore]:
-    """The chain's second step: each task whose compute-sanitizer run found errors loses the rubric's penalty."""
+def sanitizer_penalty(rubric: Rubric, scores: Sequence[TaskScore], findings: Sequence[SanitizerOutcome],
+                      cases: Sequence[ScoredCase] = ()) -> list[TaskScore]:
+    """The chain's second step: each task whose compute-sanitizer run found errors the cases did not already charge
+    loses the rubric's penalty."""
     policies = {p.id: p for p in rubric.tasks}
-    return [apply_sanitizer_penalty(s, policies[s.task], rubric.sanitizer.penalty, findings) if s.task in policies
-            else s for s in scores]
+    return [apply_sanitizer_penalty(s, policies[s.task], rubric.sanitizer.penalty, findings, cases)
+            if s.task in policies else s for s in scores]
 
 
 

@@ -18,4 +18,5 @@ meaning, location, summary_sentence = _shared.meaning, _shared.location, _shared
 serve_command, sanitized_shapes, requests = _shared.serve_command, _shared.sanitized_shapes, _shared.requests
 LINE_CHARS, MEMCHECK_FINDS = _shared.LINE_CHARS, _shared.MEMCHECK_FINDS
 cpu_findings, cpu_location, cpu_finding_words = _shared.cpu_findings, _shared.cpu_location, _shared.cpu_finding_words
+first_cpu_finding, first_finding_at = _shared.first_cpu_finding, _shared.first_finding_at
 CPU_TOOL_WORDS = _shared.CPU_TOOL_WORDS

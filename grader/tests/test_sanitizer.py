@@ -37,6 +37,26 @@ def test_memcheck_errors_are_counted_and_the_first_findings_kept():
     assert sanitizer.meaning(found.report).startswith("your kernel wrote to global memory outside every array")
 
 
+def test_the_first_findings_offset_in_a_log_is_where_its_first_finding_starts():
+    """The byte offset the tool's log had reached when a request was answered tells which request's launches
+    the first finding came from (grader/backends/local.py): it must be the finding's line, not the banner's."""
+    for name, first in (("memcheck_out_of_bounds.txt", "Invalid __global__ write"),
+                        ("racecheck_shared_race.txt", "Error: Race reported")):
+        text = "é" + sample(name)  # a byte count, not a character count
+        at = sanitizer.first_finding_at(text, PREFIX)
+        assert at is not None
+        assert text.encode()[at:].decode().startswith(PREFIX) and first in text.encode()[at:].decode().splitlines()[0]
+    for clean in ("memcheck_clean.txt", "racecheck_clean.txt"):
+        assert sanitizer.first_finding_at(sample(clean), PREFIX) is None
+
+
+def test_the_cpu_checkers_finding_is_named_at_the_request_that_made_it():
+    said = "index 7 is outside\n  the CPU backend saw: a write past the end of out"
+    answers = [{"status": "ok"}, {"status": "error", "message": said}, {"status": "error", "message": said}]
+    assert sanitizer.first_cpu_finding(answers) == 1
+    assert sanitizer.first_cpu_finding([{"status": "error", "message": "no report"}]) is None
+
+
 def test_the_api_errors_that_follow_a_fault_are_left_out_and_a_lone_one_is_kept():
     """A faulting kernel makes every later CUDA call fail: seven such lines buried the one finding that
     matters on a sample student's page."""

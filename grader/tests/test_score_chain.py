@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -44,11 +45,12 @@ def test_a_stored_case_row_and_the_fresh_outcome_it_was_saved_from_score_alike(r
     paired = PairedResult(pairs=[Pair(1.0 / s, 1.0, 1980, 1980, False) for s in (1.1, 1.2, 1.3, 1.25, 1.15)])
     fresh = CaseOutcome("dot", "float32", rubric.task("dot").timed[0], "timed", "ok", "m", paired=paired)
     row = pd.DataFrame([{"id": 7, "task": "dot", "kind": "timed", "status": "ok", "shape": fresh.shape,
-                         "message": "m", "pairs": 5, "speedup_high": paired.speedup.high}])
+                         "message": "m", "pairs": 5, "speedup_high": paired.speedup.high, "dtype": "float32"}])
     assert ScoredCase.of_outcome(fresh, 7) == ScoredCase.of_row(next(row.itertuples()))
     untimed = pd.DataFrame([{"id": 8, "task": "dot", "kind": "correctness", "status": "ok", "shape": "8",
-                             "message": "", "pairs": None, "speedup_high": None}])
-    assert ScoredCase.of_row(next(untimed.itertuples())) == ScoredCase("dot", "correctness", "ok", "8", key=8)
+                             "message": "", "pairs": None, "speedup_high": None, "dtype": "float64"}])
+    assert ScoredCase.of_row(next(untimed.itertuples())) == ScoredCase("dot", "correctness", "ok", "8", key=8,
+                                                                       dtype="float64")
 
 
 def test_sanitizer_penalty_takes_the_rubric_share_of_the_tasks_correctness_and_leaves_its_input_alone(rubric):
@@ -61,6 +63,31 @@ def test_sanitizer_penalty_takes_the_rubric_share_of_the_tasks_correctness_and_l
     assert "memcheck 3" in next(s for s in after if s.task == "dot").note
     assert next(s for s in scores if s.task == "dot").correctness == dot.correctness_points  # not changed in place
     assert [s for s in after if s.task != "dot"] == [s for s in scores if s.task != "dot"]
+
+
+def test_a_finding_where_the_tasks_case_already_failed_costs_nothing_more_and_one_where_it_passed_does(rubric):
+    """Two public transposes (a grid rounded down) failed their degenerate cases with a launch error, then were
+    charged memcheck's penalty for the same launches: 2/18 of correctness became 0. A tool's finding at a shape
+    whose case failed is what that case already cost; at a shape whose case passed, the tool saw what the cases
+    did not, and the penalty holds."""
+    transpose = rubric.task("transpose")
+    cases = [replace(c, dtype="float32") for c in all_passed(rubric)]
+    failed_shape, passed_shape = transpose.shapes[0], transpose.shapes[-1]
+    cases = [replace(c, status="error") if c.task == "transpose" and c.shape == failed_shape else c for c in cases]
+    scores, _ = task_scores(rubric, "graded", cases)
+    earned = next(s for s in scores if s.task == "transpose").correctness
+    assert 0 < earned < transpose.correctness_points
+
+    at_failed = [SanitizerOutcome("transpose", "memcheck", "float32", failed_shape, "errors", 4)]
+    after = next(s for s in sanitizer_penalty(rubric, scores, at_failed, cases) if s.task == "transpose")
+    assert after.correctness == earned
+    assert f"(memcheck at {failed_shape}) are where a case already failed: no further penalty" in after.note
+
+    at_passed = [SanitizerOutcome("transpose", "memcheck", "float32", passed_shape, "errors", 4)]
+    after = next(s for s in sanitizer_penalty(rubric, scores, at_passed, cases) if s.task == "transpose")
+    assert after.correctness == pytest.approx(max(0.0, earned - rubric.sanitizer.penalty
+                                                  * transpose.correctness_points))
+    assert "compute-sanitizer found errors (memcheck 4)" in after.note
 
 
 def test_overrides_takes_the_latest_in_force_per_task_and_leaves_the_others_without():

@@ -183,6 +183,22 @@ def parse(text: str, prefix: str) -> Findings:
     return Findings(errors, "\n".join(report))
 
 
+def first_finding_at(text: str, prefix: str) -> int | None:
+    """The byte offset in a compute-sanitizer log (UTF-8) of the line where its first finding starts, as parse()
+    reads findings (None: no finding)."""
+    offset = 0
+    for raw in text.encode("utf-8", "replace").splitlines(keepends=True):
+        line = raw.decode("utf-8", "replace").rstrip("\r\n")
+        if line.startswith(prefix):
+            body = line[len(prefix):]
+            body = body[1:] if body.startswith(" ") else body
+            if body.strip() and not body[0].isspace() and not _NOT_FINDINGS.match(body.strip()) \
+                    and not _ERROR_SUMMARY.search(body) and not _RACE_SUMMARY.search(body):
+                return offset
+        offset += len(raw)
+    return None
+
+
 def meaning(report: str) -> str:
     """One sentence a student understands for the first finding of a report."""
     first = report.splitlines()[0] if report else ""
@@ -227,6 +243,12 @@ def cpu_findings(answers: list[dict]) -> Findings:
     reports = [str(a.get("message") or "").split(CPU_REPORT, 1)[1].strip()[:LINE_CHARS * 3] for a in answers
                if a.get("status") == "error" and CPU_REPORT in str(a.get("message") or "")]
     return Findings(len(reports), "\n".join(list(dict.fromkeys(reports))[:REPORT_LINES]))
+
+
+def first_cpu_finding(answers: list[dict]) -> int | None:
+    """The index of the first answer the CPU backend stopped with a report (None: none did)."""
+    return next((i for i, a in enumerate(answers)
+                 if a.get("status") == "error" and CPU_REPORT in str(a.get("message") or "")), None)
 
 
 def parse_cpu(records: str) -> Findings:
