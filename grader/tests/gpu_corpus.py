@@ -23,6 +23,8 @@ one build tree (`gpu_work`: the pristine harness, the solution and the build gat
                                    show in it
   the real run, with grader/rubric.toml itself:
     racy, wild-write               planted bugs only compute-sanitizer names (a race, a wild write)
+    grid-rounded-down              a transpose refused at launch at its degenerate shapes, which memcheck also
+                                   reports: charged once, by its cases
     <entry>                        the hostile entries whose verdict is compute-sanitizer's (sanitizer-detect,
                                    read-past-input)
     solution-as-student            the solution's own files, graded as a student's
@@ -73,6 +75,9 @@ FLOAT_ONLY = "s09-float-only-naive-and-add"
 GRID_Y = "s10-grid-y-fill"
 SOLUTION_AS_STUDENT = "solution-as-student"
 RACY, WILD_WRITE = "racy", "wild-write"
+# A transpose whose grid is rounded down: its degenerate cases fail at launch, and memcheck reports those launches
+# (issue 44: the tool must not charge what the cases already did).
+ROUNDED_DOWN = "grid-rounded-down"
 
 # What the fast rubric changes in the real one: (table, key) -> value.
 FAST = {("limits", "case"): 5, ("timing", "min_pairs"): 3, ("timing", "max_pairs"): 3, ("timing", "budget"): 1.0,
@@ -130,7 +135,8 @@ def gather_real(submissions: Path) -> list[str]:
     shutil.copytree(SOLUTION, submissions / SOLUTION_AS_STUDENT, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(PLANTED / "missing_syncthreads", submissions / RACY)
     shutil.copytree(PLANTED / "illegal_address", submissions / WILD_WRITE)
-    students = [SOLUTION_AS_STUDENT, RACY, WILD_WRITE]
+    shutil.copytree(PLANTED / "grid_rounded_down", submissions / ROUNDED_DOWN)
+    students = [SOLUTION_AS_STUDENT, RACY, WILD_WRITE, ROUNDED_DOWN]
     students += gather_sanitized(submissions, "gpu")  # the batch's entries a tool must report
     return sorted(students)
 

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from grader.tests.gpu_corpus import RACY, WILD_WRITE
+from grader.core.registry import Registry
+from grader.core.rubric import load_rubric
+from grader.tests.gpu_corpus import RACY, REAL_RUBRIC, ROUNDED_DOWN, WILD_WRITE
 
 pytestmark = pytest.mark.gpu
 
@@ -61,6 +63,26 @@ def test_racecheck_names_the_missing_barrier_in_the_feedback(graded_corpus):
     feedback = (graded_corpus.results(RACY) / "feedback" / f"{RACY}.md").read_text()
     assert "compute-sanitizer racecheck (races on shared memory) found" in feedback
     assert "no __syncthreads() between them" in feedback
+
+
+def test_a_launch_the_gpu_refused_is_charged_by_its_case_not_again_by_memcheck(graded_corpus):
+    """A transpose whose grid is rounded down: its shapes under a tile are refused at launch (a zero grid
+    dimension) and fail; memcheck reports those launches too, at the shape it happened at, a failed one, so it
+    charges nothing more: the task keeps the correctness it earned (2048x2048, both types)."""
+    statuses = dict(zip(graded_corpus.cases(ROUNDED_DOWN, task="transpose", kind="correctness")["shape"] + " "
+                        + graded_corpus.cases(ROUNDED_DOWN, task="transpose", kind="correctness")["dtype"],
+                        graded_corpus.statuses(ROUNDED_DOWN, "transpose")))
+    passed = [case for case, status in statuses.items() if status == "ok"]
+    assert passed and len(passed) < len(statuses), statuses
+    runs = graded_corpus.sanitizer_runs(ROUNDED_DOWN, task="transpose")
+    memcheck = runs[runs.tool == "memcheck"].iloc[0]
+    assert memcheck.status == "errors", runs.to_dict("records")
+    assert statuses[f"{memcheck.shape} {memcheck.dtype}"] != "ok", (memcheck.shape, statuses)  # where it happened
+    score = graded_corpus.scores(ROUNDED_DOWN).loc["transpose"]
+    rubric = load_rubric(REAL_RUBRIC, Registry.from_file())
+    earned = rubric.task("transpose").correctness_points * len(passed) / len(statuses)
+    assert score.correctness == pytest.approx(earned), score.to_dict()
+    assert "are where a case already failed: no further penalty" in score.note, score.note
 
 
 def test_memcheck_names_the_bad_write_in_the_feedback(graded_corpus):
