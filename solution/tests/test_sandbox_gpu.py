@@ -77,7 +77,8 @@ def test_a_launch_the_gpu_refused_is_charged_by_its_case_not_again_by_memcheck(g
     runs = graded_corpus.sanitizer_runs(ROUNDED_DOWN, task="transpose")
     memcheck = runs[runs.tool == "memcheck"].iloc[0]
     assert memcheck.status == "errors", runs.to_dict("records")
-    assert statuses[f"{memcheck.shape} {memcheck.dtype}"] != "ok", (memcheck.shape, statuses)  # where it happened
+    at = f"{memcheck['shape']} {memcheck['dtype']}"  # (a row's .shape would be the Series' own)
+    assert statuses[at] != "ok", (at, statuses)  # where it happened
     score = graded_corpus.scores(ROUNDED_DOWN).loc["transpose"]
     rubric = load_rubric(REAL_RUBRIC, Registry.from_file())
     earned = rubric.task("transpose").correctness_points * len(passed) / len(statuses)
