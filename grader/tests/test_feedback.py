@@ -271,8 +271,20 @@ def test_no_points_note_says_minus_zero(demo, rubric):
     assert "compute-sanitizer" not in note  # its correctness was 0 already: the deduction took nothing
 
 
-def test_a_real_deduction_is_said_with_its_size(demo, rubric):
-    assert "compute-sanitizer: −2.22 points" in tasks_of(demo, rubric, "s03-tiled-off-by-one")["matmul_tiled"]["note"]
+def test_a_real_deduction_is_said_with_its_size():
+    four_passed = pd.DataFrame({"status": ["ok"] * 4})
+    parts, taken = feedback.points_note({"correctness_max": 8.0, "correctness": 6.0, "performance_max": 0.0,
+                                         "verdict": "passed", "timed": []}, four_passed)
+    assert parts == ["compute-sanitizer: −2 points"] and taken
+
+
+def test_a_tools_finding_where_the_case_already_failed_is_shown_and_takes_nothing_more(demo, rubric):
+    """s03's off-by-one fails the partial-tile cases, and memcheck finds its reads at the small case, one of
+    them: the cases already cost it, so the page shows the finding and no deduction."""
+    task = tasks_of(demo, rubric, "s03-tiled-off-by-one")["matmul_tiled"]
+    assert "compute-sanitizer:" not in task["note"], task["note"]
+    assert "compute-sanitizer memcheck (out-of-bounds and misaligned memory accesses) found 96 errors" in \
+        page(demo, "s03-tiled-off-by-one")
 
 
 def test_no_output_speaks_of_the_graders_own_machinery():

@@ -9,7 +9,7 @@ import pytest
 from grader.intake.layouts import find_entries
 from grader.core.rubric import load_rubric
 from grader.tests import gpu_corpus
-from grader.tests.gpu_corpus import FLOAT_ONLY, RACY, SAMPLE_CLASS, SOLUTION_AS_STUDENT, WILD_WRITE
+from grader.tests.gpu_corpus import FLOAT_ONLY, RACY, ROUNDED_DOWN, SAMPLE_CLASS, SOLUTION_AS_STUDENT, WILD_WRITE
 from grader.tests.hostile_batch import ENTRIES, hostile_student, normal_after, runs_code, sanitized
 
 
@@ -44,7 +44,8 @@ def test_every_student_a_gpu_test_asks_about_is_handed_in_once(gathered):
     assert {hostile_student(e.name) for e in ENTRIES} <= set(fast)
     assert {normal_after(e.name) for e in ENTRIES if runs_code(e, "gpu")} <= set(fast)
     assert not {normal_after(e.name) for e in ENTRIES if not runs_code(e, "gpu")} & set(fast)
-    assert set(real) == {SOLUTION_AS_STUDENT, RACY, WILD_WRITE} | {e.name for e in ENTRIES if sanitized(e, "gpu")}
+    assert set(real) == {SOLUTION_AS_STUDENT, RACY, WILD_WRITE, ROUNDED_DOWN} | {e.name for e in ENTRIES
+                                                                              if sanitized(e, "gpu")}
     assert {"sanitizer-detect", "read-past-input"} <= set(real) and "s05-hang" in fast and "s08-fast" in fast
 
 
@@ -61,7 +62,7 @@ def test_the_queries_read_a_graded_run(tmp_path, monkeypatch):
     run = gpu_corpus.grade("real", tmp_path / "real", gpu_corpus.gather_real, tmp_path / "work",
                            gpu_corpus.REAL_RUBRIC, ("--device", "simulated", "--jobs", "2"))
     corpus = gpu_corpus.GradedCorpus(fast=run, real=run)
-    assert run.seconds > 0 and any(line.startswith("real run: 5 submissions") for line in gpu_corpus.TIMES)
+    assert run.seconds > 0 and any(line.startswith("real run: 6 submissions") for line in gpu_corpus.TIMES)
     for student in run.students:
         assert corpus.submission(student)["status"] == "graded"
         assert len(corpus.cases(student)) and corpus.results(student) == run.results
