@@ -301,7 +301,9 @@ std::string describe_fault(const LaunchState& launch, const std::string& thread,
     if (signal == timeout_signal()) {
         char seconds[32];
         std::snprintf(seconds, sizeof seconds, "%g", launch.timeout_seconds);
-        return launch.describe() + " did not finish within " + seconds + " s (the launch time limit) and was stopped: " +
+        return launch.describe() + " did not finish within " + seconds +
+               " s (the launch time limit, counted in the time it computed: a busy machine's waits do not count) "
+               "and was stopped: " +
                thread + " was still running" + place +
                ". Look for a loop that never ends, or a thread waiting for something another block never does. "
                "(cudacpu_set_launch_timeout or CUDA_CPU_LAUNCH_TIMEOUT change the limit.)";

@@ -313,6 +313,66 @@ class Toolchains(Scratch):
         self.assertEqual(done.stdout.strip().splitlines()[-1], "81 cudaSuccess")
 
 
+class LaunchLimitOnABusyMachine(Scratch):
+    """The launch time limit counts what the launch computed, not the wall clock: a correct kernel that a busy
+    machine starves (make test beside two busy loops on its core) finishes, and one that never ends is still
+    stopped, within three times the limit."""
+    PROGRAM = """
+        #include <cstdio>
+        #include <cstdlib>
+        __global__ void work(long long n, float* out) {
+            float x = 0.5f;
+            for (long long i = 0; i < n; ++i) x = x * 0.999f + 0.001f;
+            volatile float spin = x;  // (a loop with no side effect may be removed)
+            while (n < 0) spin = spin * 0.999f + 0.001f;           // n < 0: never done
+            *out = x;
+        }
+        int main(int argc, char** argv) {
+            float* out; cudaMalloc(&out, sizeof(float));
+            work<<<1, 1>>>(std::atoll(argv[1]), out);
+            std::printf("%s\\n", cudaGetErrorName(cudaDeviceSynchronize()));
+        }
+        """
+
+    def test_a_starved_kernel_finishes_and_a_spinning_one_is_stopped(self):
+        if not shutil.which("taskset"):
+            self.skipTest("taskset is not installed")
+        exe = self.dir / "work"
+        obj = self.dir / "work.o"
+        for step in (run("compile", "--no-asan", "-c", str(self.write("work.cu", self.PROGRAM)), "-o", str(obj)),
+                     run("link", "--no-asan", "-o", str(exe), str(obj))):
+            self.assertEqual(step.returncode, 0, step.stderr)
+
+        def timed(steps: int, env: dict) -> tuple[str, float, float]:
+            """(what the program printed, its CPU seconds, its wall seconds), on core 0."""
+            import resource
+            import time
+            before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
+            done = subprocess.run(["taskset", "-c", "0", str(exe), str(steps)], capture_output=True, text=True,
+                                  env=env, timeout=120)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            return (done.stdout.strip() + done.stderr[-300:], after.ru_utime - before.ru_utime,
+                    time.monotonic() - start)
+
+        alone = dict(os.environ, CUDA_CPU_LAUNCH_TIMEOUT="60", CUDA_CPU_WORKERS="1")
+        said, cpu, _ = timed(10**8, alone)
+        self.assertEqual(said, "cudaSuccess")
+        steps = int(10**8 * 0.4 / max(cpu, 0.01))  # about 0.4 s of computing: 1.2 s of wall on a third of a core
+        limited = dict(alone, CUDA_CPU_LAUNCH_TIMEOUT="1")
+        busy = [subprocess.Popen(["taskset", "-c", "0", sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+        try:
+            said, cpu, wall = timed(steps, limited)
+            self.assertEqual(said, "cudaSuccess", f"{cpu:.2f} s of CPU in {wall:.2f} s")
+            self.assertGreater(wall, 1.0, "the busy loops did not slow it: this test shows nothing")
+            said, cpu, wall = timed(-1, limited)
+            self.assertIn("cudaErrorLaunchTimeout", said)
+            self.assertLess(wall, 3.0 + 2.0)
+        finally:
+            for loop in busy:
+                loop.kill()
+                loop.wait()
+
+
 class ChecksSeeTheGradedCode(Scratch):
     """The graded build (AddressSanitizer), the race checker's (ThreadSanitizer's instrumentation) and a build
     without either compile a task file to the same code: nothing the file reads tells them apart."""
