@@ -28,6 +28,7 @@ from pathlib import Path
 
 from grader.core.registry import Registry
 from grader.core.rubric import load_rubric
+from grader.core.status import SANITIZER_FINDINGS
 from grader.tests.conftest import REPO, student_reads_at, texts_a_student_reads
 from grader.tests.hostile_entries import Entry, hand_in, hand_in_control, load_corpus
 
@@ -214,7 +215,9 @@ def check_control(corpus, entry: Entry) -> None:
     cases = corpus.cases(control_of(entry.name))
     mine = cases[cases["task"] == entry.task]
     assert len(mine) and set(mine["status"]) == {"ok"}, mine[["kind", "shape", "status", "message"]].values.tolist()
-    assert entry.hidden in set(mine["shape"])
+    assert not entry.hidden or entry.hidden in set(mine["shape"])  # (a control of a hidden-case entry)
+    runs = corpus.sanitizer_runs(control_of(entry.name), task=entry.task)
+    assert not set(runs["status"]) & set(SANITIZER_FINDINGS), runs[["tool", "status", "report"]].values.tolist()
 
 
 def _rubric(corpus):
