@@ -136,8 +136,9 @@ def apply_sanitizer_penalty(score: TaskScore, policy: TaskPolicy, penalty: float
     found = [f for f in findings if f.task == policy.id and f.found_errors]
     charged = [f for f in found if not already_charged(f, cases)]
     if found and not charged:
-        where = ", ".join(dict.fromkeys(f"{f.tool} at {f.shape}" for f in found))
-        note = f"compute-sanitizer's findings ({where}) are where a case already failed: no further penalty"
+        # (the tools, not the shape: a note is read before the hidden cases' date, and the shape may be hidden)
+        tools = " and ".join(dict.fromkeys(f.tool for f in found))
+        note = f"compute-sanitizer's findings ({tools}) are where a case already failed: no further penalty"
         return replace(score, note=f"{score.note}; {note}" if score.note else note)
     found = charged
     if not found or penalty <= 0:
