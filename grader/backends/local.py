@@ -482,7 +482,7 @@ class LocalBackend(Backend):
         server = HarnessServer(build.harness, gpu, sandbox=self.isolation, scratch=scratch,
                                tool=tool_runs.serve_command(found, tool, str(log), prefix))
         status, timed_out, said = None, False, ""
-        # (request, whether it is its part's first: each part's time starts at its first request)
+        # (request, its part if it is the part's first request, else None: each part's time starts there)
         messages = [(m, p if k == 0 else None) for p, shapes in zip(parts, chosen)
                     for k, m in enumerate(tool_runs.requests(tool, p.task, p.dtype, shapes, seed))]
         part_ends = deadline

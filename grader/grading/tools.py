@@ -31,6 +31,7 @@ def sanitize(sub: Submission, build: BuildResult, backend: Backend, gpu: str | N
     their hidden shapes (the hidden cases' process's requests) and judged on every case."""
     runs: list[ToolTask] = []
     not_run: dict[str, str] = {}  # task: why its tools do not run
+    graded: dict[str, float] = {}  # task: its graded cases' seconds for the shapes its tools are sent
     for policy in rubric.tasks:
         shape = rubric.sanitizer.shape(policy.id)
         if not rubric.sanitizer.tools or shape is None or (shape in policy.hidden) != hidden:
@@ -45,7 +46,8 @@ def sanitize(sub: Submission, build: BuildResult, backend: Backend, gpu: str | N
         # cut at or after its small case): the code under the tool cannot tell it from a graded run by what
         # it is asked. Visible and hidden shapes are never sent to one process, as in grading.
         sent = tuple(s for s in policy.shapes if (s in policy.hidden) == hidden)
-        runs.append(ToolTask(policy.id, policy.timed_dtype, shape, sent, checker_limit(rubric, judged, sent)))
+        graded[policy.id] = sum(c.seconds for c in judged if c.shape in sent)
+        runs.append(ToolTask(policy.id, policy.timed_dtype, shape, sent, checker_limit(rubric, graded[policy.id])))
         if any(c.status == CaseStatus.TIMEOUT for c in judged):
             not_run[policy.id] = "not run: a case of this task did not finish within its time limit"
         elif any(c.status == CaseStatus.PROTOCOL for c in judged):
@@ -74,25 +76,23 @@ def sanitize(sub: Submission, build: BuildResult, backend: Backend, gpu: str | N
             return skipped(t, tool, why) if why else None
         for t, outcome in zip(going, backend.sanitize_tasks(sub, build, gpu, tool, going, seed,
                                                             rubric.limits.sanitizer, out_of_time) if going else []):
-            found[outcome.task, tool] = too_slow(outcome, t, rubric) or outcome
+            found[outcome.task, tool] = too_slow(outcome, t, graded[t.task], rubric) or outcome
     return [found[t.task, tool] for t in runs for tool in rubric.sanitizer.tools]
 
 
-def checker_limit(rubric: Rubric, judged: list[CaseOutcome], sent: tuple[str, ...]) -> float | None:
+def checker_limit(rubric: Rubric, graded: float) -> float | None:
     """The seconds a tool's run on the task may take: [limits] checker_multiple x what its graded correctness cases
-    of the same shapes took, plus checker_extra; None where that is not less than the tool's own limit. Code that
-    runs far longer under a checker than graded (it found the tool, and spins there) is stopped at it."""
-    graded = sum(c.seconds for c in judged if c.shape in sent)
+    of the same shapes took (`graded`), plus checker_extra; None where that is not less than the tool's own limit.
+    Code that runs far longer under a checker than graded (it found the tool, and spins there) is stopped at it."""
     limit = rubric.limits.checker_multiple * graded + rubric.limits.checker_extra
     return limit if limit < rubric.limits.sanitizer else None
 
 
-def too_slow(outcome: SanitizerOutcome, t: ToolTask, rubric: Rubric) -> SanitizerOutcome | None:
+def too_slow(outcome: SanitizerOutcome, t: ToolTask, graded: float, rubric: Rubric) -> SanitizerOutcome | None:
     """A run stopped at the task's checker_limit: a finding, charged as the tool's (a run cut by the tool's own
     limit, or by the submission's time, stays a timeout: no verdict)."""
     if outcome.status != SanitizerStatus.TIMEOUT or t.limit is None:
         return None
-    graded = (t.limit - rubric.limits.checker_extra) / rubric.limits.checker_multiple
     outcome.status, outcome.errors = SanitizerStatus.TOO_SLOW, 1
     outcome.message = (f"still running after {t.limit:.0f} s, where the graded run of the same cases took "
                        f"{graded:.1f} s: code that runs far longer under a checker than when graded is charged as "

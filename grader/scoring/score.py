@@ -140,12 +140,11 @@ def apply_sanitizer_penalty(score: TaskScore, policy: TaskPolicy, penalty: float
         tools = " and ".join(dict.fromkeys(f.tool for f in found))
         note = f"compute-sanitizer's findings ({tools}) are where a case already failed: no further penalty"
         return replace(score, note=f"{score.note}; {note}" if score.note else note)
-    found = charged
-    if not found or penalty <= 0:
+    if not charged or penalty <= 0:
         return score
     lost = min(score.correctness, penalty * policy.correctness_points)
-    errors = [f"{f.tool} {f.errors}" for f in found if f.status == SanitizerStatus.ERRORS]
-    slow = [f.tool for f in found if f.status == SanitizerStatus.TOO_SLOW]
+    errors = [f"{f.tool} {f.errors}" for f in charged if f.status == SanitizerStatus.ERRORS]
+    slow = [f.tool for f in charged if f.status == SanitizerStatus.TOO_SLOW]
     said = ([f"compute-sanitizer found errors ({', '.join(errors)})"] if errors else []) + \
         ([f"{' and '.join(slow)} ran far longer than the graded cases"] if slow else [])
     note = f"{'; '.join(said)}: -{lost:.3g} points"

@@ -339,20 +339,28 @@ def test_the_tools_run_after_every_tasks_correctness_and_before_any_timed_case(s
                                                                                                     "racecheck")]
 
 
+def graded_with_slow_tools(tmp_path, registry, rubric, limits: dict, dots: dict[str, float]):
+    """(the rubric, the results, the fake backend) of a small class graded with these [limits]: one student per
+    entry of `dots`, whose dot.cu passes its cases and takes that many seconds under each tool."""
+    small = tmp_path / "rubric.toml"
+    small.write_text(small_rubric_text(rubric, limits=limits))
+    small_rubric = load_rubric(small, registry)
+    files = {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks}
+    subs = tmp_path / "submissions"
+    for student, seconds in dots.items():
+        write_submission(subs, student, {**files, "dot.cu": f"// fake: ok\n// fake-sanitizer: slow={seconds:g}\n"})
+    results, backend = tmp_path / "results", FakeBackend()
+    grade(GradeOptions(subs, results, [None], jobs=1, progress=False, seed=5), small_rubric, registry, backend)
+    return small_rubric, results, backend
+
+
 def test_a_tools_run_far_longer_than_the_graded_cases_is_a_finding_and_costs_the_penalty(tmp_path, registry,
                                                                                           rubric):
     """A task that spins only under the tool (it found the tool by its pace or its presence) is stopped at
     checker_multiple x its graded cases' time + checker_extra and charged as the tool's finding; one a little slow
     under the tool is clean. The limit is what the graded cases took, not the tool's own 180 s."""
-    small = tmp_path / "rubric.toml"
-    small.write_text(small_rubric_text(rubric, limits={"checker_multiple": 50, "checker_extra": 10}))
-    small_rubric = load_rubric(small, registry)
-    files = {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks}
-    subs = tmp_path / "submissions"
-    write_submission(subs, "stalls", {**files, "dot.cu": "// fake: ok\n// fake-sanitizer: slow=170\n"})
-    write_submission(subs, "control", {**files, "dot.cu": "// fake: ok\n// fake-sanitizer: slow=5\n"})
-    results, backend = tmp_path / "results", FakeBackend()
-    grade(GradeOptions(subs, results, [None], jobs=1, progress=False, seed=5), small_rubric, registry, backend)
+    small_rubric, results, backend = graded_with_slow_tools(
+        tmp_path, registry, rubric, {"checker_multiple": 50, "checker_extra": 10}, {"stalls": 170, "control": 5})
     write_reports(results, small_rubric)
     limits = {limit for task, _, limit in backend.tool_limits if task == "dot"}
     assert limits and all(10 <= limit < 12 for limit in limits), limits  # the fake's cases take milliseconds
@@ -375,14 +383,8 @@ def test_a_tools_run_far_longer_than_the_graded_cases_is_a_finding_and_costs_the
 def test_a_tools_run_cut_by_its_own_limit_is_still_no_verdict(tmp_path, registry, rubric):
     """Where checker_multiple x the graded time + checker_extra is not less than the tool's own limit, that limit
     cuts the run as before: a timeout, no verdict, no penalty."""
-    small = tmp_path / "rubric.toml"
-    small.write_text(small_rubric_text(rubric, limits={"sanitizer": 60, "checker_extra": 60}))
-    small_rubric = load_rubric(small, registry)
-    files = {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks}
-    subs = tmp_path / "submissions"
-    write_submission(subs, "slow", {**files, "dot.cu": "// fake: ok\n// fake-sanitizer: slow=100\n"})
-    results, backend = tmp_path / "results", FakeBackend()
-    grade(GradeOptions(subs, results, [None], jobs=1, progress=False, seed=5), small_rubric, registry, backend)
+    small_rubric, results, backend = graded_with_slow_tools(
+        tmp_path, registry, rubric, {"sanitizer": 60, "checker_extra": 60}, {"slow": 100})
     assert {limit for task, _, limit in backend.tool_limits if task == "dot"} == {60}
     with opened(results) as store:
         runs = store.sanitizer_runs_for()

@@ -170,11 +170,11 @@ def parse(text: str, prefix: str) -> Findings:
             errors = int(summary.group(1))
     report, in_finding = [], False
     for line in lines:
-        body = line[1:] if line.startswith(" ") else line
+        body = _body(line)
         if not body.strip() or _NOT_FINDINGS.match(body.strip()):
             in_finding = False
             continue
-        if not body[0].isspace():
+        if _starts_finding(body):
             # After a kernel's fault every later CUDA call fails with it ("Program hit cudaErrorLaunchFailure
             # ... on CUDA API call to ..."): those lines repeat the first finding's consequence, not a new one.
             in_finding = not (report and body.startswith("Program hit"))
@@ -183,18 +183,25 @@ def parse(text: str, prefix: str) -> Findings:
     return Findings(errors, "\n".join(report))
 
 
+def _body(line: str) -> str:
+    """A log line after the run's prefix, without the one space the tool puts after it."""
+    return line[1:] if line.startswith(" ") else line
+
+
+def _starts_finding(body: str) -> bool:
+    """Whether a line (after the prefix) begins a finding: not blank, not the tool's banner or summaries, not
+    indented (an indented line goes on the finding above it)."""
+    return bool(body.strip()) and not _NOT_FINDINGS.match(body.strip()) and not body[0].isspace()
+
+
 def first_finding_at(text: str, prefix: str) -> int | None:
     """The byte offset in a compute-sanitizer log (UTF-8) of the line where its first finding starts, as parse()
     reads findings (None: no finding)."""
     offset = 0
     for raw in text.encode("utf-8", "replace").splitlines(keepends=True):
         line = raw.decode("utf-8", "replace").rstrip("\r\n")
-        if line.startswith(prefix):
-            body = line[len(prefix):]
-            body = body[1:] if body.startswith(" ") else body
-            if body.strip() and not body[0].isspace() and not _NOT_FINDINGS.match(body.strip()) \
-                    and not _ERROR_SUMMARY.search(body) and not _RACE_SUMMARY.search(body):
-                return offset
+        if line.startswith(prefix) and _starts_finding(_body(line[len(prefix):])):
+            return offset
         offset += len(raw)
     return None
 
@@ -241,14 +248,18 @@ def cpu_findings(answers: list[dict]) -> Findings:
     each case the CPU backend stopped with a report counts; a finding is shown once, however many cases it
     stopped."""
     reports = [str(a.get("message") or "").split(CPU_REPORT, 1)[1].strip()[:LINE_CHARS * 3] for a in answers
-               if a.get("status") == "error" and CPU_REPORT in str(a.get("message") or "")]
+               if _stopped_with_report(a)]
     return Findings(len(reports), "\n".join(list(dict.fromkeys(reports))[:REPORT_LINES]))
+
+
+def _stopped_with_report(answer: dict) -> bool:
+    """Whether the CPU backend stopped this case with its report (a finding of its checks)."""
+    return answer.get("status") == "error" and CPU_REPORT in str(answer.get("message") or "")
 
 
 def first_cpu_finding(answers: list[dict]) -> int | None:
     """The index of the first answer the CPU backend stopped with a report (None: none did)."""
-    return next((i for i, a in enumerate(answers)
-                 if a.get("status") == "error" and CPU_REPORT in str(a.get("message") or "")), None)
+    return next((i for i, a in enumerate(answers) if _stopped_with_report(a)), None)
 
 
 def parse_cpu(records: str) -> Findings:

@@ -2,6 +2,7 @@
 .cpp file against the CUDA stand-in; link with the runtime library."""
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -81,19 +82,26 @@ def _sanitizer_flags(o: Options, linking: bool = False) -> list[str]:
 # The graded build (AddressSanitizer), the race checker's and the counters' (ThreadSanitizer's instrumentation) and
 # a build without either must compile a task file to the same code: the code checked is the code graded. GCC and
 # clang predefine a macro for each sanitizer; these come undefined in every build, so no task file reads which one
-# it is in. (The macro sets of the three builds are otherwise the same: test_cpu_driver.py.)
+# it is in. (The macro sets of the three builds are otherwise the same: tests/test_driver.py.)
 _SANITIZER_MACROS = ["-U__SANITIZE_ADDRESS__", "-U__SANITIZE_THREAD__"]
-_OTHER_BUILDS = {"address": ["-fsanitize=address"], "thread": ["-fsanitize=thread"], "none": []}
+_BUILDS = {"address": ["-fsanitize=address"], "thread": ["-fsanitize=thread"], "none": []}
 
 
-def _has_feature_test(cxx: str, _known: dict[str, bool] = {}) -> bool:  # noqa: B006 (a cache per process)
+def _task_file_view(o: Options, source: Path) -> list[str]:
+    """What every compile and preprocessing of a task file is given: CUDA's macros as nvcc defines them on the
+    host side, the CPU backend's headers and prelude, the file's folder for its quoted includes, the user's -I."""
+    return [*_SANITIZER_MACROS, "-D__CUDACC__", "-D__CUDACC_VER_MAJOR__=13", "-D__CUDACC_VER_MINOR__=0",
+            "-DCUDACPU_BACKEND=1", "-isystem", str(INCLUDE_DIR), "-include", "cudacpu/kernel_prelude.h",
+            "-iquote", str(source.parent), *_safe_preprocessor_flags(o)]
+
+
+@functools.lru_cache(maxsize=None)
+def _has_feature_test(cxx: str) -> bool:
     """Whether the compiler answers __has_feature(...) (clang; GCC from 14), which tells a sanitizer's build from
     the others and cannot be undefined."""
-    if cxx not in _known:
-        done = subprocess.run([*cxx.split(), "-x", "c++", "-E", "-P", "-"], input="#ifdef __has_feature\nyes\n#endif\n",
-                              capture_output=True, text=True, errors="replace", env=_COMPILER_ENV)
-        _known[cxx] = "yes" in done.stdout
-    return _known[cxx]
+    done = subprocess.run([*cxx.split(), "-x", "c++", "-E", "-P", "-"], input="#ifdef __has_feature\nyes\n#endif\n",
+                          capture_output=True, text=True, errors="replace", env=_COMPILER_ENV)
+    return "yes" in done.stdout
 
 
 def _student_lines(preprocessed: str, display: str) -> list[tuple[int, str]]:
@@ -116,11 +124,8 @@ def check_same_in_every_build(cxx: str, o: Options, text: str, source: Path, dis
     if not _has_feature_test(cxx):
         return
     views = {}
-    for name, flags in _OTHER_BUILDS.items():
-        cmd = [*cxx.split(), f"-std={o.std}", "-x", "c++", "-E", *flags, *_SANITIZER_MACROS, "-D__CUDACC__",
-               "-D__CUDACC_VER_MAJOR__=13", "-D__CUDACC_VER_MINOR__=0", "-DCUDACPU_BACKEND=1", "-isystem",
-               str(INCLUDE_DIR), "-include", "cudacpu/kernel_prelude.h", "-iquote", str(source.parent),
-               *_safe_preprocessor_flags(o), "-"]
+    for name, flags in _BUILDS.items():
+        cmd = [*cxx.split(), f"-std={o.std}", "-x", "c++", "-E", *flags, *_task_file_view(o, source), "-"]
         done = subprocess.run(cmd, input=text, capture_output=True, text=True, errors="replace", env=_COMPILER_ENV)
         if done.returncode != 0:
             return  # the compile itself says what is wrong
@@ -208,10 +213,7 @@ def compile_cu(o: Options, source: Path, output: Path) -> None:
     # DWARF 4: binutils' addr2line (the symbolizer without ASan) misreads the
     # file table GCC 12 writes in DWARF 5 for a source read from stdin.
     cmd = [*cxx.split(), f"-std={o.std}", "-x", "c++", "-gdwarf-4", "-O2", "-pthread", *_sanitizer_flags(o),
-           *_SANITIZER_MACROS, *_error_limit(cxx), "-D__CUDACC__", "-D__CUDACC_VER_MAJOR__=13",
-           "-D__CUDACC_VER_MINOR__=0",
-           "-DCUDACPU_BACKEND=1", "-isystem", str(INCLUDE_DIR), "-include", "cudacpu/kernel_prelude.h",
-           "-iquote", str(source.parent), *_safe_preprocessor_flags(o), *o.host_flags, "-c", "-", "-o", str(output)]
+           *_error_limit(cxx), *_task_file_view(o, source), *o.host_flags, "-c", "-", "-o", str(output)]
     done = subprocess.run(cmd, input=text, capture_output=True, text=True, errors="replace", env=_COMPILER_ENV)
     if done.stderr and done.returncode == 0:
         sys.stderr.write(done.stderr)
@@ -225,10 +227,7 @@ def preprocess(o: Options, source: Path, output: Path | None) -> int:
     -H list of the files it read, with -Xcompiler -H). The file as written, not rewritten: what it includes is the
     same. Returns the compiler's exit status."""
     cxx = compiler(o)
-    cmd = [*cxx.split(), f"-std={o.std}", "-x", "c++", "-E", *_SANITIZER_MACROS, "-D__CUDACC__",
-           "-D__CUDACC_VER_MAJOR__=13",
-           "-D__CUDACC_VER_MINOR__=0", "-DCUDACPU_BACKEND=1", "-isystem", str(INCLUDE_DIR), "-include",
-           "cudacpu/kernel_prelude.h", "-iquote", str(source.parent), *_safe_preprocessor_flags(o), *o.host_flags,
+    cmd = [*cxx.split(), f"-std={o.std}", "-x", "c++", "-E", *_task_file_view(o, source), *o.host_flags,
            str(source), "-o", str(output) if output else os.devnull]
     done = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=_COMPILER_ENV)
     sys.stderr.write(done.stderr)
