@@ -2,6 +2,7 @@
 (`serve-worker`) and its `tokens`."""
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shlex
@@ -21,6 +22,30 @@ from grader.cli.common import (BUILD_CACHE_HELP, build_cache_root, common, isola
                                slurm_group, slurm_options, UsageError)
 
 BATCH_SECONDS = 20.0  # serve --slurm's default: how often a new batch may go to Slurm
+BUILD_CORES, BUILD_GIB = 4, 4  # what one build thread is given by default: a build compiles its files in parallel
+
+
+def default_builders(workers: int, cores: int | None = None, memory: int | None = None) -> int:
+    """Build threads per worker (`serve --builders`'s default): this machine's cores and memory shared among its
+    workers, BUILD_CORES cores and BUILD_GIB GiB a build, at least 1 and at most 4."""
+    cores = cores or os.cpu_count() or 1
+    if memory is None:
+        try:
+            memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError):
+            memory = 0
+    by_memory = memory // (BUILD_GIB * 2**30 * workers) if memory else 1
+    return max(1, min(4, cores // (BUILD_CORES * workers), by_memory))
+
+
+def builder_count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= 64:
+        raise argparse.ArgumentTypeError(f"{text!r}: a whole number from 1 to 64")
+    return n
 
 
 def cmd_serve(args) -> int:
@@ -43,6 +68,7 @@ def cmd_serve(args) -> int:
     registry = Registry.from_file()
     rubric = load_rubric(Path(args.rubric), registry)
     arch = kind.arch(args.arch)
+    builders = args.builders or default_builders(len(gpus))
 
     def prepare() -> Supervisor:
         """The solution built once (or found in the build cache), then the workers that open it."""
@@ -53,7 +79,8 @@ def cmd_serve(args) -> int:
         def worker_command(name: str, gpu: str | None) -> list[str]:
             command = [sys.executable, "-m", "grader", "serve-worker", "--results", str(results), "--name", name,
                        "--device", args.device, "--rubric", str(Path(args.rubric).resolve()), "--cache",
-                       str(entry.folder), "--work", str(work / name), "--parent", str(os.getpid()), "--arch", arch]
+                       str(entry.folder), "--work", str(work / name), "--parent", str(os.getpid()), "--arch", arch,
+                       "--builders", str(builders)]
             command += ["--gpu", gpu] if gpu is not None else []
             command += [UNSAFE_FLAG] if args.unsafe_no_sandbox else (["--bwrap", args.bwrap] if args.bwrap else [])
             return command
@@ -75,9 +102,9 @@ def cmd_serve_slurm(args) -> int:
     from grader.backends import build_cache as cache
     from grader.slurm import scheduler
     from grader.slurm.batch import SLURM_FOLDER
-    if args.gpus != "all" or args.work:
-        raise UsageError("--gpus and --work are for workers on this machine; with --slurm each array task grades on "
-                         "the GPU Slurm gives it (--gres)")
+    if args.gpus != "all" or args.work or args.builders:
+        raise UsageError("--gpus, --work and --builders are for workers on this machine; with --slurm each array task "
+                         "builds and grades on the node Slurm gives it (--gres)")
     if args.batch_seconds <= 0:
         raise UsageError("--batch-seconds must be more than 0")
     options = slurm_options(args)
@@ -145,7 +172,7 @@ def cmd_serve_worker(args) -> int:
         except GraderError as e:  # the GPU cannot run the solution here: no job is lost, the worker is not restarted
             return failed(str(e), GPU_FAILED, said="stopped taking jobs: ")
     options = WorkerOptions(Path(args.results), args.name, args.gpu, args.parent, shlex.join(sys.argv),
-                            work=Path(args.work))
+                            work=Path(args.work), builders=args.builders)
     return Worker(options, backend, registry, rubric).run()
 
 
@@ -207,6 +234,9 @@ def add_commands(sub) -> None:
                     help="where student code runs: gpu (default), cpu (correctness only) or auto")
     sv.add_argument("--arch", default=None, help="GPU architecture to build for, e.g. sm_90 (default: detected)")
     sv.add_argument("--work", default=None, help="build directory (default: RESULTS/work)")
+    sv.add_argument("--builders", type=builder_count, default=None, metavar="N",
+                    help="build threads of each worker, which build the next jobs on this machine's cores while its "
+                         "GPU runs one (default: 4 cores and 4 GiB of memory each, 1 to 4)")
     sv.add_argument("--build-cache", default=None, metavar="DIR", help=BUILD_CACHE_HELP)
     sv.add_argument("--leaderboard-ranked-only", action="store_true",
                     help="the live leaderboard page (/leaderboard) lists ranked entries only, as `leaderboard "
@@ -253,6 +283,7 @@ def add_commands(sub) -> None:
     sw.add_argument("--cache", required=True, help="the solution's build (serve's)")
     sw.add_argument("--work", required=True)
     sw.add_argument("--parent", type=int, required=True, help="the service's pid")
+    sw.add_argument("--builders", type=builder_count, default=1, metavar="N", help="build threads (serve's)")
     sandboxing(sw)
     sw.set_defaults(func=cmd_serve_worker)
 

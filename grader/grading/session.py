@@ -98,9 +98,11 @@ class GradingSession:
         result, build = self.build(sub)
         return result if result is not None else self.run(sub, build, gpu, progress)
 
-    def save(self, result: SubmissionResult, then: Callable[[int], None] | None = None) -> int:
-        """Stores the result through the one scoring chain, in one transaction (`then(submission_id)` inside it)."""
-        return self.store.save(self.run_id, result, self.backend.harness_version, self.rubric.sha256,
+    def save(self, result: SubmissionResult, then: Callable[[int], None] | None = None,
+             store: Store | None = None) -> int:
+        """Stores the result through the one scoring chain, in one transaction (`then(submission_id)` inside it);
+        through `store` where given (a thread's own connection to the session's store: a service's build stage)."""
+        return (store or self.store).save(self.run_id, result, self.backend.harness_version, self.rubric.sha256,
                                self.rubric.max_points, chain_for_result(self.rubric, result, self.backend.timed),
                                then=then)
 

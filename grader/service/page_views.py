@@ -11,7 +11,10 @@ from grader.reports.report import review_table
 from grader.service import policy
 from grader.service.status import service_status
 from grader.service.views import job_name, job_views
-from grader.store.jobs import CANCEL_FROM, CANCELLED, FAILED, GRADE, QUEUED, REQUEUE_FROM, RUNNING, Jobs
+from grader.store.jobs import BUILT, CANCEL_FROM, CANCELLED, FAILED, GRADE, QUEUED, REQUEUE_FROM, RUNNING, Jobs
+
+
+PHASE_WORDS = {BUILT: "built, waiting for its run"}  # the other phases say what they are as they are
 
 
 def doing(view: dict) -> str:
@@ -20,7 +23,8 @@ def doing(view: dict) -> str:
         where = f"{_ordinal(view['position'])} in the queue" if view["position"] else "waiting"
     elif view["state"] == RUNNING:
         progress = view["progress"]
-        where = view["phase"] + (f", {progress['done'] or 0} of {progress['total']} cases" if progress else "")
+        where = PHASE_WORDS.get(view["phase"], view["phase"]) + (
+            f", {progress['done'] or 0} of {progress['total']} cases" if progress else "")
     else:
         return ""
     return where + (f", about {_duration(view['eta_seconds'])} to go" if view["eta_seconds"] else "")

@@ -21,7 +21,7 @@ def service_status(jobs: Jobs, now: datetime | None = None) -> dict:
                         "reason": w["reason"], "since": w["started"], "done": w["done"],
                         "jobs_last_hour": len(mine),
                         "seconds_per_job": mean([row[2] for row in mine]),
-                        # what the jobs cost the worker's GPU: held, and of that the CPU-only build (issue 43)
+                        # what the jobs cost the worker's GPU (held), and their build before it on the CPU (issue 43)
                         "gpu_seconds_per_job": mean([row[3] for row in mine if row[3] is not None]),
                         "build_seconds_per_job": mean([row[4] for row in mine if row[4] is not None])})
     queued = jobs.jobs(states=(QUEUED,))
@@ -63,7 +63,7 @@ def status_text(status: dict) -> str:
                 if w["jobs_last_hour"] else "no job in the last hour")
         if w["jobs_last_hour"] and w.get("gpu_seconds_per_job") is not None:
             pace += (f" (each held the {'worker' if w['gpu'] == 'cpu' else 'GPU'} {w['gpu_seconds_per_job']} s, "
-                     f"{w['build_seconds_per_job']} s of it building on the CPU)")
+                     f"built before it in {w['build_seconds_per_job']} s on the CPU)")
         doing = f" job {w['job']}" if w["job"] else ""
         why = f": {w['reason']}" if w["reason"] else ""
         device = device_words(w["name"], w["gpu"])

@@ -36,7 +36,7 @@ from grader.service.connections import RateLimitedLog
 from grader.service.runner import Runner
 from grader.service.worker import GPU_FAILED, MACHINE_FAULT
 from grader.store.faults import fault_of
-from grader.store.jobs import SLURM_WORKER, Jobs
+from grader.store.jobs import BUILD_PHASES, SLURM_WORKER, Jobs
 from grader.store.store import Store
 
 WATCH_SECONDS = 0.5
@@ -171,9 +171,9 @@ class Supervisor(Runner):
             why = f"signal {-code}" if code < 0 else f"exit status {code}"
             held = jobs.running(w.name)
             fault = code == MACHINE_FAULT
-            for job in held:
+            for job in held:  # counted only where it may have killed the worker: past its build
                 state = jobs.give_back(job.id, f"its worker {w.name} ended ({why})", self.policy.attempts,
-                                       counted=not fault)
+                                       counted=not fault and job.phase not in BUILD_PHASES)
                 self.log(f"job {job.id} ({job.student}): worker {w.name} ended ({why}); the job is {state}")
             w.process = None
             if fault:  # the worker said why in its log; a full disk is not the worker's to give up on

@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import json
-import math
-import statistics
 from datetime import datetime, timezone
 
 from grader.core.rubric import Rubric
 from grader.core.visibility import STAFF_VIEW
+from grader.service.eta import Pace
 from grader.reports.student_view import result_summaries, student_result
 from grader.store.jobs import PROFILE, QUEUED, RUNNING, Job, Jobs
 
@@ -18,19 +17,6 @@ def typed(text: str) -> str:
     """Text a person typed (a staff reason, a nickname) as one line of the log: control characters escaped, so one
     event stays one line."""
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
-
-
-def eta(recent: list[float], job: Job, position: int | None, workers: int) -> float | None:
-    """Seconds until the job's result, from how long `recent` jobs of its kind took (none before any finished)."""
-    if not recent or workers < 1:
-        return None
-    typical = statistics.median(recent)
-    if job.state == RUNNING:
-        share = (job.done_cases or 0) / job.total_cases if job.total_cases else 0.0
-        return round(max(1.0, typical * (1 - share)), 1)
-    if job.state == QUEUED and position is not None:
-        return round(math.ceil(position / workers) * typical, 1)
-    return None
 
 
 def job_view(jobs: Jobs, rubric: Rubric, job: Job, workers: int, now: datetime, feedback: bool = True,
@@ -44,7 +30,7 @@ def job_view(jobs: Jobs, rubric: Rubric, job: Job, workers: int, now: datetime, 
         result = (student_result(jobs.store, rubric, job.submission_id, now, view) if feedback else
                   result_summaries(jobs.store, rubric, [job.submission_id], now, view).get(job.submission_id))
     position = queue.index(job.id) + 1 if job.id in queue else None
-    return _view(job, jobs.attempt_number(job), position, jobs.recent_seconds(kind=job.kind), workers, result)
+    return _view(job, jobs.attempt_number(job), position, Pace.measured(jobs, job.kind, workers), result)
 
 
 def job_views(jobs: Jobs, rubric: Rubric, listed: list[Job], workers: int, now: datetime,
@@ -53,10 +39,10 @@ def job_views(jobs: Jobs, rubric: Rubric, listed: list[Job], workers: int, now: 
     few queries however many there are: a staff listing of a whole class answers as fast as one student's."""
     positions = {job_id: i + 1 for i, job_id in enumerate(jobs.queue())}
     attempts = jobs.attempt_numbers({j.student for j in listed})
-    recent = {kind: jobs.recent_seconds(kind=kind) for kind in {j.kind for j in listed}}
+    paces = {kind: Pace.measured(jobs, kind, workers) for kind in {j.kind for j in listed}}
     results = result_summaries(jobs.store, rubric, [j.submission_id for j in listed if _graded(j)], now,
                                STAFF_VIEW if staff else None)
-    return [_view(j, attempts[j.id], positions.get(j.id), recent[j.kind], workers,
+    return [_view(j, attempts[j.id], positions.get(j.id), paces[j.kind],
                   results.get(j.submission_id) if _graded(j) else None) for j in listed]
 
 
@@ -64,11 +50,10 @@ def _graded(job: Job) -> bool:
     return job.state == "done" and job.submission_id is not None
 
 
-def _view(job: Job, attempt: int, position: int | None, recent: list[float], workers: int,
-          result: dict | None) -> dict:
+def _view(job: Job, attempt: int, position: int | None, pace: Pace, result: dict | None) -> dict:
     return {"job": job.id, "student": job.student, "attempt": attempt, "name": job_name(job, attempt),
             "state": job.state, "phase": job.phase, "position": position,
-            "eta_seconds": eta(recent, job, position, workers),
+            "eta_seconds": pace.eta(job, position),
             "progress": ({"done": job.done_cases, "total": job.total_cases} if job.total_cases else None),
             "received": job.received, "started": job.started, "finished": job.finished,
             "counted": bool(job.counted) if job.state == "done" else job.state in (QUEUED, RUNNING),

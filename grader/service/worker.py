@@ -7,6 +7,15 @@ its solution's process and measured times), the one `grade` opens, and hands it 
 score → store; the grade and the job's end are stored in one transaction (grader/store/jobs.py's finish_in). The
 worker decides only which job, and what the queue hears of it.
 
+Two stages, so that the GPU never waits for a compiler (issue 43): the worker's build stage (`builders` threads on
+the host's cores) claims jobs in the queue's fair order and does their intake and build while the GPU's thread runs
+the job before; the GPU's thread takes built jobs in the order they were claimed. A job that is rejected or does
+not build is stored by the build stage and never reaches the GPU. The stage holds at most `builders` + 1 jobs
+ahead of the GPU (phase `building`, then `built`); they are running jobs of this worker in the store, so the
+queue's rules hold across both stages (one job per student at a time, one claim, stored once). A job the build
+stage holds when the worker stops or dies goes back to the queue at its old place, uncounted: it did not kill the
+worker (the supervisor counts only a job past its build, grader/store/jobs.py's BUILD_PHASES).
+
 Before a grade is stored, the worker checks its GPU: the solution must still pass one small case. A GPU that
 fails the check (or a grader failure of any kind) stops the worker: the job goes back to the queue for another
 GPU, the worker's row says why (`bin/grader status`), and it takes no more jobs.
@@ -24,9 +33,11 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import secrets
 import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -37,9 +48,10 @@ from grader.core.registry import Registry
 from grader.core.rubric import Rubric
 from grader.grading.session import GradingSession
 from grader.service import policy
-from grader.intake.submission import Entry
+from grader.intake.submission import Entry, Submission
+from grader.outcomes.build_result import BuildResult
 from grader.store.faults import MachineFault, fault_of, results_fault, words_fault
-from grader.store.jobs import PROFILE, Job, Jobs, LostClaim
+from grader.store.jobs import BUILT, PROFILE, Job, Jobs, LostClaim
 from grader.store.store import Store
 
 SOURCE = "service"  # the grading run's source (grading_runs.source)
@@ -49,21 +61,34 @@ MACHINE_FAULT = 4  # the exit status when the machine failed before the worker w
 HEAL_POLL = 2.0  # seconds between looks at a faulty results folder
 
 
-def phases(build, result, seconds: float) -> str:
-    """Where a job's seconds went, for the staff comparing workers: build, sanitizer runs, and the cases
-    (checks and timed pairs) with the rest."""
+def phases(build, result, held: float) -> str:
+    """Where a job's seconds went, for the staff comparing workers: the build (before the device took it), and
+    of the device's seconds the sanitizer runs and the cases (checks and timed pairs) with the rest."""
     if build is None:
         return ""
     sanitizer = sum(o.seconds for o in result.sanitizer)
     return (f": build {build.seconds:.1f} s, {len(result.sanitizer)} sanitizer checks {sanitizer:.1f} s, "
-            f"cases {max(0.0, seconds - build.seconds - sanitizer):.1f} s")
+            f"cases {max(0.0, held - sanitizer):.1f} s")
 
 
-def held_words(gpu: str | None, held: float, built: float) -> str:
-    """What a job cost its worker's device, for the job's log line: the seconds it held it, and how many of them
-    were CPU-only work (intake and build) that kept the device idle."""
+def held_words(gpu: str | None, held: float, built: float, reached: bool = True) -> str:
+    """What a job cost its worker's device, for the job's log line: the seconds it held it, and the seconds its
+    intake and build took on the CPU before (the device ran the job before meanwhile)."""
     device = "this machine's CPU worker" if gpu == "cpu" else f"GPU {gpu}"
-    return f"held {device} {held:.1f} s, {built:.1f} s of it building on the CPU"
+    if not reached:
+        return f"never reached {device}: finished by the build stage in {built:.1f} s"
+    return f"held {device} {held:.1f} s; built before it in {built:.1f} s on the CPU"
+
+
+@dataclass
+class Built:
+    """A job its build stage finished: what the device's thread runs next."""
+    job: Job
+    claim: str
+    sub: Submission
+    build: BuildResult
+    built: float  # seconds of intake and build
+    started: float  # time.monotonic() when the build stage took it
 
 
 class GpuFailed(RuntimeError):
@@ -79,6 +104,7 @@ class WorkerOptions:
     command: str
     seed: int | None = None
     work: Path | None = None  # the worker's build folder (its disk is looked at beside the results folder's)
+    builders: int = 1  # threads of its build stage
 
 
 def failed_build_words(result) -> str:
@@ -96,6 +122,11 @@ class Worker:
         self.jobs = Jobs(self.store)
         self.stopping = False
         self.session: GradingSession | None = None  # the worker's grading run, for its life
+        self.ready: queue.Queue[Built] = queue.Queue()  # built jobs, in the order the build stage claimed them
+        self._ahead: dict[int, str] = {}  # jobs the build stage claimed and the device has not taken: id -> claim
+        self._claiming = 0  # build threads claiming a job now (counted ahead, so no more than the room is taken)
+        self._lock = threading.Lock()
+        self._stage_failed: BaseException | None = None  # the build stage's own failure, raised on the GPU's thread
 
     def log(self, line: str):
         print(f"service: {self.o.name}: {line}", file=sys.stderr, flush=True)
@@ -116,27 +147,33 @@ class Worker:
                 return MACHINE_FAULT
             return self._failed(e)
         where = "this machine's CPU" if self.o.gpu == "cpu" else f"GPU {self.o.gpu}"
-        self.log(f"ready on {where} (grading run {self.session.run_id})")
+        self.log(f"ready on {where} (grading run {self.session.run_id}; {self.o.builders} build thread(s))")
+        for i in range(self.o.builders):
+            threading.Thread(target=self._build_stage, name=f"build{i}", daemon=True).start()
         try:
             while not self.stopping and os.getppid() == self.o.parent:
-                job, claim = None, secrets.token_hex(8)
+                if self._stage_failed is not None:
+                    raise self._stage_failed
                 try:
-                    job = self.jobs.claim(self.o.name, claim)
-                    if job is None:
-                        time.sleep(IDLE_POLL)
-                        continue
-                    if job.kind == PROFILE:
-                        self._profile(job, claim)
+                    item = self.ready.get(timeout=IDLE_POLL)
+                except queue.Empty:
+                    continue
+                with self._lock:
+                    self._ahead.pop(item.job.id, None)
+                try:
+                    if item.job.kind == PROFILE:
+                        self._profile(item)
                     else:
-                        self._grade(job, claim)
+                        self._grade(item)
                 except GpuFailed:
                     raise
                 except Exception as e:
                     cause = fault_of(e)
                     if not cause:
                         raise
-                    self._heal(job, claim, cause)
+                    self._heal(item.job, item.claim, cause)
         except GpuFailed as e:
+            self._release_ahead(f"its worker {self.o.name} stopped taking jobs before the GPU ran it")
             self.jobs.worker_state(self.o.name, "failed", str(e))
             self.log(f"stopped taking jobs: {e}")
             self._close()
@@ -145,6 +182,7 @@ class Worker:
             return self._failed(e)
         self._close()
         try:
+            self._release_ahead(f"the service stopped before {self.o.name}'s GPU ran it")
             self.jobs.worker_state(self.o.name, "stopped")
         except Exception as e:  # a full disk at the stop: the row says "busy" or "waiting" until the next start
             if not fault_of(e):
@@ -152,17 +190,100 @@ class Worker:
         self.log("stopped")
         return 0
 
+    # --- the build stage ------------------------------------------------------------------------------------------
+
+    def _room(self) -> bool:
+        """Whether a build thread may claim one more job (counted at once, so two threads never both take the last
+        place): at most `builders` + 1 ahead of the GPU, none while the results folder is faulty."""
+        with self._lock:
+            if self.stopping or len(self._ahead) + self._claiming > self.o.builders:
+                return False
+            self._claiming += 1
+        return True
+
+    def _build_stage(self):
+        """One thread of the build stage, with a store connection of its own: claims the next job, builds it, and
+        stores it at once if it was rejected or did not build, else hands it to the GPU's thread."""
+        store = None
+        try:
+            store = Store(Path(self.o.results) / "grades.sqlite")
+            jobs = Jobs(store)
+            while not self.stopping and self._stage_failed is None:
+                if self.machine_fault() or not self._room():
+                    time.sleep(IDLE_POLL)
+                    continue
+                job, claim = None, secrets.token_hex(8)
+                try:
+                    try:
+                        job = jobs.claim(self.o.name, claim, mark_busy=False)
+                    finally:
+                        with self._lock:
+                            self._claiming -= 1
+                            if job is not None:
+                                self._ahead[job.id] = claim
+                    if job is None:
+                        time.sleep(IDLE_POLL)
+                        continue
+                    self._build(store, jobs, job, claim)
+                except Exception as e:
+                    cause = fault_of(e)
+                    if not cause:
+                        raise
+                    if job is not None:  # the machine's fault, not the job's: back at its old place, uncounted
+                        with self._lock:
+                            self._ahead.pop(job.id, None)
+                        jobs.give_back(job.id, f"the grading machine's {cause} while it was built; built again once "
+                                       "that is fixed", self.rubric.service.attempts, claim, counted=False)
+                    time.sleep(HEAL_POLL)
+        except BaseException as e:  # the grader's own failure: the GPU's thread raises it and the worker stops
+            self._stage_failed = e
+        finally:
+            if store is not None:
+                store.close()
+
+    def _build(self, store: Store, jobs: Jobs, job: Job, claim: str):
+        started = time.monotonic()
+        sub = self.session.read(Entry(Path(job.archive), job.student, job.received, received_from=job.received_from))
+        result, build = self.session.build(sub)
+        if words_fault(failed_build_words(result)):  # the disk filled under the compiler, or the student's #error
+            self._check_machine()
+            result, build = self.session.build(sub)
+        built = time.monotonic() - started
+        if result is not None:  # rejected, or it did not build: finished here, the GPU never sees it
+            with self._lock:
+                self._ahead.pop(job.id, None)
+            if job.kind == PROFILE:
+                reason = sub.rejected or (result.build.reason if result.build else "")
+                outcome = {"status": str(result.status), "task": job.task, "message": f"{result.status}: {reason}"}
+                return self._profiled(jobs, job, claim, outcome, str(result.status), False, started)
+            return self._store(store, jobs, job, claim, result, None, started, built, 0.0)
+        if not jobs.progress(job.id, claim, BUILT):
+            with self._lock:
+                self._ahead.pop(job.id, None)
+            return self.log(f"job {job.id} ({job.student}) was taken from this worker while it was built")
+        self.ready.put(Built(job, claim, sub, build, built, started))
+
+    def _release_ahead(self, reason: str):
+        """The jobs the build stage holds go back to the queue at their old place, uncounted (the worker stops)."""
+        self.stopping = True
+        with self._lock:
+            ahead, self._ahead = dict(self._ahead), {}
+        for job_id, claim in ahead.items():
+            if self.jobs.unclaim([job_id], claim, reason):
+                self.log(f"job {job_id} goes back to the queue at its old place: {reason}")
+
     def _close(self):
         if self.session is not None:  # (its run is not marked finished: the worker's next life opens another)
             self.session.close(finish=False)
             self.session = None
 
-    def _failed(self, e: Exception) -> int:
+    def _failed(self, e: BaseException) -> int:
         """The grader's own failure (starting the solution included): its job back to the queue, this worker
         stopped for good, its row saying why."""
         reason = f"{type(e).__name__}: {e}"
         self._close()
         try:
+            self._release_ahead(f"its worker {self.o.name} failed before the GPU ran it ({reason})")
             for job in self.jobs.running(self.o.name):
                 self.jobs.give_back(job.id, f"its worker failed ({reason})", self.rubric.service.attempts)
             self.jobs.worker_state(self.o.name, "failed", reason)
@@ -226,49 +347,42 @@ class Worker:
         self.log(f"job {job.id} ({job.student}) was taken from this worker {what}")
         self.jobs.worker_state(self.o.name, "idle")
 
-    def _profile(self, job: Job, claim: str):
-        """make profile GPU=1: the student's build, Nsight Compute on the task's profile case, the solution's numbers
-        beside it; kept on the job, graded nothing. One that does not build, or that the profiler could not count,
-        does not count against the hourly limit."""
-        started = time.monotonic()
-        sub = self.session.read(Entry(Path(job.archive), job.student, job.received, received_from=job.received_from))
-        failed, build = self.session.build(sub)
-        if failed is not None:
-            reason = sub.rejected or (failed.build.reason if failed.build else "")
-            result = {"status": str(failed.status), "task": job.task, "message": f"{failed.status}: {reason}"}
-            return self._profiled(job, claim, result, str(failed.status), False, started)
+    def _profile(self, item: Built):
+        """make profile GPU=1: the student's build (the build stage's), Nsight Compute on the task's profile case,
+        the solution's numbers beside it; kept on the job, graded nothing. One that does not build, or that the
+        profiler could not count, does not count against the hourly limit."""
+        job, claim = item.job, item.claim
         if not self.jobs.progress(job.id, claim, "profiling"):
             return self._taken(job, "before it was profiled")
-        result, status, counted = self.session.gpu_profile(sub, build, job.task, self.o.gpu)
-        return self._profiled(job, claim, result, status, counted, started)
+        self.jobs.worker_busy(self.o.name, job.id)
+        result, status, counted = self.session.gpu_profile(item.sub, item.build, job.task, self.o.gpu)
+        return self._profiled(self.jobs, job, claim, result, status, counted, item.started)
 
-    def _profiled(self, job: Job, claim: str, result: dict, status: str, counted: bool, started: float):
+    def _profiled(self, jobs: Jobs, job: Job, claim: str, result: dict, status: str, counted: bool, started: float):
         seconds = time.monotonic() - started
         try:
-            self.jobs.finish_profile(job.id, claim, json.dumps(result), status, counted, seconds)
+            jobs.finish_profile(job.id, claim, json.dumps(result), status, counted, seconds)
         except LostClaim:
-            return self._taken(job, "meanwhile; its profile here is dropped")
-        self.log(f"job {job.id} {job.student} profile {self.jobs.attempt_number(job)} of {job.task}: {status} in "
+            return self.log(f"job {job.id} ({job.student}) was taken from this worker meanwhile; its profile here "
+                            "is dropped")
+        self.log(f"job {job.id} {job.student} profile {jobs.attempt_number(job)} of {job.task}: {status} in "
                  f"{seconds:.1f} s")
 
-    def _grade(self, job: Job, claim: str):
-        started = time.monotonic()
-        sub = self.session.read(Entry(Path(job.archive), job.student, job.received, received_from=job.received_from))
-        result, build = self.session.build(sub)
-        if words_fault(failed_build_words(result)):  # the disk filled under the compiler, or the student's #error
-            self._check_machine()
-            result, build = self.session.build(sub)
-        built = time.monotonic() - started  # intake and build: CPU work, done while this worker holds its GPU
-        if result is None:
-            self.jobs.progress(job.id, claim, "running")
+    def _grade(self, item: Built):
+        """A built job on this worker's device: its cases and tools, the GPU's health, then the grade stored."""
+        job, claim, sub, build = item.job, item.claim, item.sub, item.build
+        taken = time.monotonic()
+        if not self.jobs.progress(job.id, claim, "running"):
+            return self._taken(job, "before its cases ran")
+        self.jobs.worker_busy(self.o.name, job.id)
 
-            def progress(done: int, total: int):
-                if not self.jobs.progress(job.id, claim, "running", done, total):
-                    raise LostClaim(f"job {job.id} is no longer this worker's")
-            try:
-                result = self.session.run(sub, build, self.o.gpu, progress)
-            except LostClaim:  # the staff cancelled or re-queued it: the rest of its cases would be thrown away
-                return self._taken(job, "while graded; stopped grading it")
+        def progress(done: int, total: int):
+            if not self.jobs.progress(job.id, claim, "running", done, total):
+                raise LostClaim(f"job {job.id} is no longer this worker's")
+        try:
+            result = self.session.run(sub, build, self.o.gpu, progress)
+        except LostClaim:  # the staff cancelled or re-queued it: the rest of its cases would be thrown away
+            return self._taken(job, "while graded; stopped grading it")
         sick = self.session.health(self.o.gpu)
         if sick:  # what this GPU measured cannot be trusted: another GPU grades the job again
             self.jobs.give_back(job.id, f"GPU {self.o.gpu} failed after grading it ({sick})", self.rubric.service.attempts,
@@ -276,17 +390,27 @@ class Worker:
             raise GpuFailed(sick)
         self._check_machine()
         self.jobs.progress(job.id, claim, "storing")
+        self._store(self.store, self.jobs, job, claim, result, build, item.started, item.built,
+                    time.monotonic() - taken)
+
+    def _store(self, store: Store, jobs: Jobs, job: Job, claim: str, result, build, started: float, built: float,
+               held: float):
+        """The grade and the job's end in one transaction, through the connection of the thread that has it (the
+        build stage's for a job that did not build, with no device seconds), and the job's log line."""
+        sub = result.submission
         seconds = time.monotonic() - started
         counted = policy.counts(result)  # rejected, not built, or no file compiled: not counted
-        replaced = self.jobs.same_archive_grades(sub.student, sub.sha256)
+        replaced = jobs.same_archive_grades(sub.student, sub.sha256)
         try:
-            sid = self.session.save(result, then=lambda sid: self.jobs.finish_in(
-                job.id, claim, sid, result.status, counted, seconds, replaced, gpu_seconds=seconds,
-                build_seconds=built))
+            sid = self.session.save(result, store=store, then=lambda sid: jobs.finish_in(
+                job.id, claim, sid, result.status, counted, seconds, replaced, gpu_seconds=held, build_seconds=built))
         except LostClaim:
-            return self._taken(job, "meanwhile; its grade here is dropped")
-        row = self.store.submissions(job.student).set_index("id").loc[sid]
+            if store is self.store:
+                return self._taken(job, "meanwhile; its grade here is dropped")
+            return self.log(f"job {job.id} ({job.student}) was taken from this worker meanwhile; its grade here is "
+                            "dropped")
+        row = store.submissions(job.student).set_index("id").loc[sid]
         waited = (datetime.now(timezone.utc) - datetime.fromisoformat(job.received)).total_seconds() - seconds
-        self.log(f"job {job.id} {job.student} attempt {self.jobs.attempt_number(job)}: {result.status} "
-                 f"{row['total']:.1f}/{row['max_total']:.0f} in {seconds:.1f} s{phases(build, result, seconds)} "
-                 f"(waited {max(0.0, waited):.1f} s; {held_words(self.o.gpu, seconds, built)})")
+        self.log(f"job {job.id} {job.student} attempt {jobs.attempt_number(job)}: {result.status} "
+                 f"{row['total']:.1f}/{row['max_total']:.0f} in {seconds:.1f} s{phases(build, result, held)} "
+                 f"(waited {max(0.0, waited):.1f} s; {held_words(self.o.gpu, held, built, build is not None)})")

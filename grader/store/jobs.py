@@ -32,6 +32,10 @@ REQUEUE, CANCEL = "requeue", "cancel"  # job_actions.action: what staff did to a
 REQUEUE_FROM = (FAILED, CANCELLED, RUNNING)  # a queued job is in the queue already; a done one has its grade
 CANCEL_FROM = OPEN  # a finished job has nothing left to stop
 GRADE, PROFILE = "grade", "profile"  # jobs.kind: an upload to grade; Nsight Compute on one task (make profile GPU=1)
+# A running job's phases before it reaches its worker's GPU (grader/service/worker.py's build stage): a worker that
+# dies holding one did not die of it, so it goes back to the queue uncounted.
+BUILDING, BUILT = "building", "built"
+BUILD_PHASES = (BUILDING, BUILT)
 
 
 class UploadIdUsed(RuntimeError):
@@ -225,18 +229,29 @@ class Jobs:
             seen.add(student)
         return first + rest
 
-    def claim(self, worker: str, claim: str) -> Job | None:
-        """Gives the next job to `worker` under `claim` (running, attempts + 1), or None when none waits."""
+    def claim(self, worker: str, claim: str, mark_busy: bool = True) -> Job | None:
+        """Gives the next job to `worker` under `claim` (running, attempts + 1), or None when none waits.
+        `mark_busy`: the worker's row shows it busy with the job (a build stage's claim leaves the row to the
+        GPU's thread)."""
         with self._writing():
             busy = {s for (s,) in self.db.execute("SELECT DISTINCT student FROM jobs WHERE state = 'running'")}
             nxt = next((job_id for job_id, student in self.db.execute(self._ORDER) if student not in busy), None)
             if nxt is None:
                 return None
-            self.db.execute("UPDATE jobs SET state = 'running', phase = 'building', worker = ?, claim = ?,"
+            self.db.execute("UPDATE jobs SET state = 'running', phase = ?, worker = ?, claim = ?,"
                             " attempts = attempts + 1, started = ?, done_cases = NULL, total_cases = NULL"
-                            " WHERE id = ?", (worker, claim, now(), nxt))
-            self.db.execute("UPDATE workers SET state = 'busy', job = ?, seen = ? WHERE name = ?", (nxt, now(), worker))
+                            " WHERE id = ?", (BUILDING, worker, claim, now(), nxt))
+            if mark_busy:
+                self._busy(worker, nxt)
         return self.job(nxt)
+
+    def _busy(self, worker: str, job_id: int):
+        self.db.execute("UPDATE workers SET state = 'busy', job = ?, seen = ? WHERE name = ?", (job_id, now(), worker))
+
+    def worker_busy(self, worker: str, job_id: int):
+        """The worker's row: busy with `job_id` (the job its GPU takes from its build stage)."""
+        with self.db:
+            self._busy(worker, job_id)
 
     def claim_batch(self, worker: str, claim: str, phase: str) -> list[Job]:
         """Gives `worker`, under one `claim`, every student's next job in the queue's order (at most one per
@@ -451,10 +466,12 @@ class Jobs:
             digest.update(repr(self.db.execute("SELECT COUNT(*) FROM job_actions").fetchone()).encode())
         return f"{count}-{top}-{digest.hexdigest()[:16]}"
 
-    def recent_seconds(self, count: int = 20, kind: str = GRADE) -> list[float]:
-        """How long the last `count` jobs of a kind took, newest first (the ETA's estimate)."""
-        return [s for (s,) in self.db.execute("SELECT seconds FROM jobs WHERE state = 'done' AND seconds IS NOT NULL"
-                                              " AND kind = ? ORDER BY finished DESC, id DESC LIMIT ?", (kind, count))]
+    def recent_stages(self, count: int = 20, kind: str = GRADE) -> list[tuple[float, float | None, float | None]]:
+        """(seconds, gpu_seconds, build_seconds) of the last `count` jobs of a kind that reached a device (a job
+        stored by its build stage has gpu_seconds 0), newest first: the pace of grader/service/eta.py."""
+        return list(self.db.execute("SELECT seconds, gpu_seconds, build_seconds FROM jobs WHERE state = 'done'"
+                                    " AND seconds IS NOT NULL AND (gpu_seconds IS NULL OR gpu_seconds > 0)"
+                                    " AND kind = ? ORDER BY finished DESC, id DESC LIMIT ?", (kind, count)))
 
     # --- workers ----------------------------------------------------------------------------------------------
 

@@ -22,7 +22,8 @@ makes its process crash there, its output naming every shape that process was as
 remembers what it was asked and tells a later case).
 A file holding `#error` does not compile: its task's cases fail (build_error), the others
 run, as with the real build; `// fake: build-fails` fails the whole build (as when it
-outlives its limit). A second marker line says what
+outlives its limit); `// fake-build: sleep=S` makes the build take S seconds more (real ones). A second marker line
+says what
 compute-sanitizer finds in it (nothing, when absent), or how long a tool's run of it takes (slow=SECONDS: past
 the limit it is given, the run times out):
     // fake-sanitizer: memcheck=2 racecheck=1
@@ -219,6 +220,11 @@ class FakeBackend(Backend):
 
     def build(self, sub, timeout: float, gate=None) -> BuildResult:
         self.builds.append(sub.student)
+        started = time.monotonic()
+        for data in sub.files.values():  # a build that takes a while (real seconds: the service's build stage)
+            slow = re.search(rb"// fake-build: sleep=([0-9.]+)", data)
+            if slow:
+                time.sleep(float(slow.group(1)))
         unbuilt = {}
         for name, data in sub.files.items():
             if b"// fake: build-fails" in data:
@@ -234,7 +240,7 @@ class FakeBackend(Backend):
         harness = Path("fake-harness") / sub.student
         self._files[harness] = sub.files
         log = "".join(f"kernels/{name}(3): error: this does not compile\n" for name in unbuilt)
-        return BuildResult(True, harness, 0.1, log, gate=report, unbuilt=unbuilt)
+        return BuildResult(True, harness, max(0.1, time.monotonic() - started), log, gate=report, unbuilt=unbuilt)
 
     def set_limits(self, limits):
         self.limits = limits

@@ -1,0 +1,73 @@
+"""The ETA a job is given (grader/service/eta.py): from the measured pace of the two stages, the jobs ahead of it
+in the queue and in the build stages, and what is left of the jobs on the devices."""
+from __future__ import annotations
+
+import pytest
+
+from grader.service.eta import Pace
+from grader.store.jobs import BUILT, Jobs
+from grader.store.store import Store
+from grader.tests.test_service_queue import add
+
+
+@pytest.fixture
+def jobs(tmp_path):
+    store = Store(tmp_path / "grades.sqlite")
+    j = Jobs(store)
+    j.worker_started("gpu0", "0", 1)
+    yield j
+    store.close()
+
+
+def done(jobs: Jobs, student: str, seconds: float, gpu: float | None, build: float | None) -> int:
+    job_id = add(jobs, student, 1)
+    claim = f"c{job_id}"
+    assert jobs.claim("gpu0", claim).id == job_id
+    with jobs.store.db:
+        jobs.finish_in(job_id, claim, 100 + job_id, "graded", True, seconds, [], gpu_seconds=gpu, build_seconds=build)
+    return job_id
+
+
+def test_a_queued_job_waits_for_every_job_ahead_that_still_needs_a_device_then_its_own_device_time(jobs):
+    for i in range(3):  # device 10 s a job (the median), build 6 s; a job stored by its build stage is not pace
+        done(jobs, f"old{i}", 30.0, 10.0 + i - 1, 6.0)
+    done(jobs, "broken", 2.0, 0.0, 2.0)
+    on_gpu = add(jobs, "a", 1)
+    jobs.claim("gpu0", "run")
+    jobs.progress(on_gpu, "run", "running", 3, 4)  # a quarter left: 2.5 s
+    built = add(jobs, "b", 1)
+    jobs.claim("gpu0", "built", mark_busy=False)
+    jobs.progress(built, "built", BUILT)
+    building = add(jobs, "c", 1)
+    jobs.claim("gpu0", "building", mark_busy=False)
+    first, second = add(jobs, "d", 1), add(jobs, "e", 1)
+    pace = Pace.measured(jobs, "grade", workers=1)
+    assert (pace.gpu, pace.build) == (10.0, 6.0)
+    assert pace.eta(jobs.job(on_gpu), None) == 2.5
+    assert pace.eta(jobs.job(built), None) == 2.5 + 10.0  # the job on the device, then its own
+    assert pace.eta(jobs.job(building), None) == 2.5 + 10.0 + 10.0  # and the built one before it
+    # queued: the device's job left, the two in the build stage, the queue ahead, then its own
+    assert pace.eta(jobs.job(first), 1) == 2.5 + 20.0 + 10.0
+    assert pace.eta(jobs.job(second), 2) == 2.5 + 30.0 + 10.0
+    two = Pace.measured(jobs, "grade", workers=2)  # two devices share the jobs ahead
+    assert two.eta(jobs.job(second), 2) == pytest.approx((1 + 2 + 0.25) / 2 * 10.0 + 10.0, abs=0.06)
+
+
+def test_a_short_wait_is_the_job_s_own_build_then_its_device_time(jobs):
+    done(jobs, "old", 30.0, 4.0, 12.0)
+    queued = add(jobs, "a", 1)
+    pace = Pace.measured(jobs, "grade", workers=1)
+    assert pace.eta(jobs.job(queued), 1) == 12.0 + 4.0  # nothing ahead: it waits for its own build
+    building = jobs.claim("gpu0", "b", mark_busy=False)
+    assert Pace.measured(jobs, "grade", workers=1).eta(building, None) == 12.0 + 4.0
+
+
+def test_jobs_graded_before_the_stages_were_recorded_count_whole_and_nothing_finished_gives_no_eta(jobs):
+    first = add(jobs, "a", 1)
+    assert Pace.measured(jobs, "grade", workers=1).eta(jobs.job(first), 1) is None
+    assert jobs.claim("gpu0", "c").id == first
+    with jobs.store.db:
+        jobs.finish_in(first, "c", 100, "graded", True, 30.0, [])
+    queued = add(jobs, "b", 1)
+    assert Pace.measured(jobs, "grade", workers=1).eta(jobs.job(queued), 1) == 30.0
+    assert Pace.measured(jobs, "grade", workers=0).eta(jobs.job(queued), 1) is None
