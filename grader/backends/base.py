@@ -62,6 +62,10 @@ class Backend(ABC):
     untimed_reason: str = ""
     # Who runs the sanitizer's tools: "compute-sanitizer", or the CPU backend's own checks ("cpu").
     checker: str = "compute-sanitizer"
+    # Whether the tools' runs (one per tool) may run at once: compute-sanitizer's runs spend most of their time on
+    # the host's cores, instrumenting and checking, and no verdict of theirs depends on time. Not the CPU
+    # backend's, whose checks use every core each.
+    tools_at_once: bool = False
 
     @property
     @abstractmethod

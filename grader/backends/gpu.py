@@ -73,6 +73,8 @@ def gpu_identity(device: dict) -> dict:
 class GpuBackend(LocalBackend):
     """build.LocalBackend that also says which GPU it ran on (use_cache: it grades against a shared cache entry)."""
 
+    tools_at_once = True
+
     def identify(self, gpu: str | None, device: dict) -> dict:
         return {"backend": "gpu", **gpu_identity(device)}
 

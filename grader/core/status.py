@@ -149,7 +149,8 @@ SANITIZER_STATUSES: dict[SanitizerStatus, Status] = {
         "tool: code that behaves differently under a checker costs the rubric's [sanitizer] penalty"),
     SanitizerStatus.FAILED: Status("gave no verdict", "", "the tool ended without a report (its message says why)"),
     SanitizerStatus.SKIPPED: Status(
-        "not run", "", "not run: the task hung, its replies were forged, or its time ran out"),
+        "not run", "", "not run: the task hung, its replies were forged, or its time ran out; racecheck, where the "
+        "task's compiled code has no shared memory access and no atomics"),
     SanitizerStatus.UNAVAILABLE: Status(
         "not available on the grading machine", "", "compute-sanitizer is not installed"),
 }

@@ -26,7 +26,7 @@ from typing import Callable
 
 from grader.gate.check import Expected, Finding, check_dependencies, check_object
 from grader.gate.elf import ElfError
-from grader.gate.objects import find_cuobjdump, read_object
+from grader.gate.objects import SHARED_OR_ATOMIC_SASS, find_cuobjdump, may_touch_shared_memory, read_object
 from grader.core.gate_policy import GatePolicy
 from grader.gate.report import GateReport
 
@@ -198,6 +198,8 @@ class BuildGate:
         if (self._sass or self._ptx) and self.cuobjdump is None:
             raise GateError("cuobjdump (and nvdisasm) are not installed: the gate reads device code with them "
                             "(they come with the CUDA toolkit, or pip install -r grader/requirements.txt)")
+        if self.cuobjdump is not None:  # which files racecheck has something to look at in (GateReport)
+            self._sass += SHARED_OR_ATOMIC_SASS
         self._warned_compressed = False
 
     def stub(self, file: str) -> bytes:
@@ -240,6 +242,7 @@ class BuildGate:
         todo = [name for name in sorted(files) if self.policy.for_file(name) is not None and name not in stopped
                 and (objects / (Path(name).stem + ".o")).exists()]
         read = self._read_all({name: objects / (Path(name).stem + ".o") for name in todo})
+        no_shared_memory: set[str] = set()
         for name in sorted(files):
             rules = self.policy.for_file(name)
             if rules is None or name in stopped:
@@ -266,6 +269,8 @@ class BuildGate:
                 print(f"build gate: warning: {obj.name}'s device code is compressed in its fat binary, so device-side "
                       "symbols are not inspected (host code is); nvcc --compress-mode=none would allow it",
                       file=sys.stderr)
+            if self.cuobjdump is not None and not may_touch_shared_memory(facts):
+                no_shared_memory.add(name)
             expected = Expected(self.trusted, self.taken,
                                 frozenset().union(*(n for f, n in self.launchers.items() if f != name)),
                                 self.interposable)
@@ -285,7 +290,7 @@ class BuildGate:
                 (kernels / name).write_bytes(self.stub(name))
                 obj.unlink(missing_ok=True)
                 dep.unlink(missing_ok=True)
-        return GateReport(findings)
+        return GateReport(findings, frozenset(no_shared_memory - {f.file for f in findings if f.enforced}))
 
     def _read_all(self, objects: dict[str, Path]) -> dict:
         """Each object read at once (cuobjdump and the disassembly of a GPU object take about 0.6 s each, one after

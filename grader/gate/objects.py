@@ -149,6 +149,21 @@ def find_cuobjdump() -> str | None:
     return None
 
 
+# SASS that may touch shared memory (its loads, stores, atomics and copies, and the generic LD/ST, which may
+# address it), or that is an atomic anywhere: racecheck looks only at shared memory, so a task file with none of
+# these has nothing for it (grader/grading/tools.py). Read by the build gate from every GPU object.
+SHARED_OR_ATOMIC_SASS = ("LDS*", "STS*", "LDSM*", "STSM*", "ATOMS*", "LDGSTS*", "LD", "LD.*", "ST", "ST.*",
+                         "ATOM", "ATOM.*", "ATOMG*", "RED*", "UBLKCP*", "UTMA*")
+
+
+def may_touch_shared_memory(facts: ObjectFacts) -> bool:
+    """Whether the object's device code may touch shared memory or use atomics (a device image that could not
+    be read may)."""
+    from grader.core.gate_policy import glob_regex
+    wanted = glob_regex(SHARED_OR_ATOMIC_SASS)
+    return bool(facts.device_unreadable) or any(wanted.match(m) for m, _ in facts.sass)
+
+
 _SASS_LINE = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)")
 _PTX_INSN = re.compile(r"^\s*(?:@!?%?\w+\s+)?([a-z][a-z0-9_]*(?:\.[a-z0-9_:]+)+)")
 

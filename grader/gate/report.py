@@ -9,6 +9,9 @@ from grader.gate.check import Finding
 @dataclass
 class GateReport:
     findings: list[Finding] = field(default_factory=list)
+    # Task files whose device code, read from their GPU objects, neither touches shared memory nor uses atomics
+    # (objects.py's SHARED_OR_ATOMIC_SASS): racecheck has nothing to look at there. Empty where nothing was read.
+    no_shared_memory: frozenset[str] = frozenset()
 
     def enforced(self, file: str) -> list[Finding]:
         """The findings that kept this task file out of the build, the named rules before the catch-all

@@ -166,7 +166,9 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
         # Every task's correctness first, then the tools, then the timed cases: the tools' runs come before any
         # timed case could use up the submission's time. On the CPU backend its own checks run in
         # compute-sanitizer's place (CpuBackend.sanitize).
-        result.sanitizer += sanitize(sub, build, backend, gpu, rubric, result.cases, seed, deadline, budget)
+        files = {t.id: t.file for t in registry.tasks}
+        result.sanitizer += sanitize(sub, build, backend, gpu, rubric, result.cases, seed, deadline, budget,
+                                     files=files)
         for policy in running if timed else []:  # correctness only on a backend that does not time
             tell()
             timed_cases(policy, [s for s in policy.timed if s not in policy.hidden], passed(policy, False))
@@ -188,7 +190,7 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
         if rubric.sanitizer.tools and hiding:
             student.close()
             result.sanitizer += sanitize(sub, build, backend, gpu, rubric, result.cases, seed, deadline, budget,
-                                         hidden=True)
+                                         hidden=True, files=files)
         for policy in hiding if timed else []:
             timed_cases(policy, [s for s in policy.timed if s in policy.hidden], passed(policy, True), hidden=True)
     finally:

@@ -8,6 +8,7 @@ with the hidden cases (cases.py), sent hidden shapes. The counters run on the vi
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from grader.backends.base import Backend, ToolTask
 from grader.core.rubric import Rubric
@@ -21,14 +22,22 @@ from grader.outcomes.results import CaseOutcome, ProfileOutcome, SanitizerOutcom
 DECIDED_BY_BUILD = frozenset({CaseStatus.MISSING, CaseStatus.FORBIDDEN, CaseStatus.NEEDS_GPU, CaseStatus.BUILD_ERROR})
 
 
+RACECHECK = "racecheck"
+NO_SHARED_MEMORY = ("not run: racecheck looks for races on shared memory, and this task's compiled code has no "
+                    "shared memory access and no atomics")
+
+
 def sanitize(sub: Submission, build: BuildResult, backend: Backend, gpu: str | None, rubric: Rubric,
               cases: list[CaseOutcome], seed: int, deadline: float,
-              budget: TimeBudget | None = None, hidden: bool = False) -> list[SanitizerOutcome]:
+              budget: TimeBudget | None = None, hidden: bool = False,
+              files: dict[str, str] | None = None) -> list[SanitizerOutcome]:
     """compute-sanitizer's tools on each task's small case, unless the task never ran or hung, or the submission's
     time ran out: each tool over all such tasks at once where the backend can (LocalBackend.sanitize_tasks), the
     outcomes in the rubric's order of tasks, then tools. hidden=False: the tasks whose small case is not hidden,
     sent their visible shapes and judged on their visible cases; True: those whose small case is hidden, sent
-    their hidden shapes (the hidden cases' process's requests) and judged on every case."""
+    their hidden shapes (the hidden cases' process's requests) and judged on every case. `files`: each task's
+    file, where racecheck is not run on a file whose compiled code has no shared memory access (the build
+    gate's reading, GateReport.no_shared_memory). The tools' runs go at once where the backend allows."""
     runs: list[ToolTask] = []
     not_run: dict[str, str] = {}  # task: why its tools do not run
     graded: dict[str, float] = {}  # task: its graded cases' seconds for the shapes its tools are sent
@@ -65,19 +74,32 @@ def sanitize(sub: Submission, build: BuildResult, backend: Backend, gpu: str | N
                                 checker=backend.checker)
 
     going = [t for t in runs if t.task not in not_run]
-    found: dict[tuple[str, str], SanitizerOutcome] = {}
-    for tool in rubric.sanitizer.tools:
-        for t in runs:
-            if t.task in not_run:
-                found[t.task, tool] = skipped(t, tool, not_run[t.task])
+    plain = build.gate.no_shared_memory if build.gate is not None and files else frozenset()
+    needless = {t.task for t in going if files.get(t.task) in plain} if plain else set()
 
-        def out_of_time(t: ToolTask, tool: str = tool) -> SanitizerOutcome | None:
+    def run_tool(tool: str) -> dict[tuple[str, str], SanitizerOutcome]:
+        found = {(t.task, tool): skipped(t, tool, not_run[t.task]) for t in runs if t.task in not_run}
+        these = [t for t in going if not (tool == RACECHECK and t.task in needless)]
+        found.update({(t.task, tool): skipped(t, tool, NO_SHARED_MEMORY) for t in going if t not in these})
+
+        def out_of_time(t: ToolTask) -> SanitizerOutcome | None:
             why = time_left()
             return skipped(t, tool, why) if why else None
-        for t, outcome in zip(going, backend.sanitize_tasks(sub, build, gpu, tool, going, seed,
-                                                            rubric.limits.sanitizer, out_of_time) if going else []):
+        for t, outcome in zip(these, backend.sanitize_tasks(sub, build, gpu, tool, these, seed,
+                                                            rubric.limits.sanitizer, out_of_time) if these else []):
             found[outcome.task, tool] = too_slow(outcome, t, graded[t.task], rubric) or outcome
-    return [found[t.task, tool] for t in runs for tool in rubric.sanitizer.tools]
+        return found
+
+    found: dict[tuple[str, str], SanitizerOutcome] = {}
+    tools = list(rubric.sanitizer.tools)
+    if backend.tools_at_once and len(tools) > 1:
+        with ThreadPoolExecutor(max_workers=len(tools)) as pool:
+            for part in pool.map(run_tool, tools):
+                found.update(part)
+    else:
+        for tool in tools:
+            found.update(run_tool(tool))
+    return [found[t.task, tool] for t in runs for tool in tools]
 
 
 def checker_limit(rubric: Rubric, graded: float) -> float | None:

@@ -22,8 +22,9 @@ makes its process crash there, its output naming every shape that process was as
 remembers what it was asked and tells a later case).
 A file holding `#error` does not compile: its task's cases fail (build_error), the others
 run, as with the real build; `// fake: build-fails` fails the whole build (as when it
-outlives its limit); `// fake-build: sleep=S` makes the build take S seconds more (real ones). A second marker line
-says what
+outlives its limit); `// fake-build: sleep=S` makes the build take S seconds more (real ones);
+`// fake-gate: no-shared-memory` makes the build gate read the file's device code as touching no shared memory
+(GateReport.no_shared_memory: racecheck is not run on it). A second marker line says what
 compute-sanitizer finds in it (nothing, when absent), or how long a tool's run of it takes (slow=SECONDS: past
 the limit it is given, the run times out):
     // fake-sanitizer: memcheck=2 racecheck=1
@@ -236,7 +237,9 @@ class FakeBackend(Backend):
         if gate is not None:
             report = GateReport([Finding(name, "no-libraries", "calls cublasSgemm_v2",
                                          gate.rules["no-libraries"].description)
-                                 for name, data in sorted(sub.files.items()) if behavior(data)[0] == "forbidden"])
+                                 for name, data in sorted(sub.files.items()) if behavior(data)[0] == "forbidden"],
+                                frozenset(name for name, data in sub.files.items()
+                                          if b"// fake-gate: no-shared-memory" in data))
         harness = Path("fake-harness") / sub.student
         self._files[harness] = sub.files
         log = "".join(f"kernels/{name}(3): error: this does not compile\n" for name in unbuilt)

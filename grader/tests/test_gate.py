@@ -152,6 +152,33 @@ def test_the_solution_passes_the_gate(either_workspace, rubric):
     assert inspect(either_workspace, rubric.gate, Path("the-solution"), files).findings == []
 
 
+def test_the_gate_reads_which_files_touch_shared_memory_where_racecheck_has_something_to_look_at(workspace, rubric):
+    """Issue 43: racecheck runs only where a file's device code may touch shared memory (or uses atomics). The
+    solution's tiled kernels and reduction do; its fill, add and naive matmul do not; the sample class's racing
+    tiled matmul (s04) does, so its race is still looked for. On the CPU backend nothing is read: every file is checked."""
+    solution = {p.name: p.read_bytes() for p in (REPO / "solution" / "kernels").glob("*.cu")}
+    report = inspect(workspace, rubric.gate, Path("shared-solution"), solution)
+    assert report.no_shared_memory == {"fill.cu", "add.cu", "matmul_naive.cu"}, report.no_shared_memory
+    race = {p.name: p.read_bytes() for p in (SAMPLES / "s04-race").glob("*.cu")}
+    assert inspect(workspace, rubric.gate, Path("shared-race"), race).no_shared_memory == {"matmul_naive.cu"}
+    # a stray generic store may address shared memory: such a file is checked
+    generic = LAUNCHER + """
+__device__ __noinline__ void put(std::int32_t* p, int i, std::int32_t v) { p[i] = v; }
+__device__ __noinline__ std::int32_t get(const std::int32_t* p, int i) { return p[i]; }
+__global__ void fill_kernel(std::int32_t* out, int rows, int cols) {
+    __shared__ std::int32_t tile[32];
+    std::int32_t* where = rows > 1 ? tile : out;  // shared memory, reached only through generic pointers
+    put(where, threadIdx.x % 32, threadIdx.x);
+    if (threadIdx.x < rows * cols) out[threadIdx.x] = get(where, threadIdx.x % 32);
+}
+void fill(std::int32_t* out, int rows, int cols) {
+    fill_kernel<<<1, 32>>>(out, rows, cols);
+    CUDA_CHECK_LAUNCH();
+}
+"""
+    assert "fill.cu" not in inspect(workspace, rubric.gate, Path("shared-generic"), {"fill.cu": generic}).no_shared_memory
+
+
 @pytest.mark.parametrize("sample", sorted(p for p in SAMPLES.iterdir() if p.name != "s07-compile-error"),
                          ids=lambda p: p.name)
 def test_every_sample_submission_passes_the_gate(either_workspace, rubric, sample):

@@ -447,3 +447,49 @@ def test_no_run_starts_once_the_submissions_time_is_out(tmp_path):
     out = fake.backend.sanitize_tasks(None, None, "0", "memcheck", _tool_tasks("add", "dot"), 1, 30.0,
                                       lambda t: out_of_time)
     assert fake.runs == [] and [o.status for o in out] == ["skipped", "skipped"]
+
+
+def test_racecheck_is_not_run_where_the_compiled_code_has_no_shared_memory_and_memcheck_still_is(tmp_path, registry,
+                                                                                                   rubric):
+    """Issue 43: racecheck looks only at shared memory; where the build gate read no shared memory access and no
+    atomics in a file's device code, its task's racecheck is not run (saying why), and memcheck runs as before."""
+    files = {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks}
+    files["add.cu"] += "// fake-gate: no-shared-memory\n"
+    subs = tmp_path / "submissions"
+    write_submission(subs, "s01", files)
+    backend = FakeBackend()
+    grade(GradeOptions(subs, tmp_path / "results", [None], jobs=1, progress=False, seed=5), rubric, registry, backend)
+    ran = {(task, tool) for task, tool, _ in backend.tool_limits}
+    assert ("add", "memcheck") in ran and ("add", "racecheck") not in ran and ("dot", "racecheck") in ran, ran
+    with opened(tmp_path / "results") as store:
+        tools = store.sanitizer_runs_for().set_index(["task", "tool"])
+    assert tools.loc[("add", "racecheck"), "status"] == "skipped"
+    assert tools.loc[("add", "racecheck"), "message"].startswith("not run: racecheck looks for races on shared memory")
+    assert tools.loc[("add", "memcheck"), "status"] == tools.loc[("dot", "racecheck"), "status"] == "clean"
+
+
+class ToolsAtOnce(FakeBackend):
+    """A fake whose tools' runs must meet: each waits for the other before it answers."""
+    tools_at_once = True
+
+    def __init__(self):
+        super().__init__()
+        import threading
+        self.met = threading.Barrier(2, timeout=20)
+
+    def sanitize_tasks(self, sub, build, gpu, tool, tasks, seed, timeout, skipped):
+        self.met.wait()  # a BrokenBarrierError when the other tool's run is not under way at the same time
+        return super().sanitize_tasks(sub, build, gpu, tool, tasks, seed, timeout, skipped)
+
+
+def test_where_the_backend_allows_the_tools_run_at_once_with_the_same_verdicts(tmp_path, registry, rubric):
+    files = {t.file: "// fake: ok speed=1.0\n" for t in registry.tasks}
+    files["dot.cu"] += "// fake-sanitizer: racecheck=2\n"
+    subs = tmp_path / "submissions"
+    write_submission(subs, "s01", files)
+    grade(GradeOptions(subs, tmp_path / "results", [None], jobs=1, progress=False, seed=5), rubric, registry,
+          ToolsAtOnce())
+    with opened(tmp_path / "results") as store:
+        tools = store.sanitizer_runs_for().set_index(["task", "tool"])
+    assert tools.loc[("dot", "racecheck"), "status"] == "errors"
+    assert (tools.drop(("dot", "racecheck"))["status"] == "clean").all(), tools["status"]
