@@ -44,6 +44,12 @@ BUILD_LOG_CAP = 20000  # characters of compiler output kept for feedback
 HARNESS_CANNOT_RUN = 4  # the harness's exit status when it could not run at all (no CUDA device, ...)
 
 
+# A submission's build runs beside another's cases and tools (the service's build stage, grade's pool of builds):
+# on the host's cores the code being graded comes first, and its compiler waits (no verdict depends on a build's
+# pace; a case's limit is measured against its own run).
+BUILD_NICENESS = 10
+
+
 def run_limited(cmd: list[str], timeout: float, cwd: Path | None = None) -> tuple[int | None, str]:
     """Runs cmd in its own process group; returns (exit status or None on timeout, combined output)."""
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -283,6 +289,7 @@ class Workspace:
                           pristine=seen["pristine"], build=seen["build"])
         if self.deps_include:
             make.append(f"DEPS_INCLUDE={self.deps_include}")
+        make = ["nice", "-n", str(BUILD_NICENESS), *make]
         read_only, writable = view.mounts()
         done = run(self.sandbox, make, timeout=timeout, read_only=read_only, writable=writable, cwd=seen["out_dir"],
                    merge_stderr=True)
