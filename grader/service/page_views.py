@@ -11,10 +11,7 @@ from grader.reports.report import review_table
 from grader.service import policy
 from grader.service.status import service_status
 from grader.service.views import job_name, job_views
-from grader.store.jobs import BUILT, CANCEL_FROM, CANCELLED, FAILED, GRADE, QUEUED, REQUEUE_FROM, RUNNING, Jobs
-
-
-PHASE_WORDS = {BUILT: "built, waiting for its run"}  # the other phases say what they are as they are
+from grader.store.jobs import CANCEL_FROM, CANCELLED, FAILED, GRADE, QUEUED, REQUEUE_FROM, RUNNING, Jobs
 
 
 def doing(view: dict) -> str:
@@ -23,7 +20,7 @@ def doing(view: dict) -> str:
         where = f"{_ordinal(view['position'])} in the queue" if view["position"] else "waiting"
     elif view["state"] == RUNNING:
         progress = view["progress"]
-        where = PHASE_WORDS.get(view["phase"], view["phase"]) + (
+        where = view["phase_words"] + (
             f", {progress['done'] or 0} of {progress['total']} cases" if progress else "")
     else:
         return ""

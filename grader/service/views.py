@@ -8,8 +8,10 @@ from grader.core.rubric import Rubric
 from grader.core.visibility import STAFF_VIEW
 from grader.service.eta import Pace
 from grader.reports.student_view import result_summaries, student_result
-from grader.store.jobs import PROFILE, QUEUED, RUNNING, Job, Jobs
+from grader.store.jobs import BUILT, PROFILE, QUEUED, RUNNING, Job, Jobs
 
+PHASE_WORDS = {BUILT: "built, waiting for its run"}  # what a phase is called where people read it (the others
+# say what they are as they are)
 MAX_ID = 2**63 - 1  # SQLite's largest integer: a job number a client sends is checked against it before any query
 
 
@@ -52,7 +54,8 @@ def _graded(job: Job) -> bool:
 
 def _view(job: Job, attempt: int, position: int | None, pace: Pace, result: dict | None) -> dict:
     return {"job": job.id, "student": job.student, "attempt": attempt, "name": job_name(job, attempt),
-            "state": job.state, "phase": job.phase, "position": position,
+            "state": job.state, "phase": job.phase, "phase_words": PHASE_WORDS.get(job.phase, job.phase),
+            "position": position,
             "eta_seconds": pace.eta(job, position),
             "progress": ({"done": job.done_cases, "total": job.total_cases} if job.total_cases else None),
             "received": job.received, "started": job.started, "finished": job.finished,

@@ -389,6 +389,15 @@ def test_upload_polls_until_done_then_prints_its_name_total_feedback_and_counted
     assert text.rstrip().endswith("This upload counted against the hourly limit.")
 
 
+def test_a_built_job_waiting_for_its_run_is_shown_in_the_services_words():
+    """The service names a phase in words (views.PHASE_WORDS); the client shows them, and an older service's bare
+    phase where it sends none."""
+    built = job(state="running", phase="built", phase_words="built, waiting for its run", eta_seconds=12)
+    assert service_py.progress_line(built) == "upload #3: built, waiting for its run, about 12 s to go"
+    del built["phase_words"]
+    assert service_py.progress_line(built) == "upload #3: built, about 12 s to go"
+
+
 def test_the_feedback_is_rendered_for_a_terminal_with_the_pages_points():
     """The condensed feedback is Markdown (the page renders it): the terminal gets plain words, the same points in
     the page's format (8.0 / 8), and a table as aligned columns."""

@@ -281,7 +281,7 @@ def progress_line(job: dict) -> str:
         done = job.get("progress") or {}
         cases = f", {done.get('done')}/{done.get('total')} cases" if done.get("total") else ""
         eta = f", about {round(job['eta_seconds'])} s to go" if job.get("eta_seconds") is not None else ""
-        return f"{head}: {job.get('phase') or 'running'}{cases}{eta}"
+        return f"{head}: {job.get('phase_words') or job.get('phase') or 'running'}{cases}{eta}"
     return f"{head}: {state}"
 
 
