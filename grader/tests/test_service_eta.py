@@ -6,17 +6,7 @@ import pytest
 
 from grader.service.eta import Pace
 from grader.store.jobs import BUILT, Jobs
-from grader.store.store import Store
-from grader.tests.test_service_queue import add
-
-
-@pytest.fixture
-def jobs(tmp_path):
-    store = Store(tmp_path / "grades.sqlite")
-    j = Jobs(store)
-    j.worker_started("gpu0", "0", 1)
-    yield j
-    store.close()
+from grader.tests.test_service_queue import add, jobs  # noqa: F401 (jobs: the queue's store, a fixture)
 
 
 def done(jobs: Jobs, student: str, seconds: float, gpu: float | None, build: float | None) -> int:

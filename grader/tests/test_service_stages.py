@@ -39,6 +39,15 @@ def phases_now(service: ServiceUnderTest) -> dict[int, str]:
     return {j["job"]: j["phase"] for j in body["jobs"] if j["state"] == "running"}
 
 
+def one_running_one_built(service: ServiceUnderTest) -> tuple[int, int]:
+    """Two uploads of two students; returns once the first runs on the GPU and the second is built, waiting."""
+    first = upload_for(service, "s01", archive("ok speed=1.2", salt="first"))
+    second = upload_for(service, "s02", archive("ok speed=1.2", salt="second"))
+    until(service, f"job {first} on the GPU and job {second} built",
+          lambda: phases_now(service) == {first: "running", second: "built"}, timeout=60)
+    return first, second
+
+
 def graded_lines(service: ServiceUnderTest) -> Counter:
     return Counter(int(n) for n in re.findall(r"job (\d+) s\d+ attempt \d+: graded", service.log()))
 
@@ -93,10 +102,7 @@ def test_a_worker_killed_with_a_job_built_gives_that_job_back_uncounted_and_the_
     service = ServiceUnderTest(tmp_path, students=STUDENTS, gpus="0", delay=SLOWER,
                                serve_args=["--builders", "1"]).start()
     try:
-        first = upload_for(service, "s01", archive("ok speed=1.2", salt="first"))
-        second = upload_for(service, "s02", archive("ok speed=1.2", salt="second"))
-        until(service, f"job {first} on the GPU and job {second} built",
-              lambda: phases_now(service) == {first: "running", second: "built"}, timeout=60)
+        first, second = one_running_one_built(service)
         pids = service.worker_pids()
         assert len(pids) == 1
         os.kill(pids[0], signal.SIGKILL)
@@ -115,10 +121,7 @@ def test_a_stopping_service_gives_back_what_its_build_stage_holds_and_the_next_s
     service = ServiceUnderTest(tmp_path, students=STUDENTS, gpus="0", delay=SLOWER, drain=60,
                                serve_args=["--builders", "1"]).start()
     try:
-        first = upload_for(service, "s01", archive("ok speed=1.2", salt="first"))
-        second = upload_for(service, "s02", archive("ok speed=1.2", salt="second"))
-        until(service, f"job {first} on the GPU and job {second} built",
-              lambda: phases_now(service) == {first: "running", second: "built"}, timeout=60)
+        first, second = one_running_one_built(service)
         service.stop()
         assert service.process.returncode == 0, log_tail(service)
         at_stop = stored_jobs(service.results)
