@@ -29,7 +29,7 @@ from synthetic_bench import write_synthetic_record
 from grader.backends import gpu
 from grader.core.registry import Registry
 from grader.core.rubric import DEFAULT_RUBRIC, load_rubric
-from grader.tests.conftest import sandbox_unavailable
+from grader.tests.conftest import made_once, sandbox_unavailable
 from release import dist, leaks
 
 HARNESS = ROOT / "starter" / "build" / "starter" / "harness"
@@ -607,15 +607,29 @@ def no_cuda(extracted) -> tuple[list[str], dict]:
     return no_cuda_view(extracted.parent)
 
 
+def made_without_cuda(tarball: Path, tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """A student's first `make test` in the extracted tarball on a machine without CUDA: the tree (built for the
+    CPU backend) and what make said. Made once per test run for these bytes (conftest's made_once, keyed by the
+    tarball's digest), whichever test file asks first: the tests below and the README's tarball commands
+    (test_readme_commands.py, whose clone writes the same bytes) each go on in a copy of it, so the tarball's cold
+    CPU build is made once in a run, not twice."""
+    def make(folder: Path):
+        root = extract(tarball, folder)
+        command, env = no_cuda_view(folder)
+        result = subprocess.run([*command, "make", "test"], cwd=root / "starter", capture_output=True, text=True,
+                                timeout=1800, env=env)
+        (folder / "make-test.json").write_text(json.dumps({"args": result.args, "returncode": result.returncode,
+                                                           "stdout": result.stdout, "stderr": result.stderr}))
+    folder = made_once(tmp_path_factory, f"no-cuda-{sha256(tarball)[:16]}", make)
+    said = json.loads((folder / "make-test.json").read_text())
+    return folder / top_folder(), subprocess.CompletedProcess(said["args"], said["returncode"], said["stdout"],
+                                                              said["stderr"])
+
+
 @pytest.fixture(scope="session")
 def first_make_test_without_cuda(tarball, tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
-    """A student's first `make test` in the extracted tarball on a machine without CUDA: the tree (built for the
-    CPU backend) and what make said. One build for the tests below: the student's loop goes on in a copy of it."""
-    root = extract(tarball, tmp_path_factory.mktemp("no-cuda"))
-    command, env = no_cuda_view(root.parent)
-    result = subprocess.run([*command, "make", "test"], cwd=root / "starter", capture_output=True, text=True,
-                            timeout=1800, env=env)
-    return root, result
+    """made_without_cuda of this run's tarball: read only (the student's loop goes on in a copy of it)."""
+    return made_without_cuda(tarball, tmp_path_factory)
 
 
 def test_the_sandbox_without_cuda_holds_none_of_it(no_cuda):

@@ -17,7 +17,8 @@ today's solution (synthetic_bench.py), which `make handout` and `make dist` read
 
 Time: 5 min 11 s of wall clock (3 min 32 s of CPU) on this project's 2-core development machine, shared with
 other work (2026-11-27): make demo 149 s (the clone's .venv, then the grading), the tarball's first make test
-100 s (its CPU build), everything else 1 min. Each command's time is printed (pytest -s shows them).
+100 s (its CPU build, now made once in a run with test_dist.py's), everything else 1 min. Each command's time is
+printed (pytest -s shows them).
 """
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ import pytest
 
 from conftest import ROOT
 from synthetic_bench import write_synthetic_record
-from test_dist import extract, without_cuda
+from test_dist import made_without_cuda, without_cuda
 
 from grader.backends import gpu
 from grader.core.registry import Registry
@@ -331,13 +332,17 @@ def clone_runs(tmp_path_factory) -> tuple[Path, list[Ran]]:
 
 
 @pytest.fixture(scope="module")
-def tarball_runs(clone_runs) -> list[Ran]:
+def tarball_runs(clone_runs, tmp_path_factory) -> list[Ran]:
     """The tarball's README.md commands, then README.md's student commands, in the tarball the clone's make dist
-    wrote, extracted, with the CUDA toolkit hidden."""
+    wrote, extracted, with the CUDA toolkit hidden. The tree starts as a copy of test_dist.py's first `make test`
+    of the same bytes without CUDA (made_without_cuda: the tarball's cold CPU build, checked there, made once in
+    a run): the commands run as written, on what a student has after their first `make test`."""
     clone, _ = clone_runs
     tarballs = list((clone / "dist").glob("*-starter.tar.gz"))
     assert len(tarballs) == 1, f"the clone's make dist wrote {len(tarballs)} tarballs in {clone / 'dist'}"
-    extracted = extract(tarballs[0], clone.parent / "student")
+    first, _ = made_without_cuda(tarballs[0], tmp_path_factory)
+    shutil.copytree(first.parent, clone.parent / "student", symlinks=True)
+    extracted = clone.parent / "student" / first.name
     prefix, env = without_cuda(extracted.parent)
     with tarfile.open(tarballs[0]) as tar:
         readme = tar.extractfile(f"{extracted.name}/README.md").read().decode()
