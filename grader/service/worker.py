@@ -232,14 +232,26 @@ class Worker:
                     if job is not None:  # the machine's fault, not the job's: back at its old place, uncounted
                         with self._lock:
                             self._ahead.pop(job.id, None)
-                        jobs.give_back(job.id, f"the grading machine's {cause} while it was built; built again once "
-                                       "that is fixed", self.rubric.service.attempts, claim, counted=False)
+                        self._give_back_when_stored(jobs, job, claim, f"the grading machine's {cause} while it was "
+                                                    "built; built again once that is fixed")
                     time.sleep(HEAL_POLL)
         except BaseException as e:  # the grader's own failure: the GPU's thread raises it and the worker stops
             self._stage_failed = e
         finally:
             if store is not None:
                 store.close()
+
+    def _give_back_when_stored(self, jobs: Jobs, job: Job, claim: str, reason: str):
+        """Gives the job back to the queue, uncounted, as soon as the store takes it (a full disk may refuse it for a
+        while); if the worker stops first, the supervisor gives back what it held."""
+        while not self.stopping:
+            try:
+                jobs.give_back(job.id, reason, self.rubric.service.attempts, claim, counted=False)
+                return
+            except Exception as e:
+                if not fault_of(e):
+                    raise
+                time.sleep(HEAL_POLL)
 
     def _build(self, store: Store, jobs: Jobs, job: Job, claim: str):
         started = time.monotonic()
