@@ -74,8 +74,8 @@ class Job:
     kind: str = GRADE
     task: str = ""
     profile: str = ""  # a done profile job's result, JSON
-    gpu_seconds: float | None = None  # seconds a GPU worker held it (claim to stored)
-    build_seconds: float | None = None  # of which intake and build, CPU-only work
+    gpu_seconds: float | None = None  # seconds its GPU held it (taken from the build stage to stored; 0: never)
+    build_seconds: float | None = None  # its intake and build on the CPU, before the GPU took it
 
     @property
     def open(self) -> bool:
@@ -313,9 +313,10 @@ class Jobs:
 
     def finish_in(self, job_id: int, claim: str, submission_id: int, status: str, counted: bool, seconds: float,
                   replaced: list[int], gpu_seconds: float | None = None, build_seconds: float | None = None):
-        """Inside Store.save's transaction: the job is done with its grade (`gpu_seconds`: how long a GPU worker held
-        it, `build_seconds` of them CPU-only work). Earlier jobs whose grade the new one replaced (the same archive
-        uploaded again) point to it. Raises LostClaim, undoing the save, when the job is no longer this worker's."""
+        """Inside Store.save's transaction: the job is done with its grade (`gpu_seconds`: how long its GPU held it,
+        `build_seconds`: its intake and build before). Earlier jobs whose grade the new one replaced (the same
+        archive uploaded again) point to it. Raises LostClaim, undoing the save, when the job is no longer this
+        worker's."""
         cur = self.db.execute("UPDATE jobs SET state = 'done', phase = 'done', finished = ?, submission_id = ?,"
                               " status = ?, counted = ?, seconds = ?, gpu_seconds = ?, build_seconds = ?, error = ''"
                               " WHERE id = ? AND claim = ? AND state = 'running'",

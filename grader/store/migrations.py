@@ -316,11 +316,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         ("jobs", "kind", "TEXT NOT NULL DEFAULT 'grade'"),  # grade: an upload to grade; profile: ncu on one task
         ("jobs", "task", "TEXT NOT NULL DEFAULT ''"),  # a profile job's task
         ("jobs", "profile", "TEXT NOT NULL DEFAULT ''"))),  # a done profile job's result (JSON)
-    # issue 43: what a job cost its GPU worker, beside its wall time: the seconds it held the worker (and so its
-    # GPU), and of those the seconds of CPU-only work (intake and build) done while holding it
+    # issue 43: what a job cost its GPU worker, beside its wall time: the seconds it held the GPU, and the seconds
+    # of its intake and build (since the worker's build stage, done before the GPU takes the job; rows stored
+    # before it have the build inside gpu_seconds)
     Migration(16, "GPU-held seconds", columns=(
-        ("jobs", "gpu_seconds", "REAL"),  # from the GPU worker's claim to the grade stored
-        ("jobs", "build_seconds", "REAL"))),  # intake and build, inside gpu_seconds while a GPU worker builds
+        ("jobs", "gpu_seconds", "REAL"),  # from the GPU taking the job to the grade stored (0: it never reached it)
+        ("jobs", "build_seconds", "REAL"))),  # intake and build
 )
 LATEST = MIGRATIONS[-1].version
 FIRST_TABLES = {name for name, _ in FIRST_RELEASE}
