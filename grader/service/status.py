@@ -6,18 +6,22 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from grader.store.faults import results_fault
-from grader.store.jobs import FAILED, QUEUED, RUNNING, SLURM_WORKER, Jobs
+from grader.store.jobs import BUILD_PHASES, BUILDING, BUILT, FAILED, QUEUED, RUNNING, SLURM_WORKER, Jobs
 
 
 def service_status(jobs: Jobs, now: datetime | None = None) -> dict:
     now = now or datetime.now(timezone.utc)
     hour_ago = (now - timedelta(hours=1)).isoformat(timespec="seconds")
     finished = jobs.finished_since(hour_ago)
+    running = jobs.running()
     workers = []
     for w in jobs.workers():
         mine = [row for row in finished if row[0] == w["name"] and row[2] is not None]
+        staged = [j.phase for j in running if j.worker == w["name"] and j.phase in BUILD_PHASES]
         workers.append({"name": w["name"], "gpu": w["gpu"], "device": device_words(w["name"], w["gpu"]),
                         "state": w["state"], "job": w["job"],
+                        # what its build stage holds ahead of its GPU (grader/service/worker.py)
+                        "building": staged.count(BUILDING), "built": staged.count(BUILT),
                         "reason": w["reason"], "since": w["started"], "done": w["done"],
                         "jobs_last_hour": len(mine),
                         "seconds_per_job": mean([row[2] for row in mine]),
@@ -65,6 +69,8 @@ def status_text(status: dict) -> str:
             pace += (f" (each held the {'worker' if w['gpu'] == 'cpu' else 'GPU'} {w['gpu_seconds_per_job']} s, "
                      f"built before it in {w['build_seconds_per_job']} s on the CPU)")
         doing = f" job {w['job']}" if w["job"] else ""
+        if w.get("built") or w.get("building"):
+            doing += f" (build stage: {w['built']} built, {w['building']} building)"
         why = f": {w['reason']}" if w["reason"] else ""
         device = device_words(w["name"], w["gpu"])
         where = f", {device}" if w["name"] == SLURM_WORKER else f" ({device})"  # what the dispatcher does

@@ -122,6 +122,11 @@ def test_a_stopping_service_gives_back_what_its_build_stage_holds_and_the_next_s
                                serve_args=["--builders", "1"]).start()
     try:
         first, second = one_running_one_built(service)
+        status, body, _ = service.request("GET", "/api/v1/status", service.staff)
+        worker = next(w for w in body["workers"] if w["name"] == "gpu0")
+        assert status == 200 and (worker["job"], worker["built"], worker["building"]) == (first, 1, 0), worker
+        from grader.service.status import status_text
+        assert f"gpu0 (GPU 0): busy job {first} (build stage: 1 built, 0 building)" in status_text(body)
         service.stop()
         assert service.process.returncode == 0, log_tail(service)
         at_stop = stored_jobs(service.results)
