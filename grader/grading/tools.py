@@ -74,8 +74,8 @@ def sanitize(sub: Submission, build: BuildResult, backend: Backend, gpu: str | N
                                 checker=backend.checker)
 
     going = [t for t in runs if t.task not in not_run]
-    plain = build.gate.no_shared_memory if build.gate is not None and files else frozenset()
-    needless = {t.task for t in going if files.get(t.task) in plain} if plain else set()
+    plain = build.gate.no_shared_memory if build.gate is not None else frozenset()
+    needless = {t.task for t in going if (files or {}).get(t.task) in plain}  # racecheck's: no shared memory
 
     def run_tool(tool: str) -> dict[tuple[str, str], SanitizerOutcome]:
         found = {(t.task, tool): skipped(t, tool, not_run[t.task]) for t in runs if t.task in not_run}

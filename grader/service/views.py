@@ -10,8 +10,8 @@ from grader.service.eta import Pace
 from grader.reports.student_view import result_summaries, student_result
 from grader.store.jobs import BUILT, PROFILE, QUEUED, RUNNING, Job, Jobs
 
-PHASE_WORDS = {BUILT: "built, waiting for its run"}  # what a phase is called where people read it (the others
-# say what they are as they are)
+# What a phase is called where people read it (the pages, `make upload`); the other phases say it as they are.
+PHASE_WORDS = {BUILT: "built, waiting for its run"}
 MAX_ID = 2**63 - 1  # SQLite's largest integer: a job number a client sends is checked against it before any query
 
 
