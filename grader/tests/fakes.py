@@ -17,7 +17,9 @@ A fake submission's task file says how its kernel behaves in a marker line:
     // fake: wrong-when-timed    passes its checks, fails a timed run
     // fake: forbidden           breaks a build-gate rule (when the rubric's gate is passed to build)
 A line `// fake-at: SHAPE wrong` (or `hang`) makes the kernel wrong (or never finish) at that shape only,
-whatever its marker says elsewhere (a kernel that fails one case, a hidden one say); `// fake-at: SHAPE tells`
+whatever its marker says elsewhere (a kernel that fails one case, a hidden one say); `hang-once` never finishes
+there the first time any process of the submission is asked, and passes after (a correct kernel a busy machine
+pushed past the case limit once); `// fake-at: SHAPE tells`
 makes its process crash there, its output naming every shape that process was asked before (a task file that
 remembers what it was asked and tells a later case).
 A file holding `#error` does not compile: its task's cases fail (build_error), the others
@@ -96,8 +98,10 @@ class SimClock:
 
 class FakeServer(Server):
     def __init__(self, files: dict[str, bytes] | None, delay: float = 0.0, sim: SimClock | None = None,
-                 solution_ms: Callable[[str, str], float] | None = None, name: str = "solution"):
+                 solution_ms: Callable[[str, str], float] | None = None, name: str = "solution",
+                 hung: set | None = None):
         self.files = files  # None: the solution
+        self.hung = hung if hung is not None else set()  # (task, shape) a `hang-once` hung at, in any process
         self.delay = delay
         self.sim = sim
         self.solution_ms = solution_ms or (lambda task, shape: SOLUTION_MS)
@@ -149,11 +153,15 @@ class FakeServer(Server):
         if op == "check":
             kind, speed, noise, sleep = self._kind(message["task"])
             big = any(int(d) > 1000 for d in message["shape"].split("x"))
-            at = re.search(rb"(?m)^// fake-at: " + re.escape(message["shape"].encode()) + rb" (wrong|hang|tells)$",
-                           (self.files or {}).get(f"{message['task']}.cu", b""))
+            at = re.search(rb"(?m)^// fake-at: " + re.escape(message["shape"].encode())
+                           + rb" (wrong|hang|hang-once|tells)$", (self.files or {}).get(f"{message['task']}.cu", b""))
             seen, self.seen = self.seen, self.seen + [message["shape"]]
             if at:
                 kind = at.group(1).decode()
+            if kind == "hang-once":
+                first = (message["task"], message["shape"]) not in self.hung
+                self.hung.add((message["task"], message["shape"]))
+                kind = "hang" if first else "ok"
             if kind == "tells":
                 raise HarnessFailure("the harness aborted (SIGABRT) while running your code", "crashed",
                                      "shapes this process was asked before: " + ", ".join(seen))
@@ -218,6 +226,7 @@ class FakeBackend(Backend):
         self.builds: list[str] = []
         self.tool_limits: list[tuple[str, str, float]] = []  # (task, tool, the limit its run was given)
         self._files: dict[Path, dict[str, bytes]] = {}  # fake harness -> the submission's files
+        self._hung: dict[Path, set] = {}  # fake harness -> where its `hang-once` cases hung
 
     def build(self, sub, timeout: float, gate=None) -> BuildResult:
         self.builds.append(sub.student)
@@ -288,7 +297,7 @@ class FakeBackend(Backend):
 
     def student_server(self, build: BuildResult, gpu) -> FakeServer:
         return FakeServer(self._files[build.harness], self.delay, self.sim, self.solution_ms,
-                          name=str(build.harness))
+                          name=str(build.harness), hung=self._hung.setdefault(build.harness, set()))
 
     def solution_server(self, gpu) -> FakeServer:
         return FakeServer(None, self.delay, self.sim, self.solution_ms)
