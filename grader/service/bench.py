@@ -20,6 +20,9 @@ distinct). It measures, and prints and writes as JSON (--out):
   that the service has a pace);
 - upload-to-result: on the idle service after the rush, --single uploads of the solution one after another, each
   from sending the upload to the client seeing its result (polling every POLL seconds): the median;
+- a re-upload that changes one task file: --reuploads uploads on the idle service, each the last one with one
+  more file changed (in the registry's order), upload to result: the median and each file's (issue 43's target is
+  <= 12 s: the build compiles that one file, the object cache holds the rest);
 - service overhead per job, from those idle uploads: upload-to-result minus the job's grading seconds (the
   store's jobs.seconds: from the worker's claim to the grade ready to store). It is what the service adds around
   the grading itself: the upload and its intake (the acknowledgement), the wait until an idle worker claims
@@ -59,12 +62,16 @@ POLL = 0.05  # seconds between a waiting client's looks at its job
 FINAL = ("done", "failed", "cancelled")
 
 
-def solution_archive(salt: str, kernels: Path = REPO / "solution" / "kernels") -> bytes:
-    """The solution's task files as a student's `submission.tar.gz`; `salt` (a comment line) makes it distinct."""
+def solution_archive(salt: str, kernels: Path = REPO / "solution" / "kernels", changed: dict[str, str] | None = None
+                     ) -> bytes:
+    """The solution's task files as a student's `submission.tar.gz`; `salt` (a comment line) makes it distinct;
+    `changed` (file: a second comment line) makes those files differ from the same salt's archive, and only them."""
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w:gz") as tar:
         for task in Registry.from_file().tasks:
             data = (kernels / task.file).read_bytes() + f"\n// bench: {salt}\n".encode()
+            if changed and task.file in changed:
+                data += f"// changed: {changed[task.file]}\n".encode()
             info = tarfile.TarInfo(task.file)
             info.size, info.mtime = len(data), 1_700_000_000
             tar.addfile(info, io.BytesIO(data))
@@ -359,6 +366,7 @@ def measure(client: Client, tokens: dict[str, str], staff: str, args, results: P
         idle.append((seconds, None if graded is None else seconds - graded))
         say(f"idle upload {n + 1}: {seconds:.2f} s from upload to result"
             + (f", {seconds - graded:.2f} s of it the service's own" if graded is not None else ""))
+    reuploads = reupload_one_file(client, staff, first, args.reuploads, args.timeout)
     acks = run.acks
     overheads = [o for _, o in idle if o is not None]
     return {
@@ -372,7 +380,34 @@ def measure(client: Client, tokens: dict[str, str], staff: str, args, results: P
                                           "max": round(max(s for s, _ in idle), 3)} if idle else None,
         "overhead_seconds": {"median": round(statistics.median(overheads), 3), "max": round(max(overheads), 3)}
         if overheads else None,
+        "reupload_one_file_seconds": {"median": round(statistics.median(reuploads.values()), 3),
+                                      "each": {f: round(t, 3) for f, t in reuploads.items()}} if reuploads else None,
     }
+
+
+def reupload_one_file(client: Client, staff: str, student: str, count: int, timeout: float) -> dict[str, float]:
+    """Upload to result of `count` re-uploads on the idle service, each differing from the one before in one task
+    file (in the registry's order), after a first upload of the same salt that builds every file."""
+    files = [t.file for t in Registry.from_file().tasks]
+    salt = f"re-{secrets.token_hex(4)}"
+    measured: dict[str, float] = {}
+
+    def upload(changed: dict[str, str]) -> float:
+        sent = time.monotonic()
+        status, body, _, _ = client.upload(staff, solution_archive(salt, changed=changed), student=student)
+        if status != 202:
+            raise RuntimeError(f"the re-upload was refused: {status} {body}")
+        client.wait(staff, body["job"], timeout)
+        return time.monotonic() - sent
+    if count:
+        upload({})
+    changed: dict[str, str] = {}
+    for n in range(count):
+        file = files[n % len(files)]
+        changed[file] = str(n)
+        measured[file] = upload(dict(changed))
+        say(f"re-upload {n + 1}, {file} changed: {measured[file]:.2f} s from upload to result")
+    return measured
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -389,6 +424,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=32, help="client threads (default: %(default)s)")
     p.add_argument("--again", type=int, default=10, help="every N-th student uploads 2-3 times (0: never)")
     p.add_argument("--single", type=int, default=5, help="uploads one at a time on the idle service, after the rush")
+    p.add_argument("--reuploads", type=int, default=3, help="re-uploads changing one task file each, after --single")
     p.add_argument("--builders", type=int, default=None, help="each worker's build threads (default: serve's)")
     p.add_argument("--simulated-delay", type=float, default=0.005, help="seconds per simulated GPU request")
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait for the queue to drain")
