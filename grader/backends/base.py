@@ -66,6 +66,10 @@ class Backend(ABC):
     # the host's cores, instrumenting and checking, and no verdict of theirs depends on time. Not the CPU
     # backend's, whose checks use every core each.
     tools_at_once: bool = False
+    # What a case's limit counts (grader/run/runner.py): the wall clock, or ("cpu", the CPU backend's) the CPU time
+    # its process got. A case past a wall-clock limit is run once more, alone, before it is called a hang
+    # (grader/grading/cases.py): the machine's load can push a correct kernel past a wall clock, not past CPU time.
+    case_clock: str = "wall"
 
     @property
     @abstractmethod

@@ -100,7 +100,8 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
         message = {"op": "check", "task": policy.id, "dtype": dtype, "shape": shape, "seed": seed, "check_runs": 2}
         budget.same_as_solution(message)
         case = _checked(student, policy.id, dtype, shape, seed, message, case_limit)
-        if case.status == CaseStatus.TIMEOUT and time.monotonic() + case_limit <= deadline:
+        if (case.status == CaseStatus.TIMEOUT and backend.case_clock == "wall"
+                and time.monotonic() + case_limit <= deadline):
             case = _run_again_alone(case, StudentProcess(backend, build, gpu, None, clock), message, case_limit)
         # Only the CPU backend's harness leaves a case to a GPU.
         if case.status == CaseStatus.GPU_ONLY and timed:
@@ -224,8 +225,8 @@ AGAIN_PASSED = ("passed when run again alone, in a new process of its own, after
 
 
 def _run_again_alone(first: CaseOutcome, alone: StudentProcess, message: dict, limit: float) -> CaseOutcome:
-    """A case that ran into its limit, once more before it is called a hang: a case's limit is wall clock, and a
-    busy host (builds beside the GPU's cases, the CPU backend's own work) can push a correct kernel past it. The
+    """A case that ran into its limit, once more before it is called a hang: on a GPU a case's limit is wall clock,
+    and a busy host (the service's builds beside the GPU's cases) can push a correct kernel past it. The
     run is alone: a new process serving only this case, after the one that hung is gone; it is not charged to
     the time budget (the first run was: a hang costs the student what it did before, and the GPU one limit
     more). Its verdict stands where it finished; where it did not, the first run's does, saying so."""

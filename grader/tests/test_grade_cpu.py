@@ -79,14 +79,14 @@ def test_the_cpus_race_checker_names_the_missing_barrier_and_the_good_submission
     assert set(good["status"]) == {"clean"} and len(good) >= 2 * 5, good[["task", "tool", "status"]]
 
 
-def test_the_hang_is_run_again_alone_once_then_skips_the_shape_over_the_budget_too(graded):
+def test_the_hang_costs_one_case_limit_and_skips_the_shape_over_the_budget_too(graded):
     assert statuses(graded.results, "s05-hang", "fill") == {"1x1": "timeout", "37x211": "skipped",
                                                            OVER_BUDGET: "skipped"}
     hang = cases_of(graded.results, "s05-hang", task="fill").iloc[0]
-    assert hang["message"].endswith(AGAIN_STILL), hang["message"]
+    assert not hang["message"].endswith(AGAIN_STILL)  # CPU time, not the machine's load: not run again
     with opened(graded.results) as store:
         seconds = float(store.submissions("s05-hang")["seconds"].iloc[0])
-    assert 2 * CASE_LIMIT <= seconds < 2 * CASE_LIMIT + 20  # the hang and its run again; nothing more waited
+    assert CASE_LIMIT <= seconds < CASE_LIMIT + 20
 
 
 def test_the_far_out_of_bounds_write_is_an_error_in_every_case_that_names_what_it_touched(graded):

@@ -1,6 +1,6 @@
 """A case that runs into its limit is run once more, alone, before it is called a hang (grader/grading/cases.py,
-_run_again_alone): a case's limit is wall clock, and a busy host can push a correct kernel past it. On the fake
-backend with simulated time: the GPU's seconds and the budget's charge are counted, not waited for."""
+_run_again_alone), where the limit is wall clock (a GPU's: a busy host can push a correct kernel past it). On the
+fake backend with simulated time: the GPU's seconds and the budget's charge are counted, not waited for."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,17 +13,18 @@ from grader.tests.fakes import FakeBackend, FakeServer, SimClock
 class Counting(FakeBackend):
     """The fake backend, counting the student's processes it starts."""
 
-    def __init__(self):
+    def __init__(self, case_clock: str = "wall"):
         super().__init__(sim=SimClock())
         self.started = 0
+        self.case_clock = case_clock
 
     def student_server(self, build, gpu):
         self.started += 1
         return super().student_server(build, gpu)
 
 
-def graded(registry, rubric, fill: str):
-    backend = Counting()
+def graded(registry, rubric, fill: str, case_clock: str = "wall"):
+    backend = Counting(case_clock)
     files = {t.file: b"// fake: ok\n" for t in registry.tasks}
     files["fill.cu"] = fill.encode()
     sub = Submission("again", Path("."), files=files)
@@ -62,3 +63,12 @@ def test_no_run_again_past_the_submissions_time_limit(small_rubric, registry):
     # (real seconds: the deadline is the wall clock's; the fake's hang spends only simulated ones)
     _, _, fill = graded(registry, tight, "// fake: hang\n")
     assert fill[0].status == "timeout" and AGAIN_STILL not in fill[0].message
+
+
+def test_where_a_limit_counts_cpu_time_a_hang_is_not_run_again(small_rubric, registry):
+    """The CPU backend's limit counts the CPU time a case got (grader/run/runner.py): load cannot push a correct
+    kernel past it, so a second run would only hold the worker one limit longer."""
+    _, backend, fill = graded(registry, small_rubric, "// fake: hang\n", case_clock="cpu")
+    assert fill[0].status == "timeout" and AGAIN_STILL not in fill[0].message
+    _, plain, _ = graded(registry, small_rubric, "// fake: ok\n", case_clock="cpu")
+    assert backend.started == plain.started + 1
