@@ -165,7 +165,7 @@ __global__ void dot_kernel(const float* x, const float* y, std::size_t n, double
     s_value[threadIdx.x] = v;
     s_magnitude[threadIdx.x] = mag;
     __syncthreads();
-    for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    for (unsigned stride = blockDim.x / 2; stride > 0; stride /= 2) {
         if (threadIdx.x < stride) {
             s_value[threadIdx.x] += s_value[threadIdx.x + stride];
             s_magnitude[threadIdx.x] += s_magnitude[threadIdx.x + stride];

@@ -105,6 +105,9 @@ def live_code(tokens: list[Token]) -> list[Token]:
     return live
 
 
+_UNROLL = re.compile(r"#\s*pragma\s+unroll\b")  # a directive token's text starts at its #
+
+
 class _Rewriter:
     def __init__(self, src: str):
         self.src = src
@@ -518,6 +521,14 @@ class _Rewriter:
                 if self.base_name(tokens) in kernels:
                     self.insert(self.code[args[which][0]].start, "::cudacpu::prologued, ")
 
+    def drop_unroll_pragmas(self) -> None:
+        """`#pragma unroll [N]` is CUDA's hint to nvcc's loop unroller, which nvcc takes without a word; g++ knows no
+        such pragma and warns at each one, about correct code. On the CPU it means nothing: dropped, its lines
+        kept. (Any other pragma is left to the compiler, as nvcc leaves it to its host compiler.)"""
+        for t in self.tokens:
+            if t.kind == "directive" and _UNROLL.match(t.text):
+                self.edit(t.start, t.end, "")
+
     def rewrite_noinline(self) -> None:
         for i, t in enumerate(self.code):
             if t.is_("__noinline__") and not (self.is_(i - 1, "(") and self.is_(i - 2, "(")):
@@ -555,5 +566,6 @@ def rewrite(src: str) -> Result:
         r.rewrite_kernel(k)
     r.rewrite_markers(names)
     r.rewrite_noinline()
+    r.drop_unroll_pragmas()
     result.text = r.apply()
     return result

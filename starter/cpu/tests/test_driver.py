@@ -187,6 +187,32 @@ class Rewrites(Scratch):
                 text = source.read_text()
                 self.assertEqual(rewrite(text).text.count("\n"), text.count("\n"))
 
+    def test_cudas_unroll_pragma_compiles_without_a_warning_and_keeps_the_lines(self):
+        """nvcc takes `#pragma unroll` silently; g++ warned "ignoring '#pragma unroll'" at each (the solution's
+        transpose: four a build). Another unknown pragma still reaches the compiler, as nvcc passes it on."""
+        source = self.write("u.cu", """
+            __global__ void k(int* out) {
+            #pragma unroll
+                for (int i = 0; i < 4; ++i) out[i] = i;
+              #  pragma   unroll 2
+                for (int i = 4; i < 8; ++i) out[i] = i;
+            #pragma not_a_cuda_pragma
+            }
+            int main() { int* d; cudaMalloc(&d, 8 * sizeof(int)); k<<<1, 1>>>(d);
+                         int h[8]; cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+                         return h[7] == 7 ? 0 : 1; }
+            """)
+        obj = self.dir / "u.o"
+        done = run("compile", "-Xcompiler", "-Wall", "-c", str(source), "-o", str(obj))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertNotIn("unroll", done.stderr)
+        self.assertIn("not_a_cuda_pragma", done.stderr)  # -Wall's unknown-pragmas, at the student's own line
+        self.assertIn("u.cu:6", done.stderr)
+        text = rewrite(source.read_text()).text
+        self.assertNotIn("unroll", text)
+        self.assertEqual(text.count("\n"), source.read_text().count("\n"))
+        self.assertEqual(self.build_and_run(source).returncode, 0)
+
     def test_a_shared_declaration_it_cannot_rewrite_stops_the_build_with_the_reason(self):
         source = self.write("m.cu", "#define DECL __shared__ float s[4]\n__global__ void k(float* o) { DECL; }\n")
         done = run("compile", "-c", str(source), "-o", str(self.dir / "m.o"))
