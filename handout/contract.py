@@ -16,6 +16,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 TASKS_H = REPO / "starter" / "include" / "tasks.h"
 KERNELS = REPO / "starter" / "kernels"
+CPU_NEEDS = REPO / "starter" / "cpu" / "NEEDS.md"  # what a build needs, per platform: one account for every reader
 HINTS = HERE / "hints.md"
 
 

@@ -133,6 +133,7 @@ def build_context(inputs: Inputs) -> dict:
             "transfers": measured.transfers(bench),
             "solution_figures": measured.solution_figures(bench, ids),
             "cpu": measured.cpu_comparison(bench),
+            "cpu_needs": contract.CPU_NEEDS.read_text(encoding="utf-8"),  # also the tarball's README's words
             "gpu": gpu,
             "occupancy": lambda threads, regs, shared_kb: occupancy(gpu, threads, regs, shared_kb),
             "largest": lambda shapes: max(shapes, key=lambda s: math.prod(int(p) for p in s.split("x"))),

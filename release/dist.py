@@ -111,7 +111,8 @@ def render_readme(rubric, registry: Registry) -> str:
     task table's rows follow each other: a blank line between two rows would end the table there."""
     template = jinja2.Template(README_TEMPLATE.read_text(encoding="utf-8"), undefined=jinja2.StrictUndefined,
                                keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
-    return template.render(rubric=rubric, registry=registry)
+    return template.render(rubric=rubric, registry=registry,
+                           cpu_needs=(REPO / "starter" / "cpu" / "NEEDS.md").read_text(encoding="utf-8"))
 
 
 def build(options: DistOptions) -> Path:

@@ -5,7 +5,7 @@ same checks (LIGHT_TASKS): the student suite on the tasks whose test shapes are 
 stored reference cases of every task the CPU runs through the harness (matmul_naive and matmul_tiled at 1x1x1,
 5x7x3 and 17x33x29, barriers and all); with clang, as `make test TASK=...` on those tasks, so its AddressSanitizer
 and race-checking builds run too. The whole suite on the solution is test_cpu_suite.py's, with g++: one fact,
-tested once. starter/cpu/README.md's table of platforms quotes these runs.
+tested once. starter/cpu/NEEDS.md's list of platforms quotes these runs.
 
 Each build has its own folder (build/on-cpu-<compiler>, runtime library included), so nothing built by one
 compiler is linked into another's program. The tools come from `make deps-portable`; without them these tests

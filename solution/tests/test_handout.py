@@ -107,6 +107,17 @@ def section(markdown: str, key: str) -> str:
 
 # --- every rubric number the handout shows is the rubric's -----------------------------------------
 
+def test_the_handout_and_the_tarballs_readme_give_one_account_of_what_a_build_needs(markdown, reg):
+    """starter/cpu/NEEDS.md, word for word in both (they disagreed: the handout said python3 and nothing else, the
+    tarball's README that macOS needs Boost.Context)."""
+    from handout.contract import CPU_NEEDS
+    from release.dist import render_readme
+    needs = CPU_NEEDS.read_text().strip()
+    assert "Boost.Context" in needs and "**required**" in needs and "BOOST_ROOT" in needs
+    assert needs in markdown
+    assert needs in render_readme(load_rubric(DEFAULT_RUBRIC, reg), reg)
+
+
 def test_points_table_is_the_rubrics(markdown, reg):
     rubric = load_rubric(DEFAULT_RUBRIC, reg)
     rows = table(markdown, "| task | correctness | performance | total |")
