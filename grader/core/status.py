@@ -4,7 +4,7 @@ Case statuses come from the harness (ok, wrong, not_implemented, build_error, er
 registry lists them) and from the grader itself (the rest). Each has
   word:    what the feedback and the exports call it ("passed", "file missing");
   reason:  why a leaderboard entry is not ranked, fit for a public page (never a student's message);
-  meaning: one sentence for the staff (grader/README.md's table, review.csv).
+  meaning: one sentence for the staff, what the status says happened (no reader prints it yet).
 Readers (report, exports, leaderboard) look statuses up here and nowhere else.
 """
 from __future__ import annotations

@@ -9,7 +9,6 @@ skipped and listed.
 """
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import os

@@ -288,7 +288,7 @@ class _Rewriter:
             if k.body_open < i < k.body_close:
                 return False
         start = self.callee_start(i)
-        j, depth = i + 1, 0
+        j = i + 1
         while j < len(self.code):
             t = self.code[j]
             if t.is_("(") or t.is_("[") or t.is_("{"):
