@@ -26,6 +26,7 @@ import jinja2
 from grader.core.registry import Registry
 from grader.core.rubric import DEFAULT_RUBRIC, load_rubric
 from handout import record as measured_record
+from handout.contract import CPU_NEEDS
 from handout.render import Inputs, build as build_handout
 from release import headers, leaks, tarball
 from release.tarball import Member
@@ -112,7 +113,7 @@ def render_readme(rubric, registry: Registry) -> str:
     template = jinja2.Template(README_TEMPLATE.read_text(encoding="utf-8"), undefined=jinja2.StrictUndefined,
                                keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
     return template.render(rubric=rubric, registry=registry,
-                           cpu_needs=(REPO / "starter" / "cpu" / "NEEDS.md").read_text(encoding="utf-8"))
+                           cpu_needs=CPU_NEEDS.read_text(encoding="utf-8"))
 
 
 def build(options: DistOptions) -> Path:
