@@ -9,7 +9,9 @@ its own file (see cpu_build_with), and the planted bugs' runs go two at a time
 (planted_runs)."""
 from __future__ import annotations
 
+import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -19,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA, NPROC, SOLUTION_KERNELS, STARTER, summary_line
+from grader.shared import student_tools
 
 pytestmark = pytest.mark.slow  # builds and runs the student suite on the CPU backend (g++)
 
@@ -141,24 +144,41 @@ def test_planted_bug_the_cpu_cannot_see_passes_there(planted_runs, name, task, w
 
 
 RACE_RUNS = 20  # the issue's bar: the classic reduction bug fails make test in every one of 20 runs
+RACE_SEEDS = random.Random()  # a fresh seed for each run after the first, as make test draws one
 
 
 def test_a_race_between_blocks_fails_make_test_in_every_run_and_says_use_atomic_add(tmp_path, cpu_solution_objects):
     """Each block adds its sum into the total with a plain +=. On a GPU, blocks run at once and lose updates; on the
     CPU's two workers an update is seldom lost, so the suite alone passes it now and then. The race checker
     (make test's racecheck on the CPU) sees it in every run, whatever the seed: a read and a write of the same
-    global address by two blocks with nothing ordering them."""
+    global address by two blocks with nothing ordering them. The first run is make test, words and all; the
+    other 19 run the check make test runs (tools/test.py's cpu_check_findings: the --racecheck harness on the
+    task's sanitizer case, a fresh seed each), without make's and the suite's 3 s around it each time."""
     kernels = cpu_build_with(tmp_path, "race", PLANTED / "race" / "dot.cu", cpu_solution_objects)
-    for run in range(RACE_RUNS):
-        result = make_cpu(kernels, "planted_race", "test", "TASK=dot")
-        out = result.stdout + result.stderr
-        assert result.returncode != 0, f"run {run + 1} of {RACE_RUNS} passed:\n{out[-3000:]}"
-        line = summary_line(result.stdout)
-        assert line.startswith("0/1 tasks pass; "), f"run {run + 1}: {line}"
-        assert re.search(r"dot: racecheck finds a race between blocks on output\[0\] \(global memory\) at dot\.cu:20: "
-                         r"use atomicAdd \(make racecheck TASK=dot shows it\)", line), f"run {run + 1}: {line}"
-        assert re.search(r"thread \(0,0,0\) of block \(\d+,0,0\) (read|wrote) it at dot\.cu:20, and thread \(0,0,0\) "
-                         r"of block \(\d+,0,0\) (read|wrote) it at dot\.cu:20", out), out[-3000:]
+    result = make_cpu(kernels, "planted_race", "test", "TASK=dot")
+    out = result.stdout + result.stderr
+    assert result.returncode != 0, f"make test passed:\n{out[-3000:]}"
+    line = summary_line(result.stdout)
+    assert line.startswith("0/1 tasks pass; "), line
+    assert re.search(r"dot: racecheck finds a race between blocks on output\[0\] \(global memory\) at dot\.cu:20: "
+                     r"use atomicAdd \(make racecheck TASK=dot shows it\)", line), line
+    assert re.search(r"thread \(0,0,0\) of block \(\d+,0,0\) (read|wrote) it at dot\.cu:20, and thread \(0,0,0\) "
+                     r"of block \(\d+,0,0\) (read|wrote) it at dot\.cu:20", out), out[-3000:]
+    sanitize = student_tools.load("sanitize", STARTER / "tools" / "sanitize.py")  # what tools/test.py runs
+    dot = next(t for t in json.loads((STARTER / "harness" / "registry.json").read_text())["tasks"] if t["id"] == "dot")
+    race_harness = CPU_BUILD / "planted_race" / "racecheck" / "harness"
+    for run in range(2, RACE_RUNS + 1):
+        seed = RACE_SEEDS.randrange(1, 2**31)
+        records = tmp_path / f"records-{run}.jsonl"
+        subprocess.run(sanitize.cpu_command(str(race_harness), "dot", dot["dtypes"][0], dot["shape_sets"]["sanitize"][0],
+                                            seed, str(records), case_timeout=60),
+                       capture_output=True, text=True, timeout=120, cwd=STARTER)
+        findings = sanitize.parse_cpu(records.read_text(errors="replace") if records.is_file() else "")
+        assert findings.errors, f"run {run} of {RACE_RUNS} (seed {seed}): the race checker found nothing"
+        what, advice = sanitize.cpu_finding_words(findings.report)
+        said = f"{what} at {sanitize.cpu_location(findings.report)}: {advice}"
+        assert said == "a race between blocks on output[0] (global memory) at dot.cu:20: use atomicAdd", \
+            f"run {run} (seed {seed}): {said}"
 
 
 def test_the_solution_s_dot_is_clean_under_the_race_checker(cpu_solution_objects):
