@@ -6,10 +6,13 @@
     cudacpu.py link -o program a.o b.o [-lfoo]                    link with the CPU runtime
     cudacpu.py scan [flags] kernels/matmul_fast.cu                only check what the file uses
     cudacpu.py rewrite kernels/add.cu                             print the C++ the file becomes
+    cudacpu.py check [flags] kernels/*.cu                         only the nvcc-rules check (needs clang)
 
 `compile` first reads the file as the GPU compiler would (__CUDA_ARCH__ = 900)
 and stops with "needs a GPU: uses inline PTX at file.cu:LINE" (exit 3) if it
-uses something the CPU cannot run; then it rewrites kernel launches and
+uses something the CPU cannot run; then clang's CUDA front end checks it
+against nvcc's rules (a __host__ function called from a kernel...; skipped,
+once said, without clang: driver/frontend.py); then it rewrites kernel launches and
 __shared__ variables (line numbers unchanged) and compiles with the host C++
 compiler ($CXX, default g++; clang++ works too) and AddressSanitizer.
 
@@ -33,11 +36,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from driver import flags, toolchain  # noqa: E402
+from concurrent.futures import ThreadPoolExecutor  # noqa: E402
+
+from driver import flags, frontend, toolchain  # noqa: E402
 from driver.rewrite import RewriteError, rewrite  # noqa: E402
 from driver.toolchain import DriverError  # noqa: E402
 
-COMMANDS = ("compile", "link", "scan", "rewrite")
+COMMANDS = ("compile", "link", "scan", "rewrite", "check")
 
 
 def _options(args: list[str]) -> flags.Options:
@@ -95,6 +100,27 @@ def cmd_scan(args: list[str]) -> None:
     print("the CPU backend can run " + ", ".join(o.inputs))
 
 
+def cmd_check(args: list[str]) -> None:
+    """Every file's errors, then the exit status of a compile error if any file has one."""
+    o = _options(args)
+    if not o.inputs:
+        raise DriverError("cudacpu: check needs .cu files", toolchain.USAGE)
+    clang = frontend.find_clang()
+    if clang is None:
+        raise DriverError(f"cudacpu: check needs clang: {frontend.INSTALL_HINT}", toolchain.USAGE)
+    sources = [_existing(i) for i in o.inputs]
+    flags = toolchain._safe_preprocessor_flags(o)
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        results = list(pool.map(lambda s: frontend.check(clang, s, str(s), flags, o.std), sources))
+    failed = [str(s) for s, errors in zip(sources, results) if errors]
+    for errors in results:
+        for e in errors:
+            print(e, file=sys.stderr)
+    if failed:
+        raise DriverError(f"nvcc would refuse {', '.join(failed)}", toolchain.COMPILE_ERROR)
+    print("nvcc's rules: " + ", ".join(o.inputs) + " clean")
+
+
 def cmd_rewrite(args: list[str]) -> None:
     if len(args) != 1:
         raise DriverError("cudacpu: rewrite takes one .cu file", toolchain.USAGE)
@@ -115,7 +141,8 @@ def main(argv: list[str]) -> int:
               file=sys.stderr)
         return toolchain.USAGE
     try:
-        {"compile": cmd_compile, "link": cmd_link, "scan": cmd_scan, "rewrite": cmd_rewrite}[command](args)
+        {"compile": cmd_compile, "link": cmd_link, "scan": cmd_scan, "rewrite": cmd_rewrite,
+         "check": cmd_check}[command](args)
     except flags.UsageError as e:
         print(f"cudacpu: {e}", file=sys.stderr)
         return toolchain.USAGE

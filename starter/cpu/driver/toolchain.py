@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import scan
+from . import frontend, scan
 from .flags import Options
 from .rewrite import RewriteError, rewrite
 
@@ -190,9 +190,35 @@ def scan_file(o: Options, source: Path) -> None:
         raise DriverError(found.message(), NEEDS_GPU)
 
 
+def _note_no_clang() -> None:
+    """Says once per build folder (not once per file: make compiles each in its own process) that the check was
+    skipped; the first process to create the mark says it."""
+    mark = DEFAULT_RUNTIME.parent / "nvcc-rules-skipped"
+    try:
+        mark.parent.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(mark, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except OSError:
+        return
+    print(f"cudacpu: the nvcc-rules check (what nvcc refuses that g++ takes) was skipped: no clang; "
+          f"{frontend.INSTALL_HINT}", file=sys.stderr)
+
+
+def nvcc_rules(o: Options, source: Path) -> None:
+    """Refuses, as a compile error of the file, what nvcc would refuse (CUDA's execution-space rules)."""
+    clang = frontend.find_clang()
+    if clang is None:
+        _note_no_clang()
+        return
+    errors = frontend.check(clang, source, str(source), _safe_preprocessor_flags(o), o.std)
+    if errors:
+        raise DriverError("\n".join(errors) + f"\n{source}: nvcc would refuse this file (CUDA's rules above); "
+                          "fix it before it can be built", COMPILE_ERROR)
+
+
 def compile_cu(o: Options, source: Path, output: Path) -> None:
     cxx = compiler(o)
     scan_file(o, source)
+    nvcc_rules(o, source)
     try:
         original = source.read_text(errors="replace")
     except OSError as e:
