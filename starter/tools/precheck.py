@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import bisect
 import json
+import os
 import re
 import sys
 import time
@@ -515,12 +516,36 @@ def load_rules(path: Path) -> dict:
     return data
 
 
+def nvcc_rules(files: list[str]) -> tuple[list[Problem], str]:
+    """What nvcc would refuse in each file (the CPU backend's clang check: cpu/driver/frontend.py), as problems;
+    and why it was not checked, if it was not."""
+    starter = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(starter / "cpu"))
+    try:
+        from driver import frontend
+    except ImportError:
+        return [], "nvcc's rules were not checked (no cpu/driver/frontend.py beside this tool)"
+    clang = frontend.find_clang()
+    if clang is None:
+        return [], f"nvcc's rules (a __host__ function called from a kernel...) were not checked: no clang; " \
+                   f"{frontend.INSTALL_HINT}"
+    flags = ["-I", str(starter / "include"), "-I", str(starter / "harness")]
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        found = list(pool.map(lambda name: frontend.run(clang, Path(name), flags), files))
+    return [Problem(name, r.line, r.column, "nvcc-rules", "nvcc would refuse this", r.message, r.text)
+            for name, refusals in zip(files, found) for r in refusals], ""
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="precheck.py", description="Check task files against the grader's rules "
                                 "before you submit (the grader inspects your compiled code as well).")
     p.add_argument("files", nargs="+", metavar="FILE.cu", help="task files, e.g. kernels/matmul_fast.cu")
     p.add_argument("--rules", default=str(DEFAULT_RULES), help="the rules (default: tools/rules.json)")
     p.add_argument("--json", action="store_true", help="print the problems as a JSON list instead")
+    p.add_argument("--nvcc-rules", choices=("auto", "off"), default="auto",
+                   help="auto (default): also check CUDA's rules as nvcc does (a __host__ function called from a "
+                        "kernel...) when clang is installed")
     p.add_argument("--includes", metavar="DIR", help="the compiler's lists of what each file includes "
                                                      "(tools/includes.py: DIR/<name>.includes), which decide")
     args = p.parse_args(argv)
@@ -544,6 +569,10 @@ def main(argv=None) -> int:
                   file=sys.stderr)
             return 2
         problems += check_file(path, rules, name, listing=listing)
+    skipped = ""
+    if args.nvcc_rules == "auto":
+        found, skipped = nvcc_rules(args.files)
+        problems += found
     if args.json:
         print(json.dumps([q.to_json() for q in problems], indent=2))
     else:
@@ -551,6 +580,8 @@ def main(argv=None) -> int:
             print(q.render())
         for name in unknown:
             print(f"precheck: note: {name} is not a task file; the grader ignores it")
+        if skipped:
+            print(f"precheck: note: {skipped}")
         files = len({q.file for q in problems})
         print(f"precheck: {len(problems)} problem{'s' * (len(problems) != 1)} in {files} file{'s' * (files != 1)}"
               if problems else f"precheck: {len(args.files)} file{'s' * (len(args.files) != 1)} clean")

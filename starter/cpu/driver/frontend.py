@@ -178,8 +178,20 @@ def _same_file(a: str, b: Path) -> bool:
         return False
 
 
-def report(output: str, source: Path, display: str) -> list[str]:
-    """The student-facing errors: each at the file and line, once, quoting the line."""
+@dataclass
+class Refusal:
+    line: int
+    column: int
+    message: str
+    text: str  # the student's source line
+
+    def render(self, display: str) -> str:
+        return (f"{display}:{self.line}:{self.column}: error: {self.message}\n{self.line:>5} | {self.text.rstrip()}\n"
+                f"      | {' ' * (self.column - 1)}^")
+
+
+def refusals(output: str, source: Path) -> list[Refusal]:
+    """The student-facing errors in clang's output: each at the file and line, once."""
     try:
         lines = source.read_text(errors="replace").splitlines()
     except OSError:
@@ -193,18 +205,18 @@ def report(output: str, source: Path, display: str) -> list[str]:
             continue
         if d.line not in chosen or priority > chosen[d.line][0]:
             chosen[d.line] = (priority, message, d)
-    out = []
-    for _, message, d in sorted(chosen.values(), key=lambda c: (c[2].line, c[2].column)):
-        text = lines[d.line - 1] if 0 < d.line <= len(lines) else ""
-        out.append(f"{display}:{d.line}:{d.column}: error: {message}\n{d.line:>5} | {text.rstrip()}\n"
-                   f"      | {' ' * (d.column - 1)}^")
-    return out
+    return [Refusal(d.line, d.column, message, lines[d.line - 1] if 0 < d.line <= len(lines) else "")
+            for _, message, d in sorted(chosen.values(), key=lambda c: (c[2].line, c[2].column))]
+
+
+def run(clang: str, source: Path, include_flags: list[str], std: str = "c++17") -> list[Refusal]:
+    """Runs the check on one file: what nvcc would refuse (nothing when it would accept it, as far as CUDA's
+    rules go)."""
+    done = subprocess.run(command(clang, source, include_flags, std), capture_output=True, text=True,
+                          errors="replace", env=_ENV)
+    return [] if done.returncode == 0 else refusals(done.stderr, source)
 
 
 def check(clang: str, source: Path, display: str, include_flags: list[str], std: str = "c++17") -> list[str]:
-    """Runs the check on one file: its errors (empty when nvcc would accept it, as far as CUDA's rules go)."""
-    done = subprocess.run(command(clang, source, include_flags, std), capture_output=True, text=True,
-                          errors="replace", env=_ENV)
-    if done.returncode == 0:
-        return []
-    return report(done.stderr, source, display)
+    """run(), each error rendered as a compiler's, at `display` (the file's name as the student wrote it)."""
+    return [r.render(display) for r in run(clang, source, include_flags, std)]
