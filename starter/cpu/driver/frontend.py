@@ -19,7 +19,7 @@ INSTALL_HINT = ("install clang to have it (Debian/Ubuntu: sudo apt-get install c
                 "or set CUDACPU_CLANG=/path/to/clang++")
 _ENV = dict(os.environ, LC_ALL="C")
 # Names a student never wrote: a message naming one is about the check's own machinery.
-INTERNAL = re.compile(r"cudacpu|__clang_cuda|__cuda_builtin|__fetch_builtin|frontend|prelude|__nv_|__nvvm_")
+INTERNAL = re.compile(r"cudacpu|cudaPushCallConfiguration|cudaConfigureCall|__clang_cuda|__cuda_builtin|__fetch_builtin|frontend|prelude|__nv_|__nvvm_")
 
 
 def find_clang() -> str | None:

@@ -218,7 +218,6 @@ def nvcc_rules(o: Options, source: Path) -> None:
 def compile_cu(o: Options, source: Path, output: Path) -> None:
     cxx = compiler(o)
     scan_file(o, source)
-    nvcc_rules(o, source)
     try:
         original = source.read_text(errors="replace")
     except OSError as e:
@@ -231,6 +230,7 @@ def compile_cu(o: Options, source: Path, output: Path) -> None:
     if result.device_launches:
         raise DriverError(f"needs a GPU: uses dynamic parallelism (a kernel launch inside a kernel) at "
                           f"{source}:{result.device_launches[0]}", NEEDS_GPU)
+    nvcc_rules(o, source)  # after the GPU-only features: a file that needs a GPU is not refused for them
     display = str(source).replace("\\", "\\\\").replace('"', '\\"')
     text = f'#line 1 "{display}"\n' + result.text
     check_same_in_every_build(cxx, o, text, source, display)
