@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from grader.shared import sanitizer as tool_runs
+from grader.shared import student_tools
 from grader.backends.base import Backend, Kind
 from grader.backends.local import LocalBackend, Workspace
 from grader.core.errors import GraderError
@@ -57,6 +58,15 @@ def compiler_version(cxx: str = "") -> str:
         raise GraderError(f"--device cpu: the compiler {cxx} cannot run here ({e}); the CPU backend builds with g++ "
                           "(or $CXX)") from None
     return (done.stdout.strip().splitlines() or [cxx])[0]
+
+
+def nvcc_rules_checker() -> str:
+    """The clang that cudacpu.py's nvcc-rules check runs (starter/cpu/driver/frontend.py), by its --version's first
+    line, or "" where there is none: a file it refuses is a compile error, so an object built without it must not
+    be found by a build with it."""
+    frontend = student_tools.load("cpu_frontend", student_tools.TOOLS.parent / "cpu" / "driver" / "frontend.py")
+    clang = frontend.find_clang()
+    return compiler_version(clang) if clang else ""
 
 
 class CpuBackend(LocalBackend):
@@ -233,7 +243,7 @@ class CpuKind(Kind):
         if python is None:
             raise GraderError("--device cpu: python3 is not on PATH (the CPU backend's compiler driver runs with it)")
         return {"cxx": compiler_version(), "python3": str(Path(python).resolve()),
-                "deps_include": os.environ.get("DEPS_INCLUDE", "")}
+                "deps_include": os.environ.get("DEPS_INCLUDE", ""), "nvcc_rules": nvcc_rules_checker()}
 
     def build_cache(self, folder: Path, arch: str | None, jobs: int, rubric: Path) -> dict:
         """The pristine harness with the CPU runtime, and the solution, built once (trusted code: no sandbox)."""
