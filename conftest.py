@@ -88,8 +88,9 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """With TEST_CPU_LOG=FILE each test appends "CPU_SECONDS WALL_SECONDS NODEID" (its process and the children
-    it waited for, fixtures included): .ci/cpu.py sums them by file, to tell CI's work from its waiting."""
+    """With TEST_CPU_LOG=FILE each test appends "CPU_SECONDS WALL_SECONDS END_TIME WORKER NODEID" (its process and
+    the children it waited for, fixtures included; END_TIME in seconds since the epoch): .ci/cpu.py sums them by
+    file, to tell CI's work from its waiting, and by minute, to show when the cores were idle."""
     log = os.environ.get("TEST_CPU_LOG")
     if not log:
         yield
@@ -103,7 +104,8 @@ def pytest_runtest_protocol(item, nextitem):
     start_cpu, start = cpu(), time.monotonic()
     yield
     with open(log, "a") as out:
-        out.write(f"{cpu() - start_cpu:.2f} {time.monotonic() - start:.2f} {item.nodeid}\n")
+        out.write(f"{cpu() - start_cpu:.2f} {time.monotonic() - start:.2f} {time.time():.1f} "
+                  f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')} {item.nodeid}\n")
 
 
 def pytest_terminal_summary(terminalreporter):
