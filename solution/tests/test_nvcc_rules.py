@@ -107,6 +107,23 @@ def test_one_error_a_line_the_rule_before_the_call_and_nothing_outside_the_file(
     assert found[0].render("kernels/k.cu").startswith("kernels/k.cu:3:11: error: device code")
 
 
+def test_without_clang_the_build_says_once_that_the_check_was_skipped_and_how_to_get_it(monkeypatch, tmp_path,
+                                                                                        capsys):
+    """A student with g++ alone: every task file's compile calls the check, each in its own process; the note is
+    said by the first, once per build folder, and the build goes on (no error)."""
+    from driver import toolchain
+    from driver.flags import Options
+    monkeypatch.setenv("CUDACPU_CLANG", str(tmp_path / "no-such-clang"))
+    monkeypatch.setattr(toolchain, "DEFAULT_RUNTIME", tmp_path / "build" / "cpu" / "libcudacpu.a")
+    source = tmp_path / "k.cu"
+    source.write_text("int f(int x) { return x; }\n")
+    for _ in range(3):
+        toolchain.nvcc_rules(Options(), source)
+    said = capsys.readouterr().err.splitlines()
+    assert len(said) == 1, said
+    assert "was skipped: no clang" in said[0] and "apt-get install clang" in said[0]
+
+
 CHECK_ALL = """
 import json, sys
 from concurrent.futures import ThreadPoolExecutor
