@@ -142,7 +142,11 @@ def busy_core():
     """A core of this process's, with two busy loops on it: a process put there gets about a third of it."""
     core = min(os.sched_getaffinity(0))
     spin = f"import os, sys; os.sched_setaffinity(0, {{{core}}}); print('spinning', flush=True)\nwhile True: pass"
-    loops = [subprocess.Popen([sys.executable, "-c", spin], stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    # Each loop in a session of its own, as the harness's server starts it: with autogroup scheduling (Linux's
+    # default) a session's processes share one weight, spread over the cores it is busy on, so loops left in the
+    # test's session (with busy pytest workers on the other core) gave the harness 70% of the core, not a third.
+    loops = [subprocess.Popen([sys.executable, "-c", spin], stdout=subprocess.PIPE, text=True, start_new_session=True)
+             for _ in range(2)]
     for loop in loops:  # both on the core before the test starts (a loaded machine starts python in seconds)
         assert loop.stdout.readline().strip() == "spinning"
     yield core
