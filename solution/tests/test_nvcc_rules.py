@@ -4,6 +4,7 @@ sight, in the student's words and at nvcc's line; the task files themselves pass
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -140,8 +141,13 @@ print(json.dumps({"clang": clang, "files": dict(zip(files, found))}))
 
 @pytest.fixture(scope="module")
 def masked(tmp_path_factory):
+    """The view without the toolkit (test_dist's without_cuda) and a copy of the starter, the corpus and the
+    solution's kernels in the one folder it lets through: a checkout under /tmp (CI's clones) is hidden there."""
     from test_dist import without_cuda
     tree = tmp_path_factory.mktemp("nvcc-rules")
+    shutil.copytree(STARTER, tree / "starter", ignore=shutil.ignore_patterns("build", "__pycache__"))
+    shutil.copytree(CORPUS, tree / "corpus")
+    shutil.copytree(ROOT / "solution" / "kernels", tree / "solution-kernels")
     prefix, env = without_cuda(tree)
     return tree, prefix, env
 
@@ -149,10 +155,10 @@ def masked(tmp_path_factory):
 @pytest.mark.slow
 def test_without_the_toolkit_the_check_gives_nvccs_verdict_on_every_corpus_file(masked):
     tree, prefix, env = masked
-    files = [str(p) for p in sorted(CORPUS.glob("*.cu"))]
-    task_files = [str(p) for p in sorted((ROOT / "solution" / "kernels").glob("*.cu"))] + \
-        [str(p) for p in sorted((STARTER / "kernels").glob("*.cu"))]
-    done = subprocess.run([*prefix, sys.executable, "-c", CHECK_ALL, *files, *task_files], cwd=STARTER, env=env,
+    files = [str(p) for p in sorted((tree / "corpus").glob("*.cu"))]
+    task_files = [str(p) for p in sorted((tree / "solution-kernels").glob("*.cu"))] + \
+        [str(p) for p in sorted((tree / "starter" / "kernels").glob("*.cu"))]
+    done = subprocess.run([*prefix, "python3", "-c", CHECK_ALL, *files, *task_files], cwd=tree / "starter", env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
@@ -191,9 +197,9 @@ def test_without_the_toolkit_the_check_gives_nvccs_verdict_on_every_corpus_file(
                                                ("clang++", "03-std-string-in-kernel.cu")])
 def test_a_refused_file_fails_the_cpu_compile_like_a_compile_error(masked, cxx, corpus_file):
     tree, prefix, env = masked
-    source = CORPUS / corpus_file
-    done = subprocess.run([*prefix, sys.executable, "cpu/cudacpu.py", "compile", f"--cxx={cxx}", "-Iinclude",
-                           "-Iharness", "-c", str(source), "-o", str(tree / "k.o")], cwd=STARTER, env=env,
+    source = tree / "corpus" / corpus_file
+    done = subprocess.run([*prefix, "python3", "cpu/cudacpu.py", "compile", f"--cxx={cxx}", "-Iinclude",
+                           "-Iharness", "-c", str(source), "-o", str(tree / "k.o")], cwd=tree / "starter", env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
     assert not (tree / "k.o").exists()
