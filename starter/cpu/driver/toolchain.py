@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import frontend, scan
+from . import frontend, messages, scan
 from .flags import Options
 from .rewrite import RewriteError, rewrite
 
@@ -159,7 +159,9 @@ _ASSEMBLER = re.compile(r"Error: (?:no such instruction|unknown mnemonic|unknown
                         r"error: invalid instruction mnemonic '(?P<clang>[^'\n]+)'")
 
 
-def _explain_compile_failure(stderr: str, display: str) -> DriverError:
+def _explain_compile_failure(stderr: str, display: str, shown: str | None = None) -> DriverError:
+    """What a failed compile says. The needs-a-GPU checks read the compiler's own output (`stderr`); the student is
+    shown `shown`, the same output told in terms of their file (messages.py), where there is one."""
     m = _ASSEMBLER.search(stderr)
     if m:  # PTX the scan did not see (inside a macro): the CPU's assembler cannot read it
         what = (m.group("what") or m.group("clang")).strip()
@@ -171,8 +173,18 @@ def _explain_compile_failure(stderr: str, display: str) -> DriverError:
         if _CUDA_NAME.match(base):
             return DriverError(f"needs a GPU: uses {name}, which the CPU backend does not emulate, "
                                f"at {m.group('file')}:{m.group('line')}", NEEDS_GPU)
-    return DriverError(stderr.rstrip() + f"\ncudacpu: {display} did not compile (the errors above are the compiler's)",
+    text = stderr if shown is None else shown
+    return DriverError(text.rstrip() + f"\ncudacpu: {display} did not compile (the errors above are the compiler's)",
                        COMPILE_ERROR)
+
+
+def _about_student_code(cxx: str, stderr: str, source: Path, original: str, rewritten: str) -> str:
+    """The compiler's output told in terms of the student's file (messages.py). That module only rewords: should it
+    fail on an output it was not written for, the compiler's own words are shown rather than none."""
+    try:
+        return messages.clean(stderr, str(source), original, rewritten, display_columns=not _is_clang(cxx))
+    except Exception:  # noqa: BLE001 - a message tidied is not worth a compile lost
+        return stderr
 
 
 def scan_file(o: Options, source: Path) -> None:
@@ -225,8 +237,8 @@ def compile_cu(o: Options, source: Path, output: Path) -> None:
     try:
         result = rewrite(original)
     except RewriteError as e:
-        raise DriverError(f"{source}:{e.line}: error: {e} (cudacpu could not rewrite this for the CPU backend)",
-                          COMPILE_ERROR) from None
+        raise DriverError(f"{source}:{e.line}: error: {e} (the CPU backend could not rewrite this)"
+                          f"{_quoted(original, e.line)}", COMPILE_ERROR) from None
     if result.device_launches:
         raise DriverError(f"needs a GPU: uses dynamic parallelism (a kernel launch inside a kernel) at "
                           f"{source}:{result.device_launches[0]}", NEEDS_GPU)
@@ -245,10 +257,16 @@ def compile_cu(o: Options, source: Path, output: Path) -> None:
     cmd = [*cxx.split(), f"-std={o.std}", "-x", "c++", "-gdwarf-4", "-O2", "-pthread", *_sanitizer_flags(o),
            *_error_limit(cxx), *_task_file_view(o, source), *o.host_flags, "-c", "-", "-o", str(output)]
     done = subprocess.run(cmd, input=text, capture_output=True, text=True, errors="replace", env=_COMPILER_ENV)
-    if done.stderr and done.returncode == 0:
-        sys.stderr.write(done.stderr)
+    shown = _about_student_code(cxx, done.stderr, source, original, result.text) if done.stderr else ""
     if done.returncode != 0:
-        raise _explain_compile_failure(done.stderr, str(source))
+        raise _explain_compile_failure(done.stderr, str(source), shown)
+    sys.stderr.write(shown)
+
+
+def _quoted(text: str, line: int) -> str:
+    """The student's line, quoted as the compilers quote a line a message is about."""
+    lines = text.splitlines()
+    return f"\n{line:5} | {lines[line - 1]}" if 0 < line <= len(lines) else ""
 
 
 def preprocess(o: Options, source: Path, output: Path | None) -> int:
