@@ -9,7 +9,7 @@ It compiles, through cudacpu.py, the solution's kernels (matmul_fast is
 expected to be reported as needing a GPU), the planted bugs (each task
 renamed so that they link beside the solution), the textbook kernels of
 tests/kernels/ and the test files, links them into one doctest program and
-runs it; then runs the driver's own tests (test_driver.py).
+runs it; then runs the driver's own tests (test_driver.py, test_messages.py).
 """
 from __future__ import annotations
 
@@ -135,7 +135,7 @@ def main(argv: list[str]) -> int:
     # The driver's tests run beside the doctest programs: they mostly wait for compilers.
     driver = None
     if not doctest_args:
-        driver = subprocess.Popen([sys.executable, "-m", "unittest", "-q", "test_driver"], cwd=TESTS,
+        driver = subprocess.Popen([sys.executable, "-m", "unittest", "-q", "test_driver", "test_messages"], cwd=TESTS,
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     status = 0
     for exe in (program, racecheck):
@@ -145,7 +145,7 @@ def main(argv: list[str]) -> int:
     if driver:
         output, _ = driver.communicate()
         print(output.rstrip())
-        print(f"test_driver.py: {'passed' if driver.returncode == 0 else 'FAILED'}")
+        print(f"test_driver.py, test_messages.py: {'passed' if driver.returncode == 0 else 'FAILED'}")
         status = status or driver.returncode
     print(f"total {time.monotonic() - start:.1f} s: {'all passed' if status == 0 else 'FAILURES'}")
     return status
