@@ -1,0 +1,94 @@
+"""What a student sees when a task file does not compile on the CPU path (issue 45): each mistake of the corpus
+(solution/tests/compile_mistakes/, one mistake per file copied from the solution) compiled for real through
+cudacpu.py with g++ and with clang++, and the compiler's messages checked to be about the student's file: the
+first at the mistake's line, quoting the student's own text, a screenful at most, and none of the rewrite's or
+the runtime's names. starter/cpu/tests/test_messages.py tests the same on captured outputs, without compilers."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow  # about 40 compiles
+
+ROOT = Path(__file__).resolve().parents[2]
+STARTER = ROOT / "starter"
+CORPUS = Path(__file__).resolve().parent / "compile_mistakes"
+COMPILERS = [c for c in ("g++", "clang++-19") if shutil.which(c)]
+# The corpus's one file that compiles: a warning on a launch line.
+COMPILES = {"10-warning-on-launch-line.cu"}
+INTERNAL = re.compile(r"cudacpu|LaunchSite|cudacpu_args_|cudacpu_kernel_key_|lambda|launch\.h")
+HEADER = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+):(?:\d+:)? (?P<kind>fatal error|error|warning|note)")
+QUOTE = re.compile(r"^ *(?P<line>\d+) \| (?P<text>.*)$")
+MAX_LINES = 25
+
+
+def mistakes() -> list[Path]:
+    found = sorted(CORPUS.glob("*.cu"))
+    assert len(found) >= 10
+    return found
+
+
+def mistake_line(source: Path) -> int:
+    """The line where the file differs from the solution's task file it was copied from."""
+    task = re.match(r"// (\w+) — reference solution", source.read_text()).group(1)
+    solution = (ROOT / "solution" / "kernels" / f"{task}.cu").read_text().splitlines()
+    return next(n for n, (a, b) in enumerate(zip(solution, source.read_text().splitlines()), 1) if a != b)
+
+
+@lru_cache(maxsize=None)
+def compiled(tmp: str) -> dict[tuple[str, str], subprocess.CompletedProcess]:
+    """Every corpus file compiled once per compiler, side by side: the compiles are what takes the time."""
+    def one(job: tuple[Path, str]) -> subprocess.CompletedProcess:
+        source, cxx = job
+        out = Path(tmp) / f"{source.stem}.{cxx}.o"
+        return subprocess.run([sys.executable, str(STARTER / "cpu" / "cudacpu.py"), "compile", "-std=c++17",
+                               "-Xcompiler", "-Wall,-Wextra,-Wno-unused-parameter", "-I", str(STARTER / "include"),
+                               "-I", str(STARTER / "harness"), "-c", str(source), "-o", str(out)],
+                              capture_output=True, text=True, env=dict(os.environ, CXX=cxx), cwd=ROOT)
+    jobs = [(source, cxx) for source in mistakes() for cxx in COMPILERS]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        return {(s.name, cxx): done for (s, cxx), done in zip(jobs, pool.map(one, jobs))}
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory) -> dict[tuple[str, str], subprocess.CompletedProcess]:
+    if not COMPILERS:
+        pytest.skip("neither g++ nor clang++-19 is installed")
+    return compiled(str(tmp_path_factory.mktemp("compile_mistakes")))
+
+
+@pytest.mark.parametrize("cxx", ["g++", "clang++-19"])
+@pytest.mark.parametrize("source", mistakes(), ids=lambda p: p.stem)
+def test_the_message_is_about_the_students_file(outputs, source: Path, cxx: str) -> None:
+    if cxx not in COMPILERS:
+        pytest.skip(f"{cxx} is not installed")
+    done = outputs[(source.name, cxx)]
+    lines = done.stderr.splitlines()
+    report = f"{cxx} on {source.name}:\n{done.stderr}"
+    assert done.returncode == (0 if source.name in COMPILES else 1), report
+    first = next((m for m in map(HEADER.match, lines) if m and m.group("kind") != "note"), None)
+    assert first is not None, report
+    assert Path(first.group("file")).resolve() == source.resolve(), report
+    assert int(first.group("line")) == mistake_line(source), report
+    theirs = source.read_text().splitlines()
+    about_theirs, quoted = False, 0
+    for text in lines:
+        header = HEADER.match(text)
+        if header:
+            about_theirs = Path(header.group("file")).resolve() == source.resolve()
+        quote = QUOTE.match(text)
+        if quote and about_theirs:
+            assert quote.group("text") == theirs[int(quote.group("line")) - 1].expandtabs(8), report
+            quoted += 1
+    assert quoted >= 1, report
+    # The driver's own last line names itself; every other line is the compiler's, about the student's code.
+    assert not [t for t in lines if INTERNAL.search(t) and not t.startswith("cudacpu: ")], report
+    assert len(lines) <= MAX_LINES, report
