@@ -91,9 +91,14 @@ def _name_start(text: str, at: int) -> int:
 
 
 def _word_at(text: str, at: int) -> str:
-    m = re.match(r"\w+", text[_name_start(text, at):]) if at < len(text) and (text[at].isalnum() or text[at] == "_") else None
-    word = m.group(0) if m else ""
-    return "" if _INTERNAL.search(word) or word.startswith("cudacpu") else word
+    """The name the character at `at` is part of, unless it is one of the rewrite's."""
+    if at >= len(text) or not (text[at].isalnum() or text[at] == "_"):
+        return ""
+    start = at
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        start -= 1
+    word = re.match(r"\w+", text[start:]).group(0)
+    return "" if _INTERNAL.search(word) or "cudacpu" in word else word
 
 
 def _display_to_offset(text: str, column: int) -> int:
@@ -282,20 +287,33 @@ def _scope_start(text: str, at: int) -> int:
 
 
 def _move_marks(marks: str, m: LineMap) -> str:
-    """A caret or fix-it line drawn under the rewritten line, redrawn under the student's: each run of marks
-    moves with its first column, keeping its length where both ends fall in the same part of the line."""
-    out: list[str] = []
+    """A caret or fix-it line drawn under the rewritten line, redrawn under the student's. A run of carets and
+    tildes is redrawn mark by mark, its gaps filled (a range that now spans less, or more, of the line); text (a
+    fix-it, a label) moves whole, with its first column."""
+    def moved(index: int) -> int:  # 0-based display columns, rewritten -> student's
+        return _offset_to_display(m.original, m.offset(_display_to_offset(m.rewritten, index + 1))) - 1
+
+    canvas: dict[int, str] = {}
     for run in re.finditer(r"\S+", marks):
-        start = _display_to_offset(m.rewritten, run.start() + 1)
-        end = _display_to_offset(m.rewritten, run.end())
-        new_start, new_end = m.offset(start), m.offset(end)
-        length = new_end - new_start + 1 if new_end >= new_start and (new_end - new_start) == (end - start) else None
-        text = run.group(0) if length is None or length == len(run.group(0)) else run.group(0)[:max(1, length)]
-        column = _offset_to_display(m.original, new_start) - 1
-        if column < len("".join(out)):
-            continue  # two marks moved onto one place (both inside the launch): the first says it
-        out.append(" " * (column - len("".join(out))) + text)
-    return "".join(out)
+        if set(run.group(0)) <= set("^~"):
+            places = [(moved(run.start() + k), ch) for k, ch in enumerate(run.group(0))]
+            for place, ch in sorted(places, key=lambda p: p[1] != "^"):  # a caret wins its column
+                canvas.setdefault(place, ch)
+            low, high = min(p for p, _ in places), max(p for p, _ in places)
+            if low == high and len(places) > 1:  # a range inside the rewrite: under the name the student launched
+                high = low + len(_name_under(m.original.expandtabs(8), low)) - 1
+            for place in range(low, high + 1):
+                canvas.setdefault(place, "~")
+        else:
+            start = moved(run.start())
+            for k, ch in enumerate(run.group(0)):
+                canvas.setdefault(start + k, ch)
+    return "".join(canvas.get(k, " ") for k in range(max(canvas) + 1)) if canvas else ""
+
+
+def _name_under(text: str, at: int) -> str:
+    found = re.match(r"[\w:]+", text[at:])
+    return found.group(0) if found else " "
 
 
 def clean(stderr: str, display: str, original: str, rewritten: str, display_columns: bool) -> str:

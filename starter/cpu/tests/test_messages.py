@@ -101,7 +101,11 @@ class CapturedOutputs(unittest.TestCase):
                 self.assertIn(f":52:{original.splitlines()[51].index('nblocks') + 1}: error:", out)
                 # A mistake in the arguments, reported inside the rewrite's lambda: the launch's kernel name.
                 _, original, out = cleaned(FIXTURES / f"08-too-many-arguments.{compiler}.txt")
-                self.assertIn(f":34:{original.splitlines()[33].index('fill_kernel') + 1}: error:", out)
+                column = original.splitlines()[33].index('fill_kernel') + 1
+                self.assertIn(f":34:{column}: error:", out)
+        # clang's range under the call in the rewrite: under the kernel's name.
+        _, original, out = cleaned(FIXTURES / "01-too-few-arguments.clang19.txt")
+        self.assertIn(f"      | {' ' * 8}^{'~' * (len('add_vectors') - 1)}\n", out)
 
     def test_notes_at_the_students_declarations_stay(self) -> None:
         _, _, out = cleaned(FIXTURES / "04-wrong-argument-type.clang19.txt")
