@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 _INTERNAL = re.compile(r"cudacpu|LaunchSite|PendingLaunch|<lambda\(auto:|\(lambda at |launch\.h")
 _LAUNCH_SITE = re.compile(r'LaunchSite\{__FILE__, __LINE__, "(?P<name>[^"]*)"\}')
 _CLANG_LAMBDA = re.compile(r"\(lambda at (?P<file>.+?):(?P<line>\d+):(?P<col>\d+)\)")
-_GCC_LAMBDA = "::<lambda(auto:"
+_GCC_LAMBDA = re.compile(r"::<lambda\(auto:\d+& \.\.\.\)>")
+# The launch's machinery: what a message reached only through a launch names.
+_LAUNCH_MACHINERY = re.compile(r"\(lambda at |<lambda\(auto:|PendingLaunch|launch_with|cudacpu_args_")
 
 _DIAGNOSTIC = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+):(?:(?P<col>\d+):)? "
                          r"(?P<kind>fatal error|error|warning|note): (?P<message>.*)$")
@@ -222,8 +224,7 @@ class Cleaner:
         """An error or warning in a header, reached through a launch's lambda: the runtime's own code, instantiated
         for a launch whose mistake is reported at the student's line."""
         p = g.primary
-        return p is not None and not self.mine(p) and any(
-            _INTERNAL.search(t) and ("lambda" in t or "cudacpu" in t) for b in g.blocks for t in b.lines)
+        return p is not None and not self.mine(p) and any(_LAUNCH_MACHINERY.search(t) for b in g.blocks for t in b.lines)
 
     def rephrase(self, text: str, line: int, col: int) -> str:
         """The rewrite's lambda named as the launch the student wrote."""
@@ -233,10 +234,10 @@ class Cleaner:
             return f"the launch of {kernel} at {m.group('file')}:{n}" if kernel else m.group(0)
         text = _CLANG_LAMBDA.sub(clang, text)
         kernel = self.source.kernel_at(line)
-        while kernel and _GCC_LAMBDA in text:
-            at = text.index(_GCC_LAMBDA)
-            end = text.find(">", text.index(")", at)) + 1
-            text = text[:_scope_start(text, at)] + f"the launch of {kernel}" + text[end:]
+        m = _GCC_LAMBDA.search(text) if kernel else None
+        while m:
+            text = text[:_scope_start(text, m.start())] + f"the launch of {kernel}" + text[m.end():]
+            m = _GCC_LAMBDA.search(text)
         return re.sub(r"cudacpu_args_(?:#\d+|\.\.\.)?", "the launch's arguments", text) if kernel else text
 
     def header(self, b: Block) -> str:
@@ -319,27 +320,34 @@ def _name_under(text: str, at: int) -> str:
 def clean(stderr: str, display: str, original: str, rewritten: str, display_columns: bool) -> str:
     """The compiler's output about the student's file `display`, of which `rewritten` is the rewrite of `original`.
     `display_columns`: whether "file:L:C:" counts display columns (g++) or bytes (clang)."""
-    source = Source(display, original, rewritten, display_columns)
-    cleaner = Cleaner(source)
+    cleaner = Cleaner(Source(display, original, rewritten, display_columns))
     groups = _group(_parse(stderr))
-    kept: list[list[str]] = []
+    out = _shown(groups, cleaner, drop_cascades=True)
+    if _has_error(stderr.splitlines()) and not _has_error(out):  # an error must remain: the runtime's, then
+        out = _shown(groups, cleaner, drop_cascades=False)
+    if _has_error(stderr.splitlines()) and not _has_error(out):  # the compiler's own words rather than none
+        return stderr
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def _shown(groups: list[Group], cleaner: Cleaner, drop_cascades: bool) -> list[str]:
+    out: list[str] = []
     seen: set[tuple] = set()
     for g in groups:
         p = g.primary
         if p is not None:
             key = (p.file, p.line, p.col, p.kind, _skeleton(p.message))
-            if key in seen or cleaner.cascade(g):
+            if key in seen or (drop_cascades and cleaner.cascade(g)):
                 continue
             seen.add(key)
-        lines: list[str] = []
         for b in g.blocks:
-            if b.kind == "primary" or b.kind == "other" or cleaner.keep_aside(b):
-                lines += cleaner.render(b)
-        kept.append(lines)
-    out = [t for lines in kept for t in lines]
-    if not any(_is_error(t) for t in out) and any(_is_error(t) for t in stderr.splitlines()):
-        return stderr  # an error must remain: rather the compiler's own words than none
-    return "\n".join(out) + ("\n" if out else "")
+            if b.kind in ("primary", "other") or cleaner.keep_aside(b):
+                out += cleaner.render(b)
+    return out
+
+
+def _has_error(lines: list[str]) -> bool:
+    return any(_is_error(t) for t in lines)
 
 
 def _is_error(text: str) -> bool:

@@ -165,8 +165,16 @@ class Synthetic(unittest.TestCase):
         original, rewritten = self.source()
         text = ("/x/cudacpu/launch.h:88:9: error: no matching function for call to 'apply'\n"
                 "k.cu:34:5: note: in instantiation of 'cudacpu::PendingLaunch<(lambda at k.cu:34:80)>' here\n")
-        self.assertIn("error: no matching function for call to 'apply'",
-                      clean(text, "k.cu", original, rewritten, display_columns=False))
+        out = clean(text, "k.cu", original, rewritten, display_columns=False)
+        self.assertIn("error: no matching function for call to 'apply'", out)
+        self.assertNotIn("PendingLaunch", out)
+
+    def test_an_error_in_a_header_not_reached_through_a_launch_stays(self) -> None:
+        original, rewritten = self.source()
+        text = ("k.cu:34:5: error: no matching function for call to 'fill_kernel'\n"
+                "/x/cudacpu/atomics.h:9:1: error: static assertion failed: atomicAdd of a bool\n"
+                "k.cu:20:3: note: in instantiation of 'atomicAdd<bool>' requested here\n")
+        self.assertEqual(clean(text, "k.cu", original, rewritten, display_columns=False), text)
 
 
 if __name__ == "__main__":
