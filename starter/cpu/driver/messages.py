@@ -25,7 +25,8 @@ _LAUNCH_MACHINERY = re.compile(r"\(lambda at |<lambda\(auto:|PendingLaunch|launc
 _DIAGNOSTIC = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+):(?:(?P<col>\d+):)? "
                          r"(?P<kind>fatal error|error|warning|note): (?P<message>.*)$")
 # g++'s instantiation context: "file:L:C:   required from ...", "file: In instantiation of ...:".
-_REQUIRED = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+):(?P<col>\d+):   (?P<message>(?:recursively )?required .*)$")
+_REQUIRED = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+):(?P<col>\d+):   "
+                       r"(?P<message>(?:recursively )?required .*)$")
 _IN_SCOPE = re.compile(r"^(?P<file>[^\s:][^:]*?): In (?P<message>.*):$")
 # Include chains (both compilers) and g++'s inlining chain, each a run of lines.
 _CHAIN_START = re.compile(r"^(?:In file included from |In function .*,$)")
@@ -122,7 +123,7 @@ class Source:
 
     def __init__(self, display: str, original: str, rewritten: str, display_columns: bool):
         self.display = display
-        # Columns in the compiler's "file:L:C:": g++ counts display columns (a tab to the next multiple of 8), clang bytes.
+        # The columns of "file:L:C:": g++ counts display columns (a tab to the next multiple of 8), clang bytes.
         self.display_columns = display_columns
         self.maps: dict[int, LineMap] = {}
         for n, (a, b) in enumerate(zip(original.splitlines(), rewritten.splitlines()), 1):
@@ -224,7 +225,8 @@ class Cleaner:
         """An error or warning in a header, reached through a launch's lambda: the runtime's own code, instantiated
         for a launch whose mistake is reported at the student's line."""
         p = g.primary
-        return p is not None and not self.mine(p) and any(_LAUNCH_MACHINERY.search(t) for b in g.blocks for t in b.lines)
+        return p is not None and not self.mine(p) and any(
+            _LAUNCH_MACHINERY.search(t) for b in g.blocks for t in b.lines)
 
     def rephrase(self, text: str, line: int, col: int) -> str:
         """The rewrite's lambda named as the launch the student wrote."""

@@ -22,7 +22,8 @@ from driver.messages import LineMap, clean  # noqa: E402
 from driver.rewrite import rewrite  # noqa: E402
 
 INTERNAL = re.compile(r"cudacpu|LaunchSite|cudacpu_args_|cudacpu_kernel_key_|lambda|launch\.h")
-HEADER = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<kind>fatal error|error|warning|note)")
+HEADER = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+):(?:(?P<col>\d+):)? "
+                    r"(?P<kind>fatal error|error|warning|note)")
 QUOTE = re.compile(r"^ *(?P<line>\d+) \| (?P<text>.*)$")
 
 
@@ -58,7 +59,8 @@ class CapturedOutputs(unittest.TestCase):
                 first = next(m for m in map(HEADER.match, lines) if m and m.group("kind") != "note")
                 self.assertEqual(first.group("file"), display)
                 self.assertEqual(int(first.group("line")), mistake_line(ROOT / display))
-                self.assertLessEqual(int(first.group("col")), len(original.splitlines()[int(first.group("line")) - 1]) + 1)
+                line = original.splitlines()[int(first.group("line")) - 1]
+                self.assertLessEqual(int(first.group("col")), len(line) + 1)
                 self.assertNotRegex(out, INTERNAL)
                 self.assertLessEqual(len(lines), 25, out)
 
@@ -147,8 +149,8 @@ class Synthetic(unittest.TestCase):
     def test_the_lambda_is_named_as_the_launch(self) -> None:
         original, rewritten = self.source()
         column = rewritten.splitlines()[33].index("[&]") + 1
-        out = clean(f"k.cu:34:5: error: no matching function for call to object of type '(lambda at k.cu:34:{column})'\n",
-                    "k.cu", original, rewritten, display_columns=False)
+        message = f"no matching function for call to object of type '(lambda at k.cu:34:{column})'"
+        out = clean(f"k.cu:34:5: error: {message}\n", "k.cu", original, rewritten, display_columns=False)
         self.assertEqual(out, "k.cu:34:5: error: no matching function for call to object of type "
                               "'the launch of fill_kernel at k.cu:34'\n")
         out = clean("k.cu:34:5: error: use of 'fill(int*, int, int)::<lambda(auto:3& ...)>' before deduction\n",
