@@ -26,7 +26,7 @@ _DIAGNOSTIC = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+):(?:(?P<col>\d+)
                          r"(?P<kind>fatal error|error|warning|note): (?P<message>.*)$")
 # g++'s instantiation context: "file:L:C:   required from ...", "file: In instantiation of ...:".
 _REQUIRED = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+):(?P<col>\d+):   "
-                       r"(?P<message>(?:recursively )?required .*)$")
+                       r"(?P<message>(?:recursively )?required .*|\[ skipping \d+ instantiation contexts.*)$")
 _IN_SCOPE = re.compile(r"^(?P<file>[^\s:][^:]*?): In (?P<message>.*):$")
 # Include chains (both compilers) and g++'s inlining chain, each a run of lines.
 _CHAIN_START = re.compile(r"^(?:In file included from |In function .*,$)")
@@ -77,12 +77,12 @@ class LineMap:
         from_end = len(self.rewritten) - at
         if from_end <= self.suffix:
             return len(self.original) - from_end
-        word = _word_at(self.rewritten, at)
+        word, into = _word_at(self.rewritten, at)
         if word:  # a name the student wrote once in the changed part (a launch's configuration): point at it
             middle = self.original[self.prefix:len(self.original) - self.suffix]
             found = [m.start() for m in re.finditer(rf"(?<!\w){re.escape(word)}(?!\w)", middle)]
             if len(found) == 1:
-                return self.prefix + found[0]
+                return self.prefix + found[0] + into
         return self.launch_start
 
 
@@ -93,15 +93,15 @@ def _name_start(text: str, at: int) -> int:
     return at
 
 
-def _word_at(text: str, at: int) -> str:
-    """The name the character at `at` is part of, unless it is one of the rewrite's."""
+def _word_at(text: str, at: int) -> tuple[str, int]:
+    """The name the character at `at` is part of (unless it is one of the rewrite's), and how far into it."""
     if at >= len(text) or not (text[at].isalnum() or text[at] == "_"):
-        return ""
+        return "", 0
     start = at
     while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
         start -= 1
     word = re.match(r"\w+", text[start:]).group(0)
-    return "" if _INTERNAL.search(word) or "cudacpu" in word else word
+    return ("", 0) if _INTERNAL.search(word) or "cudacpu" in word else (word, at - start)
 
 
 def _display_to_offset(text: str, column: int) -> int:
@@ -238,7 +238,7 @@ class Cleaner:
         kernel = self.source.kernel_at(line)
         m = _GCC_LAMBDA.search(text) if kernel else None
         while m:
-            text = text[:_scope_start(text, m.start())] + f"the launch of {kernel}" + text[m.end():]
+            text = text[:_scope_start(text, m.start())] + f"the launch of {kernel}" + text[_with_end(text, m.end()):]
             m = _GCC_LAMBDA.search(text)
         return re.sub(r"cudacpu_args_(?:#\d+|\.\.\.)?", "the launch's arguments", text) if kernel else text
 
@@ -271,6 +271,18 @@ class Cleaner:
         return [self.header(b), *self.quotes(b)]
 
 
+def _with_end(text: str, at: int) -> int:
+    """Past g++'s " [with auto:3 = {...}]" after its lambda at `at`: the lambda's parameters are the rewrite's."""
+    if not text.startswith(" [with auto:", at):
+        return at
+    depth = 0
+    for k in range(at + 1, len(text)):
+        depth += {"[": 1, "]": -1}.get(text[k], 0)
+        if depth == 0:
+            return k + 1
+    return at
+
+
 def _scope_start(text: str, at: int) -> int:
     """Where the enclosing function's name begins before g++'s `...::<lambda(auto:...)>`: back over balanced
     brackets to a space, quote or comma outside them."""
@@ -297,16 +309,18 @@ def _move_marks(marks: str, m: LineMap) -> str:
         return _offset_to_display(m.original, m.offset(_display_to_offset(m.rewritten, index + 1))) - 1
 
     canvas: dict[int, str] = {}
-    for run in re.finditer(r"\S+", marks):
-        if set(run.group(0)) <= set("^~"):
+    for run in re.finditer(r"\S+(?: \S+)*", marks):  # a label's words ("const float*") stay together
+        if set(run.group(0)) <= set("^~ "):
             places = [(moved(run.start() + k), ch) for k, ch in enumerate(run.group(0))]
             for place, ch in sorted(places, key=lambda p: p[1] != "^"):  # a caret wins its column
-                canvas.setdefault(place, ch)
-            low, high = min(p for p, _ in places), max(p for p, _ in places)
-            if low == high and len(places) > 1:  # a range inside the rewrite: under the name the student launched
-                high = low + len(_name_under(m.original.expandtabs(8), low)) - 1
-            for place in range(low, high + 1):
-                canvas.setdefault(place, "~")
+                if ch != " ":
+                    canvas.setdefault(place, ch)
+            marks = {place for place, ch in places if ch != " "}
+            if len(marks) == 1 and len(run.group(0)) > 1:  # a range inside the rewrite: under the launched name
+                places.append((min(marks) + len(_name_under(m.original.expandtabs(8), min(marks))) - 1, "~"))
+            for (a, x), (b, y) in zip(places, places[1:]):  # a range the rewrite stretched or shrank, whole
+                for place in range(a + 1, b) if " " not in (x, y) else ():
+                    canvas.setdefault(place, "~")
         else:
             start = moved(run.start())
             for k, ch in enumerate(run.group(0)):
@@ -342,6 +356,8 @@ def _shown(groups: list[Group], cleaner: Cleaner, drop_cascades: bool) -> list[s
             if key in seen or (drop_cascades and cleaner.cascade(g)):
                 continue
             seen.add(key)
+        elif all(b.kind in ("context", "chain") for b in g.blocks):
+            continue  # g++'s context for an error it then left out as said already: nothing follows it
         for b in g.blocks:
             if b.kind in ("primary", "other") or cleaner.keep_aside(b):
                 out += cleaner.render(b)

@@ -109,6 +109,18 @@ class CapturedOutputs(unittest.TestCase):
         _, original, out = cleaned(FIXTURES / "01-too-few-arguments.clang19.txt")
         self.assertIn(f"      | {' ' * 8}^{'~' * (len('add_vectors') - 1)}\n", out)
 
+    def test_the_launch_named_as_written(self) -> None:
+        # g++'s context through the rewrite's lambda: the launch, without the lambda's parameters.
+        _, _, out = cleaned(FIXTURES / "12-assign-to-shared-array.gcc12.txt")
+        self.assertIn("required from 'the launch of matmul_tiled_kernel'\n", out)
+        self.assertNotIn("auto:", out)
+        # A label under a caret moved into the launch keeps its words together.
+        _, _, out = cleaned(FIXTURES / "13-template-kernel-arguments-swapped.gcc12.txt")
+        self.assertIn("      |         const float*\n", out)
+        # clang's range under a launched template: its name and template arguments.
+        _, original, out = cleaned(FIXTURES / "13-template-kernel-arguments-swapped.clang19.txt")
+        self.assertIn(f"|         ^{'~' * (len('transpose_vector<T, tile, pass_rows>') - 1)}\n", out)
+
     def test_notes_at_the_students_declarations_stay(self) -> None:
         _, _, out = cleaned(FIXTURES / "04-wrong-argument-type.clang19.txt")
         self.assertIn("no known conversion from 'int *' to 'float *' for 3rd argument", out)
