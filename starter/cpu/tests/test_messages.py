@@ -157,6 +157,10 @@ class Synthetic(unittest.TestCase):
         end = len(original.splitlines()[33].expandtabs(8)) + 1
         self.assertIn(f"k.cu:34:{end}: error:", out)
         self.assertIn(f"   34 | {original.splitlines()[33].expandtabs(8)}\n      | {' ' * (end - 1)}^", out)
+        # Inside the rewrite: the kernel's name, one tab (8 columns) in.
+        inside = len(rewritten_line[:rewritten_line.index("cudacpu_args_")].expandtabs(8)) + 1
+        out = clean(f"k.cu:34:{inside}: error: too many arguments\n", "k.cu", original, rewritten, display_columns=True)
+        self.assertEqual(out, "k.cu:34:9: error: too many arguments\n")
 
     def test_the_lambda_is_named_as_the_launch(self) -> None:
         original, rewritten = self.source()
