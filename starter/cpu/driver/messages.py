@@ -209,6 +209,8 @@ def _skeleton(message: str) -> str:
 
 
 class Cleaner:
+    """What to keep of the compiler's output, and how to say it, for one student's file."""
+
     def __init__(self, source: Source):
         self.source = source
 
@@ -315,9 +317,9 @@ def _move_marks(marks: str, m: LineMap) -> str:
             for place, ch in sorted(places, key=lambda p: p[1] != "^"):  # a caret wins its column
                 if ch != " ":
                     canvas.setdefault(place, ch)
-            marks = {place for place, ch in places if ch != " "}
-            if len(marks) == 1 and len(run.group(0)) > 1:  # a range inside the rewrite: under the launched name
-                places.append((min(marks) + len(_name_under(m.original.expandtabs(8), min(marks))) - 1, "~"))
+            spots = {place for place, ch in places if ch != " "}
+            if len(spots) == 1 and len(run.group(0)) > 1:  # a range inside the rewrite: under the launched name
+                places.append((min(spots) + len(_name_under(m.original.expandtabs(8), min(spots))) - 1, "~"))
             for (a, x), (b, y) in zip(places, places[1:]):  # a range the rewrite stretched or shrank, whole
                 for place in range(a + 1, b) if " " not in (x, y) else ():
                     canvas.setdefault(place, "~")
