@@ -25,7 +25,8 @@ COMPILERS = [c for c in ("g++", "clang++-19") if shutil.which(c)]
 # The corpus's one file that compiles: a warning on a launch line.
 COMPILES = {"10-warning-on-launch-line.cu"}
 INTERNAL = re.compile(r"cudacpu|LaunchSite|cudacpu_args_|cudacpu_kernel_key_|lambda|launch\.h")
-HEADER = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+):(?:\d+:)? (?P<kind>fatal error|error|warning|note)")
+HEADER = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+):(?:(?P<col>\d+):)? "
+                    r"(?P<kind>fatal error|error|warning|note)")
 QUOTE = re.compile(r"^ *(?P<line>\d+) \| (?P<text>.*)$")
 MAX_LINES = 25
 
@@ -79,6 +80,8 @@ def test_the_message_is_about_the_students_file(outputs, source: Path, cxx: str)
     assert Path(first.group("file")).resolve() == source.resolve(), report
     assert int(first.group("line")) == mistake_line(source), report
     theirs = source.read_text().splitlines()
+    # A column of the student's line, not of the rewritten one (g++ quotes the line from the file itself).
+    assert int(first.group("col") or 1) <= len(theirs[mistake_line(source) - 1]) + 1, report
     about_theirs, quoted = False, 0
     for text in lines:
         header = HEADER.match(text)
