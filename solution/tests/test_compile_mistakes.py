@@ -1,5 +1,5 @@
 """What a student sees when a task file does not compile on the CPU path (issue 45): each mistake of the corpus
-(solution/tests/compile_mistakes/, one mistake per file copied from the solution) compiled for real through
+(solution/tests/compile_mistakes/mistakes.py: one line of a solution's task file each) compiled for real through
 cudacpu.py with g++ and with clang++, and the compiler's messages checked to be about the student's file: the
 first at the mistake's line, quoting the student's own text, a screenful at most, and none of the rewrite's or
 the runtime's names. starter/cpu/tests/test_messages.py tests the same on captured outputs, without compilers."""
@@ -20,10 +20,10 @@ pytestmark = pytest.mark.slow  # about 40 compiles
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTER = ROOT / "starter"
-CORPUS = Path(__file__).resolve().parent / "compile_mistakes"
+sys.path.insert(0, str(Path(__file__).resolve().parent / "compile_mistakes"))
+import mistakes  # noqa: E402
+
 COMPILERS = [c for c in ("g++", "clang++-19") if shutil.which(c)]
-# The corpus's one file that compiles: a warning on a launch line.
-COMPILES = {"10-warning-on-launch-line.cu"}
 INTERNAL = re.compile(r"cudacpu|LaunchSite|cudacpu_args_|cudacpu_kernel_key_|lambda|launch\.h")
 HEADER = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+):(?:(?P<col>\d+):)? "
                     r"(?P<kind>fatal error|error|warning|note)")
@@ -31,22 +31,14 @@ QUOTE = re.compile(r"^ *(?P<line>\d+) \| (?P<text>.*)$")
 MAX_LINES = 25
 
 
-def mistakes() -> list[Path]:
-    found = sorted(CORPUS.glob("*.cu"))
-    assert len(found) >= 10
-    return found
-
-
-def mistake_line(source: Path) -> int:
-    """The line where the file differs from the solution's task file it was copied from."""
-    task = re.match(r"// (\w+) — reference solution", source.read_text()).group(1)
-    solution = (ROOT / "solution" / "kernels" / f"{task}.cu").read_text().splitlines()
-    return next(n for n, (a, b) in enumerate(zip(solution, source.read_text().splitlines()), 1) if a != b)
+NAMES = sorted(mistakes.MISTAKES)
+assert len(NAMES) >= 10
 
 
 @lru_cache(maxsize=None)
 def compiled(tmp: str) -> dict[tuple[str, str], subprocess.CompletedProcess]:
-    """Every corpus file compiled once per compiler, side by side: the compiles are what takes the time."""
+    """Every corpus file written (mistakes.write) and compiled once per compiler, side by side: the compiles are
+    what takes the time."""
     def one(job: tuple[Path, str]) -> subprocess.CompletedProcess:
         source, cxx = job
         out = Path(tmp) / f"{source.stem}.{cxx}.o"
@@ -54,9 +46,9 @@ def compiled(tmp: str) -> dict[tuple[str, str], subprocess.CompletedProcess]:
                                "-Xcompiler", "-Wall,-Wextra,-Wno-unused-parameter", "-I", str(STARTER / "include"),
                                "-I", str(STARTER / "harness"), "-c", str(source), "-o", str(out)],
                               capture_output=True, text=True, env=dict(os.environ, CXX=cxx), cwd=ROOT)
-    jobs = [(source, cxx) for source in mistakes() for cxx in COMPILERS]
+    jobs = [(source, cxx) for source in mistakes.write(Path(tmp)) for cxx in COMPILERS]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        return {(s.name, cxx): done for (s, cxx), done in zip(jobs, pool.map(one, jobs))}
+        return {(s.stem, cxx): (s, done) for (s, cxx), done in zip(jobs, pool.map(one, jobs))}
 
 
 @pytest.fixture(scope="module")
@@ -67,21 +59,21 @@ def outputs(tmp_path_factory) -> dict[tuple[str, str], subprocess.CompletedProce
 
 
 @pytest.mark.parametrize("cxx", ["g++", "clang++-19"])
-@pytest.mark.parametrize("source", mistakes(), ids=lambda p: p.stem)
-def test_the_message_is_about_the_students_file(outputs, source: Path, cxx: str) -> None:
+@pytest.mark.parametrize("name", NAMES)
+def test_the_message_is_about_the_students_file(outputs, name: str, cxx: str) -> None:
     if cxx not in COMPILERS:
         pytest.skip(f"{cxx} is not installed")
-    done = outputs[(source.name, cxx)]
+    source, done = outputs[(name, cxx)]
     lines = done.stderr.splitlines()
     report = f"{cxx} on {source.name}:\n{done.stderr}"
-    assert done.returncode == (0 if source.name in COMPILES else 1), report
+    assert done.returncode == (0 if name in mistakes.COMPILES else 1), report
     first = next((m for m in map(HEADER.match, lines) if m and m.group("kind") != "note"), None)
     assert first is not None, report
     assert Path(first.group("file")).resolve() == source.resolve(), report
-    assert int(first.group("line")) == mistake_line(source), report
+    assert int(first.group("line")) == mistakes.line(name), report
     theirs = source.read_text().splitlines()
     # A column of the student's line, not of the rewritten one (g++ quotes the line from the file itself).
-    assert int(first.group("col") or 1) <= len(theirs[mistake_line(source) - 1]) + 1, report
+    assert int(first.group("col") or 1) <= len(theirs[mistakes.line(name) - 1]) + 1, report
     about_theirs, quoted = False, 0
     for text in lines:
         header = HEADER.match(text)

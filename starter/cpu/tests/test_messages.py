@@ -15,9 +15,9 @@ TESTS = Path(__file__).resolve().parent
 CPU = TESTS.parent
 ROOT = CPU.parent.parent
 FIXTURES = TESTS / "messages"
-CORPUS = ROOT / "solution" / "tests" / "compile_mistakes"
-
 sys.path.insert(0, str(CPU))
+sys.path.insert(0, str(ROOT / "solution" / "tests" / "compile_mistakes"))
+import mistakes  # noqa: E402
 from driver.messages import LineMap, clean  # noqa: E402
 from driver.rewrite import rewrite  # noqa: E402
 
@@ -27,19 +27,11 @@ HEADER = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+):(?:(?P<col>\d+):)? "
 QUOTE = re.compile(r"^ *(?P<line>\d+) \| (?P<text>.*)$")
 
 
-def mistake_line(source: Path) -> int:
-    """The line where a corpus file differs from the solution's task file it was copied from."""
-    task = re.match(r"// (\w+) — reference solution", source.read_text()).group(1)
-    solution = (ROOT / "solution" / "kernels" / f"{task}.cu").read_text().splitlines()
-    mine = source.read_text().splitlines()
-    return next(n for n, (a, b) in enumerate(zip(solution, mine), 1) if a != b)
-
-
 def cleaned(fixture: Path) -> tuple[str, str, str]:
     """(the student's file as the compiler named it, its text, messages.py's output) for a captured output."""
     name, compiler = fixture.name.split(".")[:2]
-    display = f"solution/tests/compile_mistakes/{name}.cu"
-    original = (ROOT / display).read_text()
+    display = f"solution/tests/compile_mistakes/{name}.cu"  # where the captures were compiled (mistakes.write)
+    original = mistakes.text(name)
     return display, original, clean(fixture.read_text(), display, original, rewrite(original).text,
                                     display_columns=compiler.startswith("gcc"))
 
@@ -58,7 +50,7 @@ class CapturedOutputs(unittest.TestCase):
                 lines = out.splitlines()
                 first = next(m for m in map(HEADER.match, lines) if m and m.group("kind") != "note")
                 self.assertEqual(first.group("file"), display)
-                self.assertEqual(int(first.group("line")), mistake_line(ROOT / display))
+                self.assertEqual(int(first.group("line")), mistakes.line(Path(display).stem))
                 line = original.splitlines()[int(first.group("line")) - 1]
                 self.assertLessEqual(int(first.group("col")), len(line) + 1)
                 self.assertNotRegex(out, INTERNAL)
