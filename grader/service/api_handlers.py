@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import re
 import secrets
-import sys
 import traceback
 from datetime import datetime, timezone
 
@@ -30,6 +29,7 @@ from grader.intake.submission import Entry, read_submission
 from grader.service import policy, tokens
 from grader.service.connections import RateLimitedLog
 from grader.service.context import ServiceContext, service_of
+from grader.service.log import say
 from grader.service.status import service_status
 from grader.service.views import MAX_ID, job_name, job_view, job_views, utc_now
 from grader.store import faults
@@ -352,7 +352,7 @@ async def not_found(request: Request, exc):
 
 
 async def gone(request: Request, exc: Gone):
-    print(f"service: {exc}: nothing was kept", file=sys.stderr, flush=True)
+    say(f"{exc}: nothing was kept")
     return JSONResponse({"error": "the upload did not arrive whole: nothing was kept"}, status_code=400)
 
 
@@ -362,7 +362,6 @@ async def failed(request: Request, exc: Exception):
         log_fault(f"{request.method} {request.url.path} refused: the grading machine's {cause}")
         status, line = faults.refusal(cause)
         return JSONResponse({"error": line}, status_code=status)
-    print(f"service: {request.method} {request.url.path} failed:\n{''.join(traceback.format_exception(exc))}",
-          file=sys.stderr, flush=True)
+    say(f"{request.method} {request.url.path} failed:\n{''.join(traceback.format_exception(exc))}")
     return JSONResponse({"error": "the grading service failed on its own (not your submission): try again in "
                                   "a minute; the course staff see it in the service's log"}, status_code=500)

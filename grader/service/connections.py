@@ -29,7 +29,6 @@ import json
 import logging
 import resource
 import socket
-import sys
 import threading
 import time
 import traceback
@@ -37,6 +36,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 
 from grader.core.errors import GraderError
+from grader.service.log import say
 
 HEADER_BYTES = 16 * 1024  # a request's line and headers at most (h11's own default, said here)
 RESERVE = 512  # descriptors kept for all else the service opens: the store per thread, workers' pipes, logs
@@ -140,7 +140,7 @@ class RateLimitedLog:
     def _write(self, line: str, error: BaseException | None):
         if error is not None and not isinstance(error, OSError):
             line += "\n" + "".join(traceback.format_exception(error)).rstrip()
-        print(f"service: {line}", file=self.out or sys.stderr, flush=True)
+        say(line, self.out)
 
     def attach(self, loop: asyncio.AbstractEventLoop):
         """The serving loop: its errors come here, and each window's count is said when the window ends."""
@@ -325,8 +325,7 @@ class Guard:
         # uvicorn is imported here, not at the top: `bin/grader`'s parser reads ConnectionLimits for every command
         from uvicorn.protocols.http.h11_impl import H11Protocol
         self.protocol = type("GuardedH11", (Guarded, H11Protocol), {"guard": self})
-        print(f"service: connections: {self.describe()}" + (f"; {lowered}" if lowered else ""), file=sys.stderr,
-              flush=True)
+        say(f"connections: {self.describe()}" + (f"; {lowered}" if lowered else ""))
 
     def settings(self) -> dict:
         """uvicorn.Config's own settings of the same things."""

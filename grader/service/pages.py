@@ -14,7 +14,6 @@ rendered once per change however many students watch it.
 """
 from __future__ import annotations
 
-import sys
 import urllib.parse
 from datetime import datetime
 
@@ -34,6 +33,7 @@ from grader.reports.overview import overview_context, overview_page
 from grader.reports.report import TEMPLATES, UNKNOWN_RUN, feedback_context, feedback_page, run_views
 from grader.service import tokens
 from grader.service.context import ServiceContext, service_of
+from grader.service.log import say
 from grader.service.page_views import attempts_context, staff_context
 from grader.service.views import MAX_ID, job_name, typed, utc_now
 from grader.store.faults import results_fault
@@ -158,8 +158,7 @@ def handled(fn):
             try:
                 body = (await request.body())[:FORM_BYTES].decode("utf-8", "replace")
             except ClientDisconnect:  # the browser went away: an info line, not the service's failure
-                print(f"service: {request.url.path}: the client disconnected before its form arrived",
-                      file=sys.stderr, flush=True)
+                say(f"{request.url.path}: the client disconnected before its form arrived")
                 return Response(status_code=400)
             request.state.form = {k: v[0] for k, v in urllib.parse.parse_qs(body).items()}
         return await run_in_threadpool(endpoint, request)
@@ -319,8 +318,7 @@ def act(request: Request) -> Response:
     if not act_on(jobs(), job_id, by, reason):
         raise PageRefused(409, f"Job id {job_id} ({job.student}'s {job_name(job, jobs().attempt_number(job))}) is "
                                f"{job.state}: only a job that is {' or '.join(allowed)} can be {done_word}.")
-    print(f"service: job {job_id} {job.student}: {done_word} by {typed(by)}" + (f" ({typed(reason)})" if reason else ""),
-          file=sys.stderr, flush=True)
+    say(f"job {job_id} {job.student}: {done_word} by {typed(by)}" + (f" ({typed(reason)})" if reason else ""))
     return RedirectResponse("/staff", status_code=303)
 
 

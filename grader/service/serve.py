@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from grader.core.registry import Registry
 from grader.core.rubric import Rubric
 from grader.service.app import ServiceConfig, create_app
 from grader.service.connections import ConnectionLimits, Guard
+from grader.service.log import say
 from grader.service.runner import Runner
 
 
@@ -50,7 +50,7 @@ def serve(options: ServeOptions, rubric: Rubric, registry: Registry, prepare: Ca
     stop, ready, lock = threading.Event(), threading.Event(), threading.Lock()
 
     def log(line: str):
-        print(f"service: {line}", file=sys.stderr, flush=True)
+        say(line)
 
     def prepared():
         started = time.monotonic()

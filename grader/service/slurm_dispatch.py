@@ -23,7 +23,6 @@ another batch of these results is in the queue) gives its jobs back without coun
 from __future__ import annotations
 
 import os
-import sys
 import threading
 import time
 import traceback
@@ -35,6 +34,7 @@ from grader.core.errors import GraderError
 from grader.core.service_policy import ServicePolicy
 from grader.core.status import SubmissionStatus
 from grader.intake.submission import Entry
+from grader.service.log import say
 from grader.service.runner import Runner
 from grader.slurm import scheduler
 from grader.slurm.batch import SLURM_FOLDER, Manifest, new_batch_id
@@ -78,7 +78,7 @@ class SlurmDispatcher(Runner):
         self._thread: threading.Thread | None = None
 
     def log(self, line: str):
-        print(f"service: slurm: {line}", file=sys.stderr, flush=True)
+        say(f"slurm: {line}")
 
     def describe(self) -> str:
         where = f"partition {self.o.slurm.partition}" if self.o.slurm.partition else "the default partition"

@@ -24,7 +24,6 @@ from __future__ import annotations
 import ctypes
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -33,6 +32,7 @@ from pathlib import Path
 
 from grader.core.service_policy import ServicePolicy
 from grader.service.connections import RateLimitedLog
+from grader.service.log import say
 from grader.service.runner import Runner
 from grader.service.worker import GPU_FAILED, MACHINE_FAULT
 from grader.store.faults import fault_of
@@ -83,7 +83,7 @@ class Supervisor(Runner):
         self._repeats = RateLimitedLog()  # an error that repeats at every look: a line a minute
 
     def log(self, line: str):
-        print(f"service: {line}", file=sys.stderr, flush=True)
+        say(line)
 
     def log_repeating(self, kind: str, line: str):
         """`line` once a minute however often it happens, with how many times it did meanwhile."""

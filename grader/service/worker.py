@@ -36,7 +36,6 @@ import os
 import queue
 import secrets
 import signal
-import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -50,6 +49,7 @@ from grader.grading.session import GradingSession
 from grader.service import policy
 from grader.intake.submission import Entry, Submission
 from grader.outcomes.build_result import BuildResult
+from grader.service.log import say
 from grader.store.faults import MachineFault, fault_of, results_fault, words_fault
 from grader.store.jobs import BUILT, PROFILE, Job, Jobs, LostClaim
 from grader.store.store import Store
@@ -129,7 +129,7 @@ class Worker:
         self._stage_failed: BaseException | None = None  # the build stage's own failure, raised on the GPU's thread
 
     def log(self, line: str):
-        print(f"service: {self.o.name}: {line}", file=sys.stderr, flush=True)
+        say(f"{self.o.name}: {line}")
 
     def run(self) -> int:
         signal.signal(signal.SIGTERM, self._stop)
