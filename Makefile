@@ -194,7 +194,7 @@ check-fast: deps
 	    $$tool $$refused "echo 'check-fast: $$tool is refused in the fast tier' >&2" > $$refused/$$tool \
 	    && chmod +x $$refused/$$tool || exit 1; \
 	done; \
-	workers=$$($(PYTHON) -c 'import xdist' 2>/dev/null && printf '%s' '-n $(FAST_WORKERS) --dist loadfile'); \
+	workers=$$($(PYTHON) -c 'import xdist' 2>/dev/null && printf '%s' '-n $(FAST_WORKERS) --dist loadfile --no-loadscope-reorder'); \
 	env -u CXX -u CC BWRAP=$$refused/bwrap CUDACPU_CLANG=clang++ PATH=$$refused:$$PATH $(PYTHON) -m pytest -ra -m "not slow" $$workers $(PYTEST_ARGS); status=$$?; \
 	if [ -s $$refused/started ]; then \
 	  echo "make check-fast: tests of the fast tier started tools of the slow one; mark them slow (conftest.py):" >&2; \

@@ -75,7 +75,7 @@ def pytest_collection_modifyitems(config, items):
                 marker.name for marker in item.iter_markers()):
             item.add_marker(slow)
     # The longest files first (a stable sort: a file's tests keep their order): with xdist's --dist loadfile
-    # --no-loadscope-reorder, workers take whole files in this order, so the slow tier does not end on one long file.
+    # --no-loadscope-reorder, workers take whole files in this order, so neither tier ends on one long file.
     weights = file_weights()
     items.sort(key=lambda item: -weights.get(item.nodeid.split("::", 1)[0], 0.0))
     if HAS_GPU:

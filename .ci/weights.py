@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""Each test file's seconds, summed from a pytest log's `--durations=0` table (stdin), as .ci/test-weights reads
-them: "SECONDS PATH" per line, longest first, files under 5 s left out."""
+"""Each test file's seconds, summed from pytest logs' `--durations=0` tables (stdin: the slow tier's and the fast
+tier's, one after the other), as .ci/test-weights reads them: "SECONDS PATH" per line, longest first, files under
+5 s left out."""
 import re
 import sys
 from collections import defaultdict
 
-HEADER = """# Seconds each test file's slow tests took in a measured run (.ci/run's --durations=0; refresh with
-# .ci/weights.py < LOG > .ci/test-weights). conftest.py hands the files out longest first, so that the last
-# minutes of the slow tier are not one long file on one worker while the other waits. Speed only: a file
-# missing here runs after these, in its usual order."""
+HEADER = """# Seconds each test file's tests took in measured runs of both tiers (--durations=0; refresh with
+# cat SLOW_LOG FAST_LOG | .ci/weights.py > .ci/test-weights). conftest.py hands the files out longest first, in
+# each tier, so that its last minutes are not one long file on one worker while the others wait. Speed only: a
+# file missing here runs after these, in its usual order."""
 
 totals: dict[str, float] = defaultdict(float)
 for line in sys.stdin:
