@@ -42,6 +42,9 @@ KEYWORDS = {
     "26": ["calling a __host__ function", "'cudaMemcpy'", "__global__"],
     "27": ["__global__ function", "cannot be a member function"],
     "28": ["calling a __host__ function", "'rand'", "__global__"],
+    "29": ["function call cannot be configured", "'zero'"],
+    "30": ["function call cannot be configured", "'zero_all<float>'"],
+    "31": ["function call cannot be configured", "'set_one'"],
 }
 # What clang's front end cannot see, with why: the test expects this difference (and fails when it goes away).
 KNOWN_MISSES = {"27": "clang allows a static member __global__ function; nvcc refuses every member kernel"}
@@ -79,6 +82,8 @@ def _diagnostic(message: str, notes=()) -> frontend.Diagnostic:
      ["a __global__ function must have a void return type"]),
     ("cannot use 'throw' in __device__ function", [], ["device code does not support exception handling"]),
     ("call to global function 'k' not configured", [], ["must be configured", "k<<<grid, block>>>"]),
+    ("kernel call to non-global function 'zero'", [],
+     ["function call cannot be configured", "'zero' is not a __global__"]),
 ])
 def test_clang_messages_are_said_as_nvcc_means_them(clang_says, notes, expected):
     said = frontend.translate(_diagnostic(clang_says, notes))

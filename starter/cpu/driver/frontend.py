@@ -106,6 +106,9 @@ _REFERENCE = re.compile(r"reference to (__\w+__) function '(.+?)' in (__\w+__) f
 _RULES = [  # clang's words -> nvcc's, with what to do
     (re.compile(r"call to global function '(.+?)' not configured"),
      "a __global__ function call must be configured: launch '{0}' with {0}<<<grid, block>>>(...)"),
+    (re.compile(r"kernel call to non-global function '(.+?)'$"),
+     "a function call cannot be configured: '{0}' is not a __global__ function, and only a kernel is launched "
+     "with <<<grid, block>>> (declare it __global__ void, or call it without <<<>>>)"),
     (re.compile(r"kernel function type .* must have void return type"),
      "a __global__ function must have a void return type: return results through a pointer argument"),
     (re.compile(r"kernel function '(.+?)' must be a free function"),
