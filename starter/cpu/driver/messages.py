@@ -345,7 +345,22 @@ def clean(stderr: str, display: str, original: str, rewritten: str, display_colu
         out = _shown(groups, cleaner, drop_cascades=False)
     if _has_error(stderr.splitlines()) and not _has_error(out):  # the compiler's own words rather than none
         return stderr
+    out = _recounted(out)
     return "\n".join(out) + ("\n" if out else "")
+
+
+_TOTALS = re.compile(r"^\d+ (?:errors?|warnings?)(?: and \d+ errors?)? generated\.$")
+
+
+def _recounted(lines: list[str]) -> list[str]:
+    """clang's closing "N errors generated." counts every error it wrote, the repeats dropped here too: it says
+    what is shown instead."""
+    kinds = [m.group("kind") for m in map(_DIAGNOSTIC.match, lines) if m]
+    errors = sum(k in ("error", "fatal error") for k in kinds)
+    warnings = kinds.count("warning")
+    said = [f"{n} {word}{'s' if n != 1 else ''}" for n, word in ((warnings, "warning"), (errors, "error")) if n]
+    total = f"{' and '.join(said)} generated." if said else None
+    return [total if _TOTALS.match(text) else text for text in lines if total or not _TOTALS.match(text)]
 
 
 def _shown(groups: list[Group], cleaner: Cleaner, drop_cascades: bool) -> list[str]:

@@ -81,6 +81,21 @@ class CapturedOutputs(unittest.TestCase):
         self.assertEqual(out.count(": error: "), 1, out)
         self.assertNotIn("[with T = int]", out)
 
+    def test_clangs_count_of_errors_is_the_count_shown(self) -> None:
+        for fixture in fixtures():
+            with self.subTest(fixture.name):
+                _, _, out = cleaned(fixture)
+                totals = [t for t in out.splitlines() if t.endswith(" generated.")]
+                if "clang" not in fixture.name or not totals:
+                    continue
+                errors = len([t for t in out.splitlines() if HEADER.match(t) and ": error: " in t])
+                warnings = len([t for t in out.splitlines() if HEADER.match(t) and ": warning: " in t])
+                said = [f"{n} {w}{'s' if n != 1 else ''}" for n, w in ((warnings, "warning"), (errors, "error")) if n]
+                self.assertEqual(totals, [" and ".join(said) + " generated."], out)
+        # clang said "2 errors generated.": the same mistake in the float and the int launch
+        _, _, out = cleaned(FIXTURES / "01-too-few-arguments.clang19.txt")
+        self.assertIn("\n1 error generated.", "\n" + out)
+
     def test_columns_point_at_what_the_student_wrote(self) -> None:
         for compiler in ("gcc12", "clang19"):
             with self.subTest(compiler):
