@@ -13,6 +13,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from .rewrite import member_kernels
+
 FRONTEND_DIR = Path(__file__).resolve().parent.parent / "include" / "cudacpu" / "frontend"
 PRELUDE = FRONTEND_DIR / "prelude.h"
 INSTALL_HINT = ("install clang to have it (Debian/Ubuntu: sudo apt-get install clang; macOS: see cpu/NEEDS.md), "
@@ -212,12 +214,23 @@ def refusals(output: str, source: Path) -> list[Refusal]:
             for _, message, d in sorted(chosen.values(), key=lambda c: (c[2].line, c[2].column))]
 
 
+MEMBER_KERNEL = "a __global__ function cannot be a member function: declare the kernel outside the class"
+
+
 def run(clang: str, source: Path, include_flags: list[str], std: str = "c++17") -> list[Refusal]:
     """Runs the check on one file: what nvcc would refuse (nothing when it would accept it, as far as CUDA's
-    rules go)."""
+    rules go). clang's front end takes a static member kernel, which nvcc refuses: the file's tokens say that."""
     done = subprocess.run(command(clang, source, include_flags, std), capture_output=True, text=True,
                           errors="replace", env=_ENV)
-    return [] if done.returncode == 0 else refusals(done.stderr, source)
+    found = [] if done.returncode == 0 else refusals(done.stderr, source)
+    try:
+        text = source.read_text(errors="replace")
+    except OSError:
+        return found
+    lines, said = text.splitlines(), {r.line for r in found}
+    found += [Refusal(line, column, MEMBER_KERNEL, lines[line - 1]) for line, column in member_kernels(text)
+              if line not in said]
+    return sorted(found, key=lambda r: (r.line, r.column))
 
 
 def check(clang: str, source: Path, display: str, include_flags: list[str], std: str = "c++17") -> list[str]:

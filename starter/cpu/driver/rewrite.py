@@ -311,6 +311,36 @@ class _Rewriter:
         self.edit(self.code[start].start, self.code[j].end, replacement)
         return True
 
+    def member_kernels(self) -> list[int]:
+        """The __global__ tokens declared in a class body, a friend declaration aside: nvcc refuses a member kernel,
+        static or not; clang's CUDA front end takes a static one."""
+        found = []
+        for i, t in enumerate(self.code):
+            if t.is_("__global__") and self._in_class_body(i) and not self._in_friend_declaration(i):
+                found.append(i)
+        return found
+
+    def _in_class_body(self, i: int) -> bool:
+        j = i - 1
+        while j >= 0 and not self.is_(j, "{"):  # back to the innermost open brace, over closed groups
+            j = self.match[j] - 1 if self.code[j].text in (")", "]", "}") and j in self.match else j - 1
+        if j < 0 or self.is_(j - 1, ")") or self.is_(j - 1, "="):
+            return False  # at namespace scope, in a function body or in an initializer
+        k = j - 1
+        while k >= 0 and not (self.is_(k, ";") or self.is_(k, "{") or self.is_(k, "}")):
+            if self.code[k].text in ("class", "struct", "union"):
+                return not self.is_(k - 1, "enum")
+            k = self.match[k] - 1 if self.code[k].text in (")", "]") and k in self.match else k - 1
+        return False
+
+    def _in_friend_declaration(self, i: int) -> bool:
+        k = i - 1
+        while k >= 0 and not (self.is_(k, ";") or self.is_(k, "{") or self.is_(k, "}") or self.is_(k, ":")):
+            if self.is_(k, "friend"):
+                return True
+            k -= 1
+        return False
+
     # --- __shared__ --------------------------------------------------------------------
     def in_function(self, i: int) -> bool:
         """Whether token i is inside a function body (else at namespace or class scope)."""
@@ -545,6 +575,16 @@ class _Rewriter:
             pos = e.end
         out.append(self.src[pos:])
         return "".join(out)
+
+
+def member_kernels(src: str) -> list[tuple[int, int]]:
+    """(line, column) of each __global__ function a class declares as its member: nvcc refuses them. Nothing when
+    the file does not tokenize or balance (the compile says what is wrong better)."""
+    try:
+        r = _Rewriter(src)
+    except RewriteError:
+        return []
+    return [(r.line(i), r.code[i].start - src.rfind("\n", 0, r.code[i].start)) for i in r.member_kernels()]
 
 
 def rewrite(src: str) -> Result:
