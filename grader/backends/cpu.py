@@ -64,8 +64,7 @@ def nvcc_rules_checker() -> str:
     """The clang that cudacpu.py's nvcc-rules check runs (starter/cpu/driver/frontend.py), by its --version's first
     line, or "" where there is none: a file it refuses is a compile error, so an object built without it must not
     be found by a build with it."""
-    frontend = student_tools.load("cpu_frontend", student_tools.TOOLS.parent / "cpu" / "driver" / "frontend.py")
-    clang = frontend.find_clang()
+    clang = student_tools.load_driver("frontend").find_clang()
     return compiler_version(clang) if clang else ""
 
 

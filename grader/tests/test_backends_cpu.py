@@ -12,7 +12,7 @@ import pytest
 
 from grader import backends
 from grader.backends import gpu
-from grader.backends.cpu import CpuKind, compiler_version
+from grader.backends.cpu import CpuKind, compiler_version, nvcc_rules_checker
 from grader.backends.gpu import GpuKind
 
 from grader import cli
@@ -208,3 +208,15 @@ def test_rescore_keeps_a_cpu_runs_scores_correctness_only(cpu_run, small_rubric)
     assert summary.rescored == 2 and not summary.changed
     assert scores["performance"].sum() == 0
     assert (scores[scores["correctness"] > 0]["note"] == NOT_MEASURED).all()
+
+
+def test_the_toolchain_key_names_the_clang_of_the_nvcc_rules_check_or_none(tmp_path, monkeypatch):
+    """The grader reads the check's clang through the driver's own frontend.py (loaded as a module of its package,
+    whose modules import one another), so a build with the check never reuses an object built without it."""
+    fake = tmp_path / "clang++-99"
+    fake.write_text("#!/bin/sh\necho 'Debian clang version 99.0.1'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("CUDACPU_CLANG", str(fake))
+    assert nvcc_rules_checker() == "Debian clang version 99.0.1"
+    monkeypatch.setenv("CUDACPU_CLANG", str(tmp_path / "no-such-clang"))
+    assert nvcc_rules_checker() == ""
