@@ -3,9 +3,30 @@
 files with the most CPU first, beside their wall seconds. CPU well under wall is a file that waits (sleeps, servers,
 limits); CPU near wall is work, which only less work makes faster. Then the run by minute: how many workers were in
 a test and how many cores' worth of CPU the tests used (each test's CPU spread evenly over its wall time), so a
-stretch where the cores sat idle while workers waited shows, and what ran then."""
+stretch where the cores sat idle while workers waited shows, and what ran then. With a third argument, .ci/run's
+/proc/stat samples ("EPOCH BUSY_TICKS ALL_TICKS"), the machine's cores used in each minute too: the tests' own
+count misses what their sandboxes ran (reaped outside their process tree)."""
+import os
 import sys
 from collections import defaultdict
+
+
+def machine_cores(path: str, first: float, minutes: int) -> list[float | None]:
+    """Cores busy in each minute of the run, from the samples that fall in it (None: no two samples there)."""
+    samples = []
+    for line in open(path):
+        fields = line.split()
+        if len(fields) == 3:
+            samples.append((float(fields[0]), int(fields[1]), int(fields[2])))
+    cores: list[float | None] = []
+    for m in range(minutes):
+        inside = [s for s in samples if first + 60 * m <= s[0] <= first + 60 * (m + 1)]
+        if len(inside) < 2 or inside[-1][2] == inside[0][2]:
+            cores.append(None)
+            continue
+        busy, total = inside[-1][1] - inside[0][1], inside[-1][2] - inside[0][2]
+        cores.append(busy / total * (os.cpu_count() or 1))
+    return cores
 
 cpu: dict[str, float] = defaultdict(float)
 wall: dict[str, float] = defaultdict(float)
@@ -40,7 +61,10 @@ if spans:
                 busy[m] += overlap
                 used[m] += seconds * overlap / length
                 files[m][path] += overlap
-    print("\nBy minute: workers in a test, cores used, the files that held the workers longest")
+    machine = machine_cores(sys.argv[3], first, minutes) if len(sys.argv) > 3 else [None] * minutes
+    print("\nBy minute: workers in a test, cores the tests used, cores the machine used (with /proc/stat's samples),"
+          " the files that held the workers longest")
     for m in range(minutes):
         names = ", ".join(p.rsplit("/", 1)[-1] for p, _ in sorted(files[m].items(), key=lambda kv: -kv[1])[:3])
-        print(f"  {m:3d}  {busy[m] / 60:4.1f}  {used[m] / 60:4.2f}  {names}")
+        said = f"{machine[m]:4.2f}" if machine[m] is not None else "   -"
+        print(f"  {m:3d}  {busy[m] / 60:4.1f}  {used[m] / 60:4.2f}  {said}  {names}")
