@@ -195,13 +195,18 @@ class Refusal:
                 f"      | {' ' * (self.column - 1)}^")
 
 
+MEMBER_KERNEL = "a __global__ function cannot be a member function: declare the kernel outside the class"
+
+
 def refusals(output: str, source: Path) -> list[Refusal]:
-    """The student-facing errors in clang's output: each at the file and line, once."""
+    """The student-facing errors in clang's output, and the member kernels the file's tokens show (clang's front end
+    takes a static one, which nvcc refuses): each at the file and line, once."""
     try:
-        lines = source.read_text(errors="replace").splitlines()
+        text = source.read_text(errors="replace")
     except OSError:
-        lines = []
-    chosen: dict[int, tuple[int, str, Diagnostic]] = {}  # one error a line: the one that says most
+        text = ""
+    lines = text.splitlines()
+    chosen: dict[int, tuple[int, str, int]] = {}  # line -> (priority, message, column): the error that says most
     for d in parse(output):
         if not _same_file(d.file, source):
             continue
@@ -209,28 +214,19 @@ def refusals(output: str, source: Path) -> list[Refusal]:
         if message is None or INTERNAL.search(message):
             continue
         if d.line not in chosen or priority > chosen[d.line][0]:
-            chosen[d.line] = (priority, message, d)
-    return [Refusal(d.line, d.column, message, lines[d.line - 1] if 0 < d.line <= len(lines) else "")
-            for _, message, d in sorted(chosen.values(), key=lambda c: (c[2].line, c[2].column))]
-
-
-MEMBER_KERNEL = "a __global__ function cannot be a member function: declare the kernel outside the class"
+            chosen[d.line] = (priority, message, d.column)
+    for line, column in member_kernels(text):  # below any clang error of the same line, which stays
+        chosen.setdefault(line, (-1, MEMBER_KERNEL, column))
+    return [Refusal(line, column, message, lines[line - 1] if 0 < line <= len(lines) else "")
+            for line, (_, message, column) in sorted(chosen.items(), key=lambda c: (c[0], c[1][2]))]
 
 
 def run(clang: str, source: Path, include_flags: list[str], std: str = "c++17") -> list[Refusal]:
     """Runs the check on one file: what nvcc would refuse (nothing when it would accept it, as far as CUDA's
-    rules go). clang's front end takes a static member kernel, which nvcc refuses: the file's tokens say that."""
+    rules go)."""
     done = subprocess.run(command(clang, source, include_flags, std), capture_output=True, text=True,
                           errors="replace", env=_ENV)
-    found = [] if done.returncode == 0 else refusals(done.stderr, source)
-    try:
-        text = source.read_text(errors="replace")
-    except OSError:
-        return found
-    lines, said = text.splitlines(), {r.line for r in found}
-    found += [Refusal(line, column, MEMBER_KERNEL, lines[line - 1]) for line, column in member_kernels(text)
-              if line not in said]
-    return sorted(found, key=lambda r: (r.line, r.column))
+    return refusals("" if done.returncode == 0 else done.stderr, source)
 
 
 def check(clang: str, source: Path, display: str, include_flags: list[str], std: str = "c++17") -> list[str]:
