@@ -90,7 +90,8 @@ def pytest_collection_modifyitems(config, items):
 def pytest_runtest_protocol(item, nextitem):
     """With TEST_CPU_LOG=FILE each test appends "CPU_SECONDS WALL_SECONDS END_TIME WORKER NODEID" (its process and
     the children it waited for, fixtures included; END_TIME in seconds since the epoch): .ci/cpu.py sums them by
-    file, to tell CI's work from its waiting, and by minute, to show when the cores were idle."""
+    file and by minute. Not what sandboxed processes ran (bubblewrap's PID namespace reaps them outside this
+    tree): .ci/run's /proc/stat samples give the machine's whole CPU beside it."""
     log = os.environ.get("TEST_CPU_LOG")
     if not log:
         yield
