@@ -6,12 +6,10 @@ the runtime's names. starter/cpu/tests/test_messages.py tests the same on captur
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -22,12 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 STARTER = ROOT / "starter"
 sys.path.insert(0, str(Path(__file__).resolve().parent / "compile_mistakes"))
 import mistakes  # noqa: E402
+from mistakes import HEADER, INTERNAL, QUOTE  # noqa: E402
 
 COMPILERS = [c for c in ("g++", "clang++-19") if shutil.which(c)]
-INTERNAL = re.compile(r"cudacpu|LaunchSite|cudacpu_args_|cudacpu_kernel_key_|lambda|launch\.h")
-HEADER = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+):(?:(?P<col>\d+):)? "
-                    r"(?P<kind>fatal error|error|warning|note)")
-QUOTE = re.compile(r"^ *(?P<line>\d+) \| (?P<text>.*)$")
 MAX_LINES = 25
 
 
@@ -35,7 +30,6 @@ NAMES = sorted(mistakes.MISTAKES)
 assert len(NAMES) >= 10
 
 
-@lru_cache(maxsize=None)
 def compiled(tmp: str) -> dict[tuple[str, str], subprocess.CompletedProcess]:
     """Every corpus file written (mistakes.write) and compiled once per compiler, side by side: the compiles are
     what takes the time."""

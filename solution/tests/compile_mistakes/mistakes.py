@@ -5,6 +5,7 @@ starter/cpu/tests/test_messages.py reads captured outputs of those compiles agai
 only: the CPU runtime's own test runner imports it."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 SOLUTION = Path(__file__).resolve().parents[2] / "kernels"
@@ -52,6 +53,13 @@ MISTAKES = {
 }
 # The one that compiles: a warning on a launch line.
 COMPILES = {"10-warning-on-launch-line"}
+
+# What the tests read in a compiler's output: names a student never wrote (the rewrite's, the runtime's), a
+# diagnostic's first line, and a quoted source line.
+INTERNAL = re.compile(r"cudacpu|LaunchSite|cudacpu_args_|cudacpu_kernel_key_|lambda|launch\.h")
+HEADER = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+):(?:(?P<col>\d+):)? "
+                    r"(?P<kind>fatal error|error|warning|note)")
+QUOTE = re.compile(r"^ *(?P<line>\d+) \| (?P<text>.*)$")
 
 
 def text(name: str) -> str:

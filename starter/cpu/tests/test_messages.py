@@ -18,13 +18,9 @@ FIXTURES = TESTS / "messages"
 sys.path.insert(0, str(CPU))
 sys.path.insert(0, str(ROOT / "solution" / "tests" / "compile_mistakes"))
 import mistakes  # noqa: E402
+from mistakes import HEADER, INTERNAL, QUOTE  # noqa: E402
 from driver.messages import LineMap, clean  # noqa: E402
 from driver.rewrite import rewrite  # noqa: E402
-
-INTERNAL = re.compile(r"cudacpu|LaunchSite|cudacpu_args_|cudacpu_kernel_key_|lambda|launch\.h")
-HEADER = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+):(?:(?P<col>\d+):)? "
-                    r"(?P<kind>fatal error|error|warning|note)")
-QUOTE = re.compile(r"^ *(?P<line>\d+) \| (?P<text>.*)$")
 
 
 def cleaned(fixture: Path) -> tuple[str, str, str]:
