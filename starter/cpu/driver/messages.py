@@ -101,7 +101,7 @@ def _word_at(text: str, at: int) -> tuple[str, int]:
     while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
         start -= 1
     word = re.match(r"\w+", text[start:]).group(0)
-    return ("", 0) if _INTERNAL.search(word) or "cudacpu" in word else (word, at - start)
+    return ("", 0) if _INTERNAL.search(word) else (word, at - start)
 
 
 def _display_to_offset(text: str, column: int) -> int:
