@@ -364,9 +364,8 @@ class Worker:
         the solution's numbers beside it; kept on the job, graded nothing. One that does not build, or that the
         profiler could not count, does not count against the hourly limit."""
         job, claim = item.job, item.claim
-        if not self.jobs.progress(job.id, claim, "profiling"):
+        if not self.jobs.taken_by_gpu(job.id, claim, "profiling", self.o.name):
             return self._taken(job, "before it was profiled")
-        self.jobs.worker_busy(self.o.name, job.id)
         result, status, counted = self.session.gpu_profile(item.sub, item.build, job.task, self.o.gpu)
         return self._profiled(self.jobs, job, claim, result, status, counted, item.started)
 
@@ -384,9 +383,8 @@ class Worker:
         """A built job on this worker's device: its cases and tools, the GPU's health, then the grade stored."""
         job, claim, sub, build = item.job, item.claim, item.sub, item.build
         taken = time.monotonic()
-        if not self.jobs.progress(job.id, claim, "running"):
+        if not self.jobs.taken_by_gpu(job.id, claim, "running", self.o.name):
             return self._taken(job, "before its cases ran")
-        self.jobs.worker_busy(self.o.name, job.id)
 
         def progress(done: int, total: int):
             if not self.jobs.progress(job.id, claim, "running", done, total):

@@ -248,11 +248,6 @@ class Jobs:
     def _busy(self, worker: str, job_id: int):
         self.db.execute("UPDATE workers SET state = 'busy', job = ?, seen = ? WHERE name = ?", (job_id, now(), worker))
 
-    def worker_busy(self, worker: str, job_id: int):
-        """The worker's row: busy with `job_id` (the job its GPU takes from its build stage)."""
-        with self.db:
-            self._busy(worker, job_id)
-
     def claim_batch(self, worker: str, claim: str, phase: str) -> list[Job]:
         """Gives `worker`, under one `claim`, every student's next job in the queue's order (at most one per
         student, none of a student with a job running): a batch. [] when none waits."""
@@ -309,6 +304,17 @@ class Jobs:
             cur = self.db.execute("UPDATE jobs SET phase = ?, done_cases = COALESCE(?, done_cases),"
                                   " total_cases = COALESCE(?, total_cases) WHERE id = ? AND claim = ?"
                                   " AND state = 'running'", (phase, done, total, job_id, claim))
+        return cur.rowcount == 1
+
+    def taken_by_gpu(self, job_id: int, claim: str, phase: str, worker: str) -> bool:
+        """The job leaves its worker's build stage for the GPU (`phase`: running or profiling) and the worker's row
+        says busy with it, in one transaction, so that no reader sees the job on the GPU and its worker idle.
+        False, changing nothing, when the job is no longer under `claim` (as progress)."""
+        with self.db:
+            cur = self.db.execute("UPDATE jobs SET phase = ? WHERE id = ? AND claim = ? AND state = 'running'",
+                                  (phase, job_id, claim))
+            if cur.rowcount == 1:
+                self._busy(worker, job_id)
         return cur.rowcount == 1
 
     def finish_in(self, job_id: int, claim: str, submission_id: int, status: str, counted: bool, seconds: float,

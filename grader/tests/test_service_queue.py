@@ -71,3 +71,17 @@ def test_a_job_given_back_too_often_fails_and_stops_counting(jobs):
     job = jobs.job(job_id)
     assert job.state == FAILED and not job.counted and "tried 3 times" in job.error
     assert jobs.claim("gpu0", "next") is None
+
+
+def test_a_built_job_taken_by_the_gpu_shows_its_worker_busy_with_it_and_a_lost_claim_changes_nothing(jobs):
+    """The phase and the worker's row move in one transaction (CI once read the job running and its worker idle
+    between two)."""
+    job_id = add(jobs, "a", 1)
+    jobs.claim("gpu0", "stage", mark_busy=False)
+    jobs.progress(job_id, "stage", "built")
+    assert jobs.workers()[0]["job"] is None
+    assert not jobs.taken_by_gpu(job_id, "someone-else", "running", "gpu0")
+    assert (jobs.job(job_id).phase, jobs.workers()[0]["job"]) == ("built", None)
+    assert jobs.taken_by_gpu(job_id, "stage", "running", "gpu0")
+    worker = jobs.workers()[0]
+    assert (jobs.job(job_id).phase, worker["state"], worker["job"]) == ("running", "busy", job_id)
