@@ -30,10 +30,15 @@ from grader.backends.local import REPO
 from grader.core.errors import GraderError
 
 SKIPPED = {"build", "__pycache__"}  # what Workspace.prepare leaves out of its copy of starter/
+# Not a build input: the solution's times on the grading GPU, which `make bench-reference` writes anew each term
+# and which make bench, make handout and make dist read from the repository; no build reads it, and grading
+# reads no copy of it in an entry. Keyed, a new record would rebuild every entry for nothing.
+NOT_BUILD_INPUTS = {"bench/reference.json"}
 
 
-def tree_digest(root: Path, skip: set[str] = frozenset()) -> str:
-    """sha256 over every file's relative path and contents (links by their target), in a fixed order."""
+def tree_digest(root: Path, skip: set[str] = frozenset(), skip_files: set[str] = frozenset()) -> str:
+    """sha256 over every file's relative path and contents (links by their target), in a fixed order; `skip`
+    names folders left out wherever they are, `skip_files` files by their path under `root`."""
     h = hashlib.sha256()
     root = Path(root)
     for dirpath, dirnames, filenames in os.walk(root):
@@ -41,6 +46,8 @@ def tree_digest(root: Path, skip: set[str] = frozenset()) -> str:
         for name in sorted(filenames):
             path = Path(dirpath) / name
             rel = path.relative_to(root).as_posix()
+            if rel in skip_files:
+                continue
             data = os.readlink(path).encode() if path.is_symlink() else path.read_bytes()
             h.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
     return h.hexdigest()
@@ -48,7 +55,7 @@ def tree_digest(root: Path, skip: set[str] = frozenset()) -> str:
 
 def key_inputs(kind: Kind, arch: str, repo: Path = REPO) -> dict:
     return {"backend": kind.name, "arch": arch, "toolchain": kind.toolchain(),
-            "harness_sources": tree_digest(Path(repo) / "starter", SKIPPED),
+            "harness_sources": tree_digest(Path(repo) / "starter", SKIPPED, NOT_BUILD_INPUTS),
             "solution": tree_digest(Path(repo) / "solution" / "kernels", {"__pycache__"})}
 
 

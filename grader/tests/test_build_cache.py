@@ -70,3 +70,22 @@ def test_grade_says_in_one_line_when_its_cache_cannot_be_made(tmp_path, capsys, 
                    "--results", str(tmp_path / "r"), "--build-cache", str(tmp_path / "file" / "cache")])
     err = capsys.readouterr().err
     assert status != 0 and "cannot hold the build cache" in err and "Traceback" not in err, err
+
+
+def test_a_new_bench_record_keeps_the_key_and_any_other_change_under_starter_makes_another(tmp_path):
+    """make bench-reference writes bench/reference.json each term: no build reads it, so it must not rebuild every
+    entry; a change to anything else the build copies must."""
+    repo = tmp_path / "repo"
+    for name, text in (("starter/harness/main.cpp", "int main;\n"), ("starter/bench/reference.json", "{}\n"),
+                       ("starter/bench/profile-reference.json", "{}\n"), ("solution/kernels/add.cu", "// add\n")):
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    key = lambda: cache.key_of(cache.key_inputs(SimulatedKind(), "simulated", repo))  # noqa: E731
+    before = key()
+    (repo / "starter/bench/reference.json").write_text('{"measured": "today"}\n')
+    assert key() == before
+    (repo / "starter/bench/profile-reference.json").write_text('{"counted": "today"}\n')
+    assert key() != before
+    (repo / "starter/bench/profile-reference.json").write_text("{}\n")
+    (repo / "starter/harness/main.cpp").write_text("int main();\n")
+    assert key() != before
