@@ -51,9 +51,14 @@ def require(*tools: str, paths: tuple[Path, ...] = ()) -> None:
         pytest.skip(f"{why}; CI sets REQUIRE_PORTABLE_TESTS=1, so there it runs")
 
 
+def build_folder(cxx: str) -> Path:
+    """The build folder of `cxx` (its runtime library too); the solution's programs are in its solution/."""
+    return STARTER / "build" / f"on-cpu-{cxx}"
+
+
 def make_suite(cxx: str, target: str, *extra: str, timeout: float = 1500) -> subprocess.CompletedProcess:
     """`make <target>` of the CPU build of the solution with `cxx`, in a build folder of its own."""
-    build = STARTER / "build" / f"on-cpu-{cxx}"
+    build = build_folder(cxx)
     return subprocess.run(["make", "-C", str(STARTER), f"-j{NPROC}", target, "CPU=1", f"KERNELS={SOLUTION_KERNELS}",
                            "KTAG=solution", f"DATA={DATA}", f"BUILD={build}", f"CUDACPU_BUILD={build / 'cpu'}",
                            f"CXX={cxx}", "CUDACPU_FIBERS=boost", *extra],
@@ -77,7 +82,7 @@ def the_suite_and_every_stored_case_pass(cxx: str, prefix: list[str] = (), *make
     """The student suite and the harness built by `cxx` (no sanitizer builds), then run (under `prefix`: an
     emulator): the suite on the light tasks, the harness on every stored case. Returns the build's seconds."""
     start = time.monotonic()
-    out = STARTER / "build" / f"on-cpu-{cxx}" / "solution"
+    out = build_folder(cxx) / "solution"
     suite, harness = out / "student_suite", out / "harness"
     result = make_suite(cxx, str(suite), str(harness), *make_args)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-3000:]
@@ -94,7 +99,7 @@ def the_suite_and_every_stored_case_pass(cxx: str, prefix: list[str] = (), *make
 def clang_made(cxx: str, *programs: str) -> None:
     """The programs are clang's own: its compiler's mark is in them (g++'s objects carry "GCC: (Debian ...)" only)."""
     version = cxx.rsplit("-", 1)[1]
-    built = STARTER / "build" / f"on-cpu-{cxx}" / "solution"
+    built = build_folder(cxx) / "solution"
     for program in programs:
         assert f"clang version {version}.".encode() in (built / program).read_bytes(), program
 
@@ -117,7 +122,7 @@ def test_the_cpu_build_by_the_newest_clang_passes_make_test_and_every_stored_cas
     n = len(LIGHT_TASKS)
     assert summary_line(out) == f"{n}/{n} tasks pass", out[-3000:]
     clang_made(cxx, "student_suite", "harness")
-    every_stored_case_passes(STARTER / "build" / f"on-cpu-{cxx}" / "solution" / "harness")
+    every_stored_case_passes(build_folder(cxx) / "solution" / "harness")
     print(f"{cxx}: built, make test and the stored cases on the CPU in {time.monotonic() - start:.0f} s")
 
 
@@ -130,7 +135,7 @@ def test_student_suite_passes_on_aarch64_under_qemu():
     built = the_suite_and_every_stored_case_pass(cxx, qemu, "AR=aarch64-linux-gnu-ar", f"BOOST_ROOT={AARCH64_ROOT}",
                                                  f"DEPS_INCLUDE={AARCH64_ROOT / 'include'}")
     for program in ("student_suite", "harness"):
-        header = (STARTER / "build" / f"on-cpu-{cxx}" / "solution" / program).read_bytes()[:20]
+        header = (build_folder(cxx) / "solution" / program).read_bytes()[:20]
         assert header[:4] == b"\x7fELF" and int.from_bytes(header[18:20], "little") == 183, f"{program}: not AArch64"
     print(f"aarch64: built in {built:.0f} s, ran under qemu in {time.monotonic() - start - built:.0f} s")
 
