@@ -40,7 +40,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -92,13 +91,6 @@ const char* op_name(AccessOp op) {
         default: return "atomic";
     }
 }
-
-struct Member {
-    std::uint64_t key;
-    std::uint32_t k;  // the lane's k-th execution of the instruction since the warp was last together
-    std::uint32_t event;
-    bool operator<(const Member& o) const { return std::tie(key, k, event) < std::tie(o.key, o.k, o.event); }
-};
 
 // Distinct 32-byte sectors, and the sectors the same bytes would fill packed.
 void count_global(const Event* const* lanes, int n, Counts& c) {
@@ -210,40 +202,63 @@ private:
         warps_[warp].clear();
     }
 
+    // A warp-level instruction is (site, k): every lane's k-th execution of the site. Events are grouped by
+    // it with a counting sort over (site, k) slots, in linear time: a stretch of matmul_naive's warp holds
+    // tens of thousands of events, and comparison-sorting them was most of a profiled run.
     void flush_warp(int warp, std::vector<Event>& events, int threads_per_block) {
         if (events.empty()) return;
         const int slots = std::min(32, threads_per_block - 32 * warp);
         // The k of each access: how often its lane had executed the instruction before.
         ks_.resize(events.size());
-        seen_.clear();
-        executed_.clear();
+        site_of_.resize(events.size());
+        site_index_.clear();
+        used_sites_ = 0;
         for (std::size_t i = 0; i < events.size(); ++i) {
             const Event& e = events[i];
             const std::uint64_t key = site_key(e.pc, e.shared, e.op);
-            ks_[i] = seen_[key][e.lane]++;
-            ++executed_[{key, ks_[i]}];
+            const auto found = site_index_.try_emplace(key, used_sites_);
+            if (found.second) {
+                if (sites_.size() <= used_sites_) sites_.emplace_back();
+                SiteRuns& fresh = sites_[used_sites_++];
+                fresh.key = key;
+                fresh.seen.fill(0);
+                fresh.executed.clear();
+            }
+            SiteRuns& site = sites_[found.first->second];
+            const std::uint32_t k = site.seen[e.lane]++;
+            if (k == site.executed.size()) site.executed.push_back(0);
+            ++site.executed[k];
+            ks_[i] = k;
+            site_of_[i] = found.first->second;
         }
         merge_vectors(events);
-        members_.clear();
-        for (std::uint32_t i = 0; i < events.size(); ++i)
-            members_.push_back(Member{site_key(events[i].pc, events[i].shared, events[i].op), ks_[i], i});
-        std::sort(members_.begin(), members_.end());
+        // Each (site, k) slot's place, then its events in order.
+        std::uint32_t total = 0;
+        for (std::uint32_t s = 0; s < used_sites_; ++s) {
+            sites_[s].first_slot = total;
+            total += static_cast<std::uint32_t>(sites_[s].executed.size());
+        }
+        slot_start_.assign(total + 1, 0);
+        for (std::size_t i = 0; i < events.size(); ++i) ++slot_start_[sites_[site_of_[i]].first_slot + ks_[i] + 1];
+        for (std::uint32_t g = 0; g < total; ++g) slot_start_[g + 1] += slot_start_[g];
+        fill_.assign(slot_start_.begin(), slot_start_.end() - 1);
+        order_.resize(events.size());
+        for (std::uint32_t i = 0; i < events.size(); ++i) order_[fill_[sites_[site_of_[i]].first_slot + ks_[i]]++] = i;
         std::array<const Event*, 32> lanes;
-        for (std::size_t i = 0; i < members_.size();) {
-            std::size_t j = i;
-            int n = 0;
-            while (j < members_.size() && members_[j].key == members_[i].key && members_[j].k == members_[i].k) {
-                if (n < 32) lanes[n++] = &events[members_[j].event];
-                ++j;
+        for (std::uint32_t s = 0; s < used_sites_; ++s) {
+            Counts& c = sites[sites_[s].key];
+            const std::uint32_t first = sites_[s].first_slot, end = first + static_cast<std::uint32_t>(sites_[s].executed.size());
+            for (std::uint32_t g = first; g < end; ++g) {
+                int n = 0;
+                for (std::uint32_t j = slot_start_[g]; j < slot_start_[g + 1] && n < 32; ++j) lanes[n++] = &events[order_[j]];
+                if (n == 0) continue;  // every lane's access of it was merged into the one before
+                ++c.instructions;
+                c.lanes += static_cast<std::uint64_t>(n);
+                c.lane_slots += static_cast<std::uint64_t>(slots);
+                if (n < slots) ++c.divergent;
+                if (lanes[0]->shared) count_shared(lanes.data(), n, c);
+                else count_global(lanes.data(), n, c);
             }
-            Counts& c = sites[members_[i].key];
-            ++c.instructions;
-            c.lanes += static_cast<std::uint64_t>(n);
-            c.lane_slots += static_cast<std::uint64_t>(slots);
-            if (n < slots) ++c.divergent;
-            if (lanes[0]->shared) count_shared(lanes.data(), n, c);
-            else count_global(lanes.data(), n, c);
-            i = j;
         }
         events.clear();
     }
@@ -288,18 +303,20 @@ private:
             if (chain_end_[i]) {
                 const KeyK key{site_key(e.pc, e.shared, e.op), k};
                 const Candidate& c = candidates_[key];
-                if (c.length == chain_end_[i] - i && c.lanes == executed_[key]) {
+                if (c.length == chain_end_[i] - i && c.lanes == sites_[site_of_[i]].executed[k]) {
                     e.size = static_cast<std::uint32_t>(e.size * c.length);
                     next = chain_end_[i];
                 }
             }
             events[kept] = e;
             ks_[kept] = k;
+            site_of_[kept] = site_of_[i];
             ++kept;
             i = next;
         }
         events.resize(kept);
         ks_.resize(kept);
+        site_of_.resize(kept);
     }
 
     bool same_line(const void* a, const void* b) { return a == b || line_id(a) == line_id(b); }
@@ -320,14 +337,24 @@ private:
 
     std::vector<std::uint32_t> ks_;
     std::vector<std::size_t> chain_end_;  // for the first access of a mergeable run: one past its last
-    std::unordered_map<KeyK, std::uint32_t, KeyKHash> executed_;  // lanes that executed (instruction, k)
     std::unordered_map<KeyK, Candidate, KeyKHash> candidates_;
     std::unordered_map<const void*, int> line_ids_;
     std::vector<std::vector<Event>> warps_;
     std::vector<Stretch> stretches_;
     std::size_t pending_ = 0;
-    std::vector<Member> members_;
-    std::unordered_map<std::uint64_t, std::array<std::uint32_t, 32>> seen_;
+    // One stretch's instructions: per site, how often each lane executed it and how many lanes executed
+    // it the k-th time. Reused from stretch to stretch (only the first used_sites_ are this stretch's).
+    struct SiteRuns {
+        std::uint64_t key = 0;
+        std::array<std::uint32_t, 32> seen{};
+        std::vector<std::uint32_t> executed;
+        std::uint32_t first_slot = 0;
+    };
+    std::vector<SiteRuns> sites_;
+    std::uint32_t used_sites_ = 0;
+    std::unordered_map<std::uint64_t, std::uint32_t> site_index_;
+    std::vector<std::uint32_t> site_of_;                  // per event: its index into sites_
+    std::vector<std::uint32_t> slot_start_, fill_, order_;  // the counting sort by (site, k)
 };
 
 namespace {
