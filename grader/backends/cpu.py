@@ -12,7 +12,9 @@ import shutil
 import socket
 import stat
 import subprocess
+import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 
 from grader.shared import sanitizer as tool_runs
@@ -78,8 +80,12 @@ class CpuBackend(LocalBackend):
     device_words = "the CPU backend's runtime"
     HARNESS_SUFFIX = "+cpu"  # on its harness version: a submission graded here is graded again on a GPU
 
+    LINE_TABLES_KEPT = 4
+
     def __init__(self, work: Path, isolation=None):
         super().__init__(work, None, isolation, cpu=True)
+        self._line_tables: OrderedDict[tuple, str] = OrderedDict()
+        self._line_tables_lock = threading.Lock()
 
     @property
     def harness_version(self) -> str:
@@ -165,11 +171,9 @@ class CpuBackend(LocalBackend):
         counts, lines = scratch / "launches.jsonl", scratch / "lines.txt"
         # The sandbox runs no other program than the harness, so no addr2line: the harness gets the line table
         # (which accesses share a line) and names code addresses, which get their lines afterwards.
-        table = run_sandboxed(self.isolation, ["sh", "-c", 'exec readelf --debug-dump=decodedline "$1" > "$2"', "sh",
-                                               str(harness), str(scratch / "readelf.txt")],
-                              timeout=min(60.0, timeout), read_only=[harness], writable=[scratch])
-        if table.status == 0:
-            lines.write_text(counters.line_table(_read_own_file(scratch / "readelf.txt", 256 << 20)))
+        table = self._line_table(harness, scratch, timeout)
+        if table:
+            lines.write_text(table)
         server = HarnessServer(harness, None, sandbox=self.isolation, scratch=scratch, clock=self.case_clock,
                                env={"CUDA_CPU_PROFILE": str(counts), "CUDA_CPU_PROFILE_LINES": str(lines)})
         try:
@@ -190,6 +194,27 @@ class CpuBackend(LocalBackend):
             shutil.rmtree(scratch, ignore_errors=True)
         outcome.seconds = time.monotonic() - start
         return outcome
+
+    def _line_table(self, harness: Path, scratch: Path, timeout: float) -> str:
+        """The harness's line table for CUDA_CPU_PROFILE_LINES, read by readelf in the sandbox: once per harness
+        build, as each of a submission's tasks is counted by the same harness (0.2 s a task to read again)."""
+        built = harness.stat()
+        key = (str(harness), built.st_ino, built.st_mtime_ns, built.st_size)
+        with self._line_tables_lock:
+            if key in self._line_tables:
+                self._line_tables.move_to_end(key)
+                return self._line_tables[key]
+        done = run_sandboxed(self.isolation, ["sh", "-c", 'exec readelf --debug-dump=decodedline "$1" > "$2"', "sh",
+                                              str(harness), str(scratch / "readelf.txt")],
+                             timeout=min(60.0, timeout), read_only=[harness], writable=[scratch])
+        if done.status != 0:
+            return ""  # (read again for the next task: the line table only merges vector accesses)
+        table = counters.line_table(_read_own_file(scratch / "readelf.txt", 256 << 20))
+        with self._line_tables_lock:
+            self._line_tables[key] = table
+            while len(self._line_tables) > self.LINE_TABLES_KEPT:  # a few MB each: the submissions in flight
+                self._line_tables.popitem(last=False)
+        return table
 
     def _addr2line(self, harness: Path, scratch: Path):
         """A symbolizer for the counts' code addresses: addr2line on the submission's harness, in the sandbox."""

@@ -5,6 +5,7 @@ too). The findings are the student's own make profile's, unscored. Real command 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -75,3 +76,29 @@ def test_the_interleaved_reduction_is_named_and_the_solutions_transpose_has_no_f
     assert "lanes of a warp are active at dot.cu:17" in sentence, sentence
     page = (graded / "feedback" / "slow-reduction.md").read_text()
     assert "dot.cu:17" in page and "an unknown line" not in page and "pc:0x" not in page
+
+
+def test_a_harness_line_table_is_read_once_and_again_when_the_harness_is_rebuilt(tmp_path, rubric, monkeypatch):
+    """Each counted task of a submission runs the same --racecheck harness: readelf reads its line table once
+    (in the sandbox); a rebuilt harness (another file at the path) is read again."""
+    sandbox_or_skip(rubric)
+    from grader.backends import cpu as cpu_backend
+    from grader.run.sandbox import ResourceLimits, Sandbox, find_bwrap
+    backend = cpu_backend.CpuBackend(tmp_path / "work", Sandbox(find_bwrap(), ResourceLimits.from_rubric(rubric.limits)))
+    runs = []
+    real = cpu_backend.run_sandboxed
+    monkeypatch.setattr(cpu_backend, "run_sandboxed", lambda *a, **k: runs.append(a[1]) or real(*a, **k))
+    program, scratch = tmp_path / "bin" / "harness", tmp_path / "scratch"
+    program.parent.mkdir()
+    scratch.mkdir()
+
+    def build(body: str):
+        (tmp_path / "kernel.cu").write_text(f"int main() {{\n  {body}\n  return 0;\n}}\n")
+        subprocess.run(["g++", "-x", "c++", "-g", "-O0", "-o", str(program), str(tmp_path / "kernel.cu")], check=True)
+
+    build("int x = 1;")
+    first = backend._line_table(program, scratch, 60)
+    assert re.search(r"^0x[0-9a-f]+ kernel\.cu:2$", first, re.M), first[:300]
+    assert backend._line_table(program, scratch, 60) == first and len(runs) == 1
+    build("int x = 1;\n  int y = x + 1;\n  (void)y;")
+    assert backend._line_table(program, scratch, 60) != first and len(runs) == 2
