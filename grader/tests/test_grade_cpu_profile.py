@@ -78,6 +78,7 @@ def test_the_interleaved_reduction_is_named_and_the_solutions_transpose_has_no_f
     assert "dot.cu:17" in page and "an unknown line" not in page and "pc:0x" not in page
 
 
+@pytest.mark.slow  # sandboxes readelf
 def test_a_harness_line_table_is_read_once_and_again_when_the_harness_is_rebuilt(tmp_path, rubric, monkeypatch):
     """Each counted task of a submission runs the same --racecheck harness: readelf reads its line table once
     (in the sandbox); a rebuilt harness (another file at the path) is read again."""
