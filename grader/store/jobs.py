@@ -157,6 +157,37 @@ class Jobs:
         return {s for (s,) in self.db.execute("SELECT student FROM tokens WHERE role = 'student' AND revoked IS"
                                               " NULL")}
 
+    # --- LTI launches (grader/service/lti/) -------------------------------------------------------------------
+
+    def lti_begin(self, state: str, nonce: str, issuer: str, client_id: str, expires: datetime) -> None:
+        """Keeps a login step's state until its launch (expired ones are dropped on the way)."""
+        with self._writing():
+            self.db.execute("DELETE FROM lti_states WHERE expires < ?", (now(),))
+            self.db.execute("INSERT INTO lti_states (state, nonce, issuer, client_id, expires) VALUES (?, ?, ?, ?, ?)",
+                            (state, nonce, issuer, client_id, _stamp(expires)))
+
+    def lti_take(self, state: str) -> dict | None:
+        """The login step's row for `state`, removed (a launch answers one login once); None when there is none
+        or it expired."""
+        with self._writing():
+            rows = self._dicts("SELECT state, nonce, issuer, client_id, expires FROM lti_states WHERE state = ?",
+                               (state,))
+            self.db.execute("DELETE FROM lti_states WHERE state = ?", (state,))
+        if not rows or rows[0]["expires"] < now():
+            return None
+        return rows[0]
+
+    def lti_nonce_used(self, issuer: str, nonce: str, expires: datetime) -> bool:
+        """Records an id token's nonce until `expires`; True when the platform's token with it was seen before."""
+        with self._writing():
+            self.db.execute("DELETE FROM lti_nonces WHERE expires < ?", (now(),))
+            try:
+                self.db.execute("INSERT INTO lti_nonces (issuer, nonce, expires) VALUES (?, ?, ?)",
+                                (issuer, nonce, _stamp(expires)))
+            except sqlite3.IntegrityError:
+                return True
+        return False
+
     # --- the queue --------------------------------------------------------------------------------------------
 
     def admit(self, job: dict, limit: Callable[[list[Job]], str | None]) -> tuple[int | None, str | None]:

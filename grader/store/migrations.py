@@ -322,6 +322,21 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(16, "GPU-held seconds", columns=(
         ("jobs", "gpu_seconds", "REAL"),  # from the GPU taking the job to the grade stored (0: it never reached it)
         ("jobs", "build_seconds", "REAL"))),  # intake and build
+    # issue 46: an LTI 1.3 launch from the course's LMS (grader/service/lti/). Its login step's state and nonce are
+    # kept until the launch that answers it (once: a replayed launch finds none); every nonce a platform's id
+    # token carried is kept until the token's expiry, so a token cannot be used twice
+    Migration(17, "LTI launches", tables=(("lti_states", """CREATE TABLE lti_states (
+    state TEXT PRIMARY KEY,       -- sent to the platform at login, returned with the launch
+    nonce TEXT NOT NULL,          -- the id token must carry it
+    issuer TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    expires TEXT NOT NULL
+)"""), ("lti_nonces", """CREATE TABLE lti_nonces (
+    issuer TEXT NOT NULL,
+    nonce TEXT NOT NULL,
+    expires TEXT NOT NULL,
+    PRIMARY KEY (issuer, nonce)
+)"""))),
 )
 LATEST = MIGRATIONS[-1].version
 FIRST_TABLES = {name for name, _ in FIRST_RELEASE}
