@@ -1,6 +1,7 @@
-"""The service's HTTP app (docs/service.md): the API (grader/service/api_handlers.py) and the pages
-(grader/service/pages.py) at their addresses, Starlette, served by uvicorn. The handlers are functions of their own
-modules; an app holds its service's state (grader/service/context.py) on `app.state.service`, where they find it.
+"""The service's HTTP app (docs/service.md): the API (grader/service/api_handlers.py), the pages
+(grader/service/pages.py) and the LTI tool's addresses (grader/service/lti/handlers.py, docs/lti.md) at their
+addresses, Starlette, served by uvicorn. The handlers are functions of their own modules; an app holds its
+service's state (grader/service/context.py) on `app.state.service`, where they find it.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from starlette.routing import Route
 from grader.service import api_handlers as api
 from grader.service.api_handlers import Gone
 from grader.service.context import ServiceConfig, ServiceContext
+from grader.service.lti.handlers import lti_routes
 from grader.service.pages import page_routes
 
 # `serve` and the tests make their config where they make the app
@@ -52,7 +54,7 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
               Route("/api/v1/limits", api.threaded(api._limits)),
               Route("/api/v1/status", api.threaded(api._status)),
               Route("/healthz", api.health)]
-    routes += page_routes()
+    routes += page_routes() + lti_routes()
     app = Starlette(routes=routes, lifespan=lifespan,
                     middleware=[Middleware(_WhilePreparing, preparing=config.preparing)],
                     exception_handlers={HTTPException: api.refused, 404: api.not_found, Gone: api.gone,

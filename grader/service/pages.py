@@ -134,9 +134,9 @@ def refused_page(request: Request, e: PageRefused) -> Response:
     return render(service, "notice.html.j2", who, {"message": e.message, "heading": "Not here"}, e.status)
 
 
-def handled(fn):
+def handled(fn, form_bytes: int = FORM_BYTES):
     """A page's endpoint: `fn(request)` on a server thread (it reads the store), a refusal as a page, a form read
-    first (bounded)."""
+    first (at most `form_bytes`)."""
     def endpoint(request: Request) -> Response:
         try:
             number = request.path_params.get("job")
@@ -152,11 +152,11 @@ def handled(fn):
     async def run(request: Request) -> Response:
         if request.method == "POST":
             declared = request.headers.get("content-length", "")
-            if not declared.isdigit() or int(declared) > FORM_BYTES:  # a form here is a token and a reason
+            if not declared.isdigit() or int(declared) > form_bytes:  # a form here is a token and a reason
                 return await run_in_threadpool(refused_page, request, PageRefused(
-                    413, f"A form here is at most {FORM_BYTES} bytes, with its length declared."))
+                    413, f"A form here is at most {form_bytes} bytes, with its length declared."))
             try:
-                body = (await request.body())[:FORM_BYTES].decode("utf-8", "replace")
+                body = (await request.body())[:form_bytes].decode("utf-8", "replace")
             except ClientDisconnect:  # the browser went away: an info line, not the service's failure
                 say(f"{request.url.path}: the client disconnected before its form arrived")
                 return Response(status_code=400)
@@ -195,7 +195,12 @@ def login(request: Request) -> Response:
         return login_page(service, "That token was revoked: ask the course staff for a new one.", 403)
     if found.role == "assignment":
         return login_page(service, "That is the course's Gradescope token: log in with your own.", 403)
-    response = RedirectResponse("/", status_code=303)
+    return with_session(RedirectResponse("/", status_code=303), request, token)
+
+
+def with_session(response: Response, request: Request, token: str) -> Response:
+    """The response, setting the cookie that says who reads the pages from now on (the login form's and an LTI
+    launch's)."""
     response.set_cookie(COOKIE, token, max_age=COOKIE_DAYS * 86400, httponly=True, samesite="strict",
                         secure=request.url.scheme == "https", path="/")
     return response
