@@ -18,6 +18,8 @@
   tokens              make the service's tokens from the roster (a file to hand out), a staff or assignment token;
                       --revoke, --list
   status              the grading service's queue and workers; how far the Slurm batch of `grade --slurm` got
+  lti                 the service as an LTI 1.3 tool: config (its URLs, Canvas's and Moodle's settings), platform
+                      (register an LMS), keys (--rotate) (docs/lti.md)
   merge               merge the Slurm shards' stores into results/grades.sqlite, then write the reports
   shard MANIFEST      grade one shard of a Slurm batch (what each array task runs)
 
@@ -29,7 +31,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from grader.cli import grading, reports, rules, service, single
+from grader.cli import grading, lti, reports, rules, service, single
 from grader.cli.common import UsageError
 from grader.core.errors import GraderError
 from grader.core.registry import RegistryError
@@ -41,7 +43,7 @@ from grader.intake.roster import RosterError
 from grader.run.sandbox import SandboxError
 from grader.store.store import StoreError
 
-GROUPS = (grading, reports, single, service, rules)  # each module: its commands, their options and their work
+GROUPS = (grading, reports, single, service, lti, rules)  # each module: its commands, their options and their work
 
 
 def parser() -> argparse.ArgumentParser:
