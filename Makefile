@@ -51,7 +51,7 @@ PY_REQS      := solution/tests/requirements.txt grader/requirements.txt
 
 # The tests' Python: python3 itself when it already has what they need (as on
 # the GPU machines, which reach no package index), else a virtual environment.
-ifeq ($(shell python3 -c "import numpy, pytest, jsonschema, pandas, jinja2, tqdm, matplotlib, yaml, starlette, uvicorn" 2>/dev/null && echo yes),yes)
+ifeq ($(shell python3 -c "import numpy, pytest, jsonschema, pandas, jinja2, tqdm, matplotlib, yaml, starlette, uvicorn, jwt, lti1p3platform" 2>/dev/null && echo yes),yes)
 PYTHON       := python3
 PYTHON_READY :=
 else

@@ -1,0 +1,145 @@
+"""An LMS for the LTI tests: an LTI 1.3 platform built on lti1p3platform (PyPI; not this project's code), served
+by uvicorn as a process of its own on loopback, as Canvas or Moodle would be to the service.
+
+    python -m grader.tests.lti_platform CONFIG.json PORT
+
+CONFIG.json: the platform's issuer, the tool's client id, the deployment the course installed it with, the tool's
+login and launch URLs, and the people of the course (`users`: login hint -> name, email, roles, LIS sourced id).
+A user "clicks the assignment" at /start?user=ID, which is the platform's third-party login initiation (to the
+tool's /lti/login); the platform's authorization endpoint (/authorize) answers the tool's redirect with the
+auto-submitting form that posts the signed id token to the tool. /jwks publishes its key.
+
+For the refusal tests a launch can be made wrong the way an attacker or a misconfigured LMS would make it:
+/start?...&deployment=OTHER launches from another deployment; &tamper=forged signs with a key the platform does not
+publish under the id of the one it does, unknown-key with such a key under its own id, expired issues a token that
+expired two minutes ago, audience names another tool, issuer another platform (each travels in the lti_message_hint, as a platform's own launch state does)."""
+from __future__ import annotations
+
+import json
+import sys
+from html import escape
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import uvicorn
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from lti1p3platform.ltiplatform import LTI1P3PlatformConfAbstract
+from lti1p3platform.message_launch import MessageLaunchAbstract
+from lti1p3platform.oidc_login import OIDCLoginAbstract
+from lti1p3platform.registration import Registration
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse
+from starlette.routing import Route
+
+LIS = "https://purl.imsglobal.org/spec/lti/claim/lis"
+
+
+def _pem_pair() -> tuple[str, str]:
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption()).decode()
+    public = key.public_key().public_bytes(serialization.Encoding.PEM,
+                                           serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    return private, public
+
+
+class Platform(LTI1P3PlatformConfAbstract):
+    def init_platform_config(self, config: dict, keys: tuple[str, str], deployment: str, kid: str | None = None,
+                             **_):
+        """keys: (private, public) PEM; kid: the key id its tokens name, where not the signing key's own."""
+        self._registration = (Registration().set_iss(config["issuer"]).set_client_id(config["client_id"])
+                              .set_deployment_id(deployment).set_oidc_login_url(config["tool_login_url"])
+                              .set_launch_url(config["tool_launch_url"]).set_platform_private_key(keys[0])
+                              .set_platform_public_key(keys[1]))
+        if kid:
+            self._registration.get_kid = lambda: kid
+
+    def get_registration_by_params(self, **kwargs):
+        return self._registration
+
+
+class Login(OIDCLoginAbstract):
+    def set_lti_message_hint(self, **kwargs):
+        self._lti_message_hint = json.dumps(kwargs)
+
+    def get_redirect(self, url: str):
+        return RedirectResponse(url, status_code=302)
+
+
+class Launch(MessageLaunchAbstract):
+    def get_preflight_response(self) -> dict:
+        return dict(self._request.query_params)
+
+    def render_launch_form(self, launch_data: dict, **kwargs):
+        return HTMLResponse(
+            f'<!DOCTYPE html><html><head><title>Launching</title></head><body>'
+            f'<form method="POST" action="{escape(launch_data["launch_url"])}" id="form">'
+            f'<input type="hidden" name="id_token" value="{escape(launch_data["id_token"])}">'
+            f'<input type="hidden" name="state" value="{escape(launch_data["state"])}"></form>'
+            f'<script>document.getElementById("form").submit();</script></body></html>')
+
+
+def make_app(config: dict) -> Starlette:
+    keys, other_keys = _pem_pair(), _pem_pair()
+
+    def platform(deployment: str | None = None, signing=None, kid: str | None = None) -> Platform:
+        return Platform(config=config, keys=signing or keys, deployment=deployment or config["deployment"], kid=kid)
+
+    async def jwks(request: Request):
+        return JSONResponse(platform().get_jwks())
+
+    async def start(request: Request):
+        user = request.query_params["user"]
+        hint = {"deployment": request.query_params.get("deployment", config["deployment"]),
+                "tamper": request.query_params.get("tamper", "")}
+        login = Login(request, platform(hint["deployment"]))
+        login.set_lti_message_hint(**hint)
+        return login.initiate_login(user)
+
+    async def authorize(request: Request):
+        hint = json.loads(request.query_params.get("lti_message_hint", "{}"))
+        tamper = hint.get("tamper", "")
+        if tamper == "forged":  # another key, under the id of the platform's own
+            conf = platform(hint.get("deployment"), signing=(other_keys[0], keys[1]),
+                            kid=platform().get_registration().get_kid())
+        elif tamper == "unknown-key":  # another key, under its own id
+            conf = platform(hint.get("deployment"), signing=other_keys)
+        else:
+            conf = platform(hint.get("deployment"))
+        launch = Launch(request, conf)
+        person = config["users"][request.query_params["login_hint"]]
+        launch.set_user_data(request.query_params["login_hint"], person["roles"], person.get("name"),
+                             person.get("email"))
+        launch.set_resource_link_claim("assignment-1", title="CUDA kernels")
+        launch.set_launch_context_claim("course-1", context_title="GPU programming")
+        if person.get("sourcedid"):
+            launch.set_extra_claims({LIS: {"person_sourcedid": person["sourcedid"]}})
+        if tamper == "expired":
+            launch.set_id_token_expiration(-120)
+        elif tamper == "audience":
+            launch.set_extra_claims({"aud": "another-tool", "azp": "another-tool"})
+        elif tamper == "issuer":
+            launch.set_extra_claims({"iss": "https://another-lms.example"})
+        return launch.lti_launch()
+
+    return Starlette(routes=[Route("/jwks", jwks), Route("/start", start), Route("/authorize", authorize)])
+
+
+def launch_form(html: str) -> tuple[str, dict]:
+    """The auto-submitting form's action and fields (what a browser would post)."""
+    import re
+    action = re.search(r'action="([^"]+)"', html).group(1)
+    fields = dict(re.findall(r'name="([a-z_]+)" value="([^"]*)"', html))
+    from html import unescape
+    return unescape(action), {k: unescape(v) for k, v in fields.items()}
+
+
+def query_of(url: str) -> dict:
+    return {k: v[0] for k, v in parse_qs(urlparse(url).query).items()}
+
+
+if __name__ == "__main__":
+    uvicorn.run(make_app(json.loads(Path(sys.argv[1]).read_text())), host="127.0.0.1", port=int(sys.argv[2]),
+                log_level="warning")

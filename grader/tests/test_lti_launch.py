@@ -1,0 +1,236 @@
+"""The service as an LTI 1.3 tool (issue 46, docs/lti.md): a course's LMS launches it and the student or the staff
+arrive logged in. The LMS is grader/tests/lti_platform.py, an LTI 1.3 platform built on lti1p3platform (PyPI), a
+process of its own on loopback; the service is `bin/grader serve` started the real way (ServiceUnderTest); the
+client is `requests`, following the platform's redirects and posting its launch form as a browser would; one
+test drives Chromium through the whole launch. Refused: a forged signature, a token for another tool or from
+another issuer, an expired token, a replayed launch, another browser's launch, another deployment, a person not
+on the roster, and a student who is an Instructor elsewhere in the institution (only the course's role counts)."""
+from __future__ import annotations
+
+import html
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+requests = pytest.importorskip("requests")
+pytest.importorskip("jwt")
+pytest.importorskip("lti1p3platform")
+
+from grader.cli import main as grader  # noqa: E402
+from grader.store.jobs import Jobs  # noqa: E402
+from grader.store.store import Store  # noqa: E402
+from grader.tests.browser import Browser, find_browser  # noqa: E402
+from grader.tests.lti_platform import launch_form  # noqa: E402
+from grader.tests.service_server import REPO, ServiceUnderTest, free_port  # noqa: E402
+
+pytestmark = pytest.mark.slow  # a service and a platform, each a process
+MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
+LEARNER, INSTRUCTOR = f"{MEMBERSHIP}#Learner", f"{MEMBERSHIP}#Instructor"
+INSTITUTION_INSTRUCTOR = "http://purl.imsglobal.org/vocab/lis/v2/institution/person#Instructor"
+USERS = {"u-alice": {"name": "Alice Adams", "email": "alice@uni.example", "roles": [LEARNER], "sourcedid": "s01"},
+         "u-bob": {"name": "Bob Brown", "email": "bob@uni.example",
+                   "roles": [LEARNER, INSTITUTION_INSTRUCTOR], "sourcedid": "s02"},
+         "u-ta": {"name": "Tara Assistant", "email": "ta@uni.example", "roles": [INSTRUCTOR]},
+         "u-eve": {"name": "Eve Outsider", "email": "eve@uni.example", "roles": [LEARNER], "sourcedid": "x99"}}
+CLIENT_ID, DEPLOYMENT = "tool-client-1", "deployment-1"
+
+
+class Lms:
+    """The platform process."""
+
+    def __init__(self, tmp, tool: str):
+        self.port = free_port()
+        # "localhost", where the service is 127.0.0.1: another site, as an LMS is, so a browser's cookie rules
+        # (SameSite) apply to the launch's cross-site requests as they do between Canvas and the service
+        self.base = f"http://localhost:{self.port}"
+        config = tmp / "platform.json"
+        config.write_text(json.dumps({"issuer": self.base, "client_id": CLIENT_ID, "deployment": DEPLOYMENT,
+                                      "tool_login_url": f"{tool}/lti/login", "tool_launch_url": f"{tool}/lti/launch",
+                                      "users": USERS}))
+        self.log = open(tmp / "platform.log", "w")
+        self.process = subprocess.Popen([sys.executable, "-m", "grader.tests.lti_platform", str(config),
+                                         str(self.port)], cwd=REPO, stdout=self.log, stderr=subprocess.STDOUT,
+                                        env={**os.environ, "PYTHONPATH": str(REPO)})
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                requests.get(f"{self.base}/jwks", timeout=2)
+                break
+            except requests.ConnectionError:
+                assert self.process.poll() is None and time.monotonic() < deadline, "the platform did not start"
+                time.sleep(0.1)
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(10)
+        self.log.close()
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("lti")
+    service = ServiceUnderTest(tmp / "service", students=["s01", "s02"], gpus="0")
+    tool = f"http://127.0.0.1:{service.port}"
+    lms = Lms(tmp, tool)
+    assert grader(["lti", "platform", "--results", str(service.results), "--issuer", lms.base, "--client-id",
+                   CLIENT_ID, "--deployment", DEPLOYMENT, "--login-url", f"{lms.base}/authorize", "--jwks-url",
+                   f"{lms.base}/jwks", "--name", "Test LMS"]) == 0
+    service.start()
+    yield service, lms, tool
+    service.stop()
+    lms.stop()
+
+
+def said(response) -> str:
+    """A page's text as a reader sees it (the pages escape what they quote)."""
+    return html.unescape(response.text)
+
+
+def tokens_named_lti(service) -> list:
+    store = Store(service.results / "grades.sqlite")
+    try:
+        return [t for t in Jobs(store).tokens() if "(LTI, " in t.name]
+    finally:
+        store.close()
+
+
+def click(lms: Lms, user: str, **extra) -> tuple[requests.Session, str, dict]:
+    """The user clicks the assignment in the LMS: the login initiation, the tool's redirect to the platform, the
+    platform's launch form; returns the browser (its cookies), the form's action and fields."""
+    browser = requests.Session()
+    page = browser.get(f"{lms.base}/start", params={"user": user, **extra}, timeout=30)
+    assert page.status_code == 200, page.text[:500]
+    action, fields = launch_form(page.text)
+    return browser, action, fields
+
+
+def launch(lms: Lms, user: str, **extra) -> tuple[requests.Session, requests.Response]:
+    browser, action, fields = click(lms, user, **extra)
+    return browser, browser.post(action, data=fields, timeout=30, allow_redirects=False)
+
+
+def test_a_student_arrives_from_the_lms_on_their_own_page(world):
+    service, lms, tool = world
+    before = len(tokens_named_lti(service))
+    browser, landed = launch(lms, "u-alice")
+    assert landed.status_code == 200, landed.text[:800]
+    assert 'http-equiv="refresh" content="0; url=/me"' in landed.text and "Alice Adams" in said(landed)
+    mine = browser.get(f"{tool}/me", timeout=30)
+    assert mine.status_code == 200 and '<span class="who">s01</span>' in mine.text, mine.text[:800]
+    assert browser.get(f"{tool}/staff", timeout=30).status_code == 403
+    made = tokens_named_lti(service)
+    assert len(made) == before + 1 and made[-1].role == "student" and made[-1].student == "s01"
+    assert made[-1].name == "Alice Adams (LTI, Test LMS)"
+    # the session is the login form's: logging out ends it
+    assert "grader_token" in browser.cookies and "grader_lti_state" not in browser.cookies
+
+
+def test_an_instructor_arrives_on_the_staff_pages(world):
+    service, lms, tool = world
+    browser, landed = launch(lms, "u-ta")
+    assert landed.status_code == 200 and "url=/staff" in said(landed)
+    assert browser.get(f"{tool}/staff", timeout=30).status_code == 200
+
+
+def test_an_instructor_elsewhere_in_the_institution_is_a_student_here(world):
+    """Bob is a Learner in this course and an Instructor of the institution: only the course's role counts. A
+    role added to the launch form by hand is not read either."""
+    service, lms, tool = world
+    browser, action, fields = click(lms, "u-bob")
+    landed = browser.post(action, data={**fields, "roles": INSTRUCTOR, "role": "staff"}, timeout=30,
+                          allow_redirects=False)
+    assert landed.status_code == 200 and "url=/me" in said(landed)
+    assert browser.get(f"{tool}/staff", timeout=30).status_code == 403
+    assert '<span class="who">s02</span>' in browser.get(f"{tool}/me", timeout=30).text
+
+
+@pytest.mark.parametrize("tamper, words", [
+    ("forged", "signature is not one of Test LMS's keys"),
+    ("unknown-key", "signed with a key Test LMS does not publish"),
+    ("expired", "the id token has expired"),
+    ("audience", "is for another tool"),
+    ("issuer", "was not issued by"),
+])
+def test_a_launch_the_platform_did_not_make_for_this_tool_is_refused(world, tamper, words):
+    service, lms, tool = world
+    before = len(tokens_named_lti(service))
+    browser, landed = launch(lms, "u-alice", tamper=tamper)
+    assert landed.status_code == 403 and words in said(landed), said(landed)[-800:]
+    assert "The LMS's launch was refused" in said(landed) and "Traceback" not in said(landed)
+    assert "grader_token" not in browser.cookies and len(tokens_named_lti(service)) == before
+
+
+def test_a_replayed_launch_is_refused_however_it_is_replayed(world):
+    service, lms, tool = world
+    browser, action, fields = click(lms, "u-alice")
+    assert browser.post(action, data=fields, timeout=30, allow_redirects=False).status_code == 200
+    again = browser.post(action, data=fields, timeout=30, allow_redirects=False)
+    assert again.status_code == 403 and "unknown, expired or already used" in said(again)
+    # the old id token with a fresh login's state: its nonce is not that login's
+    fresh, action, new_fields = click(lms, "u-alice")
+    swapped = fresh.post(action, data={**new_fields, "id_token": fields["id_token"]}, timeout=30,
+                         allow_redirects=False)
+    assert swapped.status_code == 403 and "nonce is not the one this login sent" in said(swapped)
+
+
+def test_a_launch_posted_from_another_browser_is_refused(world):
+    """The state binds the launch to the browser that began the login: another browser holding a different
+    login's state cookie cannot use this launch."""
+    service, lms, tool = world
+    _, action, fields = click(lms, "u-alice")
+    other, _, _ = click(lms, "u-alice")  # a login of its own: its state cookie is another
+    landed = other.post(action, data=fields, timeout=30, allow_redirects=False)
+    assert landed.status_code == 403 and "not started in this browser" in said(landed)
+
+
+def test_another_deployment_and_a_stranger_are_refused(world):
+    service, lms, tool = world
+    page = requests.get(f"{lms.base}/start", params={"user": "u-alice", "deployment": "deployment-9"}, timeout=30)
+    assert page.status_code == 403 and "deployment deployment-9 of Test LMS is not registered" in said(page)
+    _, landed = launch(lms, "u-eve")
+    assert landed.status_code == 403 and "not on this course's roster" in said(landed) and "x99" in said(landed)
+
+
+def test_a_login_from_an_unregistered_platform_or_to_another_site_is_refused(world):
+    service, lms, tool = world
+    stranger = requests.get(f"{tool}/lti/login", params={"iss": "https://lms.example", "login_hint": "x",
+                                                          "target_link_uri": f"{tool}/lti/launch"}, timeout=30)
+    assert stranger.status_code == 403 and "https://lms.example" in said(stranger) and "not registered" in said(stranger)
+    away = requests.get(f"{tool}/lti/login", params={"iss": lms.base, "login_hint": "x", "client_id": CLIENT_ID,
+                                                      "target_link_uri": "https://evil.example/lti/launch"},
+                        timeout=30, allow_redirects=False)
+    assert away.status_code == 400 and "not this service" in said(away)
+    empty = requests.post(f"{tool}/lti/launch", data={"state": "x"}, timeout=30)
+    assert empty.status_code == 400 and "needs an id_token and a state" in said(empty)
+
+
+def test_the_tools_key_set_is_what_bin_grader_lti_keys_lists(world, capsys):
+    service, lms, tool = world
+    published = requests.get(f"{tool}/lti/jwks", timeout=30).json()["keys"]
+    assert grader(["lti", "keys", "--results", str(service.results)]) == 0
+    listed = capsys.readouterr().out.split()
+    assert [k["kid"] for k in published] == listed and all(k["kty"] == "RSA" and "d" not in k for k in published)
+
+
+def test_a_browser_clicking_the_assignment_lands_on_the_students_page(world):
+    service, lms, tool = world
+    chromium, driver = find_browser()
+    if chromium is None or driver is None:
+        why = "Chromium and chromedriver are not installed (`make deps-browser`)"
+        if os.environ.get("REQUIRE_BROWSER_TESTS", "") not in ("", "0"):
+            pytest.fail(f"{why}, and REQUIRE_BROWSER_TESTS is set")
+        pytest.skip(why)
+    with Browser(chromium, driver) as browser:
+        browser.open(f"{lms.base}/start?user=u-alice")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if browser.run("return location.pathname;") == "/me" and browser.run(
+                    "return document.querySelector('nav .who') && document.querySelector('nav .who').textContent;"):
+                break
+            time.sleep(0.2)
+        assert browser.run("return location.pathname;") == "/me", browser.run("return document.body.innerText;")
+        assert browser.text("nav .who") == "s01"
