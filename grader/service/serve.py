@@ -26,6 +26,7 @@ from grader.core.rubric import Rubric
 from grader.service.app import ServiceConfig, create_app
 from grader.service.connections import ConnectionLimits, Guard
 from grader.service.log import say
+from grader.service.lti.passback import Passback
 from grader.service.runner import Runner
 
 
@@ -79,15 +80,20 @@ def serve(options: ServeOptions, rubric: Rubric, registry: Registry, prepare: Ca
     def alive() -> int:
         return state["runner"].alive() if state["runner"] is not None else 0
 
+    passback = Passback(Path(options.results), rubric, log)
+
     @asynccontextmanager
     async def lifespan(app):
         log(f"listening on http://{options.host}:{options.port}; store {Path(options.results) / 'grades.sqlite'}; "
             f"preparing: {doing}; until then every address answers 'starting'")
         threading.Thread(target=prepared, name="prepare", daemon=True).start()
+        # scores back to the LMS for the students who came from it (docs/lti.md); idle without such students
+        threading.Thread(target=passback.run, name="lti-passback", daemon=True).start()
         try:
             yield
         finally:
             log("stopping: no new uploads")
+            passback.stopping.set()
             await run_in_threadpool(stopped)
 
     def stopped():

@@ -40,7 +40,17 @@ def service_status(jobs: Jobs, now: datetime | None = None) -> dict:
             "oldest_waiting_since": oldest, "done_last_hour": len(finished), "workers": workers,
             "batches": [{"batch": b, "jobs": these} for b, these in batches.items()],
             "failed": [{"job": j.id, "student": j.student, "error": j.error, "finished": j.finished}
-                       for j in jobs.jobs(states=(FAILED,))][-20:]}
+                       for j in jobs.jobs(states=(FAILED,))][-20:],
+            "lms_grades": lms_grades(jobs)}
+
+
+def lms_grades(jobs: Jobs) -> dict:
+    """The scores going back to the LMS (grader/service/lti/passback.py): how many students' it holds, and those
+    not sent, with why and when they are tried again."""
+    rows = jobs.lti_grades()
+    return {"students": len({r["student"] for r in rows}), "sent": sum(1 for r in rows if r["sent_at"]),
+            "waiting": [{"student": r["student"], "why": r["error"], "next_try": r["next_try"], "lineitem": r["lineitem"]}
+                        for r in rows if r["error"]]}
 
 
 def mean(values: list[float]) -> float | None:
@@ -78,6 +88,12 @@ def status_text(status: dict) -> str:
     for b in status.get("batches", []):
         lines.append(f"  Slurm batch {b['batch']}: " + ", ".join(f"job {j['job']} {j['student']} ({j['phase']})"
                                                                  for j in b["jobs"]))
+    grades = status.get("lms_grades") or {}
+    if grades.get("students"):
+        lines.append(f"grades to the LMS (LTI): {grades['students']} student(s), {grades['sent']} sent"
+                     + (f"; not sent ({len(grades['waiting'])}):" if grades["waiting"] else ""))
+        lines += [f"  {g['student']}: {g['why']}" + (f" (next try {g['next_try']})" if g["next_try"] else "")
+                  for g in grades["waiting"]]
     if status["failed"]:
         lines.append(f"failed jobs ({len(status['failed'])}, the latest last):")
         lines += [f"  job {f['job']} {f['student']}: {f['error']}" for f in status["failed"]]

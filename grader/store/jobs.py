@@ -188,6 +188,36 @@ class Jobs:
                 return True
         return False
 
+    def lti_link_grade(self, issuer: str, client_id: str, lineitem: str, user_id: str, student: str) -> None:
+        """A student launched from a graded link: their score goes to its line item from now on."""
+        with self._writing():
+            self.db.execute("INSERT INTO lti_grades (issuer, client_id, lineitem, user_id, student) VALUES (?, ?, ?, ?, ?)"
+                            " ON CONFLICT (issuer, client_id, lineitem, user_id) DO UPDATE SET student = excluded.student",
+                            (issuer, client_id, lineitem, user_id, student))
+
+    def lti_grades(self) -> list[dict]:
+        return self._dicts("SELECT issuer, client_id, lineitem, user_id, student, sent, sent_at, attempts, next_try,"
+                           " error FROM lti_grades ORDER BY student, issuer, lineitem")
+
+    def lti_grade_sent(self, row: dict, sent: str) -> None:
+        with self._writing():
+            self.db.execute("UPDATE lti_grades SET sent = ?, sent_at = ?, attempts = 0, next_try = NULL, error = ''"
+                            " WHERE issuer = ? AND client_id = ? AND lineitem = ? AND user_id = ?",
+                            (sent, now(), row["issuer"], row["client_id"], row["lineitem"], row["user_id"]))
+
+    def lti_grade_held(self, row: dict, why: str) -> None:
+        """A score that is not sent for a reason the store gives (it is looked at again each round)."""
+        with self._writing():
+            self.db.execute("UPDATE lti_grades SET error = ? WHERE issuer = ? AND client_id = ? AND lineitem = ?"
+                            " AND user_id = ?", (why, row["issuer"], row["client_id"], row["lineitem"], row["user_id"]))
+
+    def lti_grade_failed(self, row: dict, error: str, next_try: datetime) -> None:
+        with self._writing():
+            self.db.execute("UPDATE lti_grades SET attempts = attempts + 1, next_try = ?, error = ?"
+                            " WHERE issuer = ? AND client_id = ? AND lineitem = ? AND user_id = ?",
+                            (_stamp(next_try), error, row["issuer"], row["client_id"], row["lineitem"],
+                             row["user_id"]))
+
     # --- the queue --------------------------------------------------------------------------------------------
 
     def admit(self, job: dict, limit: Callable[[list[Job]], str | None]) -> tuple[int | None, str | None]:

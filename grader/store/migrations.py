@@ -337,6 +337,21 @@ MIGRATIONS: tuple[Migration, ...] = (
     expires TEXT NOT NULL,
     PRIMARY KEY (issuer, nonce)
 )"""))),
+    # issue 46: grades back to the LMS (LTI Assignment and Grade Services): each student who launched from a graded
+    # link, with that link's line item; the score the store says now, and what was last sent and when the next try is
+    Migration(18, "LTI grade passback", tables=(("lti_grades", """CREATE TABLE lti_grades (
+    issuer TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    lineitem TEXT NOT NULL,       -- the line item's URL (the LMS's gradebook column)
+    user_id TEXT NOT NULL,        -- the LMS's id of the person (the id token's sub)
+    student TEXT NOT NULL,        -- the roster's id
+    sent TEXT NOT NULL DEFAULT '',     -- what was last sent and accepted (the score's JSON, without its time)
+    sent_at TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,  -- failed tries since the last success
+    next_try TEXT,                -- not before this (after a failure)
+    error TEXT NOT NULL DEFAULT '',    -- why the last try failed
+    PRIMARY KEY (issuer, client_id, lineitem, user_id)
+)"""),)),
 )
 LATEST = MIGRATIONS[-1].version
 FIRST_TABLES = {name for name, _ in FIRST_RELEASE}

@@ -7,7 +7,10 @@ CONFIG.json: the platform's issuer, the tool's client id, the deployment the cou
 login and launch URLs, and the people of the course (`users`: login hint -> name, email, roles, LIS sourced id).
 A user "clicks the assignment" at /start?user=ID, which is the platform's third-party login initiation (to the
 tool's /lti/login); the platform's authorization endpoint (/authorize) answers the tool's redirect with the
-auto-submitting form that posts the signed id token to the tool. /jwks publishes its key.
+auto-submitting form that posts the signed id token to the tool. /jwks publishes its key. Grades come back through
+Assignment and Grade Services: the launch names line item 1; /token gives the tool an access token for its signed
+request (checked against the tool's key set, `tool_jwks_url`), /lineitems/1/scores takes its scores (the library's
+score service; while POST /gradebook?down=1 holds, it answers 503), and GET /scores lists what arrived.
 
 For the refusal tests a launch can be made wrong the way an attacker or a misconfigured LMS would make it:
 /start?...&deployment=OTHER launches from another deployment; &tamper=forged signs with a key the platform does not
@@ -24,10 +27,14 @@ from urllib.parse import parse_qs, urlparse
 import uvicorn
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from lti1p3platform.ags import LtiAgs
 from lti1p3platform.ltiplatform import LTI1P3PlatformConfAbstract
 from lti1p3platform.message_launch import MessageLaunchAbstract
 from lti1p3platform.oidc_login import OIDCLoginAbstract
 from lti1p3platform.registration import Registration
+from lti1p3platform.request import Request as LibraryRequest
+from lti1p3platform.score import UpdateScoreStatus
+from lti1p3platform.service_connector import AssignmentsGradesService
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse
@@ -55,6 +62,8 @@ class Platform(LTI1P3PlatformConfAbstract):
                               .set_platform_public_key(keys[1]))
         if kid:
             self._registration.get_kid = lambda: kid
+        if config.get("tool_jwks_url"):  # the tool's keys, for its token requests (grade passback)
+            self._registration.set_tool_key_set_url(config["tool_jwks_url"])
 
     def get_registration_by_params(self, **kwargs):
         return self._registration
@@ -66,6 +75,36 @@ class Login(OIDCLoginAbstract):
 
     def get_redirect(self, url: str):
         return RedirectResponse(url, status_code=302)
+
+
+class Scores(AssignmentsGradesService):
+    """The gradebook's side of Assignment and Grade Services: one line item per assignment; the scores posted to
+    it are kept in memory, in the order they came (GET /scores shows them)."""
+
+    received: list[dict] = []
+    down = False  # POST /gradebook?down=1: every score is answered 503 until ?down=0
+
+    def find_lineitems(self, **kwargs):
+        return {"content": [], "has_next": False}
+
+    def find_lineitem(self, line_item_id):
+        return {"id": line_item_id, "scoreMaximum": 100, "label": "CUDA kernels"}
+
+    def create_lineitem(self, creation_data):
+        return creation_data
+
+    def update_lineitem(self, update_data):
+        return update_data
+
+    def delete_lineitem(self, line_item_id):
+        return None
+
+    def update_score(self, line_item_id, score):
+        Scores.received.append({"lineitem": line_item_id, **score})
+        return UpdateScoreStatus.SUCCESS
+
+    def get_results(self, line_item_id, page=1, limit=None, user_id=None):
+        return {"content": [], "has_next": False}
 
 
 class Launch(MessageLaunchAbstract):
@@ -116,6 +155,8 @@ def make_app(config: dict) -> Starlette:
         launch.set_launch_context_claim("course-1", context_title="GPU programming")
         if person.get("sourcedid"):
             launch.set_extra_claims({LIS: {"person_sourcedid": person["sourcedid"]}})
+        ags = LtiAgs(f"{config['issuer']}/lineitems", f"{config['issuer']}/lineitems/1")
+        launch.set_extra_claims(ags.get_lti_ags_launch_claim())
         if tamper == "expired":
             launch.set_id_token_expiration(-120)
         elif tamper == "audience":
@@ -124,7 +165,40 @@ def make_app(config: dict) -> Starlette:
             launch.set_extra_claims({"iss": "https://another-lms.example"})
         return launch.lti_launch()
 
-    return Starlette(routes=[Route("/jwks", jwks), Route("/start", start), Route("/authorize", authorize)])
+    async def token(request: Request):
+        form = {k: v[0] for k, v in parse_qs((await request.body()).decode()).items()}
+        try:
+            return JSONResponse(platform().get_access_token(form))
+        except Exception as e:  # the library's refusals: an OAuth 2 error
+            return JSONResponse({"error": "invalid_client", "error_description": f"{type(e).__name__}: {e}"}, 401)
+
+    async def scores(request: Request):
+        if Scores.down:
+            return JSONResponse({"error": "the gradebook is down for maintenance"}, 503)
+        metadata = {"method": request.method, "form_data": {}, "get_data": dict(request.query_params),
+                    "headers": request.headers, "content_type": request.headers.get("content-type"),
+                    "path": request.url.path, "json": await request.json()}
+        service = Scores(_Metadata(metadata), platform(), f"{config['issuer']}/lineitems",
+                         f"{config['issuer']}/lineitems/{request.path_params['item']}")
+        answer = service.handle_resp(service.handle_update_score, line_item_id=request.path_params["item"])
+        return JSONResponse({"message": answer.message}, answer.code)
+
+    async def received(request: Request):
+        return JSONResponse(Scores.received)
+
+    async def gradebook(request: Request):
+        Scores.down = request.query_params.get("down") == "1"
+        return JSONResponse({"down": Scores.down})
+
+    return Starlette(routes=[Route("/jwks", jwks), Route("/start", start), Route("/authorize", authorize),
+                             Route("/token", token, methods=["POST"]),
+                             Route("/lineitems/{item}/scores", scores, methods=["POST"]),
+                             Route("/scores", received), Route("/gradebook", gradebook, methods=["POST"])])
+
+
+class _Metadata(LibraryRequest):
+    def build_metadata(self, request):
+        return request
 
 
 def launch_form(html: str) -> tuple[str, dict]:

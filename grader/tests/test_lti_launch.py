@@ -4,7 +4,11 @@ process of its own on loopback; the service is `bin/grader serve` started the re
 client is `requests`, following the platform's redirects and posting its launch form as a browser would; one
 test drives Chromium through the whole launch. Refused: a forged signature, a token for another tool or from
 another issuer, an expired token, a replayed launch, another browser's launch, another deployment, a person not
-on the roster, and a student who is an Instructor elsewhere in the institution (only the course's role counts)."""
+on the roster, and a student who is an Instructor elsewhere in the institution (only the course's role counts).
+Grades go back by themselves (Assignment and Grade Services): a student who launched from the graded link and
+uploads gets the stored total in the LMS's gradebook, through the platform's token endpoint and score service; a
+gradebook that is down gets it on a later try while `bin/grader status` says why; before the hidden-cases date the
+LMS gets no score."""
 from __future__ import annotations
 
 import html
@@ -25,7 +29,8 @@ from grader.store.jobs import Jobs  # noqa: E402
 from grader.store.store import Store  # noqa: E402
 from grader.tests.browser import Browser, find_browser  # noqa: E402
 from grader.tests.lti_platform import launch_form  # noqa: E402
-from grader.tests.service_server import REPO, ServiceUnderTest, free_port  # noqa: E402
+from grader.service.lti import passback  # noqa: E402
+from grader.tests.service_server import REPO, ServiceUnderTest, archive, free_port  # noqa: E402
 
 pytestmark = pytest.mark.slow  # a service and a platform, each a process
 MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
@@ -50,7 +55,7 @@ class Lms:
         config = tmp / "platform.json"
         config.write_text(json.dumps({"issuer": self.base, "client_id": CLIENT_ID, "deployment": DEPLOYMENT,
                                       "tool_login_url": f"{tool}/lti/login", "tool_launch_url": f"{tool}/lti/launch",
-                                      "users": USERS}))
+                                      "tool_jwks_url": f"{tool}/lti/jwks", "users": USERS}))
         self.log = open(tmp / "platform.log", "w")
         self.process = subprocess.Popen([sys.executable, "-m", "grader.tests.lti_platform", str(config),
                                          str(self.port)], cwd=REPO, stdout=self.log, stderr=subprocess.STDOUT,
@@ -78,7 +83,7 @@ def world(tmp_path_factory):
     lms = Lms(tmp, tool)
     assert grader(["lti", "platform", "--results", str(service.results), "--issuer", lms.base, "--client-id",
                    CLIENT_ID, "--deployment", DEPLOYMENT, "--login-url", f"{lms.base}/authorize", "--jwks-url",
-                   f"{lms.base}/jwks", "--name", "Test LMS"]) == 0
+                   f"{lms.base}/jwks", "--token-url", f"{lms.base}/token", "--name", "Test LMS"]) == 0
     service.start()
     yield service, lms, tool
     service.stop()
@@ -234,3 +239,80 @@ def test_a_browser_clicking_the_assignment_lands_on_the_students_page(world):
             time.sleep(0.2)
         assert browser.run("return location.pathname;") == "/me", browser.run("return document.body.innerText;")
         assert browser.text("nav .who") == "s01"
+
+
+def lms_scores(lms: Lms, user: str, at_least: int = 1, timeout: float = 60.0) -> list[dict]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        mine = [s for s in requests.get(f"{lms.base}/scores", timeout=10).json() if s["userId"] == user]
+        if len(mine) >= at_least:
+            return mine
+        time.sleep(0.3)
+    raise AssertionError(f"no score for {user} reached the LMS within {timeout:.0f} s")
+
+
+def stored_total(service, student: str) -> tuple[float, float]:
+    from grader.core.rubric import load_rubric
+    from grader.core.registry import Registry
+    from grader.reports.report import grades_table
+    store = Store(service.results / "grades.sqlite")
+    try:
+        table = grades_table(store, load_rubric(service.rubric, Registry.from_file())).set_index("student")
+    finally:
+        store.close()
+    return float(table.loc[student, "total"]), float(table.loc[student, "max_total"])
+
+
+def status_of(service, capsys) -> str:
+    capsys.readouterr()
+    assert grader(["status", "--results", str(service.results)]) == 0
+    return capsys.readouterr().out
+
+
+def test_a_students_grade_goes_back_to_the_lms_once_it_is_stored(world, capsys):
+    service, lms, tool = world
+    launch(lms, "u-alice")
+    job = service.upload(service.token("s01"), archive())
+    assert service.wait(service.token("s01"), job["job"])["state"] == "done"
+    (score,) = lms_scores(lms, "u-alice")
+    total, most = stored_total(service, "s01")
+    assert score["lineitem"] == "1" and score["gradingProgress"] == "FullyGraded", score
+    assert (score["scoreGiven"], score["scoreMaximum"]) == (total, most) and 0 < total <= most
+    time.sleep(2 * passback.ROUND_SECONDS + 1)  # the same grade is not sent again
+    assert len(lms_scores(lms, "u-alice")) == 1
+    said = status_of(service, capsys)  # (Bob launched before, and has no grade yet: nothing to send for him)
+    assert "grades to the LMS (LTI): 2 student(s), 1 sent\n" in said, said
+
+
+def test_a_gradebook_that_is_down_gets_the_grade_later_and_status_says_why(world, capsys):
+    service, lms, tool = world
+    requests.post(f"{lms.base}/gradebook", params={"down": "1"}, timeout=10)
+    try:
+        launch(lms, "u-bob")
+        job = service.upload(service.token("s02"), archive())
+        assert service.wait(service.token("s02"), job["job"])["state"] == "done"
+        deadline = time.monotonic() + 60
+        while "s02: " not in (said := status_of(service, capsys)) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert "/lineitems/1/scores answered 503: " in said and "the gradebook is down" in said and "next try" in said, said
+    finally:
+        requests.post(f"{lms.base}/gradebook", params={"down": "0"}, timeout=10)
+    (score,) = lms_scores(lms, "u-bob", timeout=60)  # the next try, 10 s after the first
+    assert score["scoreGiven"] == stored_total(service, "s02")[0]
+    assert "s02: " not in status_of(service, capsys)
+
+
+def test_before_the_hidden_date_the_lms_gets_no_score_and_after_it_the_total(world, registry, tmp_path):
+    """What the LMS shows students is theirs to read: a total would tell how the hidden cases went."""
+    from grader.tests.test_hidden_cases import AFTER, BEFORE, rubric_from, rubric_text
+    service, lms, tool = world
+    hiding = rubric_from(tmp_path, registry, rubric_text())
+    store = Store(service.results / "grades.sqlite")
+    try:
+        before, after = (passback.current_scores(store, hiding, when) for when in (BEFORE, AFTER))
+    finally:
+        store.close()
+    assert before["s01"] == {"activityProgress": "Completed", "gradingProgress": "Pending",
+                             "comment": "The points are withheld until 2026-12-11 23:59 UTC: the assignment has "
+                                        "hidden cases."}
+    assert after["s01"]["gradingProgress"] == "FullyGraded" and after["s01"]["scoreGiven"] > 0

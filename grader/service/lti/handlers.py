@@ -71,6 +71,10 @@ def launched(request: Request) -> Response:
     token = tokens.new_token(found.role)
     jobs.add_tokens([(tokens.digest(token), found.role, found.student,
                       f"{found.name} (LTI, {found.platform.label})")])
+    lineitem = launch.graded_link(found)
+    if lineitem:  # their score goes back to the LMS's gradebook (passback.py)
+        jobs.lti_link_grade(found.platform.issuer, found.platform.client_id, lineitem, str(found.claims["sub"]),
+                            found.student)
     say(f"lti: {found.role} {found.student or found.name} logged in from {found.platform.label}")
     to = "/staff" if found.role == "staff" else "/me"
     page = render(service, "lti_landing.html.j2", None, {"name": found.name, "platform": found.platform.label,

@@ -24,6 +24,8 @@ STAFF_ROLES = {f"{MEMBERSHIP}#Instructor", f"{MEMBERSHIP}/Instructor#TeachingAss
                f"{MEMBERSHIP}#TeachingAssistant"}
 STUDENT_ROLES = {f"{MEMBERSHIP}#Learner", f"{MEMBERSHIP}/Learner#Learner"}
 RESOURCE_LINK = "LtiResourceLinkRequest"
+AGS_ENDPOINT = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
 
 
 class LtiRefused(Exception):
@@ -194,3 +196,13 @@ def _on_roster(jobs: Jobs, ids: list[str]) -> str | None:
         if {n.casefold() for n in names if n} & wanted:
             return row.student
     return None
+
+
+def graded_link(launch: Launch) -> str:
+    """The line item a student's scores go to: the launch's link is a graded one (the LMS sent its line item and
+    lets the tool post scores), else ''."""
+    endpoint = launch.claims.get(AGS_ENDPOINT)
+    if launch.role != "student" or not isinstance(endpoint, dict) or SCORE_SCOPE not in (endpoint.get("scope") or []):
+        return ""
+    lineitem = endpoint.get("lineitem")
+    return lineitem if isinstance(lineitem, str) and urlparse(lineitem).scheme in ("https", "http") else ""
