@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -280,8 +281,8 @@ def test_a_students_grade_goes_back_to_the_lms_once_it_is_stored(world, capsys):
     assert (score["scoreGiven"], score["scoreMaximum"]) == (total, most) and 0 < total <= most
     time.sleep(2 * passback.ROUND_SECONDS + 1)  # the same grade is not sent again
     assert len(lms_scores(lms, "u-alice")) == 1
-    said = status_of(service, capsys)  # (Bob launched before, and has no grade yet: nothing to send for him)
-    assert "grades to the LMS (LTI): 2 student(s), 1 sent\n" in said, said
+    said = status_of(service, capsys)  # (Bob may have launched before: with no grade, nothing waits for him)
+    assert re.search(r"grades to the LMS \(LTI\): [12] student\(s\), 1 sent\n", said), said
 
 
 def test_a_gradebook_that_is_down_gets_the_grade_later_and_status_says_why(world, capsys):
@@ -295,6 +296,10 @@ def test_a_gradebook_that_is_down_gets_the_grade_later_and_status_says_why(world
         while "s02: " not in (said := status_of(service, capsys)) and time.monotonic() < deadline:
             time.sleep(0.5)
         assert "/lineitems/1/scores answered 503: " in said and "the gradebook is down" in said and "next try" in said, said
+        staff = requests.Session()
+        staff.cookies.set("grader_token", service.staff)
+        page = html.unescape(staff.get(f"{tool}/staff", timeout=30).text)
+        assert 'id="lms-waiting"' in page and "s02" in page and "the gradebook is down" in page, page[-2000:]
     finally:
         requests.post(f"{lms.base}/gradebook", params={"down": "0"}, timeout=10)
     (score,) = lms_scores(lms, "u-bob", timeout=60)  # the next try, 10 s after the first
