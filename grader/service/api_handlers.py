@@ -13,6 +13,7 @@ loop, so one slow request or a busy store cannot hold up the others. A handler f
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import secrets
 import traceback
@@ -328,6 +329,28 @@ def threaded(fn):
     async def endpoint(request: Request):
         return JSONResponse(await run_in_threadpool(fn, request))
     return endpoint
+
+
+CODE_BYTES = 256
+
+
+async def login_code(request: Request):
+    """`make login CODE=...`: a code a student made on their page, traded once for a token of their own."""
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > CODE_BYTES:
+            raise Refused(413, f"a login code's request is at most {CODE_BYTES} bytes")
+    try:
+        code = str(json.loads(body or b"{}").get("code", ""))
+    except (ValueError, AttributeError):
+        raise Refused(400, 'send {"code": "..."} as JSON') from None
+    traded = await run_in_threadpool(tokens.trade_login_code, service_of(request).jobs(), code)
+    if traded is None:
+        raise Refused(401, "that code is unknown, expired or already used: make a new one on your page of the "
+                           "grading service (\"A code for make login\")")
+    say(f"{traded[0]}: make login with a code from the pages")
+    return JSONResponse({"student": traded[0], "token": traded[1]})
 
 
 async def health(request: Request):

@@ -53,6 +53,7 @@ def create_app(config: ServiceConfig, lifespan=None) -> Starlette:
               Route("/api/v1/jobs/{job:int}/gradescope", api.threaded(api._gradescope)),
               Route("/api/v1/limits", api.threaded(api._limits)),
               Route("/api/v1/status", api.threaded(api._status)),
+              Route("/api/v1/login-code", api.login_code, methods=["POST"]),
               Route("/healthz", api.health)]
     routes += page_routes() + lti_routes()
     app = Starlette(routes=routes, lifespan=lifespan,

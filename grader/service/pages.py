@@ -227,6 +227,18 @@ def attempts(request: Request, student: str, who: Token, as_staff: bool) -> Resp
         live="attempts", version=version)
 
 
+def login_code(request: Request) -> Response:
+    """A code for the command line (`make login CODE=...`), for a student logged in here (from the LMS, with no
+    token file): shown once."""
+    same_origin(request)
+    who = reader(request)
+    if who.role != "student":
+        raise PageRefused(403, "A code for make login is a student's: the staff use their staff token.")
+    code = tokens.new_login_code(service_of(request).jobs(), who.student)
+    return render(service_of(request), "login_code.html.j2", who,
+                  {"command": f"make login CODE={code}", "minutes": tokens.CODE_MINUTES})
+
+
 def my_attempts(request: Request) -> Response:
     who = reader(request)
     if who.role == "staff":
@@ -355,6 +367,7 @@ def page_routes() -> list[Route]:
     return [Route("/", handled(home)), Route("/login", handled(login), methods=["POST"]),
             Route("/login", handled(home), methods=["GET"]), Route("/logout", handled(logout), methods=["POST"]),
             Route("/me", handled(my_attempts)), Route("/me/attempts/{job:int}", handled(my_attempt)),
+            Route("/me/login-code", handled(login_code), methods=["POST"]),
             Route("/staff", handled(staff_home)), Route("/staff/overview", handled(overview)),
             Route("/staff/students/{student}", handled(staff_student)),
             Route("/staff/jobs/{job:int}", handled(staff_job)),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from datetime import datetime, timedelta, timezone
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,3 +76,23 @@ def who(jobs: Jobs, token: str | None) -> Token | None:
     if not token:
         return None
     return jobs.token(digest(token))
+
+
+CODE_MINUTES = 10
+
+
+def new_login_code(jobs: Jobs, student: str) -> str:
+    """A code for `make login CODE=...`: one use, within CODE_MINUTES; only its hash is kept."""
+    code = secrets.token_urlsafe(12)
+    jobs.add_login_code(digest(code), student, datetime.now(timezone.utc) + timedelta(minutes=CODE_MINUTES))
+    return code
+
+
+def trade_login_code(jobs: Jobs, code: str) -> tuple[str, str] | None:
+    """(student, a new token of theirs) for a code made on the pages, once; None for one unknown, expired or used."""
+    student = jobs.take_login_code(digest(code.strip())) if code else None
+    if student is None:
+        return None
+    token = new_token("student")
+    jobs.add_tokens([(digest(token), "student", student, "make login CODE (from the pages)")])
+    return student, token

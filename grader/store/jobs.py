@@ -157,6 +157,24 @@ class Jobs:
         return {s for (s,) in self.db.execute("SELECT student FROM tokens WHERE role = 'student' AND revoked IS"
                                               " NULL")}
 
+    # --- login codes (make login CODE=...) ----------------------------------------------------------------------
+
+    def add_login_code(self, digest: str, student: str, expires: datetime) -> None:
+        with self._writing():
+            self.db.execute("DELETE FROM login_codes WHERE expires < ?", (now(),))
+            self.db.execute("INSERT INTO login_codes (hash, student, made, expires) VALUES (?, ?, ?, ?)",
+                            (digest, student, now(), _stamp(expires)))
+
+    def take_login_code(self, digest: str) -> str | None:
+        """The student of a code made on the pages, marked used; None for a code unknown, expired or used before."""
+        with self._writing():
+            row = self.db.execute("SELECT student FROM login_codes WHERE hash = ? AND used IS NULL AND expires >= ?",
+                                  (digest, now())).fetchone()
+            if row is None:
+                return None
+            self.db.execute("UPDATE login_codes SET used = ? WHERE hash = ?", (now(), digest))
+        return row[0]
+
     # --- LTI launches (grader/service/lti/) -------------------------------------------------------------------
 
     def lti_begin(self, state: str, nonce: str, issuer: str, client_id: str, expires: datetime) -> None:

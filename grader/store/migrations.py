@@ -352,6 +352,15 @@ MIGRATIONS: tuple[Migration, ...] = (
     error TEXT NOT NULL DEFAULT '',    -- why the last try failed
     PRIMARY KEY (issuer, client_id, lineitem, user_id)
 )"""),)),
+    # issue 46: `make login CODE=...`: a student logged in on the pages (from the LMS: no token file) makes a short
+    # code there, which the command line trades once, within minutes, for a token of its own
+    Migration(19, "login codes", tables=(("login_codes", """CREATE TABLE login_codes (
+    hash TEXT PRIMARY KEY,        -- sha256 of the code; the code itself is never stored
+    student TEXT NOT NULL,
+    made TEXT NOT NULL,
+    expires TEXT NOT NULL,
+    used TEXT                     -- when it was traded for a token (NULL: not yet)
+)"""),)),
 )
 LATEST = MIGRATIONS[-1].version
 FIRST_TABLES = {name for name, _ in FIRST_RELEASE}

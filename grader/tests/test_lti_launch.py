@@ -15,6 +15,7 @@ import html
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -240,6 +241,11 @@ def test_a_browser_clicking_the_assignment_lands_on_the_students_page(world):
             time.sleep(0.2)
         assert browser.run("return location.pathname;") == "/me", browser.run("return document.body.innerText;")
         assert browser.text("nav .who") == "s01"
+        browser.click("#make-code")  # the command line's code, from the student's own page
+        deadline = time.monotonic() + 30
+        while not browser.run("return document.getElementById('command') !== null;") and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert re.fullmatch(r"make login CODE=[A-Za-z0-9_-]{16}", browser.text("#command")), browser.text("body")
 
 
 def lms_scores(lms: Lms, user: str, at_least: int = 1, timeout: float = 60.0) -> list[dict]:
@@ -321,3 +327,30 @@ def test_before_the_hidden_date_the_lms_gets_no_score_and_after_it_the_total(wor
                              "comment": "The points are withheld until 2026-12-11 23:59 UTC: the assignment has "
                                         "hidden cases."}
     assert after["s01"]["gradingProgress"] == "FullyGraded" and after["s01"]["scoreGiven"] > 0
+
+
+def test_a_student_from_the_lms_makes_a_code_and_make_login_trades_it_once_for_a_token(world, tmp_path):
+    """No token file for a student the LMS logged in: their page gives a one-time code, the command line (`make
+    login CODE=...`, starter/Makefile's rule as written) trades it for a token of its own, which uploads."""
+    service, lms, tool = world
+    browser, _ = launch(lms, "u-alice")
+    assert browser.post(f"{tool}/me/login-code", timeout=30, headers={"Origin": "https://evil.example"}).status_code == 403
+    page = browser.post(f"{tool}/me/login-code", timeout=30, headers={"Origin": tool})
+    code = re.search(r"make login CODE=([A-Za-z0-9_-]+)", page.text).group(1)
+    starter = tmp_path / "starter"
+    (starter / "tools").mkdir(parents=True)
+    shutil.copy(REPO / "starter" / "tools" / "service.py", starter / "tools")
+    shutil.copy(REPO / "starter" / "Makefile", starter / "Makefile")
+    (starter / "service.json").write_text(json.dumps({"url": tool, "assignment": "cuda-kernels"}))
+    env = {**{k: v for k, v in os.environ.items() if k != "GRADER_TOKEN"}, "HOME": str(tmp_path / "home")}
+    done = subprocess.run(["make", "-s", "login", f"CODE={code}"], cwd=starter, env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and "logged in as s01" in done.stdout, done.stdout + done.stderr
+    kept = (tmp_path / "home" / ".config" / "cuda-kernels" / "token").read_text().strip()
+    assert kept.startswith("gs_") and service.upload(kept, archive())["job"]
+    again = subprocess.run(["make", "-s", "login", f"CODE={code}"], cwd=starter, env=env, capture_output=True,
+                           text=True, timeout=60)
+    said = [line for line in again.stderr.splitlines() if not line.startswith("make: ***")]
+    assert again.returncode != 0 and said == ['make login: that code is unknown, expired or already used: make a new '
+                                              'one on your page of the grading service ("A code for make login")'], \
+        again.stderr

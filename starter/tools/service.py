@@ -2,6 +2,7 @@
 """service.py: hand your submission to the course's grading service, and read what it says back.
 
     python3 tools/service.py login TOKEN          (make login TOKEN=...)  check the token the course gave you, keep it
+    python3 tools/service.py login --code CODE    (make login CODE=...)   trade a code from your page of the service
     python3 tools/service.py check [--profile TASK]
                                                    before make upload (make profile GPU=1) builds: would the service
                                                    take it now? (a service, your token, its limits, its profiler)
@@ -522,12 +523,36 @@ def login(config: Config, token: str, out=sys.stdout, client: Client | None = No
     return path
 
 
+def login_with_code(config: Config, code: str, out=sys.stdout) -> Path:
+    """make login CODE=...: trades a code from the student's page of the service (where the course's LMS logged
+    them in) for a token of this machine's own, and keeps it as `login` keeps a token."""
+    code = code.strip()
+    if not re.fullmatch(r"[A-Za-z0-9_-]{8,64}", code):
+        raise ServiceError("that does not look like a code from your page of the grading service: copy the whole "
+                           "make login CODE=... line it shows", 2)
+    client = Client(config, "")
+    try:
+        status, headers, data = client.request("POST", "/login-code", json.dumps({"code": code}).encode(),
+                                               {"Content-Type": "application/json"})
+    except Unreachable as e:
+        raise ServiceError(f"the grading service at {config.url} did not answer ({e.reason}): the code stays "
+                           "good for a few minutes, try again") from None
+    if status != 200 or not isinstance(data.get("token"), str):
+        told = refused(status, headers, data)
+        raise ServiceError(told.said if status == 401 else str(told))  # (a 401 here is the code's, not a token's)
+    path = save_token(config, data["token"])
+    out.write(f"logged in as {data.get('student')}: this machine's token is kept in {path} (only you can read it); "
+              "make upload uses it\n")
+    return path
+
+
 def main(argv: list[str] | None = None, config_path: Path = CONFIG) -> int:
     parser = argparse.ArgumentParser(prog="python3 tools/service.py", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     logging_in = commands.add_parser("login", help="check your token with the service, keep it in "
-                                                   "~/.config/<assignment>/token")
-    logging_in.add_argument("token")
+                                                   "~/.config/<assignment>/token (or trade a --code from your page)")
+    logging_in.add_argument("token", nargs="?")
+    logging_in.add_argument("--code", help="the code your page of the grading service shows (make login CODE=...)")
     checking = commands.add_parser("check", help="would the service take an upload now?")
     checking.add_argument("--profile", metavar="TASK", help="would it take a profile request of TASK now?")
     prof = commands.add_parser("profile", help="profile a task of submission.tar.gz with Nsight Compute on the "
@@ -554,7 +579,13 @@ def main(argv: list[str] | None = None, config_path: Path = CONFIG) -> int:
                 raise ServiceError(NO_PROFILE_SERVICE.format(task=task), 2) from None
             raise
         if args.command == "login":
-            login(config, args.token)
+            if args.code is not None:
+                login_with_code(config, args.code)
+            elif args.token:
+                login(config, args.token)
+            else:
+                raise ServiceError("usage: make login TOKEN=<the token the course gave you>, or make login "
+                                   "CODE=<the code your page of the grading service shows>", 2)
             return 0
         token = load_token(config)
         if args.command == "upload":
