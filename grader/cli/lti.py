@@ -1,7 +1,7 @@
 """bin/grader lti: the service as an LTI 1.3 tool of the course's LMS (docs/lti.md). `config` prints what the LMS
 asks for (the tool's URLs, Canvas's developer key JSON, Moodle's fields) and sets the tool's public URL; `platform`
-registers an LMS (its issuer, the tool's client id and deployment there, its login and key URLs); `keys` shows or
-rotates the tool's signing keys. Everything lives in RESULTS/lti/, beside the store the service reads."""
+registers an LMS (its issuer, the tool's client id and deployment there, its login and key URLs); `roster` stores
+the roster from the LMS's courses; `keys` shows or rotates the tool's signing keys. Everything lives in RESULTS/lti/, beside the store the service reads."""
 from __future__ import annotations
 
 import json
@@ -9,6 +9,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from grader.cli.common import UsageError, common
+from grader.core.errors import GraderError
 from grader.service.lti import keys, platforms
 
 AGS = "https://purl.imsglobal.org/spec/lti-ags/scope/"
@@ -87,6 +88,18 @@ def cmd_lti_platform(args) -> int:
     return 0
 
 
+def cmd_lti_roster(args) -> int:
+    from grader.service.lti import roster, services
+    try:
+        done = roster.import_roster(Path(args.results))
+    except services.ServiceFailed as e:
+        raise GraderError(f"the roster was not read from the LMS: {e}; the stored roster is as it was") from None
+    for d in done:
+        print(f"{d.course}: {d.learners} students")
+    print(f"stored as the roster in {Path(args.results) / 'grades.sqlite'} (the service refreshes it each hour)")
+    return 0
+
+
 def cmd_lti_keys(args) -> int:
     results = Path(args.results)
     if args.rotate:
@@ -121,6 +134,10 @@ def add_commands(sub) -> None:
                          f"{', '.join(platforms.DEFAULT_USER_KEYS)})")
     pf.add_argument("--name", default=None, help="what the pages call it (default: its issuer)")
     pf.set_defaults(func=cmd_lti_platform)
+    rs = steps.add_parser("roster", help="store the roster of every course that launched the service, from the "
+                                         "LMS (its Learners; the service does it each hour)")
+    common(rs)
+    rs.set_defaults(func=cmd_lti_roster)
     ks = steps.add_parser("keys", help="list the tool's signing keys, or --rotate them")
     common(ks)
     ks.add_argument("--rotate", action="store_true", help="make a new key (the previous one stays published)")

@@ -213,6 +213,17 @@ class Jobs:
                             " ON CONFLICT (issuer, client_id, lineitem, user_id) DO UPDATE SET student = excluded.student",
                             (issuer, client_id, lineitem, user_id, student))
 
+    def lti_context_seen(self, issuer: str, client_id: str, context_id: str, title: str, memberships: str) -> None:
+        with self._writing():
+            self.db.execute("INSERT INTO lti_contexts (issuer, client_id, context_id, title, memberships, seen)"
+                            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (issuer, client_id, context_id) DO UPDATE SET"
+                            " title = excluded.title, memberships = excluded.memberships, seen = excluded.seen",
+                            (issuer, client_id, context_id, title, memberships, now()))
+
+    def lti_contexts(self) -> list[dict]:
+        return self._dicts("SELECT issuer, client_id, context_id, title, memberships, seen FROM lti_contexts"
+                           " ORDER BY seen")
+
     def lti_grades(self) -> list[dict]:
         return self._dicts("SELECT issuer, client_id, lineitem, user_id, student, sent, sent_at, attempts, next_try,"
                            " error FROM lti_grades ORDER BY student, issuer, lineitem")

@@ -361,6 +361,17 @@ MIGRATIONS: tuple[Migration, ...] = (
     expires TEXT NOT NULL,
     used TEXT                     -- when it was traded for a token (NULL: not yet)
 )"""),)),
+    # issue 46: the roster from the LMS (LTI Names and Role Provisioning Services): each course (context) a launch
+    # came from, with its membership service's URL, which `bin/grader lti roster` and the service read
+    Migration(20, "LTI courses", tables=(("lti_contexts", """CREATE TABLE lti_contexts (
+    issuer TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    context_id TEXT NOT NULL,     -- the LMS's course (or section) id
+    title TEXT NOT NULL DEFAULT '',
+    memberships TEXT NOT NULL,    -- its membership service's URL
+    seen TEXT NOT NULL,           -- the latest launch from it
+    PRIMARY KEY (issuer, client_id, context_id)
+)"""),)),
 )
 LATEST = MIGRATIONS[-1].version
 FIRST_TABLES = {name for name, _ in FIRST_RELEASE}

@@ -10,7 +10,8 @@ tool's /lti/login); the platform's authorization endpoint (/authorize) answers t
 auto-submitting form that posts the signed id token to the tool. /jwks publishes its key. Grades come back through
 Assignment and Grade Services: the launch names line item 1; /token gives the tool an access token for its signed
 request (checked against the tool's key set, `tool_jwks_url`), /lineitems/1/scores takes its scores (the library's
-score service; while POST /gradebook?down=1 holds, it answers 503), and GET /scores lists what arrived.
+score service; while POST /gradebook?down=1 holds, it answers 503), and GET /scores lists what arrived. The
+course's roster is its Names and Role Provisioning Service at /memberships (every person of the config).
 
 For the refusal tests a launch can be made wrong the way an attacker or a misconfigured LMS would make it:
 /start?...&deployment=OTHER launches from another deployment; &tamper=forged signs with a key the platform does not
@@ -29,12 +30,14 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from lti1p3platform.ags import LtiAgs
 from lti1p3platform.ltiplatform import LTI1P3PlatformConfAbstract
+from lti1p3platform.membership import Context
+from lti1p3platform.nrps import LtiNrps
 from lti1p3platform.message_launch import MessageLaunchAbstract
 from lti1p3platform.oidc_login import OIDCLoginAbstract
 from lti1p3platform.registration import Registration
 from lti1p3platform.request import Request as LibraryRequest
 from lti1p3platform.score import UpdateScoreStatus
-from lti1p3platform.service_connector import AssignmentsGradesService
+from lti1p3platform.service_connector import AssignmentsGradesService, NamesRoleProvisioningService
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse
@@ -107,6 +110,21 @@ class Scores(AssignmentsGradesService):
         return {"content": [], "has_next": False}
 
 
+class Members(NamesRoleProvisioningService):
+    """The course's membership service: every person of the config, with the fields an LMS shares."""
+
+    users: dict = {}
+
+    def get_context_by_id(self):
+        return Context(id="course-1", label="GPU", title="GPU programming")
+
+    def get_member_data_page(self, page=1, limit=None, role=None, since=None):
+        people = [{"user_id": uid, "roles": u["roles"], "name": u.get("name"), "email": u.get("email"),
+                   "lis_person_sourcedid": u.get("sourcedid"), "status": u.get("status", "Active")}
+                  for uid, u in Members.users.items()]
+        return {"content": [{k: v for k, v in p.items() if v is not None} for p in people], "has_next": False}
+
+
 class Launch(MessageLaunchAbstract):
     def get_preflight_response(self) -> dict:
         return dict(self._request.query_params)
@@ -122,6 +140,7 @@ class Launch(MessageLaunchAbstract):
 
 def make_app(config: dict) -> Starlette:
     keys, other_keys = _pem_pair(), _pem_pair()
+    Members.users = config["users"]
 
     def platform(deployment: str | None = None, signing=None, kid: str | None = None) -> Platform:
         return Platform(config=config, keys=signing or keys, deployment=deployment or config["deployment"], kid=kid)
@@ -157,6 +176,7 @@ def make_app(config: dict) -> Starlette:
             launch.set_extra_claims({LIS: {"person_sourcedid": person["sourcedid"]}})
         ags = LtiAgs(f"{config['issuer']}/lineitems", f"{config['issuer']}/lineitems/1")
         launch.set_extra_claims(ags.get_lti_ags_launch_claim())
+        launch.set_extra_claims(LtiNrps(f"{config['issuer']}/memberships").get_lti_nrps_launch_claim())
         if tamper == "expired":
             launch.set_id_token_expiration(-120)
         elif tamper == "audience":
@@ -183,6 +203,14 @@ def make_app(config: dict) -> Starlette:
         answer = service.handle_resp(service.handle_update_score, line_item_id=request.path_params["item"])
         return JSONResponse({"message": answer.message}, answer.code)
 
+    async def memberships(request: Request):
+        metadata = {"method": request.method, "form_data": {}, "get_data": dict(request.query_params),
+                    "headers": request.headers, "content_type": request.headers.get("content-type"),
+                    "path": request.url.path, "json": None}
+        service = Members(_Metadata(metadata), platform(), f"{config['issuer']}/memberships")
+        answer = service.handle_resp(service.handle_get_members)
+        return JSONResponse(answer.result if answer.code == 200 else {"message": answer.message}, answer.code)
+
     async def received(request: Request):
         return JSONResponse(Scores.received)
 
@@ -193,7 +221,8 @@ def make_app(config: dict) -> Starlette:
     return Starlette(routes=[Route("/jwks", jwks), Route("/start", start), Route("/authorize", authorize),
                              Route("/token", token, methods=["POST"]),
                              Route("/lineitems/{item}/scores", scores, methods=["POST"]),
-                             Route("/scores", received), Route("/gradebook", gradebook, methods=["POST"])])
+                             Route("/scores", received), Route("/gradebook", gradebook, methods=["POST"]),
+                             Route("/memberships", memberships)])
 
 
 class _Metadata(LibraryRequest):

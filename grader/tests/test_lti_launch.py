@@ -8,7 +8,9 @@ on the roster, and a student who is an Instructor elsewhere in the institution (
 Grades go back by themselves (Assignment and Grade Services): a student who launched from the graded link and
 uploads gets the stored total in the LMS's gradebook, through the platform's token endpoint and score service; a
 gradebook that is down gets it on a later try while `bin/grader status` says why; before the hidden-cases date the
-LMS gets no score."""
+LMS gets no score. A student the LMS logged in trades a code from their page for the command line's token. The
+roster comes from the LMS's membership service (`bin/grader lti roster`), after which its new student can launch.
+(The tests run in this order: the last one changes the roster.)"""
 from __future__ import annotations
 
 import html
@@ -42,7 +44,8 @@ USERS = {"u-alice": {"name": "Alice Adams", "email": "alice@uni.example", "roles
          "u-bob": {"name": "Bob Brown", "email": "bob@uni.example",
                    "roles": [LEARNER, INSTITUTION_INSTRUCTOR], "sourcedid": "s02"},
          "u-ta": {"name": "Tara Assistant", "email": "ta@uni.example", "roles": [INSTRUCTOR]},
-         "u-eve": {"name": "Eve Outsider", "email": "eve@uni.example", "roles": [LEARNER], "sourcedid": "x99"}}
+         "u-eve": {"name": "Eve Outsider", "email": "eve@uni.example", "roles": [LEARNER], "sourcedid": "x99"},
+         "u-carol": {"name": "Carol Chen", "email": "carol@uni.example", "roles": [LEARNER], "sourcedid": "s03"}}
 CLIENT_ID, DEPLOYMENT = "tool-client-1", "deployment-1"
 
 
@@ -354,3 +357,30 @@ def test_a_student_from_the_lms_makes_a_code_and_make_login_trades_it_once_for_a
     assert again.returncode != 0 and said == ['make login: that code is unknown, expired or already used: make a new '
                                               'one on your page of the grading service ("A code for make login")'], \
         again.stderr
+
+
+def test_the_roster_comes_from_the_lms_and_its_new_student_then_gets_in(world, capsys):
+    service, lms, tool = world
+    _, refused = launch(lms, "u-carol")
+    assert refused.status_code == 403 and "not on this course's roster" in said(refused)
+    launch(lms, "u-ta")  # a launch names the course's membership service
+    capsys.readouterr()
+    assert grader(["lti", "roster", "--results", str(service.results)]) == 0
+    assert "Test LMS: GPU programming: 4 students\n" in capsys.readouterr().out  # the Learners; not the TA
+    store = Store(service.results / "grades.sqlite")
+    try:
+        roster = {r.student: json.loads(r.keys) for r in store.roster().itertuples()}
+    finally:
+        store.close()
+    assert sorted(roster) == ["s01", "s02", "s03", "x99"]
+    assert roster["s03"] == ["s03", "carol@uni.example", "u-carol"]
+    browser, landed = launch(lms, "u-carol")
+    assert landed.status_code == 200 and '<span class="who">s03</span>' in browser.get(f"{tool}/me", timeout=30).text
+
+
+def test_a_roster_asked_for_before_any_course_launched_is_refused_in_one_line(tmp_path, capsys):
+    assert grader(["lti", "roster", "--results", str(tmp_path)]) == 1
+    said = capsys.readouterr().err.strip()
+    assert said == ("grader: the roster was not read from the LMS: no course has launched this service yet: the "
+                    "roster comes from a course once someone (an instructor, say) has opened the service from it; "
+                    "the stored roster is as it was"), said

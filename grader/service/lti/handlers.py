@@ -71,6 +71,9 @@ def launched(request: Request) -> Response:
     token = tokens.new_token(found.role)
     jobs.add_tokens([(tokens.digest(token), found.role, found.student,
                       f"{found.name} (LTI, {found.platform.label})")])
+    course = launch.roster_service(found)
+    if course:  # the roster can come from this course from now on (roster.py)
+        jobs.lti_context_seen(found.platform.issuer, found.platform.client_id, *course)
     lineitem = launch.graded_link(found)
     if lineitem:  # their score goes back to the LMS's gradebook (passback.py)
         jobs.lti_link_grade(found.platform.issuer, found.platform.client_id, lineitem, str(found.claims["sub"]),

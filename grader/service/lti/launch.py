@@ -14,6 +14,7 @@ from datetime import datetime, timedelta, timezone
 from urllib.parse import urlencode, urlparse
 
 from grader.service.lti.platforms import LtiSetup, Platform, jose
+from grader.service.lti.services import SCORE_SCOPE
 from grader.store.jobs import Jobs
 
 LOGIN_MINUTES = 10  # from the login step to its launch
@@ -25,7 +26,7 @@ STAFF_ROLES = {f"{MEMBERSHIP}#Instructor", f"{MEMBERSHIP}/Instructor#TeachingAss
 STUDENT_ROLES = {f"{MEMBERSHIP}#Learner", f"{MEMBERSHIP}/Learner#Learner"}
 RESOURCE_LINK = "LtiResourceLinkRequest"
 AGS_ENDPOINT = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
-SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
+NRPS_CLAIM = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 
 
 class LtiRefused(Exception):
@@ -206,3 +207,14 @@ def graded_link(launch: Launch) -> str:
         return ""
     lineitem = endpoint.get("lineitem")
     return lineitem if isinstance(lineitem, str) and urlparse(lineitem).scheme in ("https", "http") else ""
+
+
+def roster_service(launch: Launch) -> tuple[str, str, str] | None:
+    """(course id, its title, its membership service's URL) where the launch names the roster service."""
+    service, context = launch.claims.get(NRPS_CLAIM), launch.claims.get(CLAIM + "context")
+    if not isinstance(service, dict) or not isinstance(context, dict) or not context.get("id"):
+        return None
+    url = service.get("context_memberships_url")
+    if not isinstance(url, str) or urlparse(url).scheme not in ("https", "http"):
+        return None
+    return str(context["id"]), str(context.get("title") or ""), url
