@@ -47,8 +47,9 @@ def cmd_lti_config(args) -> int:
     for field, value in (("Tool URL", urls["launch"]), ("LTI version", "LTI 1.3"),
                          ("Public key type", "Keyset URL"), ("Public keyset", urls["jwks"]),
                          ("Initiate login URL", urls["login"]), ("Redirection URI(s)", urls["launch"]),
-                         ("Default launch container", "New window")):
-        print(f"  {field:<26} {value}")
+                         ("Supports Deep Linking (Content-Item Message)", "yes"),
+                         ("Content Selection URL", urls["launch"]), ("Default launch container", "New window")):
+        print(f"  {field:<45} {value}")
     print(f"\nThen register the LMS with `bin/grader lti platform` (its issuer, the client id and deployment id it "
           f"gives the tool, its login and key URLs). Registered now: {len(setup.platforms)}")
     for p in setup.platforms:
@@ -58,7 +59,8 @@ def cmd_lti_config(args) -> int:
 
 def canvas_key(title: str, urls: dict) -> dict:
     """Canvas's LTI 1.3 developer key: the course navigation's link opens the service in a new tab (its pages may
-    not be framed), with the user's login and id as custom fields the roster matches."""
+    not be framed); an assignment's "External Tool" picker adds it by deep linking (with its gradebook column); the
+    user's login and id come as custom fields the roster matches."""
     return {"title": title, "description": "The course's grading service: your uploads and their results.",
             "oidc_initiation_url": urls["login"], "target_link_uri": urls["launch"],
             "public_jwk_url": urls["jwks"],
@@ -67,7 +69,10 @@ def canvas_key(title: str, urls: dict) -> dict:
                             "settings": {"placements": [{"placement": "course_navigation",
                                                          "message_type": "LtiResourceLinkRequest",
                                                          "target_link_uri": urls["launch"],
-                                                         "windowTarget": "_blank", "text": title}]}}],
+                                                         "windowTarget": "_blank", "text": title},
+                                                        {"placement": "assignment_selection",
+                                                         "message_type": "LtiDeepLinkingRequest",
+                                                         "target_link_uri": urls["launch"], "text": title}]}}],
             "custom_fields": {"canvas_user_login_id": "$Canvas.user.loginId",
                               "canvas_user_id": "$Canvas.user.id"}}
 

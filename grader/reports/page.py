@@ -29,25 +29,28 @@ def asset(name: str) -> tuple[Markup, str]:
     return Markup(text), "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode()
 
 
-def policy(styles: list[str], scripts: list[str], live: bool = False, forms: bool = False) -> str:
+def policy(styles: list[str], scripts: list[str], live: bool = False, forms: bool = False,
+           form_to: tuple[str, ...] = ()) -> str:
     """The Content-Security-Policy of a page with these style and script hashes; `live` lets it fetch itself,
-    `forms` lets its forms post to its own service."""
+    `forms` lets its forms post to its own service, and to the origins `form_to` names."""
     parts = ["default-src 'none'", "style-src " + " ".join(f"'{h}'" for h in styles) if styles else "style-src 'none'",
              "script-src " + " ".join(f"'{h}'" for h in scripts) if scripts else "script-src 'none'",
-             "img-src data:", "base-uri 'none'", "form-action 'self'" if forms else "form-action 'none'"]
+             "img-src data:", "base-uri 'none'",
+             " ".join(["form-action 'self'", *form_to]) if forms else "form-action 'none'"]
     if live:
         parts.append("connect-src 'self'")
     return "; ".join(parts)
 
 
-def page_parts(style: str, scripts: tuple[str, ...] = (), live: int | None = None, forms: bool = False) -> dict:
+def page_parts(style: str, scripts: tuple[str, ...] = (), live: int | None = None, forms: bool = False,
+               form_to: tuple[str, ...] = ()) -> dict:
     """What a page template needs besides its content: `css`, `scripts` (inline texts), `csp`, `live` (seconds
     between a served page's polls; None in a written file, which never polls)."""
     css, style_hash = asset(style)
     names = list(scripts) + ([LIVE_SCRIPT] if live else [])
     texts, hashes = zip(*(asset(n) for n in names)) if names else ((), ())
-    return {"css": css, "scripts": list(texts), "csp": policy([style_hash], list(hashes), live=bool(live), forms=forms),
-            "live": live}
+    return {"css": css, "scripts": list(texts),
+            "csp": policy([style_hash], list(hashes), live=bool(live), forms=forms, form_to=form_to), "live": live}
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,6 @@ class Page:
 
 
 def render(env: jinja2.Environment, template: str, context: dict, style: str, scripts: tuple[str, ...] = (),
-           live: int | None = None, forms: bool = False) -> Page:
-    parts = page_parts(style, scripts, live, forms)
+           live: int | None = None, forms: bool = False, form_to: tuple[str, ...] = ()) -> Page:
+    parts = page_parts(style, scripts, live, forms, form_to)
     return Page(env.get_template(template).render({**context, **parts}), parts["csp"])

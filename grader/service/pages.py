@@ -72,12 +72,12 @@ def _label(who: Token) -> str:
 # --- shared by the pages ------------------------------------------------------------------------------------
 
 def render(service: ServiceContext, template: str, who: Token | None, context: dict, status: int = 200,
-           live: str | None = None, version: str | None = None) -> Response:
+           live: str | None = None, version: str | None = None, form_to: tuple[str, ...] = ()) -> Response:
     seconds = LIVE_SECONDS[live] if live else None
     context = {"title": service.rubric.title, "who": {"role": who.role, "label": _label(who)} if who else None,
                "version": version or "", **context}
-    return served(page.render(TEMPLATES["html"], template, context, STYLE, live=seconds, forms=True), version,
-                  status)
+    return served(page.render(TEMPLATES["html"], template, context, STYLE, live=seconds, forms=True,
+                              form_to=form_to), version, status)
 
 
 def served(built: page.Page, version: str | None = None, status: int = 200) -> Response:

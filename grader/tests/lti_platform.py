@@ -12,6 +12,8 @@ Assignment and Grade Services: the launch names line item 1; /token gives the to
 request (checked against the tool's key set, `tool_jwks_url`), /lineitems/1/scores takes its scores (the library's
 score service; while POST /gradebook?down=1 holds, it answers 503), and GET /scores lists what arrived. The
 course's roster is its Names and Role Provisioning Service at /memberships (every person of the config).
+/start?...&deep=1 is an instructor adding an item from the tool (deep linking): the tool's signed answer comes back
+to /deeplink-return, checked by the library against the tool's key set; GET /links lists what was added.
 
 For the refusal tests a launch can be made wrong the way an attacker or a misconfigured LMS would make it:
 /start?...&deployment=OTHER launches from another deployment; &tamper=forged signs with a key the platform does not
@@ -32,7 +34,7 @@ from lti1p3platform.ags import LtiAgs
 from lti1p3platform.ltiplatform import LTI1P3PlatformConfAbstract
 from lti1p3platform.membership import Context
 from lti1p3platform.nrps import LtiNrps
-from lti1p3platform.message_launch import MessageLaunchAbstract
+from lti1p3platform.message_launch import LTIAdvantageMessageLaunchAbstract
 from lti1p3platform.oidc_login import OIDCLoginAbstract
 from lti1p3platform.registration import Registration
 from lti1p3platform.request import Request as LibraryRequest
@@ -61,7 +63,8 @@ class Platform(LTI1P3PlatformConfAbstract):
         """keys: (private, public) PEM; kid: the key id its tokens name, where not the signing key's own."""
         self._registration = (Registration().set_iss(config["issuer"]).set_client_id(config["client_id"])
                               .set_deployment_id(deployment).set_oidc_login_url(config["tool_login_url"])
-                              .set_launch_url(config["tool_launch_url"]).set_platform_private_key(keys[0])
+                              .set_launch_url(config["tool_launch_url"])
+                              .set_deeplink_launch_url(config["tool_launch_url"]).set_platform_private_key(keys[0])
                               .set_platform_public_key(keys[1]))
         if kid:
             self._registration.get_kid = lambda: kid
@@ -110,6 +113,11 @@ class Scores(AssignmentsGradesService):
         return {"content": [], "has_next": False}
 
 
+class Links:
+    """The content items tools added to the course by deep linking (GET /links)."""
+    added: list[dict] = []
+
+
 class Members(NamesRoleProvisioningService):
     """The course's membership service: every person of the config, with the fields an LMS shares."""
 
@@ -125,7 +133,7 @@ class Members(NamesRoleProvisioningService):
         return {"content": [{k: v for k, v in p.items() if v is not None} for p in people], "has_next": False}
 
 
-class Launch(MessageLaunchAbstract):
+class Launch(LTIAdvantageMessageLaunchAbstract):
     def get_preflight_response(self) -> dict:
         return dict(self._request.query_params)
 
@@ -151,7 +159,7 @@ def make_app(config: dict) -> Starlette:
     async def start(request: Request):
         user = request.query_params["user"]
         hint = {"deployment": request.query_params.get("deployment", config["deployment"]),
-                "tamper": request.query_params.get("tamper", "")}
+                "tamper": request.query_params.get("tamper", ""), "deep": request.query_params.get("deep", "")}
         login = Login(request, platform(hint["deployment"]))
         login.set_lti_message_hint(**hint)
         return login.initiate_login(user)
@@ -177,6 +185,9 @@ def make_app(config: dict) -> Starlette:
         ags = LtiAgs(f"{config['issuer']}/lineitems", f"{config['issuer']}/lineitems/1")
         launch.set_extra_claims(ags.get_lti_ags_launch_claim())
         launch.set_extra_claims(LtiNrps(f"{config['issuer']}/memberships").get_lti_nrps_launch_claim())
+        if hint.get("deep"):  # the instructor picks a tool's item for the course (deep linking)
+            launch.set_dl(f"{config['issuer']}/deeplink-return", title="Add an assignment",
+                          accept_types={"ltiResourceLink"}, extra_data={"slot": "week-9"})
         if tamper == "expired":
             launch.set_id_token_expiration(-120)
         elif tamper == "audience":
@@ -211,6 +222,20 @@ def make_app(config: dict) -> Starlette:
         answer = service.handle_resp(service.handle_get_members)
         return JSONResponse(answer.result if answer.code == 200 else {"message": answer.message}, answer.code)
 
+    async def deeplink_return(request: Request):
+        form = {k: v[0] for k, v in parse_qs((await request.body()).decode()).items()}
+        try:
+            conf = platform()
+            conf.set_accepted_deeplinking_types(["ltiResourceLink"])
+            items = conf.validate_deeplinking_resp({"JWT": form.get("JWT", "")})
+        except Exception as e:  # the library's refusal of the tool's answer
+            return HTMLResponse(f"<p id=refused>{escape(type(e).__name__)}: {escape(str(e))}</p>", 400)
+        Links.added += items
+        return HTMLResponse(f"<p id=added>Added {escape(', '.join(i.get('title', '') for i in items))}.</p>")
+
+    async def links(request: Request):
+        return JSONResponse(Links.added)
+
     async def received(request: Request):
         return JSONResponse(Scores.received)
 
@@ -222,7 +247,8 @@ def make_app(config: dict) -> Starlette:
                              Route("/token", token, methods=["POST"]),
                              Route("/lineitems/{item}/scores", scores, methods=["POST"]),
                              Route("/scores", received), Route("/gradebook", gradebook, methods=["POST"]),
-                             Route("/memberships", memberships)])
+                             Route("/memberships", memberships),
+                             Route("/deeplink-return", deeplink_return, methods=["POST"]), Route("/links", links)])
 
 
 class _Metadata(LibraryRequest):

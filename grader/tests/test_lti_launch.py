@@ -226,15 +226,26 @@ def test_the_tools_key_set_is_what_bin_grader_lti_keys_lists(world, capsys):
     assert [k["kid"] for k in published] == listed and all(k["kty"] == "RSA" and "d" not in k for k in published)
 
 
-def test_a_browser_clicking_the_assignment_lands_on_the_students_page(world):
-    service, lms, tool = world
-    chromium, driver = find_browser()
-    if chromium is None or driver is None:
+def chromium() -> Browser:
+    found, driver = find_browser()
+    if found is None or driver is None:
         why = "Chromium and chromedriver are not installed (`make deps-browser`)"
         if os.environ.get("REQUIRE_BROWSER_TESTS", "") not in ("", "0"):
             pytest.fail(f"{why}, and REQUIRE_BROWSER_TESTS is set")
         pytest.skip(why)
-    with Browser(chromium, driver) as browser:
+    return Browser(found, driver)
+
+
+def wait_until(browser: Browser, script: str, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while not browser.run(script) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return browser.run(script)
+
+
+def test_a_browser_clicking_the_assignment_lands_on_the_students_page(world):
+    service, lms, tool = world
+    with chromium() as browser:
         browser.open(f"{lms.base}/start?user=u-alice")
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -384,3 +395,41 @@ def test_a_roster_asked_for_before_any_course_launched_is_refused_in_one_line(tm
     assert said == ("grader: the roster was not read from the LMS: no course has launched this service yet: the "
                     "roster comes from a course once someone (an instructor, say) has opened the service from it; "
                     "the stored roster is as it was"), said
+
+
+def test_an_instructor_adds_the_assignment_by_deep_linking_and_the_lms_takes_the_signed_answer(world):
+    service, lms, tool = world
+    browser, action, fields = click(lms, "u-ta", deep="1")
+    page = browser.post(action, data=fields, timeout=30, allow_redirects=False)
+    assert page.status_code == 200, said(page)[-800:]
+    back, answer = launch_form_of(page.text, "JWT")
+    assert back == f"{lms.base}/deeplink-return"
+    assert f"form-action 'self' {lms.base}" in page.headers["Content-Security-Policy"]
+    taken = requests.post(back, data={"JWT": answer}, timeout=30)
+    assert taken.status_code == 200 and "Added CUDA kernels." in taken.text, taken.text
+    (item,) = requests.get(f"{lms.base}/links", timeout=30).json()
+    assert item["type"] == "ltiResourceLink" and item["url"] == f"{tool}/lti/launch"
+    assert item["lineItem"]["scoreMaximum"] == 100.0 and item["window"] == {"targetName": "_blank"}
+
+
+def test_a_student_cannot_add_the_assignment(world):
+    service, lms, tool = world
+    _, landed = launch(lms, "u-alice", deep="1")
+    assert landed.status_code == 403 and "adding the assignment to a course is for its instructors" in said(landed)
+
+
+def launch_form_of(page: str, field: str) -> tuple[str, str]:
+    action = html.unescape(re.search(r'<form method="post" action="([^"]+)" id="deep-link">', page).group(1))
+    value = html.unescape(re.search(rf'name="{field}" value="([^"]+)"', page).group(1))
+    return action, value
+
+
+def test_in_a_browser_the_instructors_click_sends_the_answer_to_the_lms(world):
+    """The answer's form posts to the LMS's site: the page's Content-Security-Policy must let it, in a browser."""
+    service, lms, tool = world
+    with chromium() as browser:
+        browser.open(f"{lms.base}/start?user=u-ta&deep=1")
+        assert wait_until(browser, "return document.getElementById('add') !== null;"), browser.text("body")
+        browser.click("#add")
+        assert wait_until(browser, "return document.getElementById('added') !== null;"), browser.text("body")
+        assert browser.text("#added") == "Added CUDA kernels."

@@ -1,8 +1,11 @@
 """The LTI tool's addresses: /lti/login (the platform's login initiation, GET or POST), /lti/launch (the browser
 posts the platform's id token here) and /lti/jwks (the tool's public keys). A launch that passes every check
 (launch.py) gets a session as the login form gives one: a token of its own (kept hashed, revocable, named after the
-platform) in the same cookie; the student lands on their page, the staff on theirs."""
+platform) in the same cookie; the student lands on their page, the staff on theirs. A deep linking launch (an
+instructor adding the assignment, deep_link.py) gets the page whose button sends the signed answer to the LMS."""
 from __future__ import annotations
+
+from urllib.parse import urlparse
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -11,7 +14,7 @@ from starlette.routing import Route
 from grader.service import tokens
 from grader.service.context import service_of
 from grader.service.log import say
-from grader.service.lti import keys, launch, platforms
+from grader.service.lti import deep_link, keys, launch, platforms
 from grader.service.pages import PageRefused, handled, render, with_session
 
 STATE_COOKIE = "grader_lti_state"
@@ -68,6 +71,15 @@ def launched(request: Request) -> Response:
     jobs = service.jobs()
     found = launch.check_launch(setup, jobs, request.state.form, request.cookies.get(STATE_COOKIE),
                                 cookie_required=_secure(request, setup))
+    if launch.is_deep_linking(found):  # an instructor adding the assignment: the answer goes back to the LMS
+        back, answer = deep_link.answer(service.results, found, service.rubric, launch_url(request, setup))
+        say(f"lti: {found.name} adds the assignment from {found.platform.label}")
+        there = urlparse(back)
+        page = render(service, "lti_deep_link.html.j2", None, {"back": back, "jwt": answer,
+                                                               "platform": found.platform.label},
+                      form_to=(f"{there.scheme}://{there.netloc}",))
+        page.delete_cookie(STATE_COOKIE, path="/lti/")
+        return page
     token = tokens.new_token(found.role)
     jobs.add_tokens([(tokens.digest(token), found.role, found.student,
                       f"{found.name} (LTI, {found.platform.label})")])

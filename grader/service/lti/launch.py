@@ -25,6 +25,8 @@ STAFF_ROLES = {f"{MEMBERSHIP}#Instructor", f"{MEMBERSHIP}/Instructor#TeachingAss
                f"{MEMBERSHIP}#TeachingAssistant"}
 STUDENT_ROLES = {f"{MEMBERSHIP}#Learner", f"{MEMBERSHIP}/Learner#Learner"}
 RESOURCE_LINK = "LtiResourceLinkRequest"
+DEEP_LINKING = "LtiDeepLinkingRequest"
+DL_SETTINGS = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"
 AGS_ENDPOINT = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 NRPS_CLAIM = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 
@@ -155,9 +157,17 @@ def check_launch(setup: LtiSetup, jobs: Jobs, form: dict, state_cookie: str | No
     if claims.get(CLAIM + "version") != "1.3.0":
         raise LtiRefused(f"the launch is LTI version {claims.get(CLAIM + 'version')!r}, not 1.3.0")
     kind = claims.get(CLAIM + "message_type")
-    if kind != RESOURCE_LINK:
-        raise LtiRefused(f"this service takes {RESOURCE_LINK} launches, not {kind!r}", 400)
-    return _person(platform, claims, jobs)
+    if kind not in (RESOURCE_LINK, DEEP_LINKING):
+        raise LtiRefused(f"this service takes {RESOURCE_LINK} and {DEEP_LINKING} launches, not {kind!r}", 400)
+    found = _person(platform, claims, jobs)
+    if kind == DEEP_LINKING:
+        settings = claims.get(DL_SETTINGS)
+        if found.role != "staff":
+            raise LtiRefused("adding the assignment to a course is for its instructors")
+        if not isinstance(settings, dict) or urlparse(str(settings.get("deep_link_return_url", ""))).scheme not in (
+                "https", "http"):
+            raise LtiRefused("the deep linking request names no deep_link_return_url", 400)
+    return found
 
 
 def _person(platform: Platform, claims: dict, jobs: Jobs) -> Launch:
@@ -197,6 +207,10 @@ def _on_roster(jobs: Jobs, ids: list[str]) -> str | None:
         if {n.casefold() for n in names if n} & wanted:
             return row.student
     return None
+
+
+def is_deep_linking(launch: Launch) -> bool:
+    return launch.claims.get(CLAIM + "message_type") == DEEP_LINKING
 
 
 def graded_link(launch: Launch) -> str:
