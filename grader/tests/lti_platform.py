@@ -18,7 +18,8 @@ to /deeplink-return, checked by the library against the tool's key set; GET /lin
 For the refusal tests a launch can be made wrong the way an attacker or a misconfigured LMS would make it:
 /start?...&deployment=OTHER launches from another deployment; &tamper=forged signs with a key the platform does not
 publish under the id of the one it does, unknown-key with such a key under its own id, expired issues a token that
-expired two minutes ago, audience names another tool, issuer another platform (each travels in the lti_message_hint, as a platform's own launch state does)."""
+expired two minutes ago, audience names another tool, issuer another platform, deployment another deployment (in
+the token only) (each travels in the lti_message_hint, as a platform's own launch state does)."""
 from __future__ import annotations
 
 import json
@@ -194,6 +195,8 @@ def make_app(config: dict) -> Starlette:
             launch.set_extra_claims({"aud": "another-tool", "azp": "another-tool"})
         elif tamper == "issuer":
             launch.set_extra_claims({"iss": "https://another-lms.example"})
+        elif tamper == "deployment":  # a token from another deployment of the same platform, its login silent
+            launch.set_extra_claims({"https://purl.imsglobal.org/spec/lti/claim/deployment_id": "deployment-9"})
         return launch.lti_launch()
 
     async def token(request: Request):

@@ -164,6 +164,7 @@ def test_an_instructor_elsewhere_in_the_institution_is_a_student_here(world):
     ("expired", "the id token has expired"),
     ("audience", "is for another tool"),
     ("issuer", "was not issued by"),
+    ("deployment", "the deployment 'deployment-9' of Test LMS is not registered"),
 ])
 def test_a_launch_the_platform_did_not_make_for_this_tool_is_refused(world, tamper, words):
     service, lms, tool = world
@@ -301,6 +302,11 @@ def test_a_students_grade_goes_back_to_the_lms_once_it_is_stored(world, capsys):
     assert (score["scoreGiven"], score["scoreMaximum"]) == (total, most) and 0 < total <= most
     time.sleep(2 * passback.ROUND_SECONDS + 1)  # the same grade is not sent again
     assert len(lms_scores(lms, "u-alice")) == 1
+    # a TA's override changes the total: the LMS gets the new one
+    assert grader(["override", "s01", "fill", "1", "--reason", "regraded by hand", "--by", "ta",
+                   "--results", str(service.results)]) == 0
+    changed = lms_scores(lms, "u-alice", at_least=2)[-1]
+    assert changed["scoreGiven"] == stored_total(service, "s01")[0] < total
     said = status_of(service, capsys)  # (Bob may have launched before: with no grade, nothing waits for him)
     assert re.search(r"grades to the LMS \(LTI\): [12] student\(s\), 1 sent\n", said), said
 
