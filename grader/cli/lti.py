@@ -100,7 +100,7 @@ def cmd_lti_roster(args) -> int:
     except services.ServiceFailed as e:
         raise GraderError(f"the roster was not read from the LMS: {e}; the stored roster is as it was") from None
     for d in done:
-        print(f"{d.course}: {d.learners} students")
+        print(f"{d.course}: {d.learners} student{'' if d.learners == 1 else 's'}")
     print(f"stored as the roster in {Path(args.results) / 'grades.sqlite'} (the service refreshes it each hour)")
     return 0
 
