@@ -1,7 +1,8 @@
 """bin/grader lti: the service as an LTI 1.3 tool of the course's LMS (docs/lti.md). `config` prints what the LMS
 asks for (the tool's URLs, Canvas's developer key JSON, Moodle's fields) and sets the tool's public URL; `platform`
 registers an LMS (its issuer, the tool's client id and deployment there, its login and key URLs); `roster` stores
-the roster from the LMS's courses; `keys` shows or rotates the tool's signing keys. Everything lives in RESULTS/lti/, beside the store the service reads."""
+the roster from the LMS's courses; `keys` shows or rotates the tool's signing keys. Everything lives in
+RESULTS/lti/, beside the store the service reads."""
 from __future__ import annotations
 
 import json

@@ -49,8 +49,8 @@ def lms_grades(jobs: Jobs) -> dict:
     not sent, with why and when they are tried again."""
     rows = jobs.lti_grades()
     return {"students": len({r["student"] for r in rows}), "sent": sum(1 for r in rows if r["sent_at"]),
-            "waiting": [{"student": r["student"], "why": r["error"], "next_try": r["next_try"], "lineitem": r["lineitem"]}
-                        for r in rows if r["error"]]}
+            "waiting": [{"student": r["student"], "why": r["error"], "next_try": r["next_try"],
+                         "lineitem": r["lineitem"]} for r in rows if r["error"]]}
 
 
 def mean(values: list[float]) -> float | None:

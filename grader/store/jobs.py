@@ -209,8 +209,9 @@ class Jobs:
     def lti_link_grade(self, issuer: str, client_id: str, lineitem: str, user_id: str, student: str) -> None:
         """A student launched from a graded link: their score goes to its line item from now on."""
         with self._writing():
-            self.db.execute("INSERT INTO lti_grades (issuer, client_id, lineitem, user_id, student) VALUES (?, ?, ?, ?, ?)"
-                            " ON CONFLICT (issuer, client_id, lineitem, user_id) DO UPDATE SET student = excluded.student",
+            self.db.execute("INSERT INTO lti_grades (issuer, client_id, lineitem, user_id, student)"
+                            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (issuer, client_id, lineitem, user_id)"
+                            " DO UPDATE SET student = excluded.student",
                             (issuer, client_id, lineitem, user_id, student))
 
     def lti_context_seen(self, issuer: str, client_id: str, context_id: str, title: str, memberships: str) -> None:

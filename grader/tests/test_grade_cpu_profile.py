@@ -85,7 +85,8 @@ def test_a_harness_line_table_is_read_once_and_again_when_the_harness_is_rebuilt
     sandbox_or_skip(rubric)
     from grader.backends import cpu as cpu_backend
     from grader.run.sandbox import ResourceLimits, Sandbox, find_bwrap
-    backend = cpu_backend.CpuBackend(tmp_path / "work", Sandbox(find_bwrap(), ResourceLimits.from_rubric(rubric.limits)))
+    sandbox = Sandbox(find_bwrap(), ResourceLimits.from_rubric(rubric.limits))
+    backend = cpu_backend.CpuBackend(tmp_path / "work", sandbox)
     runs = []
     real = cpu_backend.run_sandboxed
     monkeypatch.setattr(cpu_backend, "run_sandboxed", lambda *a, **k: runs.append(a[1]) or real(*a, **k))

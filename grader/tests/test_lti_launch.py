@@ -210,7 +210,8 @@ def test_a_login_from_an_unregistered_platform_or_to_another_site_is_refused(wor
     service, lms, tool = world
     stranger = requests.get(f"{tool}/lti/login", params={"iss": "https://lms.example", "login_hint": "x",
                                                           "target_link_uri": f"{tool}/lti/launch"}, timeout=30)
-    assert stranger.status_code == 403 and "https://lms.example" in said(stranger) and "not registered" in said(stranger)
+    assert stranger.status_code == 403 and "https://lms.example" in said(stranger)
+    assert "not registered" in said(stranger)
     away = requests.get(f"{tool}/lti/login", params={"iss": lms.base, "login_hint": "x", "client_id": CLIENT_ID,
                                                       "target_link_uri": "https://evil.example/lti/launch"},
                         timeout=30, allow_redirects=False)
@@ -307,8 +308,8 @@ def test_a_students_grade_goes_back_to_the_lms_once_it_is_stored(world, capsys):
                    "--results", str(service.results)]) == 0
     changed = lms_scores(lms, "u-alice", at_least=2)[-1]
     assert changed["scoreGiven"] == stored_total(service, "s01")[0] < total
-    said = status_of(service, capsys)  # (Bob may have launched before: with no grade, nothing waits for him)
-    assert re.search(r"grades to the LMS \(LTI\): [12] student\(s\), 1 sent\n", said), said
+    told = status_of(service, capsys)  # (Bob may have launched before: with no grade, nothing waits for him)
+    assert re.search(r"grades to the LMS \(LTI\): [12] student\(s\), 1 sent\n", told), told
 
 
 def test_a_gradebook_that_is_down_gets_the_grade_later_and_status_says_why(world, capsys):
@@ -319,9 +320,10 @@ def test_a_gradebook_that_is_down_gets_the_grade_later_and_status_says_why(world
         job = service.upload(service.token("s02"), archive())
         assert service.wait(service.token("s02"), job["job"])["state"] == "done"
         deadline = time.monotonic() + 60
-        while "s02: " not in (said := status_of(service, capsys)) and time.monotonic() < deadline:
+        while "s02: " not in (told := status_of(service, capsys)) and time.monotonic() < deadline:
             time.sleep(0.5)
-        assert "/lineitems/1/scores answered 503: " in said and "the gradebook is down" in said and "next try" in said, said
+        assert "/lineitems/1/scores answered 503: " in told and "the gradebook is down" in told, told
+        assert "next try" in told, told
         staff = requests.Session()
         staff.cookies.set("grader_token", service.staff)
         page = html.unescape(staff.get(f"{tool}/staff", timeout=30).text)
@@ -370,9 +372,9 @@ def test_a_student_from_the_lms_makes_a_code_and_make_login_trades_it_once_for_a
     assert kept.startswith("gs_") and service.upload(kept, archive())["job"]
     again = subprocess.run(["make", "-s", "login", f"CODE={code}"], cwd=starter, env=env, capture_output=True,
                            text=True, timeout=60)
-    said = [line for line in again.stderr.splitlines() if not line.startswith("make: ***")]
-    assert again.returncode != 0 and said == ['make login: that code is unknown, expired or already used: make a new '
-                                              'one on your page of the grading service ("A code for make login")'], \
+    lines = [line for line in again.stderr.splitlines() if not line.startswith("make: ***")]
+    assert again.returncode != 0 and lines == ['make login: that code is unknown, expired or already used: make a new '
+                                               'one on your page of the grading service ("A code for make login")'], \
         again.stderr
 
 
@@ -397,10 +399,10 @@ def test_the_roster_comes_from_the_lms_and_its_new_student_then_gets_in(world, c
 
 def test_a_roster_asked_for_before_any_course_launched_is_refused_in_one_line(tmp_path, capsys):
     assert grader(["lti", "roster", "--results", str(tmp_path)]) == 1
-    said = capsys.readouterr().err.strip()
-    assert said == ("grader: the roster was not read from the LMS: no course has launched this service yet: the "
-                    "roster comes from a course once someone (an instructor, say) has opened the service from it; "
-                    "the stored roster is as it was"), said
+    err = capsys.readouterr().err.strip()
+    assert err == ("grader: the roster was not read from the LMS: no course has launched this service yet: the "
+                   "roster comes from a course once someone (an instructor, say) has opened the service from it; "
+                   "the stored roster is as it was"), err
 
 
 def test_an_instructor_adds_the_assignment_by_deep_linking_and_the_lms_takes_the_signed_answer(world):

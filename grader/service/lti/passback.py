@@ -82,8 +82,8 @@ class Passback:
         except Exception as e:  # (ServiceFailed's sentence, or the store's) the stored roster stays as it was
             self.log(f"lti: the roster was not refreshed: {e}")
             return
-        self.log("lti: roster refreshed: " + "; ".join(f"{d.course}: {d.learners} student{'' if d.learners == 1 else 's'}"
-                                                      for d in done))
+        counts = [f"{d.course}: {d.learners} student{'' if d.learners == 1 else 's'}" for d in done]
+        self.log("lti: roster refreshed: " + "; ".join(counts))
 
     def round(self, now: datetime | None = None) -> int:
         """Sends what differs from what the LMS holds; returns how many scores were accepted."""
