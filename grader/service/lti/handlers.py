@@ -71,6 +71,9 @@ def launched(request: Request) -> Response:
     jobs = service.jobs()
     found = launch.check_launch(setup, jobs, request.state.form, request.cookies.get(STATE_COOKIE),
                                 cookie_required=_secure(request, setup))
+    course = launch.roster_service(found)
+    if course:  # the roster can come from this course from now on (roster.py)
+        jobs.lti_context_seen(found.platform.issuer, found.platform.client_id, *course)
     if launch.is_deep_linking(found):  # an instructor adding the assignment: the answer goes back to the LMS
         back, answer = deep_link.answer(service.results, found, service.rubric, launch_url(request, setup))
         say(f"lti: {found.name} adds the assignment from {found.platform.label}")
@@ -83,9 +86,6 @@ def launched(request: Request) -> Response:
     token = tokens.new_token(found.role)
     jobs.add_tokens([(tokens.digest(token), found.role, found.student,
                       f"{found.name} (LTI, {found.platform.label})")])
-    course = launch.roster_service(found)
-    if course:  # the roster can come from this course from now on (roster.py)
-        jobs.lti_context_seen(found.platform.issuer, found.platform.client_id, *course)
     lineitem = launch.graded_link(found)
     if lineitem:  # their score goes back to the LMS's gradebook (passback.py)
         jobs.lti_link_grade(found.platform.issuer, found.platform.client_id, lineitem, str(found.claims["sub"]),
