@@ -209,19 +209,13 @@ def make_app(config: dict) -> Starlette:
     async def scores(request: Request):
         if Scores.down:
             return JSONResponse({"error": "the gradebook is down for maintenance"}, 503)
-        metadata = {"method": request.method, "form_data": {}, "get_data": dict(request.query_params),
-                    "headers": request.headers, "content_type": request.headers.get("content-type"),
-                    "path": request.url.path, "json": await request.json()}
-        service = Scores(_Metadata(metadata), platform(), f"{config['issuer']}/lineitems",
+        service = Scores(_Metadata(_described(request, await request.json())), platform(), f"{config['issuer']}/lineitems",
                          f"{config['issuer']}/lineitems/{request.path_params['item']}")
         answer = service.handle_resp(service.handle_update_score, line_item_id=request.path_params["item"])
         return JSONResponse({"message": answer.message}, answer.code)
 
     async def memberships(request: Request):
-        metadata = {"method": request.method, "form_data": {}, "get_data": dict(request.query_params),
-                    "headers": request.headers, "content_type": request.headers.get("content-type"),
-                    "path": request.url.path, "json": None}
-        service = Members(_Metadata(metadata), platform(), f"{config['issuer']}/memberships")
+        service = Members(_Metadata(_described(request, None)), platform(), f"{config['issuer']}/memberships")
         answer = service.handle_resp(service.handle_get_members)
         return JSONResponse(answer.result if answer.code == 200 else {"message": answer.message}, answer.code)
 
@@ -254,16 +248,24 @@ def make_app(config: dict) -> Starlette:
                              Route("/deeplink-return", deeplink_return, methods=["POST"]), Route("/links", links)])
 
 
+def _described(request: Request, body) -> dict:
+    """A request as the library's services read it (lti1p3platform.request's metadata)."""
+    return {"method": request.method, "form_data": {}, "get_data": dict(request.query_params),
+            "headers": request.headers, "content_type": request.headers.get("content-type"),
+            "path": request.url.path, "json": body}
+
+
 class _Metadata(LibraryRequest):
     def build_metadata(self, request):
         return request
 
 
 def launch_form(html: str) -> tuple[str, dict]:
-    """The auto-submitting form's action and fields (what a browser would post)."""
+    """A page's form's action and fields (what a browser would post): the platform's launch form, the tool's
+    deep linking answer."""
     import re
     action = re.search(r'action="([^"]+)"', html).group(1)
-    fields = dict(re.findall(r'name="([a-z_]+)" value="([^"]*)"', html))
+    fields = dict(re.findall(r'name="([A-Za-z_]+)" value="([^"]*)"', html))
     from html import unescape
     return unescape(action), {k: unescape(v) for k, v in fields.items()}
 

@@ -410,7 +410,8 @@ def test_an_instructor_adds_the_assignment_by_deep_linking_and_the_lms_takes_the
     browser, action, fields = click(lms, "u-ta", deep="1")
     page = browser.post(action, data=fields, timeout=30, allow_redirects=False)
     assert page.status_code == 200, said(page)[-800:]
-    back, answer = launch_form_of(page.text, "JWT")
+    back, answer = launch_form(page.text)
+    answer = answer["JWT"]
     assert back == f"{lms.base}/deeplink-return"
     assert f"form-action 'self' {lms.base}" in page.headers["Content-Security-Policy"]
     taken = requests.post(back, data={"JWT": answer}, timeout=30)
@@ -425,11 +426,6 @@ def test_a_student_cannot_add_the_assignment(world):
     _, landed = launch(lms, "u-alice", deep="1")
     assert landed.status_code == 403 and "adding the assignment to a course is for its instructors" in said(landed)
 
-
-def launch_form_of(page: str, field: str) -> tuple[str, str]:
-    action = html.unescape(re.search(r'<form method="post" action="([^"]+)" id="deep-link">', page).group(1))
-    value = html.unescape(re.search(rf'name="{field}" value="([^"]+)"', page).group(1))
-    return action, value
 
 
 def test_in_a_browser_the_instructors_click_sends_the_answer_to_the_lms(world):
