@@ -112,6 +112,14 @@ class Backend(ABC):
                                             t.within(timeout), shapes=list(t.shapes))
                 for t in tasks]
 
+    def prepare_checkers(self, sub: Submission, build: BuildResult, timeout: float) -> None:
+        """Before the submission's cases: start whatever its tools and counters will need built (within
+        `timeout` seconds: a tool's own limit), beside the cases. By default nothing (compute-sanitizer runs the
+        graded harness)."""
+
+    def release_checkers(self, sub: Submission) -> None:
+        """After the submission's grading: wait for what prepare_checkers started. By default nothing."""
+
     def profile(self, sub: Submission, build: BuildResult, task: str, dtype: str, shape: str, seed: int,
                 timeout: float) -> ProfileOutcome | None:
         """make profile's counters for the task on its profile `shape` (feedback only), or None where this backend

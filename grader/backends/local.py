@@ -17,8 +17,10 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 import json
+from concurrent.futures import Future, TimeoutError as FutureTimeout
 from pathlib import Path
 
 from grader.run import ncu as ncu_tool
@@ -89,6 +91,8 @@ class Workspace:
         self.deps_include = Path(deps).resolve() if deps and Path(deps).is_dir() else None
         self._gate = GateSetup()
         self._gates: dict[str, BuildGate] = {}  # the gate each submission was built through (its race harness's too)
+        self._race_builds: dict[str, Future] = {}  # submission key: its race harness's build started early
+        self._race_builds_lock = threading.Lock()
         self.objects: ObjectCache | None = None  # the compiled task files shared by every build (use_built)
 
     @property
@@ -222,10 +226,54 @@ class Workspace:
                            needs_gpu={f: r for f, r in unbuilt.items() if r.startswith(NEEDS_GPU)},
                            folder_names=names)
 
+    def start_race_harness(self, sub: Submission, timeout: float) -> None:
+        """Builds the submission's race harness in a thread of its own, beside its cases (whose runs leave cores
+        idle: the cases of small shapes run on one), so that its checks and counters find it built; within
+        `timeout` seconds (a tool's limit, which bounded this build when the first tool made it). race_harness
+        waits for it."""
+        future, mine = self._race_build(sub)
+        if mine:
+            threading.Thread(target=self._complete, args=(future, sub, timeout), name=f"race-harness-{sub.key}",
+                             daemon=True).start()
+
+    def finish_race_harness(self, sub: Submission) -> None:
+        """Waits for the race harness build of the submission, if one was started (a grading that needed none
+        ends after it), and forgets it."""
+        with self._race_builds_lock:
+            future = self._race_builds.pop(sub.key, None)
+        if future is not None:
+            future.exception()  # waits; what went wrong was for a tool to report, and none asked
+
     def race_harness(self, sub: Submission, timeout: float) -> tuple[Path | None, str]:
         """The CPU backend's race checker for a built submission: its task files as the gate left them, compiled
-        again with --racecheck, sealed as its other objects were, linked into a harness of their own (once).
-        (harness, "") or (None, why it could not be built)."""
+        again with --racecheck, sealed as its other objects were, linked into a harness of their own (once; a
+        second caller meanwhile waits for the first's build, up to `timeout` seconds, as does one after
+        start_race_harness). (harness, "") or (None, why it could not be built)."""
+        future, mine = self._race_build(sub)
+        if mine:
+            self._complete(future, sub, timeout)
+        try:
+            return future.result(timeout)
+        except FutureTimeout:
+            return None, f"building the race checker took longer than {timeout:g} s"
+
+    def _race_build(self, sub: Submission) -> tuple[Future, bool]:
+        """The submission's race harness build, and whether the caller is the one to do it: it was not begun, or
+        it ended without a harness (each caller tries again, as every tool did when it built its own)."""
+        with self._race_builds_lock:
+            future = self._race_builds.get(sub.key)
+            if future is not None and not (future.done() and (future.exception() or future.result()[0] is None)):
+                return future, False
+            future = self._race_builds[sub.key] = Future()
+            return future, True
+
+    def _complete(self, future: Future, sub: Submission, timeout: float) -> None:
+        try:
+            future.set_result(self._build_race_harness(sub, timeout))
+        except BaseException as e:  # the waiting tool reports it, as it would its own build's
+            future.set_exception(e)
+
+    def _build_race_harness(self, sub: Submission, timeout: float) -> tuple[Path | None, str]:
         kernels, out_dir = self.kernel_dirs / sub.key, self.build_dir / f"submission-{sub.key}"
         harness = out_dir / "racecheck" / "harness"
         if harness.is_file():

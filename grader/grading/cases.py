@@ -144,6 +144,10 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
         return all(c.passed for c in result.cases if c.task == policy.id and c.kind == "correctness"
                    and (hidden_too or c.shape not in policy.hidden))
 
+    if rubric.sanitizer.tools or any(p.profile for p in rubric.tasks):
+        # What the tools and counters run, where it is a build of its own (the CPU's race checker), is built
+        # beside the cases (it reads nothing they do: no verdict depends on it but the tools' own).
+        backend.prepare_checkers(sub, build, min(rubric.limits.sanitizer, rubric.limits.submission))
     try:
         running = []  # the tasks whose file runs: the others' cases are decided by the build, at every shape
         for policy in rubric.tasks:
@@ -193,6 +197,7 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
             timed_cases(policy, [s for s in policy.timed if s in policy.hidden], passed(policy, True), hidden=True)
     finally:
         student.close()
+        backend.release_checkers(sub)
     result.cases.sort(key=_rubric_order(rubric))
     tools = {t: i for i, t in enumerate(rubric.sanitizer.tools)}
     tasks = {p.id: i for i, p in enumerate(rubric.tasks)}
