@@ -1,0 +1,121 @@
+"""What racecheck costs when it checks only the student's kernels (issue 43, item 3: GPU seconds spent only on
+the GPU work that needs them).
+
+A check request launches the harness's own kernels too (inputs drawn on the device, poison, the float64
+references, the comparison): racecheck patches and watches each of them as it does the student's. This times
+racecheck over the tasks grading sends it (transpose, matmul_tiled, matmul_fast, dot: the files whose compiled code
+touches shared memory), in one `harness --serve` as grading runs it, sent grading's requests up to each task's
+small case:
+  - as grading runs it now;
+  - with every kernel the harness defines excluded by its exact name (compute-sanitizer's --kernel-name-exclude
+    kne=NAME, one option per kernel; the names read from the harness's device code with cuobjdump);
+and, for a harness whose matmul_tiled races (the sample class's s04-race file in the solution's place), that
+racecheck still reports the race with the harness's kernels excluded.
+
+If it pays, grading would exclude only names no task file of the submission defines: the harness's kernels are
+in anonymous namespaces, whose mangled names a student's file can repeat (the gate reads which kernels a file
+defines), so an excluded name can never be a student's kernel.
+
+Prepared on 2026-12-04, when no GPU machine was lent: not run yet (the next GPU session's first call).
+
+  usage (on the GPU machine; it prints compute-sanitizer's filter options first, to check their spelling):
+    make -C starter -j16 CPU=0 all KERNELS=../solution/kernels
+    mkdir -p /tmp/racing && cp solution/kernels/*.cu /tmp/racing/ \
+      && cp data/sample-submissions/s04-race/matmul_tiled.cu /tmp/racing/ \
+      && make -C starter -j16 CPU=0 harness KERNELS=/tmp/racing KTAG=racing
+    python3 docs/gpu-runs/racecheck_filter_probe.py OUT.json starter/build/solution/harness \
+      starter/build/racing/harness [--rounds 2]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from grader.core.registry import Registry  # noqa: E402
+from grader.core.rubric import load_rubric  # noqa: E402
+from grader.shared import sanitizer as tool_runs  # noqa: E402
+from grader.run.runner import HarnessServer  # noqa: E402
+
+SHARED_MEMORY_TASKS = ("transpose", "matmul_tiled", "matmul_fast", "dot")
+
+
+def entries(path: Path) -> list[str]:
+    """The kernels (STO_ENTRY functions) in the device code of a program or library, by their mangled names."""
+    out = subprocess.run(["cuobjdump", "-symbols", str(path)], capture_output=True, text=True).stdout
+    return sorted(set(re.findall(r"STO_ENTRY\s+(\S+)", out)))
+
+
+def one_process(harness: Path, extra: list[str], work, scratch: Path) -> tuple[float, int | None, list[float]]:
+    log = scratch / "tool.log"
+    log.unlink(missing_ok=True)
+    prefix = tool_runs.new_prefix()
+    cmd = tool_runs.serve_command(tool_runs.find_tool(), "racecheck", str(log), prefix) + extra
+    start = time.monotonic()
+    server = HarnessServer(harness, "0", cwd=ROOT / "data", tool=cmd)
+    each = []
+    try:
+        for task, dtype, shapes in work:
+            t0 = time.monotonic()
+            for message in tool_runs.requests("racecheck", task, dtype, shapes, 1):
+                server.request(message, 300)
+            each.append(round(time.monotonic() - t0, 3))
+        server.finish(120)
+    finally:
+        server.close()
+    took = time.monotonic() - start
+    errors = tool_runs.parse(log.read_text(errors="replace"), prefix).errors if log.is_file() else None
+    return took, errors, each
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out")
+    ap.add_argument("solution", type=Path)
+    ap.add_argument("racing", type=Path)
+    ap.add_argument("--rounds", type=int, default=2)
+    args = ap.parse_args()
+    found = tool_runs.find_tool()
+    helptext = subprocess.run([found, "--help"], capture_output=True, text=True).stdout
+    print("\n".join(line for line in helptext.splitlines() if re.search(r"kernel|exclude|filter", line, re.I)))
+    rubric = load_rubric(ROOT / "grader" / "rubric.toml", Registry.from_file())
+    work = []
+    for policy in rubric.tasks:
+        small = rubric.sanitizer.shape(policy.id)
+        if policy.id in SHARED_MEMORY_TASKS and small is not None:
+            work.append((policy.id, policy.timed_dtype,
+                         tool_runs.sanitized_shapes(list(policy.shapes), small, pick=lambda n: 0)))
+    own = entries(args.solution.resolve().parents[1] / "lib" / "libharness.a")  # the harness's own objects
+    every = entries(args.solution)
+    print(f"{len(own)} harness kernels of {len(every)} in the program:", *own, sep="\n  ")
+    exclude = [a for name in own for a in ("--kernel-name-exclude", f"kne={name}")]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        scratch = Path(tmp)
+        one_process(args.solution, [], work[:1], scratch)  # warm
+        for r in range(args.rounds):
+            for label, extra in (("as graded", []), ("harness kernels excluded", exclude)):
+                took, errors, each = one_process(args.solution, extra, work, scratch)
+                rows.append({"round": r, "variant": label, "seconds": round(took, 3), "errors": errors,
+                             "per_task_s": dict(zip([w[0] for w in work], each))})
+                print(f"round {r} {label}: {took:.2f} s, errors {errors}, per task {each}", flush=True)
+        racing = [w for w in work if w[0] == "matmul_tiled"]
+        for label, extra in (("racing, as graded", []), ("racing, harness kernels excluded", exclude)):
+            took, errors, each = one_process(args.racing, extra, racing, scratch)
+            rows.append({"variant": label, "seconds": round(took, 3), "errors": errors})
+            print(f"{label}: {took:.2f} s, errors {errors}", flush=True)
+    Path(args.out).write_text(json.dumps({"work": work, "harness_kernels": own, "program_kernels": every,
+                                          "rows": rows}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
