@@ -18,7 +18,7 @@ from grader.backends.base import Backend
 from grader.core.errors import GraderError
 from grader.core.registry import Registry
 from grader.core.rubric import Rubric, TaskPolicy
-from grader.core.status import CaseStatus, SubmissionStatus
+from grader.core.status import NOT_RUN, CaseStatus, SubmissionStatus
 from grader.grading.caps import cap_stored, name_folders_as_the_student_does
 from grader.grading.student_process import StudentProcess
 from grader.grading.tools import profile_task, sanitize
@@ -144,10 +144,10 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
         return all(c.passed for c in result.cases if c.task == policy.id and c.kind == "correctness"
                    and (hidden_too or c.shape not in policy.hidden))
 
-    if rubric.sanitizer.tools or any(p.profile for p in rubric.tasks):
-        # What the tools and counters run, where it is a build of its own (the CPU's race checker), is built
-        # beside the cases (it reads nothing they do: no verdict depends on it but the tools' own).
-        backend.prepare_checkers(sub, build, min(rubric.limits.sanitizer, rubric.limits.submission))
+    # What the tools and counters run, where it is a build of its own (the CPU's race checker), starts once the
+    # first task's cases have run (the tools look only at such a task), beside the rest of the cases: it reads
+    # nothing they do, and a submission none of whose tasks reach the tools (stubs, hangs) builds nothing more.
+    checkers_wanted = bool(rubric.sanitizer.tools or any(p.profile for p in rubric.tasks))
     try:
         running = []  # the tasks whose file runs: the others' cases are decided by the build, at every shape
         for policy in rubric.tasks:
@@ -163,6 +163,9 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                 for shape in policy.shapes:
                     if shape not in policy.hidden:
                         check(policy, dtype, shape)
+            if checkers_wanted and _checked_after(policy.id, result.cases):
+                backend.prepare_checkers(sub, build, min(rubric.limits.sanitizer, rubric.limits.submission))
+                checkers_wanted = False
         if rubric.sanitizer.tools:
             student.close()  # the tool's runs get a GPU that no process of this student still holds
         # Every task's correctness first, then the tools, then the timed cases: the tools' runs come before any
@@ -210,6 +213,14 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                hidden_share=sum(_planned(p, timed, True) for p in rubric.tasks) / max(1, planned))
     result.seconds = time.monotonic() - start
     return result
+
+
+def _checked_after(task: str, cases: list[CaseOutcome]) -> bool:
+    """Whether the task's correctness cases leave it to the tools (grader/grading/tools.py's rule): some ran, and
+    none hung or forged its reply."""
+    own = [c for c in cases if c.task == task and c.kind == "correctness"]
+    return (any(c.status not in NOT_RUN for c in own)
+            and not any(c.status in (CaseStatus.TIMEOUT, CaseStatus.PROTOCOL) for c in own))
 
 
 def _checked(student: StudentProcess, task: str, dtype: str, shape: str, seed: int, message: dict,

@@ -77,7 +77,7 @@ def test_finishing_a_submission_waits_for_a_build_no_check_asked_for(tmp_path):
 
 
 class Ordered(FakeBackend):
-    """The fake backend, writing down when grading asks for its checkers' builds and when it runs a case."""
+    """The fake backend, writing down when grading asks for its checkers' builds and which cases it runs."""
 
     def __init__(self):
         super().__init__(sim=SimClock())
@@ -89,16 +89,42 @@ class Ordered(FakeBackend):
     def release_checkers(self, sub):
         self.events.append("release")
 
-    def student_server(self, build, gpu):
-        self.events.append("cases")
-        return super().student_server(build, gpu)
 
-
-def test_grading_starts_the_checkers_build_before_the_first_case_and_waits_for_it_at_the_end(small_rubric, registry):
+def graded_in_order(small_rubric, registry, files: dict[str, bytes]) -> tuple[list[str], object]:
     backend = Ordered()
-    sub = Submission("order", Path("."), files={t.file: b"// fake: ok\n" for t in registry.tasks})
-    grade_submission(sub, backend.build(sub, 10), backend, None, FakeServer(None, sim=backend.sim), small_rubric,
-                     registry, seed=7)
+    sub = Submission("order", Path("."), files=files)
+    solution = FakeServer(None, sim=backend.sim)
+    original = FakeServer.request
+
+    def request(server, message, timeout):  # each case the student's process answers, by task
+        if server is not solution and message.get("op") == "check":
+            backend.events.append(f"case {message['task']}")
+        return original(server, message, timeout)
+    FakeServer.request = request
+    try:
+        result = grade_submission(sub, backend.build(sub, 10), backend, None, solution, small_rubric, registry,
+                                  seed=7)
+    finally:
+        FakeServer.request = original
+    return backend.events, result
+
+
+def test_the_checkers_build_starts_after_the_first_task_that_reaches_the_tools_and_ends_with_the_grading(
+        small_rubric, registry):
+    files = {t.file: b"// fake: ok\n" for t in registry.tasks}
+    files[small_rubric.tasks[0].id + ".cu"] = b"// fake: hang\n"  # its task never reaches the tools
+    events, _ = graded_in_order(small_rubric, registry, files)
     limit = min(small_rubric.limits.sanitizer, small_rubric.limits.submission)
-    assert backend.events[0] == f"prepare {limit:g}" and backend.events[1] == "cases", backend.events
-    assert backend.events[-1] == "release" and backend.events.count("release") == 1, backend.events
+    first, second = small_rubric.tasks[0].id, small_rubric.tasks[1].id
+    prepared = events.index(f"prepare {limit:g}")
+    assert events.count(f"prepare {limit:g}") == 1, events
+    assert events[prepared - 1] == f"case {second}" and f"case {first}" in events[:prepared], events
+    assert len([e for e in events[prepared + 1:] if e.startswith("case ")]) > 0  # the other tasks' cases after it
+    assert events[-1] == "release" and events.count("release") == 1, events
+
+
+def test_a_submission_of_stubs_builds_no_checkers(small_rubric, registry):
+    events, result = graded_in_order(small_rubric, registry,
+                                     {t.file: b"// fake: not_implemented\n" for t in registry.tasks})
+    assert not [e for e in events if e.startswith("prepare")], events
+    assert {c.status for c in result.cases} == {"not_implemented"}, {c.status for c in result.cases}
