@@ -113,9 +113,9 @@ class Backend(ABC):
                 for t in tasks]
 
     def prepare_checkers(self, sub: Submission, build: BuildResult, timeout: float) -> None:
-        """Before the submission's cases: start whatever its tools and counters will need built (within
-        `timeout` seconds: a tool's own limit), beside the cases. By default nothing (compute-sanitizer runs the
-        graded harness)."""
+        """Once a task of the submission has run its cases and reaches the tools (grader/grading/cases.py): start
+        whatever its tools and counters will need built (within `timeout` seconds: a tool's own limit), beside the
+        rest of its cases. By default nothing (compute-sanitizer runs the graded harness)."""
 
     def release_checkers(self, sub: Submission) -> None:
         """After the submission's grading: wait for what prepare_checkers started. By default nothing."""
