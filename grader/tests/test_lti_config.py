@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import stat
+import threading
 
 import pytest
 
@@ -37,6 +38,29 @@ def test_a_rotation_keeps_the_key_before_it_published_and_drops_older_ones(tmp_p
     assert [k["kid"] for k in keys.jwks(tmp_path)["keys"]] == made[1:]
     assert grader(["lti", "keys", "--results", str(tmp_path), "--rotate"]) == 0
     assert [k["kid"] for k in keys.jwks(tmp_path)["keys"]][0] == made[2]
+
+
+def test_first_uses_at_once_make_one_key_and_a_reader_never_sees_half_of_one(tmp_path):
+    """Two platforms' first requests at once (/lti/jwks, a signature) each ask for the current key while none
+    exists: one key is made, and every caller signs with it; a key set read meanwhile holds whole keys only."""
+    start, got, seen = threading.Barrier(6), [], []
+
+    def first_use():
+        start.wait()
+        got.append(keys.current(tmp_path).kid)
+
+    def reader():
+        start.wait()
+        for _ in range(50):
+            seen.extend(k["kid"] for k in keys.jwks(tmp_path)["keys"])  # raises on a half-written key
+    threads = [threading.Thread(target=first_use) for _ in range(5)] + [threading.Thread(target=reader)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 5 and len(set(got)) == 1, got
+    assert set(seen) <= set(got)
+    assert len(list((tmp_path / "lti" / "keys").glob("tool-*.pem"))) == 1
 
 
 def test_registering_again_replaces_the_platform_and_another_client_id_adds_one(tmp_path):

@@ -5,9 +5,11 @@ that cached the old key is not refused mid-rotation; older ones are removed."""
 from __future__ import annotations
 
 import base64
+import fcntl
 import hashlib
 import json
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,31 +52,51 @@ def keys(results: Path) -> list[ToolKey]:
     return [_load(f) for f in _files(results)]
 
 
-def new_key(results: Path) -> ToolKey:
-    """A new current key; keys older than the one before it are removed."""
-    jose()
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import rsa
+@contextmanager
+def _making(results: Path):
+    """Held while a key is made: one at a time, across the service's threads and processes and the CLI."""
     keep = folder(results)
     keep.mkdir(parents=True, exist_ok=True)
     keep.chmod(0o700)
+    with open(keep / ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield keep
+
+
+def new_key(results: Path) -> ToolKey:
+    """A new current key; keys older than the one before it are removed."""
+    with _making(results) as keep:
+        return _new_key(results, keep)
+
+
+def _new_key(results: Path, keep: Path) -> ToolKey:
+    jose()
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                             serialization.NoEncryption())
     number = max([int(f.stem.split("-")[1]) for f in _files(results)] or [0]) + 1
     file = keep / f"tool-{number:04d}.pem"
-    fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    # Written whole under another name, then renamed: a reader (/lti/jwks, a signature) never sees half a key.
+    part = keep / f".part-{number:04d}"
+    fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as out:
         out.write(pem)
+    os.replace(part, file)
     for old in _files(results)[:-PUBLISHED]:
         old.unlink()
     return _load(file)
 
 
 def current(results: Path) -> ToolKey:
-    """The key the tool signs with now (made on first use)."""
+    """The key the tool signs with now (made on first use, once: two first requests at once get the same key)."""
     files = _files(results)
-    return _load(files[-1]) if files else new_key(results)
+    if files:
+        return _load(files[-1])
+    with _making(results) as keep:
+        files = _files(results)
+        return _load(files[-1]) if files else _new_key(results, keep)
 
 
 def jwks(results: Path) -> dict:
