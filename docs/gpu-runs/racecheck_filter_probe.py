@@ -38,12 +38,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 
 from grader.core.registry import Registry  # noqa: E402
 from grader.core.rubric import load_rubric  # noqa: E402
 from grader.shared import sanitizer as tool_runs  # noqa: E402
 from grader.run.runner import HarnessServer  # noqa: E402
+from sanitizer_cost_probe import plan  # noqa: E402  (this folder's probe: grading's requests, cut at the small case)
 
 SHARED_MEMORY_TASKS = ("transpose", "matmul_tiled", "matmul_fast", "dot")
 
@@ -87,12 +88,7 @@ def main() -> int:
     helptext = subprocess.run([found, "--help"], capture_output=True, text=True).stdout
     print("\n".join(line for line in helptext.splitlines() if re.search(r"kernel|exclude|filter", line, re.I)))
     rubric = load_rubric(ROOT / "grader" / "rubric.toml", Registry.from_file())
-    work = []
-    for policy in rubric.tasks:
-        small = rubric.sanitizer.shape(policy.id)
-        if policy.id in SHARED_MEMORY_TASKS and small is not None:
-            work.append((policy.id, policy.timed_dtype,
-                         tool_runs.sanitized_shapes(list(policy.shapes), small, pick=lambda n: 0)))
+    work = [w for w in plan(rubric) if w[0] in SHARED_MEMORY_TASKS]
     own = entries(args.solution.resolve().parents[1] / "lib" / "libharness.a")  # the harness's own objects
     every = entries(args.solution)
     print(f"{len(own)} harness kernels of {len(every)} in the program:", *own, sep="\n  ")

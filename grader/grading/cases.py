@@ -18,10 +18,10 @@ from grader.backends.base import Backend
 from grader.core.errors import GraderError
 from grader.core.registry import Registry
 from grader.core.rubric import Rubric, TaskPolicy
-from grader.core.status import NOT_RUN, CaseStatus, SubmissionStatus
+from grader.core.status import CaseStatus, SubmissionStatus
 from grader.grading.caps import cap_stored, name_folders_as_the_student_does
 from grader.grading.student_process import StudentProcess
-from grader.grading.tools import profile_task, sanitize
+from grader.grading.tools import profile_task, reaches_tools, sanitize
 from grader.intake.submission import Submission
 from grader.run.budget import Credited, SolutionTimes, TimeBudget
 from grader.outcomes.build_result import BuildResult
@@ -163,7 +163,8 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                 for shape in policy.shapes:
                     if shape not in policy.hidden:
                         check(policy, dtype, shape)
-            if checkers_wanted and _checked_after(policy.id, result.cases):
+            if checkers_wanted and reaches_tools([c for c in result.cases
+                                                  if c.task == policy.id and c.kind == "correctness"]):
                 backend.prepare_checkers(sub, build, min(rubric.limits.sanitizer, rubric.limits.submission))
                 checkers_wanted = False
         if rubric.sanitizer.tools:
@@ -213,14 +214,6 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
                hidden_share=sum(_planned(p, timed, True) for p in rubric.tasks) / max(1, planned))
     result.seconds = time.monotonic() - start
     return result
-
-
-def _checked_after(task: str, cases: list[CaseOutcome]) -> bool:
-    """Whether the task's correctness cases leave it to the tools (grader/grading/tools.py's rule): some ran, and
-    none hung or forged its reply."""
-    own = [c for c in cases if c.task == task and c.kind == "correctness"]
-    return (any(c.status not in NOT_RUN for c in own)
-            and not any(c.status in (CaseStatus.TIMEOUT, CaseStatus.PROTOCOL) for c in own))
 
 
 def _checked(student: StudentProcess, task: str, dtype: str, shape: str, seed: int, message: dict,

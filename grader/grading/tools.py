@@ -22,6 +22,21 @@ from grader.outcomes.results import CaseOutcome, ProfileOutcome, SanitizerOutcom
 DECIDED_BY_BUILD = frozenset({CaseStatus.MISSING, CaseStatus.FORBIDDEN, CaseStatus.NEEDS_GPU, CaseStatus.BUILD_ERROR})
 
 
+# A task with a case that ended so gets its tools' verdicts "skipped", in these words (the first that applies).
+SKIPPED_AFTER = {CaseStatus.TIMEOUT: "not run: a case of this task did not finish within its time limit",
+                 CaseStatus.PROTOCOL: "not run: this task's results were forged on the harness's reply channel"}
+
+
+def skips_tools(judged: list[CaseOutcome]) -> str:
+    """Why the tools skip a task with these cases ("" where nothing in them does)."""
+    return next((why for status, why in SKIPPED_AFTER.items() if any(c.status == status for c in judged)), "")
+
+
+def reaches_tools(judged: list[CaseOutcome]) -> bool:
+    """Whether the tools run on a task with these cases: some ran, and none made them skip it."""
+    return any(c.status not in NOT_RUN for c in judged) and not skips_tools(judged)
+
+
 RACECHECK = "racecheck"
 NO_SHARED_MEMORY = ("not run: racecheck looks for races on shared memory, and this task's compiled code has no "
                     "shared memory access and no atomics")
@@ -57,10 +72,8 @@ def sanitize(sub: Submission, build: BuildResult, backend: Backend, gpu: str | N
         sent = tuple(s for s in policy.shapes if (s in policy.hidden) == hidden)
         graded[policy.id] = sum(c.seconds for c in judged if c.shape in sent)
         runs.append(ToolTask(policy.id, policy.timed_dtype, shape, sent, checker_limit(rubric, graded[policy.id])))
-        if any(c.status == CaseStatus.TIMEOUT for c in judged):
-            not_run[policy.id] = "not run: a case of this task did not finish within its time limit"
-        elif any(c.status == CaseStatus.PROTOCOL for c in judged):
-            not_run[policy.id] = "not run: this task's results were forged on the harness's reply channel"
+        if why := skips_tools(judged):
+            not_run[policy.id] = why
 
     def time_left() -> str:
         if budget is not None and budget.ran_out:

@@ -209,8 +209,8 @@ def make_app(config: dict) -> Starlette:
     async def scores(request: Request):
         if Scores.down:
             return JSONResponse({"error": "the gradebook is down for maintenance"}, 503)
-        service = Scores(_Metadata(_described(request, await request.json())), platform(), f"{config['issuer']}/lineitems",
-                         f"{config['issuer']}/lineitems/{request.path_params['item']}")
+        service = Scores(_Metadata(_described(request, await request.json())), platform(),
+                         f"{config['issuer']}/lineitems", f"{config['issuer']}/lineitems/{request.path_params['item']}")
         answer = service.handle_resp(service.handle_update_score, line_item_id=request.path_params["item"])
         return JSONResponse({"message": answer.message}, answer.code)
 

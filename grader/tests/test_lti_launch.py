@@ -427,7 +427,6 @@ def test_a_student_cannot_add_the_assignment(world):
     assert landed.status_code == 403 and "adding the assignment to a course is for its instructors" in said(landed)
 
 
-
 def test_in_a_browser_the_instructors_click_sends_the_answer_to_the_lms(world):
     """The answer's form posts to the LMS's site: the page's Content-Security-Policy must let it, in a browser."""
     service, lms, tool = world

@@ -90,7 +90,7 @@ class Ordered(FakeBackend):
         self.events.append("release")
 
 
-def graded_in_order(small_rubric, registry, files: dict[str, bytes]) -> tuple[list[str], object]:
+def graded_in_order(monkeypatch, small_rubric, registry, files: dict[str, bytes]) -> tuple[list[str], object]:
     backend = Ordered()
     sub = Submission("order", Path("."), files=files)
     solution = FakeServer(None, sim=backend.sim)
@@ -100,20 +100,16 @@ def graded_in_order(small_rubric, registry, files: dict[str, bytes]) -> tuple[li
         if server is not solution and message.get("op") == "check":
             backend.events.append(f"case {message['task']}")
         return original(server, message, timeout)
-    FakeServer.request = request
-    try:
-        result = grade_submission(sub, backend.build(sub, 10), backend, None, solution, small_rubric, registry,
-                                  seed=7)
-    finally:
-        FakeServer.request = original
+    monkeypatch.setattr(FakeServer, "request", request)
+    result = grade_submission(sub, backend.build(sub, 10), backend, None, solution, small_rubric, registry, seed=7)
     return backend.events, result
 
 
 def test_the_checkers_build_starts_after_the_first_task_that_reaches_the_tools_and_ends_with_the_grading(
-        small_rubric, registry):
+        monkeypatch, small_rubric, registry):
     files = {t.file: b"// fake: ok\n" for t in registry.tasks}
     files[small_rubric.tasks[0].id + ".cu"] = b"// fake: hang\n"  # its task never reaches the tools
-    events, _ = graded_in_order(small_rubric, registry, files)
+    events, _ = graded_in_order(monkeypatch, small_rubric, registry, files)
     limit = min(small_rubric.limits.sanitizer, small_rubric.limits.submission)
     first, second = small_rubric.tasks[0].id, small_rubric.tasks[1].id
     prepared = events.index(f"prepare {limit:g}")
@@ -123,8 +119,8 @@ def test_the_checkers_build_starts_after_the_first_task_that_reaches_the_tools_a
     assert events[-1] == "release" and events.count("release") == 1, events
 
 
-def test_a_submission_of_stubs_builds_no_checkers(small_rubric, registry):
-    events, result = graded_in_order(small_rubric, registry,
+def test_a_submission_of_stubs_builds_no_checkers(monkeypatch, small_rubric, registry):
+    events, result = graded_in_order(monkeypatch, small_rubric, registry,
                                      {t.file: b"// fake: not_implemented\n" for t in registry.tasks})
     assert not [e for e in events if e.startswith("prepare")], events
     assert {c.status for c in result.cases} == {"not_implemented"}, {c.status for c in result.cases}

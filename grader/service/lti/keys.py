@@ -60,16 +60,17 @@ def _making(results: Path):
     keep.chmod(0o700)
     with open(keep / ".lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        yield keep
+        yield
 
 
 def new_key(results: Path) -> ToolKey:
     """A new current key; keys older than the one before it are removed."""
-    with _making(results) as keep:
-        return _new_key(results, keep)
+    with _making(results):
+        return _new_key(results)
 
 
-def _new_key(results: Path, keep: Path) -> ToolKey:
+def _new_key(results: Path) -> ToolKey:
+    """new_key's work, with the lock held."""
     jose()
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import rsa
@@ -77,6 +78,7 @@ def _new_key(results: Path, keep: Path) -> ToolKey:
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                             serialization.NoEncryption())
     number = max([int(f.stem.split("-")[1]) for f in _files(results)] or [0]) + 1
+    keep = folder(results)
     file = keep / f"tool-{number:04d}.pem"
     # Written whole under another name, then renamed: a reader (/lti/jwks, a signature) never sees half a key.
     part = keep / f".part-{number:04d}"
@@ -94,9 +96,9 @@ def current(results: Path) -> ToolKey:
     files = _files(results)
     if files:
         return _load(files[-1])
-    with _making(results) as keep:
+    with _making(results):
         files = _files(results)
-        return _load(files[-1]) if files else _new_key(results, keep)
+        return _load(files[-1]) if files else _new_key(results)
 
 
 def jwks(results: Path) -> dict:
