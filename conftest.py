@@ -54,18 +54,42 @@ def pytest_configure(config):
 WEIGHTS = Path(__file__).resolve().parent / ".ci" / "test-weights"
 
 
-def file_weights() -> dict[str, float]:
-    """Each test file's measured seconds (.ci/test-weights), by its path from the top of the tree."""
+def file_weights() -> tuple[dict[str, float], set[str]]:
+    """Each test file's measured seconds (.ci/test-weights), by its path from the top of the tree, and the files
+    marked `waits` there."""
     try:
         lines = WEIGHTS.read_text().splitlines()
     except OSError:
-        return {}
-    weights = {}
+        return {}, set()
+    weights, waits = {}, set()
     for line in lines:
-        seconds, _, path = line.partition(" ")
-        if not line.startswith("#") and path:
-            weights[path.strip()] = float(seconds)
-    return weights
+        fields = line.split()
+        if not line.startswith("#") and len(fields) >= 2:
+            weights[fields[1]] = float(fields[0])
+            if "waits" in fields[2:]:
+                waits.add(fields[1])
+    return weights, waits
+
+
+def file_order(files: list[str], weights: dict[str, float], waits: set[str], workers: int) -> list[str]:
+    """The order the workers take the files in: the longest first, but the files that mostly wait (`waits`) one
+    worker at a time, beside the others' CPU work, from the start. Longest first alone leaves them for the last
+    minutes, where three workers waiting on services use half the cores (docs/ci-time.md). Worked out by handing
+    the files to `workers` simulated workers by their weights, as xdist's loadfile hands them out."""
+    heavy = sorted((f for f in files if f not in waits), key=lambda f: -weights.get(f, 0.0))
+    light = sorted((f for f in files if f in waits), key=lambda f: -weights.get(f, 0.0))
+    if workers < 3 or not light:
+        return sorted(files, key=lambda f: -weights.get(f, 0.0))
+    free_at, waiting = [0.0] * workers, [False] * workers
+    order = []
+    while heavy or light:
+        k = min(range(workers), key=lambda i: free_at[i])
+        busy_waiting = any(waiting[i] and free_at[i] > free_at[k] for i in range(workers) if i != k)
+        take_light = bool(light) and (not heavy or not busy_waiting)
+        order.append((light if take_light else heavy).pop(0))
+        free_at[k] += weights.get(order[-1], 0.0)
+        waiting[k] = take_light
+    return order
 
 
 def pytest_collection_modifyitems(config, items):
@@ -74,10 +98,14 @@ def pytest_collection_modifyitems(config, items):
         if SLOW_FIXTURES.intersection(item.fixturenames) or SLOW_MARKERS.intersection(
                 marker.name for marker in item.iter_markers()):
             item.add_marker(slow)
-    # The longest files first (a stable sort: a file's tests keep their order): with xdist's --dist loadfile
+    # The files in file_order (a stable sort: a file's tests keep their order): with xdist's --dist loadfile
     # --no-loadscope-reorder, workers take whole files in this order, so neither tier ends on one long file.
-    weights = file_weights()
-    items.sort(key=lambda item: -weights.get(item.nodeid.split("::", 1)[0], 0.0))
+    # Every worker collects in the same order (xdist checks): each sorts by the same worker count.
+    weights, waits = file_weights()
+    files = list(dict.fromkeys(item.nodeid.split("::", 1)[0] for item in items))
+    rank = {f: i for i, f in enumerate(file_order(files, weights, waits,
+                                                  int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))))}
+    items.sort(key=lambda item: rank[item.nodeid.split("::", 1)[0]])
     if HAS_GPU:
         return
     skip = pytest.mark.skip(reason=f"GPU test skipped: {GPU_DESCRIPTION}")
