@@ -78,6 +78,9 @@ def test_solution_passes_every_task_the_cpu_can_run(cpu_solution_objects):
     assert re.search(r"matmul_tiled  pass \(\d+ cases; \d+ GPU only: ", out), out[-3000:]
     seconds = re.search(r"the suite ran on the CPU in (\d+) s", out)
     assert seconds, out[-2000:]
+    # the nvcc-rules check's prelude, precompiled once in the build folder (where clang is, the check runs)
+    if student_tools.load_driver("frontend").find_clang():
+        assert len(list((STARTER / "build" / "cpu" / "nvcc-rules").glob("prelude-*.pch"))) >= 2
     print(f"student suite on the solution, on the CPU: {seconds.group(1)} s")
 
 

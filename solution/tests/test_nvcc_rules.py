@@ -16,7 +16,7 @@ STARTER = ROOT / "starter"
 CORPUS = Path(__file__).resolve().parent / "nvcc_corpus"
 RECORD = json.loads((CORPUS / "nvcc.json").read_text())["files"]
 sys.path.insert(0, str(STARTER / "cpu"))
-from driver import frontend  # noqa: E402
+from driver import frontend, precompiled  # noqa: E402
 
 # Words of nvcc's first message that the translated message must also have (the same problem).
 KEYWORDS = {
@@ -155,10 +155,13 @@ from pathlib import Path
 sys.path.insert(0, "cpu")
 from driver import frontend
 clang = frontend.find_clang()
-files = sys.argv[1:]
+pch, files = Path(sys.argv[1]), sys.argv[2:]
+def both(f):  # as make test's compiles run it (the prelude precompiled in the build folder), and without that
+    return [frontend.check(clang, Path(f), f, ["-Iinclude", "-Iharness"], pch_folder=pch),
+            frontend.check(clang, Path(f), f, ["-Iinclude", "-Iharness"])]
 with ThreadPoolExecutor(2) as pool:
-    found = list(pool.map(lambda f: frontend.check(clang, Path(f), f, ["-Iinclude", "-Iharness"]), files))
-print(json.dumps({"clang": clang, "files": dict(zip(files, found))}))
+    found = list(pool.map(both, files))
+print(json.dumps({"clang": clang, "files": dict(zip(files, found)), "pch": sorted(p.name for p in pch.iterdir())}))
 """
 
 
@@ -181,12 +184,15 @@ def test_without_the_toolkit_the_check_gives_nvccs_verdict_on_every_corpus_file(
     files = [str(p) for p in sorted((tree / "corpus").glob("*.cu"))]
     task_files = [str(p) for p in sorted((tree / "solution-kernels").glob("*.cu"))] + \
         [str(p) for p in sorted((tree / "starter" / "kernels").glob("*.cu"))]
-    done = subprocess.run([*prefix, "python3", "-c", CHECK_ALL, *files, *task_files], cwd=tree / "starter", env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run([*prefix, "python3", "-c", CHECK_ALL, str(tree / "pch"), *files, *task_files],
+                          cwd=tree / "starter", env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["clang"], "no clang: the check cannot run here"
-    said = result["files"]
+    assert sorted(p.split(".")[-2] for p in result["pch"]) == ["device", "host"], result["pch"]  # made once, used
+    different = {f: said for f, said in result["files"].items() if said[0] != said[1]}
+    assert not different, f"the precompiled prelude changed what the check says: {different}"
+    said = {f: both[0] for f, both in result["files"].items()}
     mismatches = []
     for f in files:
         name = Path(f).name
@@ -230,3 +236,50 @@ def test_a_refused_file_fails_the_cpu_compile_like_a_compile_error(masked, cxx, 
     assert first.startswith(f"{source}:{RECORD[corpus_file]['line']}:"), done.stderr
     assert all(k in first for k in KEYWORDS[corpus_file[:2]]), first
     assert not any(n in done.stderr for n in INTERNAL_NAMES), done.stderr
+
+
+def test_the_precompiled_preludes_name_changes_with_the_clang_its_flags_and_the_headers(tmp_path):
+    headers = tmp_path / "frontend"
+    headers.mkdir()
+    (headers / "prelude.h").write_text("#pragma once\n")
+    flags = ["clang++-19", "-x", "cuda", "-std=c++17"]
+    first = precompiled.paths(tmp_path, "clang++-19", "clang version 19.1.7", flags, headers)
+    assert sorted(first) == ["device", "host"] and first["host"].parent == tmp_path
+    assert precompiled.paths(tmp_path, "clang++-19", "clang version 19.1.7", flags, headers) == first
+    assert precompiled.paths(tmp_path, "clang++-19", "clang version 19.1.6", flags, headers) != first
+    assert precompiled.paths(tmp_path, "clang++-19", "clang version 19.1.7", flags[:-1] + ["-std=c++20"],
+                             headers) != first
+    precompiled._headers_digest.cache_clear()
+    (headers / "prelude.h").write_text("#pragma once\n#define X 1\n")
+    assert precompiled.paths(tmp_path, "clang++-19", "clang version 19.1.7", flags, headers) != first
+
+
+def test_where_the_folder_cannot_be_made_there_is_no_precompiled_prelude_and_clang_is_not_run(tmp_path):
+    (tmp_path / "file").write_text("")
+    assert precompiled.made(tmp_path / "file" / "nvcc-rules", "no-such-clang", "v", ["no-such-clang"],
+                            tmp_path / "prelude.h", {}) is None
+    assert precompiled.made(None, "no-such-clang", "v", ["no-such-clang"], tmp_path / "prelude.h", {}) is None
+
+
+@pytest.mark.slow  # runs clang
+def test_a_precompiled_prelude_clang_refuses_is_checked_without_and_made_again(tmp_path):
+    """A header clang will not read (another clang's, or garbage left at its name) costs a second run, never a
+    different verdict, and the next check makes it again."""
+    clang = frontend.find_clang()
+    if clang is None:
+        pytest.skip("no clang: the check does not run here")
+    source, clean = CORPUS / "01-host-template-in-kernel.cu", ROOT / "solution" / "kernels" / "add.cu"
+    flags = ["-I" + str(STARTER / "include"), "-I" + str(STARTER / "harness")]
+    plain = frontend.check(clang, source, "k.cu", flags)
+    assert plain and "calling a __host__ function 'plus'" in plain[0]
+    folder = tmp_path / "nvcc-rules"
+    assert frontend.check(clang, source, "k.cu", flags, pch_folder=folder) == plain
+    made = sorted(folder.glob("*.pch"))
+    assert [p.name.split(".")[-2] for p in made] == ["device", "host"]
+    for pch in made:
+        pch.write_bytes(b"not a precompiled header")
+    assert frontend.check(clang, source, "k.cu", flags, pch_folder=folder) == plain  # (its host side fails)
+    assert frontend.check(clang, clean, "add.cu", flags, pch_folder=folder) == []  # (both sides run)
+    assert frontend.check(clang, clean, "add.cu", flags, pch_folder=folder) == []
+    assert sorted(folder.glob("*.pch")) == made
+    assert all(pch.read_bytes()[:4] == b"CPCH" for pch in made), "clang's precompiled headers, made again"

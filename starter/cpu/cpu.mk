@@ -22,6 +22,8 @@ CUDACPU_SAVED_GOAL := $(.DEFAULT_GOAL)
 # Absolute, so that dependency files stay valid whichever directory make runs in.
 CUDACPU_DIR   := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 CUDACPU_BUILD ?= $(abspath $(CUDACPU_DIR)/../build/cpu)
+# cudacpu.py keeps what it makes once per build folder there too (the nvcc-rules check's precompiled prelude).
+export CUDACPU_BUILD
 CUDACPU_LIB   := $(CUDACPU_BUILD)/libcudacpu.a
 
 CUDACPU_SRCS  := $(wildcard $(CUDACPU_DIR)/src/*.cpp)

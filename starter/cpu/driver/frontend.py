@@ -13,6 +13,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import precompiled
 from .rewrite import member_kernels
 
 FRONTEND_DIR = Path(__file__).resolve().parent.parent / "include" / "cudacpu" / "frontend"
@@ -42,18 +43,20 @@ def find_clang() -> str | None:
 
 
 @functools.lru_cache(maxsize=None)
-def _clang_facts(clang: str) -> tuple[int, str]:
-    """The major version (sm_90 is known from clang 16) and the resource folder (clang's own CUDA headers)."""
+def _clang_facts(clang: str) -> tuple[int, str, str]:
+    """The major version (sm_90 is known from clang 16), the resource folder (clang's own CUDA headers) and the
+    --version text."""
     version = subprocess.run([*clang.split(), "--version"], capture_output=True, text=True, errors="replace",
                              env=_ENV).stdout
     m = re.search(r"clang version (\d+)", version)
     resource = subprocess.run([*clang.split(), "-print-resource-dir"], capture_output=True, text=True,
                               errors="replace", env=_ENV).stdout.strip()
-    return (int(m.group(1)) if m else 0), resource
+    return (int(m.group(1)) if m else 0), resource, version
 
 
-def command(clang: str, source: Path, include_flags: list[str], std: str = "c++17") -> list[str]:
-    major, resource = _clang_facts(clang)
+def _flags(clang: str, std: str) -> list[str]:
+    """The check's command but the prelude, the file and its include flags."""
+    major, resource, _ = _clang_facts(clang)
     return [*clang.split(), "-x", "cuda", f"--cuda-gpu-arch={'sm_90' if major >= 16 else 'sm_80'}",
             # No toolkit, found or not: the prelude is all of CUDA the check sees.
             "-nocudainc", "-nocudalib", f"--cuda-path={FRONTEND_DIR}",
@@ -63,8 +66,7 @@ def command(clang: str, source: Path, include_flags: list[str], std: str = "c++1
             # nvcc makes a constexpr function callable from device code only with --expt-relaxed-constexpr.
             "-Xclang", "-fno-cuda-host-device-constexpr",
             "-fsyntax-only", "-w", "-ferror-limit=50", "-fno-color-diagnostics", f"-std={std}",
-            "-isystem", str(FRONTEND_DIR), "-include", str(PRELUDE), "-iquote", str(source.parent), *include_flags,
-            str(source)]
+            "-isystem", str(FRONTEND_DIR)]
 
 
 @dataclass
@@ -221,14 +223,37 @@ def refusals(output: str, source: Path) -> list[Refusal]:
             for line, (_, message, column) in sorted(chosen.items(), key=lambda c: (c[0], c[1][2]))]
 
 
-def run(clang: str, source: Path, include_flags: list[str], std: str = "c++17") -> list[Refusal]:
+# What clang says when it will not read a precompiled header (made by another clang, or its headers changed since).
+_PCH_REFUSED = re.compile(r"precompiled header|PCH file|AST file|module file")
+
+
+def _side(flags: list[str], side: str, prelude: list[str], source: Path, include_flags: list[str]):
+    return subprocess.run([*flags, precompiled.SIDES[side], *prelude, "-iquote", str(source.parent), *include_flags,
+                           str(source)], capture_output=True, text=True, errors="replace", env=_ENV)
+
+
+def run(clang: str, source: Path, include_flags: list[str], std: str = "c++17",
+        pch_folder: Path | None = None) -> list[Refusal]:
     """Runs the check on one file: what nvcc would refuse (nothing when it would accept it, as far as CUDA's
-    rules go)."""
-    done = subprocess.run(command(clang, source, include_flags, std), capture_output=True, text=True,
-                          errors="replace", env=_ENV)
-    return refusals("" if done.returncode == 0 else done.stderr, source)
+    rules go). Each side in its own clang, as clang's driver runs them in one: the host side, then, where it
+    passed, the device side. With `pch_folder`, each reads the prelude precompiled there (precompiled.py), made on
+    first use."""
+    flags = _flags(clang, std)
+    pch = precompiled.made(pch_folder, clang, _clang_facts(clang)[2], flags, PRELUDE, _ENV)
+    for side in precompiled.SIDES:
+        done = _side(flags, side, ["-include-pch", str(pch[side])] if pch else ["-include", str(PRELUDE)], source,
+                     include_flags)
+        if pch and done.returncode != 0 and _PCH_REFUSED.search(done.stderr):
+            # Checked without it; and made again by the next check (a header rewritten with the same bytes, a
+            # new mtime, keeps the name clang now refuses).
+            precompiled.discard(pch[side])
+            done = _side(flags, side, ["-include", str(PRELUDE)], source, include_flags)
+        if done.returncode != 0:
+            return refusals(done.stderr, source)
+    return refusals("", source)  # (a member kernel clang takes is still refused)
 
 
-def check(clang: str, source: Path, display: str, include_flags: list[str], std: str = "c++17") -> list[str]:
+def check(clang: str, source: Path, display: str, include_flags: list[str], std: str = "c++17",
+          pch_folder: Path | None = None) -> list[str]:
     """run(), each error rendered as a compiler's, at `display` (the file's name as the student wrote it)."""
-    return [r.render(display) for r in run(clang, source, include_flags, std)]
+    return [r.render(display) for r in run(clang, source, include_flags, std, pch_folder)]

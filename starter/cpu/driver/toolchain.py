@@ -221,7 +221,8 @@ def nvcc_rules(o: Options, source: Path) -> None:
     if clang is None:
         _note_no_clang()
         return
-    errors = frontend.check(clang, source, str(source), _safe_preprocessor_flags(o), o.std)
+    errors = frontend.check(clang, source, str(source), _safe_preprocessor_flags(o), o.std,
+                            pch_folder=Path(os.environ.get("CUDACPU_BUILD") or DEFAULT_RUNTIME.parent) / "nvcc-rules")
     if errors:
         raise DriverError("\n".join(errors) + f"\n{source}: nvcc would refuse this file (CUDA's rules above); "
                           "fix it before it can be built", COMPILE_ERROR)
