@@ -283,3 +283,8 @@ def test_a_precompiled_prelude_clang_refuses_is_checked_without_and_made_again(t
     assert frontend.check(clang, clean, "add.cu", flags, pch_folder=folder) == []
     assert sorted(folder.glob("*.pch")) == made
     assert all(pch.read_bytes()[:4] == b"CPCH" for pch in made), "clang's precompiled headers, made again"
+    # A macro on the command line could change the prelude: checked without the precompiled one, never refused
+    for pch in made:
+        pch.write_bytes(b"not a precompiled header")
+    assert frontend.check(clang, clean, "add.cu", flags + ["-DCUDA_VERSION=11000"], pch_folder=folder) == []
+    assert all(pch.read_bytes() == b"not a precompiled header" for pch in made)

@@ -239,7 +239,9 @@ def run(clang: str, source: Path, include_flags: list[str], std: str = "c++17",
     passed, the device side. With `pch_folder`, each reads the prelude precompiled there (precompiled.py), made on
     first use."""
     flags = _flags(clang, std)
-    pch = precompiled.made(pch_folder, clang, _clang_facts(clang)[2], flags, PRELUDE, _ENV)
+    # A macro the command line defines could change what the prelude says, which its precompiled header fixed.
+    defines = any(f.startswith(("-D", "-U")) for f in include_flags)
+    pch = None if defines else precompiled.made(pch_folder, clang, _clang_facts(clang)[2], flags, PRELUDE, _ENV)
     for side in precompiled.SIDES:
         done = _side(flags, side, ["-include-pch", str(pch[side])] if pch else ["-include", str(PRELUDE)], source,
                      include_flags)
