@@ -39,9 +39,9 @@ def _headers_digest(folder: Path) -> str:
 
 def paths(folder: Path, clang: str, version: str, flags: list[str], headers: Path) -> dict[str, Path]:
     """Where the two precompiled headers for this clang (its --version text), these flags and these headers go."""
-    found = shutil.which(clang.split()[0])
-    key = json.dumps([FORMAT, os.path.realpath(found) if found else clang, clang.split()[1:], version, flags,
-                      str(headers), _headers_digest(headers)])
+    found = shutil.which(clang.split()[0])  # (the flags name the clang as called; this is the one it runs)
+    key = json.dumps([FORMAT, os.path.realpath(found) if found else clang, version, flags, str(headers),
+                      _headers_digest(headers)])
     digest = hashlib.sha256(key.encode()).hexdigest()[:20]
     return {side: folder / f"prelude-{digest}.{side}.pch" for side in SIDES}
 
