@@ -6,6 +6,8 @@ results folder):
   sample   data/sample-submissions/, as `make demo` grades it
   canvas   the sample class as a Canvas bulk download with Canvas's times and a late policy
            (grader/tests/canvas_class.py: --from canvas --lms-times, its rubric, roster and extension)
+  tools    the sample class and the hostile entries whose verdict is a compute-sanitizer tool's (sanitizer-detect:
+           racecheck must find its race; read-past-input: memcheck), each as a student
   hostile  the hostile batch (grader/tests/hostile_batch.py: every hostile entry, a normal submission after each
            entry whose code runs), for the backend COMPARE_BACKEND names (gpu, or cpu)
 
@@ -87,6 +89,15 @@ def inputs(name: str, out: Path, tree: Path = REPO) -> tuple[Path, list[str]]:
     if name == "sample":
         shutil.copytree(tree / "data" / "sample-submissions", folder)
         return folder, []
+    if name == "tools":  # the sample class and every hostile entry whose verdict is a tool's (expected.toml)
+        shutil.copytree(tree / "data" / "sample-submissions", folder)
+        for entry in sorted((tree / "grader" / "tests" / "hostile").iterdir()):
+            expected = entry / "expected.toml"
+            if expected.is_file() and "\nsanitizer = " in expected.read_text():
+                (folder / f"h-{entry.name}").mkdir()
+                for cu in entry.glob("*.cu"):
+                    shutil.copy(cu, folder / f"h-{entry.name}" / cu.name)
+        return folder, []
     if name == "canvas":
         subprocess.run([sys.executable, "-m", "grader.tests.canvas_class", str(folder)], cwd=tree, check=True,
                        capture_output=True, env=env)
@@ -98,7 +109,7 @@ def inputs(name: str, out: Path, tree: Path = REPO) -> tuple[Path, list[str]]:
                         "from grader.tests import hostile_batch; hostile_batch.gather(Path(sys.argv[1]), sys.argv[2])",
                         str(folder), os.environ.get("COMPARE_BACKEND", "gpu")], cwd=tree, check=True, env=env)
         return folder, ["--jobs", "2"]
-    raise SystemExit(f"unknown class {name!r}: sample, canvas or hostile")
+    raise SystemExit(f"unknown class {name!r}: sample, tools, canvas or hostile")
 
 
 def listing(folder: Path) -> str:

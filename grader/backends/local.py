@@ -20,6 +20,7 @@ import subprocess
 import threading
 import time
 import json
+from collections import Counter
 from concurrent.futures import Future, TimeoutError as FutureTimeout
 from pathlib import Path
 
@@ -33,6 +34,7 @@ from grader.backends.compiler_log import own_messages
 from grader.core.errors import GraderError
 from grader.core.status import CaseStatus, ProfileStatus, SanitizerStatus
 from grader.gate.build_gate import BuildGate, GateError, GateSetup, Target
+from grader.gate.objects import find_cuobjdump, kernel_entries
 from grader.core.gate_policy import GatePolicy
 from grader.gate.report import GateReport
 from grader.intake.submission import Submission
@@ -94,6 +96,7 @@ class Workspace:
         self._race_builds: dict[str, Future] = {}  # submission key: its race harness's build started early
         self._race_builds_lock = threading.Lock()
         self.objects: ObjectCache | None = None  # the compiled task files shared by every build (use_built)
+        self._library_kernels: Counter | None = None  # the harness library's kernels (harness_only_kernels)
 
     @property
     def solution_kernels(self) -> Path:
@@ -154,6 +157,7 @@ class Workspace:
             if (built / "build" / tag).is_dir():
                 shutil.copytree(built / "build" / tag, self.build_dir / tag, symlinks=True)
         self.kernel_dirs.mkdir(parents=True, exist_ok=True)
+        self._library_kernels = None
         if key is not None:
             self.objects = ObjectCache(Path(built).resolve().parent.parent / "objects", key)
 
@@ -224,7 +228,25 @@ class Workspace:
         return BuildResult(True, out_dir / "harness", seconds, log, gate=report,
                            unbuilt={f: r for f, r in unbuilt.items() if not r.startswith(NEEDS_GPU)},
                            needs_gpu={f: r for f, r in unbuilt.items() if r.startswith(NEEDS_GPU)},
-                           folder_names=names)
+                           folder_names=names, harness_kernels=self.harness_only_kernels(out_dir / "harness"))
+
+    def harness_only_kernels(self, program: Path) -> tuple[str, ...]:
+        """The harness library's kernels (the inputs, poison, float64 references and comparisons every request
+        launches) that `program` defines no more often than the library does, by mangled name: racecheck leaves
+        them out, and takes half the time on the tasks it checks (docs/gpu-runs/2026-12-05-h200-issue-43-racecheck.md).
+        A task file's kernel of the same name (in a namespace spelled as the harness's anonymous one) adds to the
+        program's count, so that name stays checked. Empty on the CPU backend, without cuobjdump, or where either
+        cannot be read: racecheck then checks every kernel, as before. Read here, in the build, off the GPU."""
+        found = None if self.cpu else find_cuobjdump()
+        if found is None:
+            return ()
+        try:
+            if self._library_kernels is None:
+                self._library_kernels = kernel_entries(self.build_dir / "lib" / "libharness.a", found)
+            linked = kernel_entries(program, found)
+        except (OSError, RuntimeError, subprocess.SubprocessError):
+            return ()
+        return tuple(sorted(name for name, count in self._library_kernels.items() if linked[name] == count))
 
     def start_race_harness(self, sub: Submission, timeout: float) -> None:
         """Builds the submission's race harness in a thread of its own, beside its cases (whose runs leave cores
@@ -534,8 +556,10 @@ class LocalBackend(Backend):
         chosen = [tool_runs.sanitized_shapes(list(p.shapes), p.shape) for p in parts]
         start = time.monotonic()
         deadline = start + sum(p.within(timeout) for p in parts)
-        server = HarnessServer(build.harness, gpu, sandbox=self.isolation, scratch=scratch,
-                               tool=tool_runs.serve_command(found, tool, str(log), prefix))
+        command = tool_runs.serve_command(found, tool, str(log), prefix)
+        if tool == "racecheck":  # the harness's own kernels: no student code runs in them
+            command += [o for name in build.harness_kernels for o in ("--kernel-name-exclude", f"kne={name}")]
+        server = HarnessServer(build.harness, gpu, sandbox=self.isolation, scratch=scratch, tool=command)
         status, timed_out, said = None, False, ""
         # (request, its part if it is the part's first request, else None: each part's time starts there)
         messages = [(m, p if k == 0 else None) for p, shapes in zip(parts, chosen)

@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -147,6 +148,16 @@ def find_cuobjdump() -> str | None:
                 ((Path(c).parent / "nvdisasm").exists() or shutil.which("nvdisasm")):
             return c
     return None
+
+
+def kernel_entries(path: Path, cuobjdump: str) -> Counter:
+    """The kernels (STO_ENTRY functions) of an object, library or program, by their mangled names, each counted
+    once for every device image that defines it."""
+    done = subprocess.run([cuobjdump, "-symbols", str(path)], capture_output=True, text=True, errors="replace",
+                          timeout=120)
+    if done.returncode != 0:
+        raise RuntimeError(f"cuobjdump -symbols {path.name}: {done.stderr.strip()[:300] or done.returncode}")
+    return Counter(re.findall(r"STO_ENTRY\s+(\S+)", done.stdout))
 
 
 # SASS that may touch shared memory (its loads, stores, atomics and copies, and the generic LD/ST, which may

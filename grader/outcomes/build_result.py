@@ -28,6 +28,9 @@ class BuildResult:
     # The grader's own folders and the names a student knows them by: the build compiled the student's files
     # where the grader put them, so their path is in every `__FILE__` and compiler message.
     folder_names: tuple[tuple[str, str], ...] = ()
+    # GPU builds: the harness's own kernels in this program that no task file defines too, by mangled name
+    # (racecheck leaves them out: Workspace.harness_only_kernels); empty where not read.
+    harness_kernels: tuple[str, ...] = ()
 
     def readable(self, text: str) -> str:
         """Text from this build or its programs, with the grader's folders named as the student names them."""
