@@ -53,6 +53,8 @@ HARNESS_CANNOT_RUN = 4  # the harness's exit status when it could not run at all
 # pace; a case's limit is measured against its own run).
 BUILD_NICENESS = 10
 
+CHECKS_PRELUDE_MADE = "made-in-sandbox"  # Workspace.checks_prelude's mark, in the precompiled headers' folder
+
 
 def run_limited(cmd: list[str], timeout: float, cwd: Path | None = None) -> tuple[int | None, str]:
     """Runs cmd in its own process group; returns (exit status or None on timeout, combined output)."""
@@ -95,6 +97,8 @@ class Workspace:
         self._gates: dict[str, BuildGate] = {}  # the gate each submission was built through (its race harness's too)
         self._race_builds: dict[str, Future] = {}  # submission key: its race harness's build started early
         self._race_builds_lock = threading.Lock()
+        self._checks_prelude_lock = threading.Lock()  # checks_prelude: made once, by the first build
+        self._checks_prelude_tried = False
         self.objects: ObjectCache | None = None  # the compiled task files shared by every build (use_built)
         self._library_kernels: Counter | None = None  # the harness library's kernels (harness_only_kernels)
 
@@ -179,7 +183,33 @@ class Workspace:
     def stub_files(self) -> dict[str, bytes]:
         return {p.name: p.read_bytes() for p in (self.pristine / "kernels").glob("*.cu")}
 
+    def checks_prelude(self, timeout: float) -> None:
+        """The CPU backend's nvcc-rules check reads its prelude precompiled (starter/cpu/driver/precompiled.py:
+        0.25 s of CPU a task file, not 0.43), made where the check's build folder can be written. A submission's
+        sandboxed build sees that folder read-only, at the fixed layout's paths, which a header made outside does
+        not match: so the first build of a build cache entry makes it in the sandbox, compiling one stub (trusted
+        input: a stub and the prelude) with that one folder writable; every later build reads it. Marked done in
+        the folder; where it cannot be made, the checks run without it, as before."""
+        folder = (self.build_dir / "lib" / "cpu" / "nvcc-rules").resolve()
+        with self._checks_prelude_lock:
+            if self._checks_prelude_tried or not self.cpu or not getattr(self.sandbox, "can_place", False) \
+                    or (folder / CHECKS_PRELUDE_MADE).is_file():
+                return
+            self._checks_prelude_tried = True
+            scratch = self.scratch / "checks-prelude"
+            shutil.rmtree(scratch, ignore_errors=True)
+            (scratch / "kernels").mkdir(parents=True)
+            name, data = min(self.stub_files().items())
+            (scratch / "kernels" / name).write_bytes(data)
+            view = self.view(scratch / "kernels", scratch / "build")
+            seen = view.seen["build"] / "lib" / "cpu" / "nvcc-rules"
+            done = self._sandboxed_make("objects", view, timeout, "-j1", writable=[(folder, seen)])
+            if done.status == 0 and len(list(folder.glob("prelude-*.pch"))) >= 2:
+                (folder / CHECKS_PRELUDE_MADE).write_text(f"made by a sandboxed compile of {name}\n")
+            shutil.rmtree(scratch, ignore_errors=True)
+
     def build(self, sub: Submission, timeout: float, gate: GatePolicy | None = None) -> BuildResult:
+        self.checks_prelude(timeout)
         # Folders named by the submission's key (its id and the entry it came from), never by the bare id: two
         # entries of one student, built at the same time, must not share a folder.
         kernels = self.kernel_dirs / sub.key
@@ -351,18 +381,19 @@ class Workspace:
         view.host_files(objects, (".d",))
         return done.status, done.timed_out, "".join(said) + done.stdout
 
-    def _sandboxed_make(self, target: str, view: BuildView, timeout: float, *settings: str):
+    def _sandboxed_make(self, target: str, view: BuildView, timeout: float, *settings: str, writable=()):
         """make TARGET for one submission in the sandbox: its kernels, the pristine tree and the library
-        read-only, only its own build folder writable, each where `view` says the build sees it."""
+        read-only, only its own build folder writable, each where `view` says the build sees it (`writable`:
+        more, as (folder, where the build sees it) pairs: the grader's own builds of trusted code alone)."""
         seen = view.seen
         make = self._make(target, f"KERNELS={seen['kernels']}", f"KTAG={view.tag}", *settings,
                           pristine=seen["pristine"], build=seen["build"])
         if self.deps_include:
             make.append(f"DEPS_INCLUDE={self.deps_include}")
         make = ["nice", "-n", str(BUILD_NICENESS), *make]
-        read_only, writable = view.mounts()
-        done = run(self.sandbox, make, timeout=timeout, read_only=read_only, writable=writable, cwd=seen["out_dir"],
-                   merge_stderr=True)
+        read_only, own = view.mounts()
+        done = run(self.sandbox, make, timeout=timeout, read_only=read_only, writable=[*own, *writable],
+                   cwd=seen["out_dir"], merge_stderr=True)
         if done.stdout.startswith("bwrap: "):  # the sandbox itself failed before any student code ran
             raise GraderError(f"the sandbox could not start a build: {done.stdout.strip()[:1000]}")
         return done

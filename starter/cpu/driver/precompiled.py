@@ -68,6 +68,7 @@ def made(folder: Path | None, clang: str, version: str, flags: list[str], prelud
             if done.returncode != 0 or os.path.getsize(temporary) == 0:
                 os.unlink(temporary)
                 return None
+            os.chmod(temporary, 0o644)  # (mkstemp's 0600: a sandbox of another user reads it too)
             os.replace(temporary, pch)
         except OSError:
             return None
