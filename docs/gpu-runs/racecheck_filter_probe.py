@@ -16,7 +16,7 @@ If it pays, grading would exclude only names no task file of the submission defi
 in anonymous namespaces, whose mangled names a student's file can repeat (the gate reads which kernels a file
 defines), so an excluded name can never be a student's kernel.
 
-Prepared on 2026-12-04, when no GPU machine was lent: not run yet (the next GPU session's first call).
+Run on 2026-12-05: docs/gpu-runs/2026-12-05-h200-issue-43-racecheck.md (grading now leaves them out).
 
   usage (on the GPU machine; it prints compute-sanitizer's filter options first, to check their spelling):
     make -C starter -j16 CPU=0 all KERNELS=../solution/kernels
