@@ -148,6 +148,23 @@ def test_without_clang_the_build_says_once_that_the_check_was_skipped_and_how_to
     assert "was skipped: no clang" in said[0] and "apt-get install clang" in said[0]
 
 
+def test_precheck_reads_the_prelude_where_make_tests_compiles_keep_it(monkeypatch, tmp_path):
+    """make precheck and make submit check each file as the compiles do: with the build folder's precompiled
+    prelude (toolchain.pch_folder: CUDACPU_BUILD's, else the starter's build/cpu)."""
+    from driver import toolchain
+    sys.path.insert(0, str(STARTER / "tools"))
+    import precheck
+    seen = []
+    monkeypatch.setattr(frontend, "find_clang", lambda: "clang")
+    monkeypatch.setattr(frontend, "run", lambda clang, source, flags, std="c++17", pch_folder=None:
+                        seen.append(pch_folder) or [])
+    monkeypatch.setenv("CUDACPU_BUILD", str(tmp_path / "build"))
+    assert precheck.nvcc_rules([str(tmp_path / "a.cu"), str(tmp_path / "b.cu")]) == ([], "")
+    assert seen == [tmp_path / "build" / "nvcc-rules"] * 2 == [toolchain.pch_folder()] * 2
+    monkeypatch.delenv("CUDACPU_BUILD")
+    assert toolchain.pch_folder() == STARTER / "build" / "cpu" / "nvcc-rules"
+
+
 CHECK_ALL = """
 import json, sys
 from concurrent.futures import ThreadPoolExecutor

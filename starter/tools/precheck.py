@@ -522,7 +522,7 @@ def nvcc_rules(files: list[str]) -> tuple[list[Problem], str]:
     starter = Path(__file__).resolve().parent.parent
     sys.path.insert(0, str(starter / "cpu"))
     try:
-        from driver import frontend
+        from driver import frontend, toolchain
     except ImportError:
         return [], "nvcc's rules were not checked (no cpu/driver/frontend.py beside this tool)"
     clang = frontend.find_clang()
@@ -532,7 +532,9 @@ def nvcc_rules(files: list[str]) -> tuple[list[Problem], str]:
     flags = ["-I", str(starter / "include"), "-I", str(starter / "harness")]
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        found = list(pool.map(lambda name: frontend.run(clang, Path(name), flags), files))
+        # (the prelude precompiled where make test's compiles keep it: made on first use, read by both)
+        found = list(pool.map(lambda name: frontend.run(clang, Path(name), flags, pch_folder=toolchain.pch_folder()),
+                              files))
     return [Problem(name, r.line, r.column, "nvcc-rules", "nvcc would refuse this", r.message, r.text)
             for name, refusals in zip(files, found) for r in refusals], ""
 

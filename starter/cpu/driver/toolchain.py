@@ -215,14 +215,18 @@ def _note_no_clang() -> None:
           f"{frontend.INSTALL_HINT}", file=sys.stderr)
 
 
+def pch_folder() -> Path:
+    """Where the nvcc-rules check keeps its precompiled prelude: the build folder's (cpu.mk's CUDACPU_BUILD)."""
+    return Path(os.environ.get("CUDACPU_BUILD") or DEFAULT_RUNTIME.parent) / "nvcc-rules"
+
+
 def nvcc_rules(o: Options, source: Path) -> None:
     """Refuses, as a compile error of the file, what nvcc would refuse (CUDA's execution-space rules)."""
     clang = frontend.find_clang()
     if clang is None:
         _note_no_clang()
         return
-    errors = frontend.check(clang, source, str(source), _safe_preprocessor_flags(o), o.std,
-                            pch_folder=Path(os.environ.get("CUDACPU_BUILD") or DEFAULT_RUNTIME.parent) / "nvcc-rules")
+    errors = frontend.check(clang, source, str(source), _safe_preprocessor_flags(o), o.std, pch_folder=pch_folder())
     if errors:
         raise DriverError("\n".join(errors) + f"\n{source}: nvcc would refuse this file (CUDA's rules above); "
                           "fix it before it can be built", COMPILE_ERROR)
