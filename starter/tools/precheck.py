@@ -311,7 +311,7 @@ class FileCheck:
             offset += len(line) + 1
         # Adjacent literals are one string to the compiler (".inc" "bin"); and a directive written as code
         # can become a string by a macro's # (the build's sandbox is what holds against every other way).
-        joined, runs = "", []
+        runs = []
         for k, (start, text) in enumerate(src.strings):
             prev_end = src.strings[k - 1][0] + len(src.strings[k - 1][1]) + 2 if k else None
             if prev_end is None or src.code[prev_end:start].strip():
