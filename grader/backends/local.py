@@ -267,7 +267,7 @@ class Workspace:
         """The harness library's kernels (the inputs, poison, float64 references and comparisons every request
         launches) that `program` defines no more often than the library does, by mangled name: racecheck leaves
         them out, and takes half the time on the tasks it checks (docs/gpu-runs/2026-12-05-h200-issue-43-racecheck.md).
-        A task file's kernel of the same name (in a namespace spelled as the harness's anonymous one) adds to the
+        A task file's kernel of the same mangled name (a harness kernel's `static` namesake, say) adds to the
         program's count, so that name stays checked. Empty on the CPU backend, without cuobjdump, or where either
         cannot be read: racecheck then checks every kernel, as before. Read here, in the build, off the GPU."""
         found = None if self.cpu else find_cuobjdump()
