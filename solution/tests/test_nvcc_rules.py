@@ -139,13 +139,17 @@ def test_without_clang_the_build_says_once_that_the_check_was_skipped_and_how_to
     from driver.flags import Options
     monkeypatch.setenv("CUDACPU_CLANG", str(tmp_path / "no-such-clang"))
     monkeypatch.setattr(toolchain, "DEFAULT_RUNTIME", tmp_path / "build" / "cpu" / "libcudacpu.a")
+    monkeypatch.delenv("CUDACPU_BUILD", raising=False)
     source = tmp_path / "k.cu"
     source.write_text("int f(int x) { return x; }\n")
-    for _ in range(3):
-        toolchain.nvcc_rules(Options(), source)
-    said = capsys.readouterr().err.splitlines()
-    assert len(said) == 1, said
-    assert "was skipped: no clang" in said[0] and "apt-get install clang" in said[0]
+    for folder in (None, tmp_path / "build" / "on-cpu-clang"):  # the default build folder, then another (cpu.mk's)
+        if folder:
+            monkeypatch.setenv("CUDACPU_BUILD", str(folder))
+        for _ in range(3):
+            toolchain.nvcc_rules(Options(), source)
+        said = capsys.readouterr().err.splitlines()
+        assert len(said) == 1, said
+        assert "was skipped: no clang" in said[0] and "apt-get install clang" in said[0]
 
 
 def test_precheck_reads_the_prelude_where_make_tests_compiles_keep_it(monkeypatch, tmp_path):

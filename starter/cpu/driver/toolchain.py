@@ -205,7 +205,7 @@ def scan_file(o: Options, source: Path) -> None:
 def _note_no_clang() -> None:
     """Says once per build folder (not once per file: make compiles each in its own process) that the check was
     skipped; the first process to create the mark says it."""
-    mark = DEFAULT_RUNTIME.parent / "nvcc-rules-skipped"
+    mark = pch_folder().parent / "nvcc-rules-skipped"
     try:
         mark.parent.mkdir(parents=True, exist_ok=True)
         os.close(os.open(mark, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
