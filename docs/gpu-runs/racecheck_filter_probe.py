@@ -12,9 +12,9 @@ small case:
 and, for a harness whose matmul_tiled races (the sample class's s04-race file in the solution's place), that
 racecheck still reports the race with the harness's kernels excluded.
 
-If it pays, grading would exclude only names no task file of the submission defines: the harness's kernels are
-in anonymous namespaces, whose mangled names a student's file can repeat (the gate reads which kernels a file
-defines), so an excluded name can never be a student's kernel.
+It paid, and grading now leaves out only the names the program defines no more often than the harness library
+does (Workspace.harness_only_kernels), so a kernel a task file defines under a harness kernel's mangled name is
+still checked.
 
 Run on 2026-12-05: docs/gpu-runs/2026-12-05-h200-issue-43-racecheck.md (grading now leaves them out).
 
@@ -42,6 +42,7 @@ sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 
 from grader.core.registry import Registry  # noqa: E402
 from grader.core.rubric import load_rubric  # noqa: E402
+from grader.gate.objects import find_cuobjdump, kernel_entries  # noqa: E402
 from grader.shared import sanitizer as tool_runs  # noqa: E402
 from grader.run.runner import HarnessServer  # noqa: E402
 from sanitizer_cost_probe import plan  # noqa: E402  (this folder's probe: grading's requests, cut at the small case)
@@ -50,9 +51,8 @@ SHARED_MEMORY_TASKS = ("transpose", "matmul_tiled", "matmul_fast", "dot")
 
 
 def entries(path: Path) -> list[str]:
-    """The kernels (STO_ENTRY functions) in the device code of a program or library, by their mangled names."""
-    out = subprocess.run(["cuobjdump", "-symbols", str(path)], capture_output=True, text=True).stdout
-    return sorted(set(re.findall(r"STO_ENTRY\s+(\S+)", out)))
+    """The kernels in the device code of a program or library, by their mangled names (as grading reads them)."""
+    return sorted(kernel_entries(path, find_cuobjdump() or "cuobjdump"))
 
 
 def one_process(harness: Path, extra: list[str], work, scratch: Path) -> tuple[float, int | None, list[float]]:

@@ -89,14 +89,12 @@ def inputs(name: str, out: Path, tree: Path = REPO) -> tuple[Path, list[str]]:
     if name == "sample":
         shutil.copytree(tree / "data" / "sample-submissions", folder)
         return folder, []
-    if name == "tools":  # the sample class and every hostile entry whose verdict is a tool's (expected.toml)
+    if name == "tools":  # the sample class and every hostile entry whose verdict is a tool's (its `sanitizer`)
         shutil.copytree(tree / "data" / "sample-submissions", folder)
-        for entry in sorted((tree / "grader" / "tests" / "hostile").iterdir()):
-            expected = entry / "expected.toml"
-            if expected.is_file() and "\nsanitizer = " in expected.read_text():
-                (folder / f"h-{entry.name}").mkdir()
-                for cu in entry.glob("*.cu"):
-                    shutil.copy(cu, folder / f"h-{entry.name}" / cu.name)
+        subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
+                        "from grader.tests import hostile_entries as h; "
+                        "[h.hand_in(e, Path(sys.argv[1]), 'h-' + e.name) for e in h.load_corpus() if e.sanitizer]",
+                        str(folder)], cwd=tree, check=True, env=env)
         return folder, []
     if name == "canvas":
         subprocess.run([sys.executable, "-m", "grader.tests.canvas_class", str(folder)], cwd=tree, check=True,

@@ -530,11 +530,10 @@ def nvcc_rules(files: list[str]) -> tuple[list[Problem], str]:
         return [], f"nvcc's rules (a __host__ function called from a kernel...) were not checked: no clang; " \
                    f"{frontend.INSTALL_HINT}"
     flags = ["-I", str(starter / "include"), "-I", str(starter / "harness")]
+    pch = toolchain.pch_folder()  # the prelude precompiled where make test's compiles keep it, read by both
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        # (the prelude precompiled where make test's compiles keep it: made on first use, read by both)
-        found = list(pool.map(lambda name: frontend.run(clang, Path(name), flags, pch_folder=toolchain.pch_folder()),
-                              files))
+        found = list(pool.map(lambda name: frontend.run(clang, Path(name), flags, pch_folder=pch), files))
     return [Problem(name, r.line, r.column, "nvcc-rules", "nvcc would refuse this", r.message, r.text)
             for name, refusals in zip(files, found) for r in refusals], ""
 
