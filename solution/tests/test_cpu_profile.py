@@ -149,6 +149,57 @@ def test_a_block_too_big_to_count_is_said_and_not_counted_in_part(tmp_path):
     assert launch["too_many_accesses"] == 4 << 20 and launch["sites"] == [], launch
 
 
+
+# Each lane reads four neighbouring floats of a shared tile on one line, as an unrolled loop does: g++ makes four loads
+# at four code addresses, which the counters take for one 16-byte load (nvcc makes one), as in a register-tiled
+# matmul. A kernel of a student's: its counts must not depend on whether the process could run addr2line.
+REGISTER_TILE = r"""
+#include "cuda_check.h"
+__global__ void four_per_lane(const float* in, float* out) {
+    __shared__ float tile[1024];
+    for (int i = threadIdx.x; i < 1024; i += blockDim.x) tile[i] = in[i];
+    __syncthreads();
+    const float* mine = tile + threadIdx.x * 4;
+    float r0 = mine[0], r1 = mine[1], r2 = mine[2], r3 = mine[3];
+    out[threadIdx.x] = r0 + r1 + r2 + r3;
+}
+int main() {
+    float *in, *out;
+    CUDA_CHECK(cudaMalloc(&in, 1024 * sizeof(float)));
+    CUDA_CHECK(cudaMemset(in, 0, 1024 * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&out, 256 * sizeof(float)));
+    four_per_lane<<<1, 256>>>(in, out);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return 0;
+}
+"""
+
+
+def test_counts_made_where_addr2line_cannot_run_read_as_those_made_where_it_can(tmp_path):
+    """The grader's sandbox runs no addr2line: the harness gets the line table and names code addresses, which get
+    their lines afterwards. Accesses merged into one instruction leave their other addresses with nothing counted,
+    which must not be written as sites (the reader refuses a site without instructions: a ValueError, and no
+    counts in the feedback for any register-tiled kernel)."""
+    student_profile = load_student_profile()
+    source = tmp_path / "tile.cu"
+    source.write_text(REGISTER_TILE)
+    program = profile_agreement.build_counting_program(source, tmp_path / "tile")
+    readelf = subprocess.run(["readelf", "--debug-dump=decodedline", str(program)], capture_output=True, text=True,
+                             check=True).stdout
+    (tmp_path / "lines.txt").write_text(student_profile.line_table(readelf))
+    counted = {}
+    for where, env in (("addr2line", {}), ("sandbox", {"PATH": "/nonexistent",
+                                                        "CUDA_CPU_PROFILE_LINES": str(tmp_path / "lines.txt")})):
+        out = tmp_path / f"{where}.jsonl"
+        subprocess.run([str(program)], check=True, env={**os.environ, "CUDA_CPU_PROFILE": str(out), **env})
+        launches = student_profile.checked([json.loads(line) for line in out.read_text().splitlines()])
+        student_profile.resolve_pcs(launches, lambda pcs: student_profile.places_from_addr2line(subprocess.run(
+            ["addr2line", "-a", "-i", "-e", str(program), *pcs], capture_output=True, text=True).stdout))
+        counted[where] = per_request(launches[0], "shared", "load")
+    assert counted["addr2line"] == (4, 4, 32), counted  # one 16-byte load per lane: 4 passes, the ideal
+    assert counted["sandbox"] == counted["addr2line"], counted
+
 def test_the_patterns_agree_with_nsight_compute(patterns):
     cpu = [{"kernel": k, "counts": profile_agreement.cpu_counts(d)} for k, d in patterns.items() if k != "_program"]
     unequal, compared = [], 0
@@ -226,12 +277,18 @@ def test_the_solution_s_profile_reference_is_today_s(cpu_solution_objects):
     record = json.loads((STARTER / "bench" / "profile-reference.json").read_text())
     assert record["solution_sha256"] == solution_sha256(SOLUTION_KERNELS), \
         "solution/kernels changed: run make profile-reference and commit starter/bench/profile-reference.json"
-    spec = importlib.util.spec_from_file_location("starter_tools_profile", STARTER / "tools" / "profile.py")
-    student_profile = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = student_profile  # its dataclasses look their module up
-    spec.loader.exec_module(student_profile)
+    student_profile = load_student_profile()
     result = student_profile.profile_task(CPU_BUILD / "solution" / "racecheck" / "harness", "transpose")
     assert result["numbers"] == {k: v for k, v in record["tasks"]["transpose"].items()
                                  if k not in ("dtype", "shape")}
     text = json.dumps(record)
     assert "transpose_vector" not in text and ".cu:" not in text  # numbers only: it ships to students
+
+
+def load_student_profile():
+    """starter/tools/profile.py as make profile runs it."""
+    spec = importlib.util.spec_from_file_location("starter_tools_profile", STARTER / "tools" / "profile.py")
+    student_profile = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = student_profile  # its dataclasses look their module up
+    spec.loader.exec_module(student_profile)
+    return student_profile

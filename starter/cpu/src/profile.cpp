@@ -502,6 +502,10 @@ std::string launch_line(const LaunchState& launch) {
     line += ",\"sites\":[";
     bool first = true;
     for (const auto& [where_, c] : by_line) {
+        // An address whose every access was merged into the one before (four floats read as one 16-byte load)
+        // counts nothing of its own; where no line joins it to that one (a process that cannot run addr2line)
+        // it would be a site without instructions, which the reader refuses.
+        if (c.instructions == 0) continue;
         const auto& [at, shared, op] = where_;
         line += std::string(first ? "" : ",") + "{\"at\":" + json_string(at) + ",\"space\":\"" +
                 (shared ? "shared" : "global") + "\",\"op\":\"" + op_name(static_cast<AccessOp>(op)) +
