@@ -12,6 +12,7 @@ cannot run ("needs a GPU") gets that verdict on each of its cases; the other tas
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 from grader.backends.base import Backend
@@ -173,17 +174,23 @@ def grade_submission(sub: Submission, build: BuildResult, backend: Backend, gpu:
         # timed case could use up the submission's time. On the CPU backend its own checks run in
         # compute-sanitizer's place (CpuBackend.sanitize).
         files = {t.id: t.file for t in registry.tasks}
-        result.sanitizer += sanitize(sub, build, backend, gpu, rubric, result.cases, seed, deadline, budget,
-                                     files=files)
-        for policy in running if timed else []:  # correctness only on a backend that does not time
-            tell()
-            timed_cases(policy, [s for s in policy.timed if s not in policy.hidden], passed(policy, False))
-        student.close()
-        # The performance counters (feedback only), judged on the visible cases and run before any hidden one:
-        # whether they run, and what they find, never depends on a hidden case. (Their time is no case's.)
-        for policy in rubric.tasks:
-            result.profiles += profile_task(sub, build, backend, rubric, policy, result.cases, seed, deadline,
-                                            budget)
+
+        def count(visible: list[CaseOutcome]) -> list:
+            """The performance counters (feedback only), judged on the visible cases and run before any hidden
+            one: whether they run, and what they find, never depends on a hidden case. (Their time is no case's.)"""
+            return [p for policy in rubric.tasks
+                    for p in profile_task(sub, build, backend, rubric, policy, visible, seed, deadline, budget)]
+        # Where nothing is timed (the CPU backend) the counters run beside the tools, whose runs leave a core
+        # idle: each process's limit counts the CPU time it got, so neither's verdict depends on the other.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="counters") as beside:
+            counting = None if timed else beside.submit(count, list(result.cases))
+            result.sanitizer += sanitize(sub, build, backend, gpu, rubric, result.cases, seed, deadline, budget,
+                                         files=files)
+            for policy in running if timed else []:  # correctness only on a backend that does not time
+                tell()
+                timed_cases(policy, [s for s in policy.timed if s not in policy.hidden], passed(policy, False))
+            student.close()
+            result.profiles += counting.result() if counting is not None else count(list(result.cases))
         tell()
         # The hidden cases, in a process of their own: what they print or leave behind reaches no visible case.
         quiet[0] = True
