@@ -166,10 +166,11 @@ def test_a_build_that_compiled_nothing_shows_the_warnings_and_names_the_students
 
 @pytest.mark.slow
 def test_the_checks_prelude_is_made_once_in_the_sandbox_at_the_paths_every_build_reads_it_from(cpu_sandboxed):
-    """The nvcc-rules check's precompiled prelude as a sandboxed build sees the tree: made by a sandboxed compile
-    of one stub (Workspace.checks_prelude) into the entry's library folder, naming the fixed layout's paths; made
-    again with the folder writable, the same compile finds the same two headers (its key, the same as before) and
-    writes nothing: what a submission's build, the same compile in the same layout, reads."""
+    """The nvcc-rules check's precompiled prelude, and the compile's (the graded build's and the race checker's),
+    as a sandboxed build sees the tree: made by sandboxed compiles of one stub (Workspace.checks_prelude) into the
+    entry's library folder, naming the fixed layout's paths; made again with the folder writable, the same
+    compiles find the same four headers (their keys, the same as before) and write nothing: what a submission's
+    build, the same compiles in the same layout, reads."""
     from grader.backends.cpu import nvcc_rules_checker
     from grader.backends.local import CHECKS_PRELUDE_MADE
     if not nvcc_rules_checker():
@@ -179,8 +180,8 @@ def test_the_checks_prelude_is_made_once_in_the_sandbox_at_the_paths_every_build
 
     def sandboxed() -> dict[Path, int]:
         """The precompiled headers that name the fixed layout's pristine tree, with their times."""
-        return {p: p.stat().st_mtime_ns for p in folder.glob("prelude-*.pch") if f"{ROOT}/pristine/".encode()
-                in p.read_bytes()}
+        return {p: p.stat().st_mtime_ns for p in [*folder.glob("prelude-*.pch"), *folder.glob("host-*/*.gch")]
+                if f"{ROOT}/pristine/".encode() in p.read_bytes()}
     for again in range(2):
         (folder / CHECKS_PRELUDE_MADE).unlink(missing_ok=True)
         ws._checks_prelude_tried = False
@@ -191,7 +192,8 @@ def test_the_checks_prelude_is_made_once_in_the_sandbox_at_the_paths_every_build
         ws.checks_prelude(300)
         assert (folder / CHECKS_PRELUDE_MADE).is_file()
         made = sandboxed()
-        assert sorted(p.name.rsplit(".", 2)[1] for p in made) == ["device", "host"], made
+        assert sorted(p.name.rsplit(".", 2)[1] for p in made if p.suffix == ".pch") == ["device", "host"], made
+        assert len([p for p in made if p.suffix == ".gch"]) == 2, made  # AddressSanitizer's, the race checker's
         if again:
             assert made == before  # found, not made again
     ws.checks_prelude(300)  # marked: nothing to do

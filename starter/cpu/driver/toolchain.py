@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import frontend, messages, scan
+from . import frontend, host_prelude, messages, scan
 from .flags import Options
 from .rewrite import RewriteError, rewrite
 
@@ -216,7 +216,8 @@ def _note_no_clang() -> None:
 
 
 def pch_folder() -> Path:
-    """Where the nvcc-rules check keeps its precompiled prelude: the build folder's (cpu.mk's CUDACPU_BUILD)."""
+    """Where the precompiled preludes are kept (the nvcc-rules check's, the compile's: host_prelude.py): the build
+    folder's (cpu.mk's CUDACPU_BUILD)."""
     return Path(os.environ.get("CUDACPU_BUILD") or DEFAULT_RUNTIME.parent) / "nvcc-rules"
 
 
@@ -261,6 +262,10 @@ def compile_cu(o: Options, source: Path, output: Path) -> None:
     # file table GCC 12 writes in DWARF 5 for a source read from stdin.
     cmd = [*cxx.split(), f"-std={o.std}", "-x", "c++", "-gdwarf-4", "-O2", "-pthread", *_sanitizer_flags(o),
            *_error_limit(cxx), *_task_file_view(o, source), *o.host_flags, "-c", "-", "-o", str(output)]
+    # Task files (compiled with AddressSanitizer, and again for the race checker: make test and grading compile
+    # each twice, and again after each change), not the harness's own files, built once per build folder.
+    if (o.asan or o.racecheck) and not _is_clang(cxx):
+        cmd = host_prelude.with_precompiled(cmd, pch_folder(), INCLUDE_DIR, _COMPILER_ENV)
     done = subprocess.run(cmd, input=text, capture_output=True, text=True, errors="replace", env=_COMPILER_ENV)
     shown = _about_student_code(cxx, done.stderr, source, original, result.text) if done.stderr else ""
     if done.returncode != 0:
