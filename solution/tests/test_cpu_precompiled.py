@@ -115,6 +115,6 @@ def test_new_flags_or_headers_make_a_new_one_and_a_compiler_that_cannot_is_asked
     (failed,) = folder.glob(f"host-*/{host_prelude.FAILED}")
     assert "no-such-flag" in failed.read_text()
     calls = []
-    monkeypatch.setattr(host_prelude.subprocess, "run", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: calls.append(a))
     assert host_prelude.with_precompiled(refused, folder, include, env) == refused and not calls
     assert json.dumps(host_prelude.with_precompiled(cmd, None, include, env)) == json.dumps(cmd)

@@ -21,9 +21,10 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
+
+from . import precompiled
 
 PRELUDE = "cudacpu/kernel_prelude.h"
 FORMAT = "1"  # a change in how the files are made starts new names
@@ -92,24 +93,17 @@ def _make(flags: list[str], home: Path, line: Path, gch: Path, env: dict) -> boo
         home.mkdir(parents=True, exist_ok=True)
         if not line.is_file():
             _write_whole(line, f"#include <{PRELUDE}>\n".encode())
-        handle, temporary = tempfile.mkstemp(dir=home, prefix=f".{gch.name}.", suffix=".gch")
-        os.close(handle)
     except OSError:
         return False
     # (Without the compile's "-x c++": g++ given it before "-x c++-header" links the header instead.)
-    made = [f for k, f in enumerate(flags) if not (f == "-x" or (k > 0 and flags[k - 1] == "-x"))]
-    done = subprocess.run([*made, "-x", "c++-header", str(line), "-o", temporary], capture_output=True, text=True,
-                          errors="replace", env=env)
-    try:
-        if done.returncode != 0 or os.path.getsize(temporary) == 0:
-            os.unlink(temporary)
-            _write_whole(home / FAILED, done.stderr[-4000:].encode())
-            return False
-        os.chmod(temporary, 0o644)  # (mkstemp's 0600: a sandbox of another user reads it too)
-        os.replace(temporary, gch)
-    except OSError:
-        return False
-    return True
+    header = [f for k, f in enumerate(flags) if not (f == "-x" or (k > 0 and flags[k - 1] == "-x"))]
+    made, said = precompiled.compiled_into(gch, lambda out: [*header, "-x", "c++-header", str(line), "-o", out], env)
+    if not made and said:
+        try:
+            _write_whole(home / FAILED, said[-4000:].encode())
+        except OSError:
+            pass
+    return made
 
 
 def _write_whole(path: Path, data: bytes) -> None:

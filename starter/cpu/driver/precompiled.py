@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 SIDES = {"host": "--cuda-host-only", "device": "--cuda-device-only"}  # in the order clang's driver runs them
 FORMAT = "1"  # a change in how the headers are made starts new names
@@ -54,25 +55,33 @@ def made(folder: Path | None, clang: str, version: str, flags: list[str], prelud
         return None
     wanted = paths(folder, clang, version, flags, prelude.parent)
     for side, pch in wanted.items():
-        if pch.is_file():
-            continue
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{pch.name}.")
-            os.close(handle)
-        except OSError:
-            return None
-        done = subprocess.run([*flags, SIDES[side], "-Xclang", "-emit-pch", "-Xclang", "-o", "-Xclang", temporary,
-                               str(prelude)], capture_output=True, text=True, errors="replace", env=env)
-        try:
-            if done.returncode != 0 or os.path.getsize(temporary) == 0:
-                os.unlink(temporary)
-                return None
-            os.chmod(temporary, 0o644)  # (mkstemp's 0600: a sandbox of another user reads it too)
-            os.replace(temporary, pch)
-        except OSError:
+        if not pch.is_file() and not compiled_into(pch, lambda out: [
+                *flags, SIDES[side], "-Xclang", "-emit-pch", "-Xclang", "-o", "-Xclang", out, str(prelude)], env)[0]:
             return None
     return wanted
+
+
+def compiled_into(target: Path, command: Callable[[str], list[str]], env: dict) -> tuple[bool, str]:
+    """Runs `command(output)`, a compile that writes `output`, and puts what it wrote at `target` whole: under a
+    temporary name in the target's folder, renamed into place (make -j's compiles may make one at the same time,
+    and a reader sees a whole file or none), readable by another user (a sandbox's). (made, what the compiler
+    said where it failed: "" where the folder could not be written)."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=target.suffix)
+        os.close(handle)
+    except OSError:
+        return False, ""
+    done = subprocess.run(command(temporary), capture_output=True, text=True, errors="replace", env=env)
+    try:
+        if done.returncode != 0 or os.path.getsize(temporary) == 0:
+            os.unlink(temporary)
+            return False, done.stderr or f"exit status {done.returncode}"
+        os.chmod(temporary, 0o644)  # (mkstemp's 0600: a sandbox of another user reads it too)
+        os.replace(temporary, target)
+    except OSError:
+        return False, ""
+    return True, ""
 
 
 def discard(pch: Path) -> None:
