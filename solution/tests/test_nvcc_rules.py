@@ -270,7 +270,7 @@ def test_the_precompiled_preludes_name_changes_with_the_clang_its_flags_and_the_
     assert precompiled.paths(tmp_path, "clang++-19", "clang version 19.1.6", flags, headers) != first
     assert precompiled.paths(tmp_path, "clang++-19", "clang version 19.1.7", flags[:-1] + ["-std=c++20"],
                              headers) != first
-    precompiled._headers_digest.cache_clear()
+    precompiled.headers_digest.cache_clear()
     (headers / "prelude.h").write_text("#pragma once\n#define X 1\n")
     assert precompiled.paths(tmp_path, "clang++-19", "clang version 19.1.7", flags, headers) != first
 

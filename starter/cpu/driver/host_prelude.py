@@ -31,13 +31,6 @@ FORMAT = "1"  # a change in how the files are made starts new names
 FAILED = "failed"  # in the folder: g++ could not make it (its messages)
 
 
-def _headers_digest(folder: Path) -> str:
-    h = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        h.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
 def _compiler_identity(cxx: str) -> list:
     """The compiler as run: its resolved path, size and time (an upgrade makes new names; g++ refuses a .gch of
     another version anyway, and reads the header instead)."""
@@ -78,7 +71,7 @@ def with_precompiled(cmd: list[str], folder: Path | None, include_dir: Path, env
     if folder is None or cmd[at + 1] != PRELUDE:
         return cmd
     flags = _prelude_flags(cmd[:at] + cmd[at + 2:tail])
-    key = json.dumps([FORMAT, _compiler_identity(cmd[0]), flags, str(include_dir), _headers_digest(include_dir)])
+    key = json.dumps([FORMAT, _compiler_identity(cmd[0]), flags, str(include_dir), precompiled.headers_digest(include_dir)])
     home = folder / f"host-{hashlib.sha256(key.encode()).hexdigest()[:20]}"
     line, gch = home / "kernel_prelude.h", home / "kernel_prelude.h.gch"
     if not gch.is_file():

@@ -30,7 +30,7 @@ FORMAT = "1"  # a change in how the headers are made starts new names
 
 
 @functools.lru_cache(maxsize=None)
-def _headers_digest(folder: Path) -> str:
+def headers_digest(folder: Path) -> str:
     """sha256 of the prelude's folder (every file's path and contents): a changed header names a new file."""
     h = hashlib.sha256()
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
@@ -42,7 +42,7 @@ def paths(folder: Path, clang: str, version: str, flags: list[str], headers: Pat
     """Where the two precompiled headers for this clang (its --version text), these flags and these headers go."""
     found = shutil.which(clang.split()[0])  # (the flags name the clang as called; this is the one it runs)
     key = json.dumps([FORMAT, os.path.realpath(found) if found else clang, version, flags, str(headers),
-                      _headers_digest(headers)])
+                      headers_digest(headers)])
     digest = hashlib.sha256(key.encode()).hexdigest()[:20]
     return {side: folder / f"prelude-{digest}.{side}.pch" for side in SIDES}
 
