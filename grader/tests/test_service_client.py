@@ -513,3 +513,23 @@ def test_make_upload_without_a_service_refuses_before_building(tmp_path):
     assert done.returncode == 2
     assert "this course runs no grading service" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "build").exists()
+
+
+@pytest.mark.slow  # it runs make (refused in the fast tier), though nothing is built
+@pytest.mark.parametrize("argument, sent", [
+    ("CODE=-omDEn830jLthdgV", ("POST /api/v1/login-code", "-omDEn830jLthdgV")),
+    ("TOKEN=-student-token-0123", ("GET /api/v1/limits", "-student-token-0123"))])
+def test_make_login_takes_a_code_or_token_that_begins_with_a_dash(tmp_path, service, argument, sent):
+    """The service's codes are secrets.token_urlsafe, so one in 64 begins with '-': make login hands it to
+    service.py so that argparse cannot take it for an option (it once did: "--code: expected one argument")."""
+    starter = tmp_path / "starter"
+    shutil.copytree(Path(CLIENT).parents[1], starter, ignore=shutil.ignore_patterns("build", "service.json"))
+    configure(starter, service.url)
+    service.reply("POST /api/v1/login-code", (200, {"token": "traded-token-abcdefgh", "student": "s01"}))
+    service.reply("GET /api/v1/limits", (200, LIMITS))
+    (tmp_path / "home").mkdir()
+    done = make(starter, "-s", "login", argument, home=tmp_path / "home")
+    assert done.returncode == 0 and done.stdout.startswith("logged in"), done.stdout + done.stderr
+    line, value = sent
+    (request,) = service.sent(line)
+    assert value in (request.body.decode() + request.headers.get("Authorization", ""))

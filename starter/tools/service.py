@@ -2,7 +2,7 @@
 """service.py: hand your submission to the course's grading service, and read what it says back.
 
     python3 tools/service.py login TOKEN          (make login TOKEN=...)  check the token the course gave you, keep it
-    python3 tools/service.py login --code CODE    (make login CODE=...)   trade a code from your page of the service
+    python3 tools/service.py login --code=CODE    (make login CODE=...)   trade a code from your page of the service
     python3 tools/service.py check [--profile TASK]
                                                    before make upload (make profile GPU=1) builds: would the service
                                                    take it now? (a service, your token, its limits, its profiler)
