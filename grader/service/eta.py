@@ -2,7 +2,8 @@
 for `make upload`, the pages and the API (issue 43, item 4).
 
 A worker's device takes its jobs one after another, each for about `gpu` seconds (the median of the recent jobs'
-seconds on a device, jobs.gpu_seconds), while its build stage builds the next ones on the host's cores in about
+seconds on a device, jobs.gpu_seconds, less what a worker's first job spent measuring the solution's times for
+the jobs after it), while its build stage builds the next ones on the host's cores in about
 `build` seconds each. A job waits for every job ahead of it that still needs a device: those of the queue ahead
 of it, those in the build stages, and what is left of the ones on a device, shared among the workers; then its
 own device time. Its own build overlaps that wait, unless the wait is shorter. Jobs graded before the stages

@@ -71,13 +71,16 @@ def phases(build, result, held: float) -> str:
             f"cases {max(0.0, held - sanitizer):.1f} s")
 
 
-def held_words(gpu: str | None, held: float, built: float, reached: bool = True) -> str:
-    """What a job cost its worker's device, for the job's log line: the seconds it held it, and the seconds its
-    intake and build took on the CPU before (the device ran the job before meanwhile)."""
+def held_words(gpu: str | None, held: float, built: float, reached: bool = True, measuring: float = 0.0) -> str:
+    """What a job cost its worker's device, for the job's log line: the seconds it held it (`measuring` of them
+    spent measuring the solution's times, which the worker's later jobs reuse), and the seconds its intake and
+    build took on the CPU before (the device ran the job before meanwhile)."""
     device = "this machine's CPU worker" if gpu == "cpu" else f"GPU {gpu}"
     if not reached:
         return f"never reached {device}: finished by the build stage in {built:.1f} s"
-    return f"held {device} {held:.1f} s; built before it in {built:.1f} s on the CPU"
+    shared = (f", {measuring:.1f} s of it measuring the solution's times, which the worker's later jobs reuse"
+              if measuring >= 0.05 else "")
+    return f"held {device} {held:.1f} s{shared}; built before it in {built:.1f} s on the CPU"
 
 
 @dataclass
@@ -389,6 +392,8 @@ class Worker:
         def progress(done: int, total: int):
             if not self.jobs.progress(job.id, claim, "running", done, total):
                 raise LostClaim(f"job {job.id} is no longer this worker's")
+        solution = self.session.times(self.o.gpu)
+        measured_before = solution.measuring
         try:
             result = self.session.run(sub, build, self.o.gpu, progress)
         except LostClaim:  # the staff cancelled or re-queued it: the rest of its cases would be thrown away
@@ -401,19 +406,21 @@ class Worker:
         self._check_machine()
         self.jobs.progress(job.id, claim, "storing")
         self._store(self.store, self.jobs, job, claim, result, build, item.started, item.built,
-                    time.monotonic() - taken)
+                    time.monotonic() - taken, solution.measuring - measured_before)
 
     def _store(self, store: Store, jobs: Jobs, job: Job, claim: str, result, build, started: float, built: float,
-               held: float):
+               held: float, measuring: float = 0.0):
         """The grade and the job's end in one transaction, through the connection of the thread that has it (the
-        build stage's for a job that did not build, with no device seconds), and the job's log line."""
+        build stage's for a job that did not build, with no device seconds), and the job's log line. `measuring`:
+        of the `held` seconds, those spent measuring the solution's times (grader/run/budget.py's SolutionTimes)."""
         sub = result.submission
         seconds = time.monotonic() - started
         counted = policy.counts(result)  # rejected, not built, or no file compiled: not counted
         replaced = jobs.same_archive_grades(sub.student, sub.sha256)
         try:
             sid = self.session.save(result, store=store, then=lambda sid: jobs.finish_in(
-                job.id, claim, sid, result.status, counted, seconds, replaced, gpu_seconds=held, build_seconds=built))
+                job.id, claim, sid, result.status, counted, seconds, replaced, gpu_seconds=held, build_seconds=built,
+                solution_seconds=measuring))
         except LostClaim:
             if store is self.store:
                 return self._taken(job, "meanwhile; its grade here is dropped")
@@ -423,4 +430,4 @@ class Worker:
         waited = (datetime.now(timezone.utc) - datetime.fromisoformat(job.received)).total_seconds() - seconds
         self.log(f"job {job.id} {job.student} attempt {jobs.attempt_number(job)}: {result.status} "
                  f"{row['total']:.1f}/{row['max_total']:.0f} in {seconds:.1f} s{phases(build, result, held)} "
-                 f"(waited {max(0.0, waited):.1f} s; {held_words(self.o.gpu, held, built, build is not None)})")
+                 f"(waited {max(0.0, waited):.1f} s; {held_words(self.o.gpu, held, built, build is not None, measuring)})")

@@ -76,6 +76,7 @@ class Job:
     profile: str = ""  # a done profile job's result, JSON
     gpu_seconds: float | None = None  # seconds its GPU held it (taken from the build stage to stored; 0: never)
     build_seconds: float | None = None  # its intake and build on the CPU, before the GPU took it
+    solution_seconds: float | None = None  # of gpu_seconds, measuring the solution's times for later jobs too
 
     @property
     def open(self) -> bool:
@@ -409,16 +410,17 @@ class Jobs:
         return cur.rowcount == 1
 
     def finish_in(self, job_id: int, claim: str, submission_id: int, status: str, counted: bool, seconds: float,
-                  replaced: list[int], gpu_seconds: float | None = None, build_seconds: float | None = None):
+                  replaced: list[int], gpu_seconds: float | None = None, build_seconds: float | None = None,
+                  solution_seconds: float | None = None):
         """Inside Store.save's transaction: the job is done with its grade (`gpu_seconds`: how long its GPU held it,
-        `build_seconds`: its intake and build before). Earlier jobs whose grade the new one replaced (the same
-        archive uploaded again) point to it. Raises LostClaim, undoing the save, when the job is no longer this
-        worker's."""
+        `solution_seconds` of them measuring the solution's times for the worker's later jobs too; `build_seconds`:
+        its intake and build before). Earlier jobs whose grade the new one replaced (the same archive uploaded
+        again) point to it. Raises LostClaim, undoing the save, when the job is no longer this worker's."""
         cur = self.db.execute("UPDATE jobs SET state = 'done', phase = 'done', finished = ?, submission_id = ?,"
-                              " status = ?, counted = ?, seconds = ?, gpu_seconds = ?, build_seconds = ?, error = ''"
-                              " WHERE id = ? AND claim = ? AND state = 'running'",
+                              " status = ?, counted = ?, seconds = ?, gpu_seconds = ?, build_seconds = ?,"
+                              " solution_seconds = ?, error = '' WHERE id = ? AND claim = ? AND state = 'running'",
                               (now(), submission_id, status, int(counted), seconds, gpu_seconds, build_seconds,
-                               job_id, claim))
+                               solution_seconds, job_id, claim))
         if cur.rowcount != 1:
             raise LostClaim(f"job {job_id} is no longer this worker's")
         if replaced:
@@ -566,8 +568,11 @@ class Jobs:
 
     def recent_stages(self, count: int = 20, kind: str = GRADE) -> list[tuple[float, float | None, float | None]]:
         """(seconds, gpu_seconds, build_seconds) of the last `count` jobs of a kind that reached a device (a job
-        stored by its build stage has gpu_seconds 0), newest first: the pace of grader/service/eta.py."""
-        return list(self.db.execute("SELECT seconds, gpu_seconds, build_seconds FROM jobs WHERE state = 'done'"
+        stored by its build stage has gpu_seconds 0), newest first: the pace of grader/service/eta.py. Its own device
+        seconds: less those a job spent measuring the solution's times, once per worker's grading run, which the
+        jobs after it reuse (a fresh worker's first job held its GPU a third longer than the next)."""
+        return list(self.db.execute("SELECT seconds, gpu_seconds - COALESCE(solution_seconds, 0), build_seconds"
+                                    " FROM jobs WHERE state = 'done'"
                                     " AND seconds IS NOT NULL AND (gpu_seconds IS NULL OR gpu_seconds > 0)"
                                     " AND kind = ? ORDER BY finished DESC, id DESC LIMIT ?", (kind, count)))
 

@@ -372,6 +372,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     seen TEXT NOT NULL,           -- the latest launch from it
     PRIMARY KEY (issuer, client_id, context_id)
 )"""),)),
+    # issue 43: of a job's GPU-held seconds, those its worker spent measuring the solution's correctness times,
+    # once per grading run (the first job's), which every later job reuses: the ETA's pace leaves them out
+    Migration(21, "the solution's measuring", columns=(
+        ("jobs", "solution_seconds", "REAL"),)),
 )
 LATEST = MIGRATIONS[-1].version
 FIRST_TABLES = {name for name, _ in FIRST_RELEASE}

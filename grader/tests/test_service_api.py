@@ -64,6 +64,15 @@ def test_a_job_records_the_seconds_it_held_its_gpu_and_the_seconds_its_build_too
     assert 0 < job.gpu_seconds and job.gpu_seconds + job.build_seconds <= job.seconds
     line = next(x for x in service.log().splitlines() if f"job {job.id} s04 attempt" in x)
     assert f"held GPU 0 {job.gpu_seconds:.1f} s; built before it in {job.build_seconds:.1f} s on the CPU" in line, line
+    # The worker's first job measured the solution's correctness times (its timed cases' budget), for every job
+    # after it too: those seconds are kept apart, and the ETA's pace leaves them out (test_service_eta.py).
+    store = Store(service.results / "grades.sqlite")
+    try:
+        rows = store.db.execute("SELECT gpu_seconds, solution_seconds FROM jobs WHERE state = 'done'"
+                                " ORDER BY finished, id").fetchall()
+    finally:
+        store.close()
+    assert 0 < rows[0][1] <= rows[0][0] and [later for _, later in rows[1:]] == [0.0] * (len(rows) - 1), rows
     status, body, _ = service.request("GET", "/api/v1/status", service.staff)
     worker = next(w for w in body["workers"] if w["name"] == job.worker)
     assert status == 200 and worker["gpu_seconds_per_job"] is not None and worker["build_seconds_per_job"] is not None

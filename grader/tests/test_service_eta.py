@@ -9,13 +9,27 @@ from grader.store.jobs import BUILT, Jobs
 from grader.tests.test_service_queue import add, jobs  # noqa: F401 (jobs: the queue's store, a fixture)
 
 
-def done(jobs: Jobs, student: str, seconds: float, gpu: float | None, build: float | None) -> int:
+def done(jobs: Jobs, student: str, seconds: float, gpu: float | None, build: float | None,
+         solution: float | None = None) -> int:
     job_id = add(jobs, student, 1)
     claim = f"c{job_id}"
     assert jobs.claim("gpu0", claim).id == job_id
     with jobs.store.db:
-        jobs.finish_in(job_id, claim, 100 + job_id, "graded", True, seconds, [], gpu_seconds=gpu, build_seconds=build)
+        jobs.finish_in(job_id, claim, 100 + job_id, "graded", True, seconds, [], gpu_seconds=gpu, build_seconds=build,
+                       solution_seconds=solution)
     return job_id
+
+
+def test_the_pace_leaves_out_what_a_job_spent_measuring_the_solution_for_the_jobs_after_it(jobs):
+    """A fresh worker's first job measures the solution's correctness times, which every later job reuses: on an
+    H200 it held the GPU 11.2 s where the next held it 8.1 (docs/gpu-runs/2026-12-05-h200-issue-43-rush60-after.md),
+    and a pace made of it made every ETA of the rush after it 12-30% long. Its own seconds are the pace."""
+    done(jobs, "first", 20.0, 11.2, 8.7, solution=2.6)
+    assert Pace.measured(jobs, "grade", workers=1).gpu == pytest.approx(8.6)
+    done(jobs, "second", 17.0, 8.1, 8.6, solution=0.0)
+    pace = Pace.measured(jobs, "grade", workers=1)
+    assert pace.gpu == pytest.approx((8.6 + 8.1) / 2)
+    assert pace.eta(jobs.job(add(jobs, "a", 1)), 1) == pytest.approx(8.65 + 8.35, abs=0.06)  # its build, then its own
 
 
 def test_a_queued_job_waits_for_every_job_ahead_that_still_needs_a_device_then_its_own_device_time(jobs):
@@ -61,3 +75,11 @@ def test_jobs_graded_before_the_stages_were_recorded_count_whole_and_nothing_fin
     queued = add(jobs, "b", 1)
     assert Pace.measured(jobs, "grade", workers=1).eta(jobs.job(queued), 1) == 30.0
     assert Pace.measured(jobs, "grade", workers=0).eta(jobs.job(queued), 1) is None
+
+
+def test_the_job_line_says_what_of_its_device_seconds_measured_the_solution():
+    from grader.service.worker import held_words
+    assert held_words("0", 11.2, 8.7, measuring=2.6) == ("held GPU 0 11.2 s, 2.6 s of it measuring the solution's "
+                                                         "times, which the worker's later jobs reuse; built before it "
+                                                         "in 8.7 s on the CPU")
+    assert held_words("0", 8.1, 8.6, measuring=0.0) == "held GPU 0 8.1 s; built before it in 8.6 s on the CPU"

@@ -179,6 +179,20 @@ def test_the_solutions_times_are_measured_once_per_grading_run(tmp_path, registr
     assert len(measured) == len(ADD_SHAPES) == len({m["shape"] for m in measured})
 
 
+def test_the_seconds_spent_measuring_the_solution_are_counted_once_per_request():
+    """What the first submission of a run paid for the solution's times, which the later ones reuse (the service's
+    ETA leaves it out of a job's device seconds: grader/store/jobs.py's recent_stages)."""
+    sim = SimClock()
+    times = SolutionTimes(FakeServer(None, sim=sim), CASE_LIMIT, sim)
+    message = {"op": "check", "task": "add", "dtype": "float32", "shape": "1x1", "seed": 1, "check_runs": 2}
+    first = times.of(message, lambda: None)
+    assert times.measuring == pytest.approx(sim()) and times.measuring >= first > 0
+    spent = times.measuring
+    assert times.of(message, lambda: None) == first and times.measuring == spent  # reused: nothing measured
+    times.of({**message, "shape": "1x1000"}, lambda: None)
+    assert times.measuring == pytest.approx(sim()) and times.measuring > spent
+
+
 def test_the_solutions_correctness_times_are_measured_before_a_timed_case_not_in_it(tmp_path, registry, rubric):
     """The solution's process holds the timed case from its check to its last pair: measuring another request there
     would replace it (the harness then refuses to time, or times the wrong case). Here the budget first could run
