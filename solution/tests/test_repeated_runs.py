@@ -3,7 +3,7 @@ changes between runs. The second run's output, where it is bitwise the first's, 
 reference again (the harness's case_runner.cpp: the same inputs and output give the same comparison; on the CPU
 the reference was a tenth of a matmul case's time); what the second run may break besides its output is checked
 as before. Each kernel here is right on its first call and breaks one thing on its second: all three must fail,
-naming the second run. CPU backend; part of make check."""
+naming the second run. On the CPU backend (part of make check) and on a GPU (the `gpu` marker)."""
 from __future__ import annotations
 
 import json
@@ -11,10 +11,10 @@ import subprocess
 
 import pytest
 
-from conftest import STARTER
+from conftest import STARTER, build_with, solution_build  # noqa: F401 (a fixture)
 from test_cpu_suite import CPU_BUILD, cpu_build_with, cpu_solution_objects, make_cpu  # noqa: F401 (a fixture)
 
-pytestmark = pytest.mark.slow  # builds the harness for the CPU backend (make, g++)
+pytestmark = pytest.mark.slow  # builds harnesses (make, g++ or nvcc)
 
 # add, right on every odd call of its launcher (a case's first run), wrong in one way on every even one
 KERNEL = """#include <cstdint>
@@ -47,20 +47,39 @@ ADD_TYPES(INSTANTIATE_ADD)
 BREAKS = {"output": 1, "input": 2, "past_end": 3}
 
 
+def sources(root) -> dict:
+    made = {}
+    for name, breaks in BREAKS.items():
+        made[name] = root / "sources" / name / "add.cu"
+        made[name].parent.mkdir(parents=True)
+        made[name].write_text(KERNEL.replace("BREAKS", str(breaks)))
+    return made
+
+
 @pytest.fixture(scope="module")
-def harness(tmp_path_factory, cpu_solution_objects) -> dict[str, str]:
+def cpu_harness(tmp_path_factory, cpu_solution_objects) -> dict[str, str]:
     root = tmp_path_factory.mktemp("repeated")
     built = {}
-    for name, breaks in BREAKS.items():
-        source = root / "sources" / name / "add.cu"
-        source.parent.mkdir(parents=True)
-        source.write_text(KERNEL.replace("BREAKS", str(breaks)))
+    for name, source in sources(root).items():
         kernels = cpu_build_with(root, f"second_run_{name}", source, cpu_solution_objects)
         done = make_cpu(kernels, f"planted_second_run_{name}", f"build/on-cpu/planted_second_run_{name}/harness")
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         built[name] = str(CPU_BUILD / f"planted_second_run_{name}" / "harness")
     built["solution"] = str(CPU_BUILD / "solution" / "harness")
     return built
+
+
+@pytest.fixture(scope="module")
+def gpu_harness(tmp_path_factory, solution_build) -> dict[str, str]:
+    root = tmp_path_factory.mktemp("repeated-gpu")
+    built = {name: str(build_with(root, f"second_run_{name}", source).harness) for name, source in sources(root).items()}
+    built["solution"] = str(solution_build.harness)
+    return built
+
+
+@pytest.fixture(params=["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+def harness(request) -> dict[str, str]:
+    return request.getfixturevalue(f"{request.param}_harness")
 
 
 def case(harness: str, runs: int = 2) -> dict:
