@@ -428,6 +428,7 @@ class Worker:
                             "dropped")
         row = store.submissions(job.student).set_index("id").loc[sid]
         waited = (datetime.now(timezone.utc) - datetime.fromisoformat(job.received)).total_seconds() - seconds
+        cost = held_words(self.o.gpu, held, built, build is not None, measuring)
         self.log(f"job {job.id} {job.student} attempt {jobs.attempt_number(job)}: {result.status} "
                  f"{row['total']:.1f}/{row['max_total']:.0f} in {seconds:.1f} s{phases(build, result, held)} "
-                 f"(waited {max(0.0, waited):.1f} s; {held_words(self.o.gpu, held, built, build is not None, measuring)})")
+                 f"(waited {max(0.0, waited):.1f} s; {cost})")

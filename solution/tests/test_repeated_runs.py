@@ -72,7 +72,8 @@ def cpu_harness(tmp_path_factory, cpu_solution_objects) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def gpu_harness(tmp_path_factory, solution_build) -> dict[str, str]:
     root = tmp_path_factory.mktemp("repeated-gpu")
-    built = {name: str(build_with(root, f"second_run_{name}", source).harness) for name, source in sources(root).items()}
+    built = {name: str(build_with(root, f"second_run_{name}", source).harness)
+             for name, source in sources(root).items()}
     built["solution"] = str(solution_build.harness)
     return built
 
