@@ -68,11 +68,11 @@ def test_a_job_records_the_seconds_it_held_its_gpu_and_the_seconds_its_build_too
     # after it too: those seconds are kept apart, and the ETA's pace leaves them out (test_service_eta.py).
     store = Store(service.results / "grades.sqlite")
     try:
-        rows = store.db.execute("SELECT gpu_seconds, solution_seconds FROM jobs WHERE state = 'done'"
-                                " ORDER BY finished, id").fetchall()
+        done_jobs = [j for j in map(Jobs(store).job, range(1, job.id + 1)) if j is not None and j.state == "done"]
     finally:
         store.close()
-    assert 0 < rows[0][1] <= rows[0][0] and [later for _, later in rows[1:]] == [0.0] * (len(rows) - 1), rows
+    first, *later = done_jobs
+    assert 0 < first.solution_seconds <= first.gpu_seconds and [j.solution_seconds for j in later] == [0.0] * len(later)
     status, body, _ = service.request("GET", "/api/v1/status", service.staff)
     worker = next(w for w in body["workers"] if w["name"] == job.worker)
     assert status == 200 and worker["gpu_seconds_per_job"] is not None and worker["build_seconds_per_job"] is not None
