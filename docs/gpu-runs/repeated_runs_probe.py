@@ -17,7 +17,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO / "solution" / "tests"), str(REPO)]  # (its conftest, not the top one)
 
-from test_repeated_runs import BREAKS, KERNEL  # noqa: E402
+from test_repeated_runs import BREAKS, KERNEL, case  # noqa: E402
 
 STARTER, SOLUTION = REPO / "starter", REPO / "solution" / "kernels"
 JOBS = f"-j{os.cpu_count() or 2}"
@@ -29,14 +29,6 @@ def make_harness(kernels: Path, tag: str) -> Path:
     if done.returncode != 0:
         raise SystemExit(f"make harness ({tag}) failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
     return STARTER / "build" / tag / "harness"
-
-
-def case(harness: Path, runs: int) -> dict:
-    done = subprocess.run([str(harness), "--task", "add", "--dtype", "float32", "--shape", "37x211", "--seed", "3",
-                           "--check-only", "--check-runs", str(runs), "--no-limits", "--json", "-"],
-                          cwd=STARTER, capture_output=True, text=True, timeout=120)
-    (record,) = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
-    return record
 
 
 def main() -> int:
@@ -53,7 +45,7 @@ def main() -> int:
         built[name] = make_harness(kernels, f"repeated_{name}")
     records, wrong = {}, False
     for name, harness in built.items():
-        once, twice = case(harness, 1), case(harness, 2)
+        once, twice = case(str(harness), runs=1), case(str(harness))
         records[name] = {"one_run": once, "two_runs": twice}
         check = twice["check"]
         print(f"{name}: one run {once['status']}; two runs {twice['status']} (runs_wrong {check['runs_wrong']}, "

@@ -360,7 +360,7 @@ struct CaseRun::State {
         // bitwise equal outputs each time; a wrong result that also changes between
         // runs is the mark of a race.
         DeviceBuffer first_output;
-        CheckResult first_check;               // the first run's, as its check left it
+        CheckResult first_check;           // the first run's, before the later runs' counts
         std::optional<CheckResult> later;  // the first wrong run after a right first one
         for (int run = 0; run < std::max(1, o.check_runs); ++run) {
             prepare_call();

@@ -71,7 +71,8 @@ def with_precompiled(cmd: list[str], folder: Path | None, include_dir: Path, env
     if folder is None or cmd[at + 1] != PRELUDE:
         return cmd
     flags = _prelude_flags(cmd[:at] + cmd[at + 2:tail])
-    key = json.dumps([FORMAT, _compiler_identity(cmd[0]), flags, str(include_dir), precompiled.headers_digest(include_dir)])
+    key = json.dumps([FORMAT, _compiler_identity(cmd[0]), flags, str(include_dir),
+                      precompiled.headers_digest(include_dir)])
     home = folder / f"host-{hashlib.sha256(key.encode()).hexdigest()[:20]}"
     line, gch = home / "kernel_prelude.h", home / "kernel_prelude.h.gch"
     if not gch.is_file():
