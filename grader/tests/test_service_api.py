@@ -30,8 +30,9 @@ def stored(service) -> tuple[int, int, list[str]]:
         subs = len(store.submissions())
     finally:
         store.close()
-    kept = sorted(str(p.relative_to(service.results)) for p in (service.results / "uploads").rglob("*") if p.is_file()) \
-        if (service.results / "uploads").exists() else []
+    uploads = service.results / "uploads"
+    kept = sorted(str(p.relative_to(service.results)) for p in uploads.rglob("*") if p.is_file()) \
+        if uploads.exists() else []
     return jobs, subs, kept
 
 
@@ -181,5 +182,7 @@ def test_a_client_sending_a_byte_a_second_is_cut_off_and_slows_no_one(service):
     reply = slow.recv(4096).decode(errors="replace")
     slow.close()
     assert " 408 " in reply.splitlines()[0] and "did not arrive within 3 s" in reply
-    assert time.monotonic() - started < 10 and answered < 1.0
+    # Served beside the slow client, not after it: a service that waited for it would answer once the body
+    # timeout cut it (3 s after its headers), so a second below that tells the two apart under any load.
+    assert time.monotonic() - started < 10 and answered < 3 - 1, answered
     assert stored(service) == before
