@@ -11,12 +11,14 @@ from grader.store.jobs import Jobs
 from grader.store.store import Store
 from grader.tests.service_server import ServiceUnderTest, archive, rubric_with
 
+UPLOAD_SECONDS = 3  # the module's rubric's upload_seconds: a body not whole within it is answered 408
+
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("service")
     s = ServiceUnderTest(tmp, students=["s01", "s02", "s03", "s04", "s05"], gpus="0",
-                         rubric=rubric_with(tmp, uploads_per_hour=3, upload_seconds=3))
+                         rubric=rubric_with(tmp, uploads_per_hour=3, upload_seconds=UPLOAD_SECONDS))
     s.start()
     yield s
     s.stop()
@@ -181,8 +183,8 @@ def test_a_client_sending_a_byte_a_second_is_cut_off_and_slows_no_one(service):
     slow.settimeout(10)
     reply = slow.recv(4096).decode(errors="replace")
     slow.close()
-    assert " 408 " in reply.splitlines()[0] and "did not arrive within 3 s" in reply
+    assert " 408 " in reply.splitlines()[0] and f"did not arrive within {UPLOAD_SECONDS} s" in reply
     # Served beside the slow client, not after it: a service that waited for it would answer once the body
-    # timeout cut it (3 s after its headers), so a second below that tells the two apart under any load.
-    assert time.monotonic() - started < 10 and answered < 3 - 1, answered
+    # timeout cut it (UPLOAD_SECONDS after its headers), so a second below that tells the two apart under any load.
+    assert time.monotonic() - started < 10 and answered < UPLOAD_SECONDS - 1, answered
     assert stored(service) == before
